@@ -1,0 +1,6 @@
+import { projects } from '~/entities/projects'
+import { patch, read, remove } from '~/http/resource'
+
+export const GET = read(projects)
+export const PATCH = patch(projects)
+export const DELETE = remove(projects)

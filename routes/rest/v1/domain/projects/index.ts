@@ -1,0 +1,6 @@
+import { projects } from '~/entities/projects'
+import { create, list, lookup } from '~/http/resource'
+
+export const GET = list(projects)
+export const POST = create(projects)
+export const LOOKUP = lookup(projects)

@@ -1,0 +1,3 @@
+import { createSession } from '~/identity/session-api'
+
+export const POST = createSession

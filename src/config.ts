@@ -1,0 +1,110 @@
+/**
+ * Configuration from the environment, parsed by one schema at start. A bad value stops the start
+ * with a message naming the variable. Empty variables count as unset.
+ */
+import * as v from 'valibot'
+import { hostname } from 'node:os'
+import { join } from 'node:path'
+
+const integer = (min: number, max: number) =>
+  v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max))
+const onOff = v.picklist(['on', 'off'], 'must be on or off')
+const cidrList = v.pipe(
+  v.string(),
+  v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  v.array(v.pipe(v.string(), v.regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, 'must be a comma list of addresses or CIDR blocks'))),
+)
+const url = v.pipe(v.string(), v.url('must be a URL'))
+
+const EnvSchema = v.object({
+  PORT: v.optional(integer(0, 65535), '8080'),
+  HOST: v.optional(v.string(), '127.0.0.1'),
+  DATA_DIR: v.optional(v.string(), './data'),
+  LIBSQL_URL: v.optional(v.pipe(v.string(), v.regex(/^(file:|libsql:|https?:|wss?:)/, 'must start with file:, libsql:, http(s): or ws(s):'))),
+  LIBSQL_AUTH_TOKEN: v.optional(v.string()),
+  REDIS_URL: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\//, 'must start with redis:// or rediss://'))),
+  KV_PREFIX: v.optional(v.string(), ''),
+  MASTER_DOMAIN: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a DNS-like name')), 'master'),
+  ADMIN_LOGIN: v.optional(v.string(), 'admin'),
+  ADMIN_PASSWORD: v.optional(v.string()),
+  PUBLIC_URL: v.optional(url),
+  RESEND_API_KEY: v.optional(v.string()),
+  RESEND_BASE_URL: v.optional(url),
+  MAIL_FROM: v.optional(v.string(), 'platform <noreply@localhost>'),
+  SITE: v.optional(v.string(), 'site1'),
+  NODE_NAME: v.optional(v.string()),
+  TRUST_PROXY: v.optional(cidrList, ''),
+  LOG_LEVEL: v.optional(v.picklist(['error', 'warn', 'info', 'debug'], 'must be error, warn, info or debug'), 'info'),
+  WEBHOOK_ALLOW_PRIVATE: v.optional(cidrList, ''),
+  GATEWAY: v.optional(onOff, 'on'),
+  MAX_BODY_BYTES: v.optional(integer(1024, 1 << 30), String(16 * 1024 * 1024)),
+  SESSION_IDLE_TIMEOUT_SEC: v.optional(integer(60, 30 * 86400), '1800'),
+  SESSION_MAX_PER_USER: v.optional(integer(1, 1000), '10'),
+})
+
+export type Env = v.InferOutput<typeof EnvSchema>
+
+export interface Config {
+  port: number
+  host: string
+  dataDir: string
+  libsqlUrl: string
+  libsqlAuthToken?: string
+  redisUrl?: string
+  kvPrefix: string
+  masterDomain: string
+  adminLogin: string
+  adminPassword?: string
+  publicUrl: string
+  resendApiKey?: string
+  resendBaseUrl?: string
+  mailFrom: string
+  site: string
+  nodeName: string
+  trustProxy: string[]
+  logLevel: 'error' | 'warn' | 'info' | 'debug'
+  webhookAllowPrivate: string[]
+  gateway: boolean
+  maxBodyBytes: number
+  sessionIdleTimeoutSec: number
+  sessionMaxPerUser: number
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
+  const parsed = v.safeParse(EnvSchema, present)
+  if (!parsed.success) {
+    const issue = parsed.issues[0]
+    const name = issue.path?.[0]?.key ?? 'environment'
+    throw new ConfigError(`${String(name)}: ${issue.message} (got ${JSON.stringify(issue.input)})`)
+  }
+  const e = parsed.output
+  const dataDir = e.DATA_DIR
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    libsqlUrl: e.LIBSQL_URL ?? `file:${join(dataDir, 'platform.db')}`,
+    libsqlAuthToken: e.LIBSQL_AUTH_TOKEN,
+    redisUrl: e.REDIS_URL,
+    kvPrefix: e.KV_PREFIX,
+    masterDomain: e.MASTER_DOMAIN,
+    adminLogin: e.ADMIN_LOGIN,
+    adminPassword: e.ADMIN_PASSWORD,
+    publicUrl: (e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/$/, ''),
+    resendApiKey: e.RESEND_API_KEY,
+    resendBaseUrl: e.RESEND_BASE_URL,
+    mailFrom: e.MAIL_FROM,
+    site: e.SITE,
+    nodeName: e.NODE_NAME ?? `${hostname().split('.')[0]}-${process.pid}`,
+    trustProxy: e.TRUST_PROXY,
+    logLevel: e.LOG_LEVEL,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    gateway: e.GATEWAY === 'on',
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    sessionIdleTimeoutSec: e.SESSION_IDLE_TIMEOUT_SEC,
+    sessionMaxPerUser: e.SESSION_MAX_PER_USER,
+  }
+}

@@ -1,0 +1,46 @@
+/** External objects (/rest/v1/reference/extobjs): typed documents of arbitrary JSON. */
+import * as v from 'valibot'
+import type { Doc } from '~storage/doc'
+import { payloadTooLarge } from '../http/errors'
+import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, text } from './entity'
+
+/** "The size of data in one object is no more than 10 MB." Measured on the serialized value. */
+export const MAX_VALUE_BYTES = 10 * 1024 * 1024
+
+/**
+ * `value` may arrive as a string holding serialized JSON: a string that starts like an object or
+ * an array and parses is stored parsed; any other string is stored as the string it is.
+ */
+function parseSerialized(value: unknown): unknown {
+  if (typeof value !== 'string') return value
+  const t = value.trimStart()
+  if (!t.startsWith('{') && !t.startsWith('[')) return value
+  try {
+    return JSON.parse(value)
+  } catch {
+    return value
+  }
+}
+
+function finish(doc: Doc): Doc {
+  const value = parseSerialized(doc.value)
+  if (value !== undefined && Buffer.byteLength(JSON.stringify(value)) > MAX_VALUE_BYTES) {
+    throw payloadTooLarge(`value is larger than ${MAX_VALUE_BYTES} bytes`, 'value')
+  }
+  return value === undefined ? doc : { ...doc, value }
+}
+
+export const extobjs = defineEntity({
+  name: 'extobj',
+  table: { table: 'extobjs', objtype: 'extobj', columns: { type: 'type' }, listExclude: ['value'] },
+  fields: [...COMMON_FIELDS, 'type', 'value', 'value.*', 'opts.user_tags'],
+  listFields: ['id', 'type', 'opts.title', 'ext.lwt', 'ext.ct'],
+  lookupFields: ['id', 'type'],
+  create: {
+    type: requiredText(255),
+    value: v.optional(v.unknown()),
+    opts: opts({ user_tags: v.optional(v.array(text(255))) }),
+    ext,
+  },
+  finish,
+})

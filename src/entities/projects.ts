@@ -1,0 +1,13 @@
+/** Projects (/rest/v1/domain/projects): groups of entities within a working domain. */
+import { COMMON_FIELDS, defineEntity, ext, opts, requiredText } from './entity'
+
+export const projects = defineEntity({
+  name: 'project',
+  table: { table: 'projects', objtype: 'project', columns: { code: 'code' } },
+  // "The collection is not available in the master domain."
+  domainKind: 'working',
+  fields: [...COMMON_FIELDS, 'code', 'name'],
+  listFields: ['id', 'code', 'name', 'opts.title', 'ext.lwt', 'ext.ct'],
+  lookupFields: ['id', 'code'],
+  create: { code: requiredText(255), name: requiredText(255), opts: opts(), ext },
+})

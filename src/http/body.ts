@@ -1,0 +1,40 @@
+/** Request bodies: read within the configured size limit, then parsed as JSON. */
+import { badRequest, payloadTooLarge } from './errors'
+
+export async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length')
+  if (declared !== null) {
+    if (Number(declared) > limit) throw payloadTooLarge(`request body is larger than the limit of ${limit} bytes`, 'body')
+    return new Uint8Array(await request.arrayBuffer())
+  }
+  if (!request.body) return new Uint8Array(0)
+  // chunked: count while reading, stop at the limit
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    total += chunk.byteLength
+    if (total > limit) throw payloadTooLarge(`request body is larger than the limit of ${limit} bytes`, 'body')
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** The parsed JSON body, or undefined when the body is empty. */
+export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  const bytes = await readBodyBytes(request, limit)
+  if (bytes.byteLength === 0) return undefined
+  let text: string
+  try {
+    text = utf8.decode(bytes)
+  } catch {
+    throw badRequest('request body is not valid UTF-8', 'body')
+  }
+  if (text.trim() === '') return undefined
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    throw badRequest(`request body is not valid JSON: ${(err as Error).message}`, 'body')
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The one error type of the service and its wire form `{error_code, error_message, error_details?}`.
+ * error_code is 1000 + HTTP status unless the spec fixes another (1413, 1501).
+ */
+
+export interface ErrorDetails {
+  field?: string
+  [key: string]: unknown
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly details?: ErrorDetails,
+    readonly code: number = 1000 + status,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message)
+  }
+
+  body(): { error_code: number; error_message: string; error_details?: ErrorDetails } {
+    return this.details
+      ? { error_code: this.code, error_message: this.message, error_details: this.details }
+      : { error_code: this.code, error_message: this.message }
+  }
+}
+
+/** 400: the request is malformed; `field` names the offending part when there is one. */
+export const badRequest = (message: string, field?: string, extra?: ErrorDetails) =>
+  new ApiError(400, message, field || extra ? { ...(field ? { field } : {}), ...extra } : undefined)
+export const unauthorized = (message = 'authorization required') => new ApiError(401, message)
+export const forbidden = (message: string) => new ApiError(403, message)
+export const notFound = (message = 'not found') => new ApiError(404, message)
+export const conflict = (message: string, field?: string) => new ApiError(409, message, field ? { field } : undefined)
+export const payloadTooLarge = (message: string, field?: string) => new ApiError(413, message, field ? { field } : undefined)
+/** 412 with the spec's field-validation code 1501 (credential areas). */
+export const fieldInvalid = (field: string, message: string, extra?: ErrorDetails) =>
+  new ApiError(412, message, { field, ...extra }, 1501)
+export const tooManyRequests = (message: string, retryAfterSec: number) =>
+  new ApiError(429, message, { retry_after: retryAfterSec }, 1429, { 'retry-after': String(retryAfterSec) })

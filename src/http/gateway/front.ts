@@ -1,0 +1,208 @@
+/**
+ * The gateway's sockets: a Bun.listen front on the public port, one Bun.connect upstream per client
+ * connection to the app's private unix socket, bytes relayed both ways with backpressure. Requests
+ * go through RequestStream; responses pass back untouched.
+ */
+import type { Socket, TCPSocketListener } from 'bun'
+import { RequestStream } from './request-stream'
+
+export interface FrontOptions {
+  hostname: string
+  port: number
+  /** The app's unix socket. */
+  upstream: string
+  /** Incomplete heads older than this are answered 408. */
+  headTimeoutMs?: number
+}
+
+const FAIL_BODY: Record<number, string> = {
+  400: '{"error_code":1400,"error_message":"malformed HTTP request"}',
+  408: '{"error_code":1408,"error_message":"request head not received in time"}',
+  431: '{"error_code":1431,"error_message":"request head too large"}',
+}
+const REASON: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }
+const failResponse = (status: number) =>
+  Buffer.from(`HTTP/1.1 ${status} ${REASON[status]}\r\ncontent-type: application/json\r\ncontent-length: ${FAIL_BODY[status]!.length}\r\nconnection: close\r\n\r\n${FAIL_BODY[status]}`)
+
+/** How long a failed connection waits for the app to answer what was already forwarded. */
+const FAIL_GRACE_MS = 2000
+
+interface Conn {
+  client: Socket<Conn>
+  up: Socket<Conn> | null
+  stream: RequestStream
+  /** Bytes for the upstream before it is open. */
+  early: Buffer[]
+  toUp: Buffer[]
+  toClient: Buffer[]
+  /** Client bytes held while an upgrade request waits for the app's answer. */
+  held: Buffer[]
+  mode: 'http' | 'upgrade-wait' | 'tunnel' | 'failing' | 'closed'
+  failStatus: number
+  clientEnded: boolean
+}
+
+/** Writes what it can; queues the rest and pauses the other side until `drain`. */
+function send(sock: Socket<Conn>, queue: Buffer[], data: Buffer, other: Socket<Conn> | null): void {
+  if (queue.length === 0) {
+    const n = sock.write(data)
+    if (n === data.length) return
+    data = data.subarray(Math.max(0, n))
+  }
+  queue.push(data)
+  other?.pause()
+}
+
+function flushQueue(sock: Socket<Conn>, queue: Buffer[], other: Socket<Conn> | null): boolean {
+  while (queue.length) {
+    const d = queue[0]!
+    const n = sock.write(d)
+    if (n < d.length) {
+      queue[0] = d.subarray(Math.max(0, n))
+      return false
+    }
+    queue.shift()
+  }
+  other?.resume()
+  return true
+}
+
+export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
+  const headTimeoutMs = options.headTimeoutMs ?? 10_000
+  const waitingHeads = new Set<Conn>()
+
+  const toUpstream = (c: Conn, data: Buffer) => {
+    if (!c.up) c.early.push(data)
+    else send(c.up, c.toUp, data, c.client)
+  }
+
+  const fail = (c: Conn, status: number) => {
+    if (c.mode === 'failing' || c.mode === 'closed') return
+    c.mode = 'failing'
+    c.failStatus = status
+    waitingHeads.delete(c)
+    if (c.up) c.up.shutdown()
+    else finishFail(c)
+    setTimeout(() => finishFail(c), FAIL_GRACE_MS).unref()
+  }
+  const finishFail = (c: Conn) => {
+    if (c.mode === 'closed') return
+    c.mode = 'closed'
+    c.client.write(failResponse(c.failStatus))
+    c.client.end()
+    c.up?.end()
+  }
+
+  const fromClient = (c: Conn, data: Buffer) => {
+    if (c.mode === 'tunnel') return toUpstream(c, data)
+    if (c.mode === 'upgrade-wait') return void c.held.push(data)
+    if (c.mode !== 'http') return
+    const r = c.stream.push(data, Date.now())
+    if (r.out.length) toUpstream(c, r.out.length === 1 ? r.out[0]! : Buffer.concat(r.out))
+    if (r.fail) return fail(c, r.fail)
+    if (r.held) {
+      c.mode = 'upgrade-wait'
+      if (r.held.length) c.held.push(r.held)
+    }
+    if (c.stream.waitingForHead) waitingHeads.add(c)
+    else waitingHeads.delete(c)
+  }
+
+  const fromUpstream = (c: Conn, data: Buffer) => {
+    if (c.mode === 'upgrade-wait') {
+      const switched = data.toString('latin1', 0, 12) === 'HTTP/1.1 101'
+      send(c.client, c.toClient, data, c.up)
+      const held = c.held.splice(0)
+      if (switched) {
+        c.mode = 'tunnel'
+        for (const h of held) toUpstream(c, h)
+      } else {
+        c.mode = 'http'
+        c.stream.upgradeDeclined()
+        for (const h of held) fromClient(c, h)
+      }
+      return
+    }
+    if (c.mode === 'closed') return
+    send(c.client, c.toClient, data, c.up)
+  }
+
+  const sweep = setInterval(() => {
+    const now = Date.now()
+    for (const c of waitingHeads) if (now - c.stream.partialSince > headTimeoutMs) fail(c, 408)
+  }, Math.min(1000, headTimeoutMs / 2))
+  sweep.unref()
+
+  const listener = Bun.listen<Conn>({
+    hostname: options.hostname,
+    port: options.port,
+    allowHalfOpen: true,
+    socket: {
+      open(client) {
+        const peer = client.remoteAddress
+        const c: Conn = {
+          client,
+          up: null,
+          stream: new RequestStream(Buffer.from(`X-Real-IP: ${peer}\r\n`)),
+          early: [],
+          toUp: [],
+          toClient: [],
+          held: [],
+          mode: 'http',
+          failStatus: 0,
+          clientEnded: false,
+        }
+        client.data = c
+        Bun.connect<Conn>({
+          unix: options.upstream,
+          data: c,
+          socket: {
+            open(up) {
+              c.up = up
+              for (const d of c.early.splice(0)) send(up, c.toUp, d, c.client)
+              if (c.clientEnded) up.shutdown()
+              if (c.mode === 'failing') up.shutdown()
+            },
+            data: (_up, data) => fromUpstream(c, data),
+            drain: (up) => void flushQueue(up, c.toUp, c.client),
+            close() {
+              if (c.mode === 'failing') return finishFail(c)
+              c.mode = 'closed'
+              waitingHeads.delete(c)
+              if (flushQueue(c.client, c.toClient, null)) c.client.end()
+            },
+            error: () => void c.client.end(),
+          },
+        }).catch(() => {
+          c.mode = 'closed'
+          c.client.write(Buffer.from('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'))
+          c.client.end()
+        })
+      },
+      data: (client, data) => fromClient(client.data, data),
+      drain(client) {
+        const c = client.data
+        const done = flushQueue(client, c.toClient, c.up)
+        if (done && c.mode === 'closed' && !c.up) client.end()
+      },
+      end(client) {
+        const c = client.data
+        c.clientEnded = true
+        c.up?.shutdown()
+      },
+      close(client) {
+        const c = client.data
+        waitingHeads.delete(c)
+        c.mode = 'closed'
+        c.up?.end()
+      },
+      error: (client) => void client.end(),
+    },
+  })
+  const stop = listener.stop.bind(listener)
+  listener.stop = (force?: boolean) => {
+    clearInterval(sweep)
+    stop(force)
+  }
+  return listener
+}

@@ -1,0 +1,53 @@
+/**
+ * The public listener when GATEWAY=on (the default). Bun's HTTP parser drops LOOKUP, SYNC and CLEAR
+ * (oven-sh/bun#6556), so the public port belongs to a small gateway that rewrites only those
+ * request lines and relays everything else. The app itself listens on a unix socket in a private
+ * (0700) directory, which is why it may believe the X-Real-IP the gateway adds.
+ */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Config } from '../../config'
+
+export interface Gateway {
+  port: number
+  stop(): Promise<void>
+}
+
+interface Listenable {
+  listen(options: Record<string, unknown>): { stop(closeActiveConnections?: boolean): unknown }
+}
+
+export async function startGateway(app: Listenable, config: Pick<Config, 'host' | 'port' | 'maxBodyBytes'>): Promise<Gateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-gw-'))
+  chmodSync(dir, 0o700)
+  const socketPath = join(dir, 'app.sock')
+  const listening = app.listen({ unix: socketPath, maxRequestBodySize: config.maxBodyBytes + 1024 })
+
+  const worker = new Worker(new URL('./worker.ts', import.meta.url).href)
+  let stopping = false
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.onmessage = (e: MessageEvent<{ type: string; port?: number; message?: string }>) => {
+      if (e.data.type === 'listening') resolve(e.data.port!)
+      else reject(new Error(`gateway could not listen on ${config.host}:${config.port}: ${e.data.message}`))
+    }
+    worker.onerror = (e) => reject(new Error(`gateway failed: ${e.message}`))
+    worker.postMessage({ hostname: config.host, port: config.port, upstream: socketPath })
+  })
+  // Without its gateway the public port is dead; exit so a supervisor restarts the whole service.
+  worker.addEventListener('close', () => {
+    if (stopping) return
+    console.error('gateway thread stopped; exiting')
+    process.exit(1)
+  })
+
+  return {
+    port,
+    async stop() {
+      stopping = true
+      worker.terminate()
+      await listening.stop(true)
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}

@@ -1,0 +1,295 @@
+/**
+ * The gateway's view of one client connection's bytes: it finds request boundaries (heads,
+ * Content-Length and chunked bodies) without parsing more than that, rewrites the request line of
+ * LOOKUP, SYNC and CLEAR into `POST` + `X-HTTP-Method-Override`, and adds the client address to
+ * every head. Everything else passes through as the same bytes. It must be at least as strict as
+ * Bun's own parser, so both always agree on where a request ends (reference/gateway-findings.md).
+ */
+
+const CR = 13
+const LF = 10
+const SP = 32
+const HT = 9
+const COLON = 58
+const CRLF = Buffer.from('\r\n')
+const CRLFCRLF = Buffer.from('\r\n\r\n')
+const POST = Buffer.from('POST')
+
+/** Heads larger than this are answered 431. */
+export const MAX_HEAD_BYTES = 16 * 1024
+const MAX_CHUNK_SIZE_DIGITS = 15
+
+export const CUSTOM_METHODS = ['LOOKUP', 'SYNC', 'CLEAR'] as const
+const CUSTOM = CUSTOM_METHODS.map((m) => ({ name: m, token: Buffer.from(m + ' '), header: Buffer.from(`X-HTTP-Method-Override: ${m}\r\n`) }))
+
+/** Header names the scanner acts on, lower case. Client copies of X-Real-IP are renamed, never believed. */
+const H_CONTENT_LENGTH = Buffer.from('content-length')
+const H_TRANSFER_ENCODING = Buffer.from('transfer-encoding')
+const H_UPGRADE = Buffer.from('upgrade')
+const H_REAL_IP = Buffer.from('x-real-ip')
+const RENAMED_UPGRADE = Buffer.from('X-Upgrd') // same length as "Upgrade"
+const RENAMED_REAL_IP = Buffer.from('X-Untr-IP') // same length as "X-Real-IP"
+
+interface Head {
+  headEnd: number
+  custom: (typeof CUSTOM)[number] | null
+  contentLength: number
+  chunked: boolean
+  upgradeAt: number
+  realIpAt: number[]
+}
+
+function nameIs(buf: Buffer, at: number, len: number, lower: Buffer): boolean {
+  if (len !== lower.length) return false
+  for (let i = 0; i < len; i++) if ((buf[at + i]! | 0x20) !== lower[i]) return false
+  return true
+}
+
+const TCHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/** Scans one request head starting at `start`. */
+function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad' {
+  const end = buf.indexOf(CRLFCRLF, start)
+  if (end < 0) return 'incomplete'
+  const head: Head = { headEnd: end + 4, custom: null, contentLength: 0, chunked: false, upgradeAt: -1, realIpAt: [] }
+  let lineStart = start
+  let first = true
+  let sawLength = false
+  let sawEncoding = false
+  while (lineStart < end + 2) {
+    const lf = buf.indexOf(LF, lineStart)
+    if (lf < 0 || lf > end + 1 || buf[lf - 1] !== CR) return 'bad'
+    const lineEnd = lf - 1
+    const cr = buf.indexOf(CR, lineStart)
+    if (cr !== lineEnd) return 'bad' // a bare CR inside the line
+    if (first) {
+      const sp = buf.indexOf(SP, lineStart)
+      if (sp < 0 || sp >= lineEnd || !TCHAR.test(buf.toString('latin1', lineStart, sp))) return 'bad'
+      head.custom = CUSTOM.find((c) => sp - lineStart + 1 === c.token.length && buf.compare(c.token, 0, c.token.length, lineStart, sp + 1) === 0) ?? null
+      first = false
+    } else {
+      const c0 = buf[lineStart]
+      if (c0 === SP || c0 === HT) return 'bad' // obsolete line folding
+      const colon = buf.indexOf(COLON, lineStart)
+      if (colon <= lineStart || colon > lineEnd) return 'bad'
+      const before = buf[colon - 1]
+      if (before === SP || before === HT) return 'bad' // whitespace before the colon
+      const len = colon - lineStart
+      const value = () => buf.toString('latin1', colon + 1, lineEnd).trim()
+      if (nameIs(buf, lineStart, len, H_CONTENT_LENGTH)) {
+        const v = value()
+        if (sawLength || !/^\d{1,15}$/.test(v)) return 'bad'
+        sawLength = true
+        head.contentLength = Number(v)
+      } else if (nameIs(buf, lineStart, len, H_TRANSFER_ENCODING)) {
+        if (sawEncoding || value().toLowerCase() !== 'chunked') return 'bad'
+        sawEncoding = true
+        head.chunked = true
+      } else if (nameIs(buf, lineStart, len, H_UPGRADE)) {
+        head.upgradeAt = lineStart
+      } else if (nameIs(buf, lineStart, len, H_REAL_IP)) {
+        head.realIpAt.push(lineStart)
+      }
+    }
+    lineStart = lf + 1
+  }
+  if (sawLength && sawEncoding) return 'bad'
+  return head
+}
+
+type State =
+  | 'head'
+  | 'body'
+  | 'chunk-size'
+  | 'chunk-ext'
+  | 'chunk-size-lf'
+  | 'chunk-data'
+  | 'chunk-data-cr'
+  | 'chunk-data-lf'
+  | 'trailer-start'
+  | 'trailer-line'
+  | 'trailer-line-lf'
+  | 'trailer-end-lf'
+  | 'upgrade'
+  | 'failed'
+
+export interface PushResult {
+  /** Bytes to send upstream, in order. */
+  out: Buffer[]
+  /** The connection must be answered with this status and closed. */
+  fail?: 400 | 431
+  /** An upgrade request went upstream; these later bytes wait for its answer. */
+  held?: Buffer
+}
+
+export class RequestStream {
+  private state: State = 'head'
+  private partial: Buffer | null = null
+  /** When the pending incomplete head started arriving (for the 408 sweep). */
+  partialSince = 0
+  private remaining = 0
+  private digits = 0
+  private requests = 0
+
+  /** `realIp` is the complete header line added to every head: `X-Real-IP: 1.2.3.4\r\n`. */
+  constructor(private readonly realIp: Buffer) {}
+
+  get waitingForHead(): boolean {
+    return this.partial !== null
+  }
+
+  /** After an upgrade request: the upstream did not switch protocols, so parsing resumes. */
+  upgradeDeclined(): void {
+    if (this.state === 'upgrade') this.state = 'head'
+  }
+
+  push(chunk: Buffer, now: number): PushResult {
+    let buf = chunk
+    if (this.partial) {
+      const before = this.partial.length
+      buf = Buffer.concat([this.partial, chunk])
+      if (buf.indexOf(CRLFCRLF, Math.max(0, before - 3)) < 0) {
+        if (buf.length > MAX_HEAD_BYTES) return this.failWith([], 431)
+        this.partial = buf
+        return { out: [] }
+      }
+      this.partial = null
+    }
+    const out: Buffer[] = []
+    let seg = 0
+    let p = 0
+    const flush = () => {
+      if (p > seg) out.push(buf.subarray(seg, p))
+      seg = p
+    }
+    while (p < buf.length) {
+      switch (this.state) {
+        case 'head': {
+          // empty lines between requests are tolerated, as HTTP allows
+          if (buf[p] === CR && buf[p + 1] === LF) {
+            p += 2
+            continue
+          }
+          if (buf[p] === CR && p + 1 === buf.length) {
+            flush()
+            this.partial = Buffer.from(buf.subarray(p))
+            this.partialSince = now
+            return { out }
+          }
+          const head = scanHead(buf, p)
+          if (head === 'incomplete') {
+            if (buf.length - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), 431)
+            flush()
+            this.partial = Buffer.from(buf.subarray(p))
+            this.partialSince = now
+            return { out }
+          }
+          if (head === 'bad') return this.failWith((flush(), out), 400)
+          if (head.headEnd - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), 431)
+          flush()
+          this.requests++
+          const hasBody = head.chunked || head.contentLength > 0
+          const upgrade = head.upgradeAt >= 0 && this.requests === 1 && !hasBody
+          if (head.upgradeAt >= 0 && !upgrade) RENAMED_UPGRADE.copy(buf, head.upgradeAt)
+          for (const at of head.realIpAt) RENAMED_REAL_IP.copy(buf, at)
+          const tail = head.headEnd - 2 // the head without its final CRLF
+          if (head.custom) out.push(POST, buf.subarray(p + head.custom.name.length, tail), head.custom.header, this.realIp, CRLF)
+          else out.push(buf.subarray(p, tail), this.realIp, CRLF)
+          p = seg = head.headEnd
+          if (upgrade) {
+            this.state = 'upgrade'
+            return { out, held: buf.subarray(p) }
+          }
+          if (head.chunked) this.startChunk()
+          else if (head.contentLength > 0) {
+            this.state = 'body'
+            this.remaining = head.contentLength
+          }
+          break
+        }
+        case 'body':
+        case 'chunk-data': {
+          const n = Math.min(this.remaining, buf.length - p)
+          p += n
+          this.remaining -= n
+          if (this.remaining === 0) this.state = this.state === 'body' ? 'head' : 'chunk-data-cr'
+          break
+        }
+        case 'upgrade':
+          flush()
+          return { out, held: buf.subarray(p) }
+        case 'failed':
+          return { out: [], fail: 400 }
+        default:
+          if (!this.framingByte(buf[p]!)) return this.failWith((flush(), out), 400)
+          p++
+      }
+    }
+    flush()
+    return { out }
+  }
+
+  private failWith(out: Buffer[], status: 400 | 431): PushResult {
+    this.state = 'failed'
+    this.partial = null
+    return { out, fail: status }
+  }
+
+  private startChunk(): void {
+    this.state = 'chunk-size'
+    this.remaining = 0
+    this.digits = 0
+  }
+
+  /** One byte of chunked framing (size lines, CRLFs, trailers). False when it is malformed. */
+  private framingByte(b: number): boolean {
+    switch (this.state) {
+      case 'chunk-size': {
+        const hex = b >= 48 && b <= 57 ? b - 48 : (b | 0x20) >= 97 && (b | 0x20) <= 102 ? (b | 0x20) - 87 : -1
+        if (hex >= 0) {
+          if (++this.digits > MAX_CHUNK_SIZE_DIGITS) return false
+          this.remaining = this.remaining * 16 + hex
+          return true
+        }
+        if (this.digits === 0) return false
+        if (b === CR) this.state = 'chunk-size-lf'
+        else if (b === 59 /* ; */) this.state = 'chunk-ext'
+        else return false
+        return true
+      }
+      case 'chunk-ext':
+        if (b === CR) this.state = 'chunk-size-lf'
+        else if (b === LF) return false
+        return true
+      case 'chunk-size-lf':
+        if (b !== LF) return false
+        this.state = this.remaining === 0 ? 'trailer-start' : 'chunk-data'
+        return true
+      case 'chunk-data-cr':
+        if (b !== CR) return false
+        this.state = 'chunk-data-lf'
+        return true
+      case 'chunk-data-lf':
+        if (b !== LF) return false
+        this.startChunk()
+        return true
+      case 'trailer-start':
+        this.state = b === CR ? 'trailer-end-lf' : 'trailer-line'
+        return b !== LF
+      case 'trailer-line':
+        if (b === CR) this.state = 'trailer-line-lf'
+        else if (b === LF) return false
+        return true
+      case 'trailer-line-lf':
+        if (b !== LF) return false
+        this.state = 'trailer-start'
+        return true
+      case 'trailer-end-lf':
+        if (b !== LF) return false
+        this.state = 'head'
+        return true
+      default:
+        return false
+    }
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The one parser of list parameters (`filter`, `mask`, `order`, `offset`, `limit`, `flat`) for every
+ * collection. Structured values arrive JSON-encoded in the query string. Every field path is checked
+ * against the collection's FieldSet; every limit below is a named constant.
+ */
+import type { CompareOp, FilterNode, Literal, ListQuery, Operand, OrderItem } from '~storage/query'
+import { badRequest } from './errors'
+import type { FieldSet } from './fields'
+
+export const MAX_FILTER_LENGTH = 8192
+export const MAX_FILTER_DEPTH = 12
+export const MAX_FILTER_NODES = 256
+export const MAX_IN_VALUES = 500
+export const MAX_ORDER_ITEMS = 8
+export const MAX_MASK_ITEMS = 100
+export const MAX_OFFSET = 10_000_000
+export const MAX_LITERAL_LENGTH = 4096
+
+export interface ListLimits {
+  defaultLimit: number
+  maxLimit: number
+}
+
+export interface ListRequest {
+  query: ListQuery
+  /** Output paths, or null for the collection's default projection. */
+  mask: string[] | null
+  flat: boolean
+}
+
+export interface ListShape {
+  /** Paths usable in filter and order. */
+  fields: FieldSet
+  /** Paths a list may output (its default projection and the bound of `mask`). */
+  output: FieldSet
+  limits: ListLimits
+}
+
+type Params = Record<string, string | undefined>
+
+export function parseListParams(params: Params, shape: ListShape): ListRequest {
+  return {
+    query: {
+      filter: params.filter === undefined ? null : parseFilter(params.filter, shape.fields),
+      order: params.order === undefined ? [] : parseOrder(params.order, shape.fields),
+      offset: parseCount(params.offset, 'offset', 0, MAX_OFFSET),
+      limit: Math.min(parseCount(params.limit, 'limit', shape.limits.defaultLimit, Number.MAX_SAFE_INTEGER), shape.limits.maxLimit),
+    },
+    mask: params.mask === undefined ? null : parseMask(params.mask, shape.output),
+    flat: parseFlat(params.flat),
+  }
+}
+
+export function parseFlat(raw: string | undefined): boolean {
+  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false
+  if (raw === 'true' || raw === '1') return true
+  throw badRequest(`flat must be true or false, got ${JSON.stringify(raw)}`, 'flat')
+}
+
+function parseCount(raw: string | undefined, name: string, fallback: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d{1,16}$/.test(raw)) throw badRequest(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`, name)
+  const n = Number(raw)
+  if (n > max) throw badRequest(`${name} must be at most ${max}`, name)
+  return n
+}
+
+function parseJsonParam(raw: string, name: string): unknown {
+  try {
+    return JSON.parse(raw)
+  } catch {
+    throw badRequest(`${name} is not valid JSON`, name)
+  }
+}
+
+/** Mask: a comma list (`id,opts.title`) or a JSON array of paths. */
+export function parseMask(raw: string, output: FieldSet): string[] {
+  const trimmed = raw.trim()
+  const items = trimmed.startsWith('[') ? parseJsonParam(trimmed, 'mask') : trimmed.split(',')
+  if (!Array.isArray(items) || !items.every((i) => typeof i === 'string')) throw badRequest('mask must be a list of field names', 'mask')
+  const names = items.map((i) => i.trim()).filter(Boolean)
+  if (names.length === 0) throw badRequest('mask is empty', 'mask')
+  if (names.length > MAX_MASK_ITEMS) throw badRequest(`mask may name at most ${MAX_MASK_ITEMS} fields`, 'mask')
+  const out: string[] = []
+  for (const name of names) {
+    const paths = output.expand(name)
+    if (!paths) throw badRequest(`mask: unknown field '${name}'`, 'mask', { value: name })
+    for (const p of paths) if (!out.includes(p)) out.push(p)
+  }
+  return out
+}
+
+/** Order: a JSON array of `"name"`, `"-name"` or `{"name": "asc"|"desc"}`, or a comma list of names. */
+export function parseOrder(raw: string, fields: FieldSet): OrderItem[] {
+  const trimmed = raw.trim()
+  const items = trimmed.startsWith('[') ? parseJsonParam(trimmed, 'order') : trimmed.split(',').filter(Boolean)
+  if (!Array.isArray(items)) throw badRequest('order must be an array', 'order')
+  if (items.length > MAX_ORDER_ITEMS) throw badRequest(`order may name at most ${MAX_ORDER_ITEMS} fields`, 'order')
+  return items.map((item): OrderItem => {
+    let field: string
+    let desc = false
+    if (typeof item === 'string') {
+      desc = item.startsWith('-')
+      field = item.replace(/^[-+]/, '').trim()
+    } else if (item && typeof item === 'object' && !Array.isArray(item) && Object.keys(item).length === 1) {
+      const [name, dir] = Object.entries(item)[0]!
+      if (dir !== 'asc' && dir !== 'desc') throw badRequest(`order: direction of '${name}' must be "asc" or "desc"`, 'order')
+      field = name
+      desc = dir === 'desc'
+    } else {
+      throw badRequest('order items must be "field", "-field" or {"field": "asc"|"desc"}', 'order')
+    }
+    if (!fields.has(field)) throw badRequest(`order: unknown field '${field}'`, 'order', { value: field })
+    return { field, desc }
+  })
+}
+
+const COMPARE_OPS = new Set<string>(['==', '!=', '>', '>=', '<', '<='])
+
+/**
+ * Filter: an object of equalities on field paths, or an array in prefix notation:
+ * `["and", ["==", ["property", "status"], "new"], [">", ["property", "ext.ct"], "2026-01-01"]]`.
+ */
+export function parseFilter(raw: string, fields: FieldSet): FilterNode | null {
+  if (raw.length > MAX_FILTER_LENGTH) throw badRequest(`filter is longer than ${MAX_FILTER_LENGTH} characters`, 'filter')
+  const value = parseJsonParam(raw, 'filter')
+  if (value && typeof value === 'object' && !Array.isArray(value)) return objectFilter(value as Record<string, unknown>, fields)
+  if (!Array.isArray(value)) throw badRequest('filter must be an object or an array in prefix notation', 'filter')
+  let nodes = 0
+  const fail = (msg: string) => badRequest(`filter: ${msg}`, 'filter')
+
+  const field = (path: unknown): string => {
+    if (typeof path !== 'string' || !fields.has(path)) throw badRequest(`filter: unknown field '${String(path)}'`, 'filter', { value: String(path) })
+    return path
+  }
+  const literal = (v: unknown): Literal => {
+    if (v === null || typeof v === 'number' || typeof v === 'boolean') return v as Literal
+    if (typeof v === 'string') {
+      if (v.length > MAX_LITERAL_LENGTH) throw fail(`a value is longer than ${MAX_LITERAL_LENGTH} characters`)
+      return v
+    }
+    throw fail(`expected a value or ["property", name], got ${JSON.stringify(v)}`)
+  }
+  const operand = (v: unknown): Operand => {
+    if (Array.isArray(v)) {
+      if (v.length !== 2 || v[0] !== 'property') throw fail(`expected ["property", name], got ${JSON.stringify(v).slice(0, 100)}`)
+      return { field: field(v[1]) }
+    }
+    return { value: literal(v) }
+  }
+  const node = (expr: unknown, depth: number): FilterNode => {
+    if (++nodes > MAX_FILTER_NODES) throw fail(`more than ${MAX_FILTER_NODES} nodes`)
+    if (depth > MAX_FILTER_DEPTH) throw fail(`nested deeper than ${MAX_FILTER_DEPTH} levels`)
+    if (!Array.isArray(expr) || typeof expr[0] !== 'string') throw fail(`expected an expression [operator, ...], got ${JSON.stringify(expr)?.slice(0, 100)}`)
+    const [op, ...args] = expr as [string, ...unknown[]]
+    const arity = (n: number) => {
+      if (args.length !== n) throw fail(`'${op}' takes ${n} argument${n === 1 ? '' : 's'}, got ${args.length}`)
+    }
+    switch (op) {
+      case 'and':
+      case 'or':
+        if (args.length === 0) throw fail(`'${op}' needs at least one argument`)
+        return { op, args: args.map((a) => node(a, depth + 1)) }
+      case 'not':
+        arity(1)
+        return { op, arg: node(args[0], depth + 1) }
+      case 'isnull':
+        arity(1)
+        return { op, arg: operand(args[0]) }
+      case 'in': {
+        arity(2)
+        if (!Array.isArray(args[1])) throw fail(`'in' takes a field and an array of values`)
+        if (args[1].length > MAX_IN_VALUES) throw fail(`'in' takes at most ${MAX_IN_VALUES} values`)
+        return { op, left: operand(args[0]), values: args[1].map(literal) }
+      }
+      case 'like':
+      case 'ilike': {
+        arity(2)
+        if (typeof args[1] !== 'string') throw fail(`'${op}' takes a field and a string pattern`)
+        return { op, left: operand(args[0]), pattern: literal(args[1]) as string }
+      }
+      default:
+        if (!COMPARE_OPS.has(op)) throw fail(`unknown operator '${op}'`)
+        arity(2)
+        return { op: op as CompareOp, left: operand(args[0]), right: operand(args[1]) }
+    }
+  }
+  return node(value, 1)
+}
+
+function objectFilter(obj: Record<string, unknown>, fields: FieldSet): FilterNode | null {
+  const entries = Object.entries(obj)
+  if (entries.length > MAX_FILTER_NODES) throw badRequest(`filter: more than ${MAX_FILTER_NODES} conditions`, 'filter')
+  const conds: FilterNode[] = entries.map(([path, v]) => {
+    if (!fields.has(path)) throw badRequest(`filter: unknown field '${path}'`, 'filter', { value: path })
+    if (v !== null && typeof v === 'object') throw badRequest(`filter: value of '${path}' must be a string, number, boolean or null`, 'filter')
+    if (typeof v === 'string' && v.length > MAX_LITERAL_LENGTH) throw badRequest(`filter: value of '${path}' is too long`, 'filter')
+    return { op: '==', left: { field: path }, right: { value: v as Literal } }
+  })
+  if (conds.length === 0) return null
+  return conds.length === 1 ? conds[0]! : { op: 'and', args: conds }
+}

@@ -1,0 +1,72 @@
+/** One request as a handler sees it: parameters, body, the signed-in session, response extras. */
+import type { WriteContext } from '~storage/journal'
+import { isoTime } from '../clock'
+import type { Deps } from '../deps'
+import type { Session } from '../identity/sessions'
+import { readJsonBody } from './body'
+import { badRequest, unauthorized } from './errors'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000'
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID.test(value)
+}
+
+export class Req {
+  session: Session | null = null
+  /** Extra response headers; Set-Cookie values go to `cookies`. */
+  readonly headers: Record<string, string> = {}
+  readonly cookies: string[] = []
+
+  constructor(
+    readonly deps: Deps,
+    readonly request: Request,
+    /** The effective method (LOOKUP for POST + X-HTTP-Method-Override: LOOKUP). */
+    readonly method: string,
+    /** The URL pattern of the route (`/rest/v1/domain/projects/:id`). */
+    readonly route: string,
+    readonly params: Record<string, string>,
+    readonly query: Record<string, string | undefined>,
+    readonly requestId: string,
+    readonly clientAddress: string,
+  ) {}
+
+  header(name: string): string | null {
+    return this.request.headers.get(name)
+  }
+
+  /** The parsed JSON body (undefined when empty), read within the configured size limit. */
+  json(): Promise<unknown> {
+    return readJsonBody(this.request, this.deps.config.maxBodyBytes)
+  }
+
+  /** The session, for handlers of routes that require one. */
+  get signedIn(): Session {
+    if (!this.session) throw unauthorized()
+    return this.session
+  }
+
+  /** The tenant every storage call of this request is scoped to. */
+  get domain(): string {
+    return this.signedIn.domainId
+  }
+
+  /** A path parameter that must be a UUID; returned in lower case. */
+  uuidParam(name: string): string {
+    const value = this.params[name]
+    if (!isUuid(value)) throw badRequest(`${name} in the path must be a UUID, got ${JSON.stringify(value ?? '')}`, name)
+    return value.toLowerCase()
+  }
+
+  /** Who writes, where and when: what the repository records in the journal. */
+  writeContext(): WriteContext {
+    const s = this.signedIn
+    return {
+      domain: s.domainId,
+      now: isoTime(this.deps.clock.now()),
+      actor: { id: s.userId, name: s.name || s.login },
+      requestId: this.requestId,
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/** Checking credentials: domain name, login and password. Every failure looks the same to the caller. */
+import { findDomainByName, findUserByLogin } from '~storage/directory'
+import type { Doc } from '~storage/doc'
+import type { Deps } from '../deps'
+import { forbidden } from '../http/errors'
+import { isBlocked, isMasterDomain, rolesOf } from './directory'
+import { verifyPassword } from './passwords'
+import type { NewSession, Session } from './sessions'
+
+export interface Credentials {
+  domain: string
+  login: string
+  pwd: string
+}
+
+/** The session to create for these credentials, or null when they are wrong. */
+export async function checkCredentials(deps: Deps, c: Credentials, kind: Session['kind']): Promise<NewSession | null> {
+  const domain = await findDomainByName(deps.db, c.domain.toLowerCase())
+  const account = domain ? await findUserByLogin(deps.db, domain.id, c.login) : null
+  // verified even when the account is missing, so timing does not tell which part was wrong
+  const valid = await verifyPassword(c.pwd, account?.pwdHash)
+  if (!domain || !account || !valid) return null
+  if (isBlocked(domain)) throw forbidden(`domain ${domain.name} is blocked`)
+  const user = account.doc
+  return {
+    kind,
+    userId: user.id as string,
+    login: user.login as string,
+    name: (user.name as string | undefined) ?? '',
+    homeDomainId: domain.id,
+    superuser: isMasterDomain(domain) && rolesOf(user).includes('admin'),
+    domainId: domain.id,
+    domainName: domain.name,
+    isMaster: isMasterDomain(domain),
+    roles: rolesOf(user as Doc),
+  }
+}

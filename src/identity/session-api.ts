@@ -1,0 +1,118 @@
+/** /rest/v1/iam/sessions: sign in, read, switch and end the current session (SPEC "Sessions"). */
+import * as v from 'valibot'
+import { findDomainByName } from '~storage/directory'
+import { validate } from '../entities/validate'
+import { ApiError, badRequest, forbidden, unauthorized } from '../http/errors'
+import type { Req } from '../http/req'
+import { defineRoute } from '../http/route'
+import { bearerToken, credentialOf, sessionFor } from './authenticate'
+import { deletedSessionCookie, readCookie, SESSION_COOKIE, sessionCookie } from './cookies'
+import { currentSession, reachableDomains } from './current'
+import { isMasterDomain } from './directory'
+import { checkCredentials } from './login'
+import type { NewSession, Session } from './sessions'
+
+const field = v.pipe(v.string(), v.maxLength(1024))
+const LoginBody = v.strictObject({
+  domain: v.optional(field),
+  login: v.optional(field),
+  pwd: v.optional(field),
+  session_type: v.optional(v.picklist(['cookie', 'token', 'token_clone_cookie'], 'must be cookie, token or token_clone_cookie')),
+  token: v.optional(field),
+})
+
+const secureCookies = (req: Req) => req.deps.config.publicUrl.startsWith('https:')
+
+function cookieFor(req: Req, s: Session): string {
+  return sessionCookie(s.id, s.touched + req.deps.sessions.idleMs, secureCookies(req))
+}
+
+async function cookieSession(req: Req): Promise<Session | null> {
+  const id = readCookie(req.header('cookie'), SESSION_COOKIE)
+  return sessionFor(req, id ? { kind: 'cookie', id } : null)
+}
+
+export const createSession = defineRoute({
+  access: 'public',
+  async handle(req) {
+    const body = validate(LoginBody, (await req.json()) ?? {})
+    const type = body.session_type ?? 'cookie'
+    const kind = type === 'cookie' ? 'cookie' : 'token'
+    let data: NewSession | null
+    if (body.token !== undefined) {
+      throw new ApiError(501, 'external token login is not configured: no iam_token_svcscript_code script exists', { field: 'token' })
+    } else if (type === 'token_clone_cookie') {
+      const source = await cookieSession(req)
+      if (!source) throw unauthorized('token_clone_cookie needs a valid RSession cookie')
+      const { id: _id, created: _c, touched: _t, ...copy } = source
+      data = { ...copy, kind: 'token' }
+    } else {
+      for (const name of ['domain', 'login', 'pwd'] as const) if (!body[name]) throw badRequest(`${name} is required`, name)
+      data = await checkCredentials(req.deps, { domain: body.domain!, login: body.login!, pwd: body.pwd! }, kind)
+      if (!data) throw unauthorized('invalid domain, login or password')
+    }
+    const session = await req.deps.sessions.create(data)
+    if (kind === 'token') return { session_token: session.id }
+    req.cookies.push(cookieFor(req, session))
+    return undefined
+  },
+})
+
+/** GET current: a valid bearer token first, otherwise the cookie (spec rule 3). */
+export const getCurrentSession = defineRoute({
+  access: 'public',
+  async handle(req) {
+    const token = bearerToken(req)
+    const session = (token ? await sessionFor(req, { kind: 'token', id: token }) : null) ?? (await cookieSession(req))
+    if (!session) throw unauthorized('no current session')
+    return currentSession(req.deps, session)
+  },
+})
+
+/** The session PATCH and DELETE act on: the token alone when an Authorization header is present (rules 4, 5). */
+async function targetSession(req: Req): Promise<Session> {
+  const session = await sessionFor(req, credentialOf(req))
+  if (!session) throw unauthorized('no current session')
+  return session
+}
+
+const SwitchBody = v.strictObject({ domain: v.pipe(v.string(), v.minLength(1, 'must not be empty')) })
+
+export const switchDomain = defineRoute({
+  access: 'public',
+  async handle(req) {
+    const session = await targetSession(req)
+    const { domain: name } = validate(SwitchBody, await req.json())
+    const target = (await reachableDomains(req.deps, session)).find((d) => d.domain === name.toLowerCase())
+    if (!target) throw forbidden(`domain ${name} is not among the domains of this session`)
+    const domain = await findDomainByName(req.deps.db, target.domain)
+    if (!domain) throw forbidden(`domain ${name} no longer exists`)
+    const moved: NewSession = {
+      ...session,
+      domainId: domain.id,
+      domainName: domain.name,
+      isMaster: isMasterDomain(domain),
+      // a master administrator administers the domain it switches into
+      roles: session.superuser ? ['admin'] : session.roles,
+    }
+    if (session.kind === 'token') {
+      // the client keeps its token; only what it names changes
+      await req.deps.sessions.replace({ ...session, ...moved })
+      return undefined
+    }
+    const next = await req.deps.sessions.create(moved)
+    await req.deps.sessions.destroy(session.id)
+    req.cookies.push(cookieFor(req, next))
+    return undefined
+  },
+})
+
+export const deleteCurrentSession = defineRoute({
+  access: 'public',
+  async handle(req) {
+    const session = await targetSession(req)
+    await req.deps.sessions.destroy(session.id)
+    if (session.kind === 'cookie') req.cookies.push(deletedSessionCookie(secureCookies(req)))
+    return undefined
+  },
+})

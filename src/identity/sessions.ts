@@ -1,0 +1,143 @@
+/**
+ * Sessions live in the KV store under a random 256-bit id, with a sliding idle lifetime. The
+ * session check is the hottest path of the service, so an in-process cache answers repeated
+ * checks synchronously; logout and other invalidations reach every process through pub/sub, and
+ * the cache TTL bounds staleness if a message is lost.
+ */
+import type { Kv } from '~storage/kv/kv'
+import type { Clock } from '../clock'
+
+export interface Session {
+  id: string
+  kind: 'cookie' | 'token'
+  userId: string
+  login: string
+  name: string
+  /** Domain the account belongs to. */
+  homeDomainId: string
+  /** An administrator of the master domain: may switch into any domain. */
+  superuser: boolean
+  /** Domain the session currently works in (differs after a master administrator switches). */
+  domainId: string
+  domainName: string
+  isMaster: boolean
+  /** Roles in the current domain. */
+  roles: string[]
+  created: number
+  /** When the lifetime was last extended. */
+  touched: number
+}
+
+export type NewSession = Omit<Session, 'id' | 'created' | 'touched'>
+
+const CACHE_TTL_MS = 5000
+const CACHE_MAX = 10_000
+const INVALIDATE = 'session-invalidate'
+const sessionKey = (id: string) => `session:${id}`
+const userKey = (userId: string) => `user-sessions:${userId}`
+
+export function newSessionId(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
+}
+
+export class SessionStore {
+  private readonly cache = new Map<string, { session: Session; until: number }>()
+  readonly idleMs: number
+  /** Extending the lifetime costs a KV write, so it happens at most this often per session. */
+  readonly slideMs: number
+  private readonly maxPerUser: number
+
+  constructor(
+    private readonly kv: Kv,
+    private readonly clock: Clock,
+    options: { idleTimeoutSec: number; maxPerUser: number },
+  ) {
+    this.idleMs = options.idleTimeoutSec * 1000
+    this.slideMs = Math.min(60_000, this.idleMs / 10)
+    this.maxPerUser = options.maxPerUser
+  }
+
+  async start(): Promise<void> {
+    await this.kv.subscribe(INVALIDATE, (id) => this.cache.delete(id))
+    this.kv.onSubscriberReset(() => this.cache.clear())
+  }
+
+  /** The live session with this id, or null. Synchronous when cached. */
+  get(id: string): Session | null | Promise<Session | null> {
+    const now = this.clock.now()
+    const hit = this.cache.get(id)
+    if (hit && hit.until > now && hit.session.touched + this.idleMs > now) return hit.session
+    return this.kv.get(sessionKey(id)).then((text) => {
+      if (!text) {
+        this.cache.delete(id)
+        return null
+      }
+      const session = JSON.parse(text) as Session
+      this.remember(session)
+      return session
+    })
+  }
+
+  async create(data: NewSession): Promise<Session> {
+    const now = this.clock.now()
+    const session: Session = { ...data, id: newSessionId(), created: now, touched: now }
+    await this.kv.set(sessionKey(session.id), JSON.stringify(session), this.idleMs)
+    await this.kv.zadd(userKey(session.userId), now, session.id)
+    await this.kv.expire(userKey(session.userId), this.idleMs)
+    await this.enforceCap(session.userId)
+    this.remember(session)
+    return session
+  }
+
+  /** Extends the lifetime when due; true when it did (a cookie session then re-issues its cookie). */
+  async touch(session: Session): Promise<boolean> {
+    const now = this.clock.now()
+    if (now - session.touched < this.slideMs) return false
+    const updated = { ...session, touched: now }
+    await this.kv.set(sessionKey(session.id), JSON.stringify(updated), this.idleMs)
+    await this.kv.expire(userKey(session.userId), this.idleMs)
+    session.touched = now
+    this.remember(updated)
+    return true
+  }
+
+  /** Rewrites a session under the same id (a token session that switched domain). */
+  async replace(session: Session): Promise<void> {
+    const ttl = await this.kv.ttl(sessionKey(session.id))
+    if (ttl < 0) return
+    await this.kv.set(sessionKey(session.id), JSON.stringify(session), ttl)
+    await this.invalidate(session.id)
+  }
+
+  async destroy(id: string): Promise<void> {
+    const text = await this.kv.get(sessionKey(id))
+    await this.kv.del(sessionKey(id))
+    if (text) await this.kv.zrem(userKey((JSON.parse(text) as Session).userId), id)
+    await this.invalidate(id)
+  }
+
+  /** Ends every session of a user (deleted account, password change), optionally but one. */
+  async destroyUser(userId: string, exceptId?: string): Promise<void> {
+    for (const id of await this.kv.zrange(userKey(userId))) if (id !== exceptId) await this.destroy(id)
+  }
+
+  /** Ends the oldest sessions of a user beyond the cap, and forgets index entries that expired. */
+  private async enforceCap(userId: string): Promise<void> {
+    const ids = await this.kv.zrange(userKey(userId))
+    const alive = await this.kv.mget(ids.map(sessionKey))
+    const gone = ids.filter((_, i) => alive[i] === null)
+    if (gone.length) await this.kv.zrem(userKey(userId), ...gone)
+    const live = ids.filter((_, i) => alive[i] !== null)
+    for (const id of live.slice(0, Math.max(0, live.length - this.maxPerUser))) await this.destroy(id)
+  }
+
+  private async invalidate(id: string): Promise<void> {
+    this.cache.delete(id)
+    await this.kv.publish(INVALIDATE, id)
+  }
+
+  private remember(session: Session): void {
+    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!)
+    this.cache.set(session.id, { session, until: this.clock.now() + CACHE_TTL_MS })
+  }
+}

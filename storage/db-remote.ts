@@ -1,0 +1,70 @@
+/**
+ * Remote libSQL driver (`@libsql/client`): a sqld or Turso server for clusters; `file:` URLs also
+ * work and are how the tests exercise this driver. Write transactions are serialized inside the
+ * process: concurrent @libsql/client transactions stall each other (reference/datapath-findings.md).
+ */
+import { createClient, type Client, type InStatement, type Transaction } from '@libsql/client'
+import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
+import { normalizeDbError } from './db'
+
+export function openRemoteDb(url: string, authToken?: string): Db {
+  const client: Client = createClient({ url, authToken, timeout: 5000 } as Parameters<typeof createClient>[0])
+  let writeQueue: Promise<unknown> = Promise.resolve()
+
+  const statement = (sql: string, args: SqlValue[]): InStatement => ({ sql, args: args as never })
+  const rows = (result: { rows: ArrayLike<unknown>[] }): Row[] => result.rows.map((r) => Array.from(r))
+
+  async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn()
+    } catch (err) {
+      throw normalizeDbError(err)
+    }
+  }
+
+  async function execute(t: Transaction, op: DbOp): Promise<unknown> {
+    if (op.kind === 'exec') return t.executeMultiple(op.sql)
+    const rs = await t.execute(statement(op.sql, op.args))
+    if (op.kind === 'run') return { changes: rs.rowsAffected } satisfies RunResult
+    return op.kind === 'get' ? rows(rs)[0] : rows(rs)
+  }
+
+  async function runWrite<T>(body: () => TxStep<T>): Promise<T> {
+    const t = await client.transaction('write')
+    try {
+      const steps = body()
+      let next = steps.next()
+      while (!next.done) {
+        let result: unknown
+        try {
+          result = await execute(t, next.value)
+        } catch (err) {
+          next = steps.throw(normalizeDbError(err)) // the body may handle it (e.g. a duplicate key)
+          continue
+        }
+        next = steps.next(result)
+      }
+      await t.commit()
+      return next.value
+    } catch (err) {
+      await t.rollback().catch(() => {})
+      throw err
+    } finally {
+      t.close()
+    }
+  }
+
+  return {
+    driver: 'remote',
+    all: (sql, args = []) => guarded(async () => rows(await client.execute(statement(sql, args)))),
+    get: (sql, args = []) => guarded(async () => rows(await client.execute(statement(sql, args)))[0]),
+    run: (sql, args = []) =>
+      guarded(async () => ({ changes: (await client.execute(statement(sql, args))).rowsAffected })),
+    write<T>(body: () => TxStep<T>): Promise<T> {
+      const result = writeQueue.then(() => guarded(() => runWrite(body)))
+      writeQueue = result.catch(() => {})
+      return result
+    },
+    close: async () => client.close(),
+  }
+}

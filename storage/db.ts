@@ -1,0 +1,73 @@
+/**
+ * One database interface over both libSQL drivers (embedded `libsql`, remote `@libsql/client`).
+ *
+ * Reads are plain async calls. A write transaction is a generator that yields the statements it
+ * wants run (through the `tx` helpers below) and receives their results: the embedded driver
+ * drives it synchronously inside one SQLite transaction, the remote driver drives it with awaits
+ * inside one serialized server transaction. A generator cannot `await`, so no network call can
+ * sneak into a transaction, and on the embedded driver no other request can interleave with it.
+ */
+
+export type SqlValue = string | number | bigint | null | Uint8Array
+/** A result row: column values in SELECT order. */
+export type Row = unknown[]
+
+export interface RunResult {
+  changes: number
+}
+
+export type DbOp =
+  | { kind: 'all'; sql: string; args: SqlValue[] }
+  | { kind: 'get'; sql: string; args: SqlValue[] }
+  | { kind: 'run'; sql: string; args: SqlValue[] }
+  | { kind: 'exec'; sql: string; args: SqlValue[] }
+
+/** A transaction body, or a step of one (compose steps with `yield*`). */
+export type TxStep<T> = Generator<DbOp, T, unknown>
+
+/** Statements a transaction body can yield: `const row = yield* tx.get(sql, args)`. */
+export const tx = {
+  *all(sql: string, args: SqlValue[] = []): TxStep<Row[]> {
+    return (yield { kind: 'all', sql, args }) as Row[]
+  },
+  *get(sql: string, args: SqlValue[] = []): TxStep<Row | undefined> {
+    return (yield { kind: 'get', sql, args }) as Row | undefined
+  },
+  *run(sql: string, args: SqlValue[] = []): TxStep<RunResult> {
+    return (yield { kind: 'run', sql, args }) as RunResult
+  },
+  /** Several statements separated by semicolons, without parameters (migrations). */
+  *exec(sql: string): TxStep<void> {
+    yield { kind: 'exec', sql, args: [] }
+  },
+}
+
+export interface Db {
+  readonly driver: 'embedded' | 'remote'
+  all(sql: string, args?: SqlValue[]): Promise<Row[]>
+  get(sql: string, args?: SqlValue[]): Promise<Row | undefined>
+  run(sql: string, args?: SqlValue[]): Promise<RunResult>
+  /** Runs the body as one write transaction: every statement commits, or none does. */
+  write<T>(body: () => TxStep<T>): Promise<T>
+  close(): Promise<void>
+}
+
+/** Thrown for constraint violations, so callers need not know driver error shapes. */
+export class ConstraintError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'unique' | 'other',
+  ) {
+    super(message)
+  }
+}
+
+/** Maps a driver error to ConstraintError when it is one; returns other errors unchanged. */
+export function normalizeDbError(err: unknown): unknown {
+  const e = err as { code?: string; message?: string }
+  const text = `${e?.code ?? ''} ${e?.message ?? ''}`
+  if (text.includes('SQLITE_CONSTRAINT')) {
+    return new ConstraintError(e.message ?? 'constraint failed', text.includes('UNIQUE') ? 'unique' : 'other')
+  }
+  return err
+}

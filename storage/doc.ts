@@ -1,0 +1,55 @@
+/** Helpers over JSON documents (plain objects) shared by storage and the HTTP layer. */
+
+export type Doc = Record<string, unknown>
+
+export function isPlainObject(v: unknown): v is Doc {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/** Value at a dotted path, or undefined. */
+export function getPath(doc: unknown, path: string): unknown {
+  let cur: unknown = doc
+  for (const key of path.split('.')) {
+    if (!isPlainObject(cur)) return undefined
+    cur = cur[key]
+  }
+  return cur
+}
+
+/** Nested objects become dotted keys (`{opts: {title}}` -> `{"opts.title"}`); arrays stay values. */
+export function flatten(doc: Doc, prefix = '', out: Doc = {}): Doc {
+  for (const [k, v] of Object.entries(doc)) {
+    const key = prefix + k
+    if (isPlainObject(v) && Object.keys(v).length > 0) flatten(v, key + '.', out)
+    else out[key] = v
+  }
+  return out
+}
+
+/** Dotted names of the leaves that differ between two documents, sorted. */
+export function changedPaths(before: Doc, after: Doc, ignore: ReadonlySet<string>): string[] {
+  const a = flatten(before)
+  const b = flatten(after)
+  const out: string[] = []
+  for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    if (ignore.has(key)) continue
+    if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) out.push(key)
+  }
+  return out.sort()
+}
+
+export const MASKED = '***'
+
+/** A copy of the document with the values at the given paths replaced by MASKED. */
+export function maskPaths(doc: Doc, paths: readonly string[]): Doc {
+  if (paths.length === 0) return doc
+  const copy: Doc = structuredClone(doc)
+  for (const path of paths) {
+    const keys = path.split('.')
+    let cur: unknown = copy
+    for (const key of keys.slice(0, -1)) cur = isPlainObject(cur) ? cur[key] : undefined
+    const last = keys[keys.length - 1]!
+    if (isPlainObject(cur) && cur[last] !== undefined) cur[last] = MASKED
+  }
+  return copy
+}

@@ -1,0 +1,101 @@
+/**
+ * The change journal: one record per create, update and delete, written by the repository in the
+ * same transaction as the change itself. Its sequence number doubles as the outbox cursor for
+ * events, websocket pushes and webhooks.
+ */
+import type { Db, SqlValue, TxStep } from './db'
+import { tx } from './db'
+import type { Doc } from './doc'
+import { compileFilter, compileOrder, jsonField, type FieldResolver, type ListQuery } from './query'
+
+export type CmdType = 'create' | 'update' | 'delete'
+
+/** Who is writing, where, and when: passed to every mutation. */
+export interface WriteContext {
+  domain: string
+  now: string
+  actor: { id: string; name: string }
+  requestId: string
+}
+
+export interface JournalEntry {
+  cmdtype: CmdType
+  objtype: string
+  objid: string
+  fields?: string
+  obj: Doc
+}
+
+export interface JournalRecord {
+  seq: number
+  cmdtype: CmdType
+  dtutc: string
+  modifierid: string
+  modifiername: string
+  objtype: string
+  objid: string
+  fields?: string
+  obj: Doc
+}
+
+export function* appendJournal(w: WriteContext, e: JournalEntry): TxStep<void> {
+  yield* tx.run(
+    `INSERT INTO journal (domain, dtutc, cmdtype, objtype, objid, modifierid, modifiername, fields, obj, request_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [w.domain, w.now, e.cmdtype, e.objtype, e.objid, w.actor.id, w.actor.name, e.fields ?? null, JSON.stringify(e.obj), w.requestId],
+  )
+}
+
+/** Search conditions of GET /journal/changes, already validated. */
+export interface JournalSearch {
+  dtstart?: string
+  dtstop?: string
+  cmdtype?: CmdType
+  objtype?: string
+  objid?: string
+  offset: number
+  limit: number
+}
+
+const COLUMNS = new Set(['cmdtype', 'dtutc', 'modifierid', 'modifiername', 'objtype', 'objid', 'fields'])
+
+export const resolveJournalField: FieldResolver = (path) => {
+  if (COLUMNS.has(path)) return path
+  if (path === 'obj') return 'obj'
+  if (path.startsWith('obj.')) return jsonField('obj', path.slice(4))
+  throw new Error(`journal has no field ${path}`)
+}
+
+/**
+ * Records matching the search, then the caller's filter, order and paging applied to those.
+ * The search's own offset/limit select the found set; the list query pages within it.
+ */
+export async function searchJournal(db: Db, domain: string, search: JournalSearch, q: ListQuery): Promise<JournalRecord[]> {
+  const args: SqlValue[] = [domain]
+  const where = ['domain = ?']
+  if (search.dtstart) where.push('dtutc >= ?'), args.push(search.dtstart)
+  if (search.dtstop) where.push('dtutc <= ?'), args.push(search.dtstop)
+  if (search.cmdtype) where.push('cmdtype = ?'), args.push(search.cmdtype)
+  if (search.objtype) where.push('objtype = ?'), args.push(search.objtype)
+  if (search.objid) where.push('objid = ?'), args.push(search.objid)
+  args.push(search.limit, search.offset)
+  const found = `SELECT * FROM journal WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`
+  const outer = q.filter ? `WHERE ${compileFilter(q.filter, resolveJournalField, args)}` : ''
+  args.push(q.limit, q.offset)
+  const rows = await db.all(
+    `SELECT seq, cmdtype, dtutc, modifierid, modifiername, objtype, objid, fields, obj FROM (${found}) ${outer}
+     ORDER BY ${compileOrder(q.order, resolveJournalField, 'seq')} LIMIT ? OFFSET ?`,
+    args,
+  )
+  return rows.map(([seq, cmdtype, dtutc, modifierid, modifiername, objtype, objid, fields, obj]) => ({
+    seq: seq as number,
+    cmdtype: cmdtype as CmdType,
+    dtutc: dtutc as string,
+    modifierid: modifierid as string,
+    modifiername: modifiername as string,
+    objtype: objtype as string,
+    objid: objid as string,
+    ...(fields === null ? {} : { fields: fields as string }),
+    obj: JSON.parse(obj as string) as Doc,
+  }))
+}

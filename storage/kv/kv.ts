@@ -1,0 +1,46 @@
+/**
+ * The key-value store behind sessions, counters, rate limits, locks and pub/sub: Redis when
+ * REDIS_URL is set (shared by a cluster), process memory otherwise. Both implementations pass the
+ * same contract suite (tests/storage/kv.test.ts). Keys and channels get the store's prefix.
+ */
+
+export interface Lock {
+  /** Releases the lock if this holder still owns it; false when it had already expired. */
+  release(): Promise<boolean>
+}
+
+export type MessageHandler = (message: string) => void
+
+export interface Kv {
+  readonly kind: 'redis' | 'memory'
+  get(key: string): Promise<string | null>
+  mget(keys: string[]): Promise<(string | null)[]>
+  /** Stores a value; with ttlMs it expires after that many milliseconds. */
+  set(key: string, value: string, ttlMs?: number): Promise<void>
+  del(...keys: string[]): Promise<number>
+  /** Sets a new lifetime; false when the key does not exist. */
+  expire(key: string, ttlMs: number): Promise<boolean>
+  /** Remaining lifetime in ms; -1 without expiry, -2 when the key does not exist. */
+  ttl(key: string): Promise<number>
+  /** Increments a counter; ttlMs starts the counter's lifetime when this call creates it. */
+  incr(key: string, ttlMs?: number): Promise<number>
+
+  sadd(key: string, ...members: string[]): Promise<number>
+  srem(key: string, ...members: string[]): Promise<number>
+  smembers(key: string): Promise<string[]>
+
+  /** Sorted set: members ordered by score (ascending), ties by member. */
+  zadd(key: string, score: number, member: string): Promise<void>
+  zrem(key: string, ...members: string[]): Promise<number>
+  zrange(key: string): Promise<string[]>
+
+  publish(channel: string, message: string): Promise<void>
+  /** Returns the function that ends the subscription. */
+  subscribe(channel: string, handler: MessageHandler): Promise<() => Promise<void>>
+  /** Called when subscriptions may have missed messages (the subscriber reconnected). */
+  onSubscriberReset(callback: () => void): void
+
+  /** An exclusive lock with a lifetime, or null when someone else holds it. */
+  lock(name: string, ttlMs: number): Promise<Lock | null>
+  close(): Promise<void>
+}

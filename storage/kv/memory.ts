@@ -1,0 +1,139 @@
+/** In-process Kv: the embedded default when REDIS_URL is unset. Time comes from `now`, so tests control expiry. */
+import type { Kv, Lock, MessageHandler } from './kv'
+
+type Value = string | Set<string> | Map<string, number>
+interface Entry {
+  value: Value
+  expiresAt: number | null
+}
+
+export function createMemoryKv(options: { prefix?: string; now?: () => number } = {}): Kv {
+  const prefix = options.prefix ?? ''
+  const now = options.now ?? Date.now
+  const data = new Map<string, Entry>()
+  const channels = new Map<string, Set<MessageHandler>>()
+
+  function live(key: string): Entry | undefined {
+    const e = data.get(prefix + key)
+    if (e && e.expiresAt !== null && e.expiresAt <= now()) {
+      data.delete(prefix + key)
+      return undefined
+    }
+    return e
+  }
+  function put(key: string, value: Value, ttlMs?: number, keepTtl = false): void {
+    const old = keepTtl ? live(key) : undefined
+    data.set(prefix + key, { value, expiresAt: ttlMs !== undefined ? now() + ttlMs : (old?.expiresAt ?? null) })
+  }
+  function typed<T extends Value>(key: string, check: (v: Value) => v is T): T | undefined {
+    const e = live(key)
+    if (!e) return undefined
+    if (!check(e.value)) throw new Error(`WRONGTYPE ${key}`)
+    return e.value
+  }
+  const isString = (v: Value): v is string => typeof v === 'string'
+  const isSet = (v: Value): v is Set<string> => v instanceof Set
+  const isZset = (v: Value): v is Map<string, number> => v instanceof Map
+
+  const kv: Kv = {
+    kind: 'memory',
+    async get(key) {
+      return typed(key, isString) ?? null
+    },
+    async mget(keys) {
+      return keys.map((k) => typed(k, isString) ?? null)
+    },
+    async set(key, value, ttlMs) {
+      put(key, value, ttlMs)
+    },
+    async del(...keys) {
+      let n = 0
+      for (const k of keys) if (live(k) && data.delete(prefix + k)) n++
+      return n
+    },
+    async expire(key, ttlMs) {
+      const e = live(key)
+      if (!e) return false
+      e.expiresAt = now() + ttlMs
+      return true
+    },
+    async ttl(key) {
+      const e = live(key)
+      if (!e) return -2
+      return e.expiresAt === null ? -1 : e.expiresAt - now()
+    },
+    async incr(key, ttlMs) {
+      const current = typed(key, isString)
+      const n = (current === undefined ? 0 : Number(current)) + 1
+      if (!Number.isFinite(n)) throw new Error(`ERR value is not an integer: ${key}`)
+      put(key, String(n), current === undefined ? ttlMs : undefined, true)
+      return n
+    },
+    async sadd(key, ...members) {
+      const set = typed(key, isSet) ?? new Set<string>()
+      const before = set.size
+      for (const m of members) set.add(m)
+      if (!live(key)) put(key, set)
+      return set.size - before
+    },
+    async srem(key, ...members) {
+      const set = typed(key, isSet)
+      if (!set) return 0
+      let n = 0
+      for (const m of members) if (set.delete(m)) n++
+      if (set.size === 0) data.delete(prefix + key)
+      return n
+    },
+    async smembers(key) {
+      return [...(typed(key, isSet) ?? [])]
+    },
+    async zadd(key, score, member) {
+      const z = typed(key, isZset) ?? new Map<string, number>()
+      z.set(member, score)
+      if (!live(key)) put(key, z)
+    },
+    async zrem(key, ...members) {
+      const z = typed(key, isZset)
+      if (!z) return 0
+      let n = 0
+      for (const m of members) if (z.delete(m)) n++
+      if (z.size === 0) data.delete(prefix + key)
+      return n
+    },
+    async zrange(key) {
+      const z = typed(key, isZset)
+      if (!z) return []
+      return [...z.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1)).map(([m]) => m)
+    },
+    async publish(channel, message) {
+      for (const h of channels.get(prefix + channel) ?? []) queueMicrotask(() => h(message))
+    },
+    async subscribe(channel, handler) {
+      const key = prefix + channel
+      if (!channels.has(key)) channels.set(key, new Set())
+      channels.get(key)!.add(handler)
+      return async () => void channels.get(key)?.delete(handler)
+    },
+    onSubscriberReset() {
+      // an in-process store never misses a message
+    },
+    async lock(name, ttlMs) {
+      const key = `lock:${name}`
+      if (live(key)) return null
+      const token = crypto.randomUUID()
+      put(key, token, ttlMs)
+      const lock: Lock = {
+        async release() {
+          if (live(key)?.value !== token) return false
+          data.delete(prefix + key)
+          return true
+        },
+      }
+      return lock
+    },
+    async close() {
+      channels.clear()
+    },
+  }
+  return kv
+}

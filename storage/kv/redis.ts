@@ -1,0 +1,87 @@
+/** Redis Kv (node-redis): shared by every process of a cluster. */
+import { createClient } from 'redis'
+import type { Kv, Lock, MessageHandler } from './kv'
+
+/** Deletes the lock only while it still holds the caller's token. */
+const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`
+
+export async function createRedisKv(url: string, options: { prefix?: string } = {}): Promise<Kv> {
+  const prefix = options.prefix ?? ''
+  const client = createClient({ url })
+  client.on('error', (err) => console.error(`redis: ${err.message}`))
+  await client.connect()
+  let subscriber: ReturnType<typeof client.duplicate> | undefined
+  const resetCallbacks: (() => void)[] = []
+  const k = (key: string) => prefix + key
+
+  async function getSubscriber() {
+    if (!subscriber) {
+      subscriber = client.duplicate()
+      subscriber.on('error', (err) => console.error(`redis subscriber: ${err.message}`))
+      let connectedOnce = false
+      subscriber.on('ready', () => {
+        if (connectedOnce) for (const cb of resetCallbacks) cb()
+        connectedOnce = true
+      })
+      await subscriber.connect()
+    }
+    return subscriber
+  }
+
+  const kv: Kv = {
+    kind: 'redis',
+    get: (key) => client.get(k(key)),
+    async mget(keys) {
+      return keys.length ? client.mGet(keys.map(k)) : []
+    },
+    async set(key, value, ttlMs) {
+      await (ttlMs !== undefined ? client.set(k(key), value, { PX: ttlMs }) : client.set(k(key), value))
+    },
+    async del(...keys) {
+      return keys.length ? client.del(keys.map(k)) : 0
+    },
+    async expire(key, ttlMs) {
+      return (await client.pExpire(k(key), ttlMs)) === 1
+    },
+    ttl: (key) => client.pTTL(k(key)),
+    async incr(key, ttlMs) {
+      if (ttlMs === undefined) return client.incr(k(key))
+      const [n] = await client.multi().incr(k(key)).pExpire(k(key), ttlMs, 'NX').exec()
+      return Number(n)
+    },
+    sadd: (key, ...members) => client.sAdd(k(key), members),
+    srem: (key, ...members) => client.sRem(k(key), members),
+    smembers: (key) => client.sMembers(k(key)),
+    async zadd(key, score, member) {
+      await client.zAdd(k(key), { score, value: member })
+    },
+    zrem: (key, ...members) => client.zRem(k(key), members),
+    zrange: (key) => client.zRange(k(key), 0, -1),
+    async publish(channel, message) {
+      await client.publish(k(channel), message)
+    },
+    async subscribe(channel, handler: MessageHandler) {
+      const sub = await getSubscriber()
+      const listener = (message: string) => handler(message)
+      await sub.subscribe(k(channel), listener)
+      return async () => void (await sub.unsubscribe(k(channel), listener))
+    },
+    onSubscriberReset(callback) {
+      resetCallbacks.push(callback)
+    },
+    async lock(name, ttlMs) {
+      const key = k(`lock:${name}`)
+      const token = crypto.randomUUID()
+      if ((await client.set(key, token, { PX: ttlMs, NX: true })) !== 'OK') return null
+      const lock: Lock = {
+        release: async () => Number(await client.eval(RELEASE_SCRIPT, { keys: [key], arguments: [token] })) === 1,
+      }
+      return lock
+    },
+    async close() {
+      await subscriber?.quit().catch(() => {})
+      await client.quit().catch(() => {})
+    },
+  }
+  return kv
+}

@@ -1,0 +1,7 @@
+/**
+ * Forward-only migrations, applied in order at start. Imported statically (as text) so that a
+ * compiled binary carries them. Never edit a migration that has shipped; add the next one.
+ */
+import core from './0001_core.sql' with { type: 'text' }
+
+export const migrations: { id: string; sql: string }[] = [{ id: '0001_core', sql: core }]
