@@ -2,18 +2,24 @@
 import type { RouteEntry } from '../src/http/route'
 import * as r0 from './rest/v1/domain/projects/index'
 import * as r1 from './rest/v1/domain/projects/[id]'
-import * as r2 from './rest/v1/iam/sessions/index'
-import * as r3 from './rest/v1/iam/sessions/current'
-import * as r4 from './rest/v1/reference/extobjs/index'
-import * as r5 from './rest/v1/reference/extobjs_by_type/[type]'
-import * as r6 from './rest/v1/reference/extobjs/[id]'
+import * as r2 from './rest/v1/domain/settings/index'
+import * as r3 from './rest/v1/domain/settings/[key]'
+import * as r4 from './rest/v1/iam/sessions/index'
+import * as r5 from './rest/v1/iam/sessions/current'
+import * as r6 from './rest/v1/journal/changes/index'
+import * as r7 from './rest/v1/reference/extobjs/index'
+import * as r8 from './rest/v1/reference/extobjs/[id]'
+import * as r9 from './rest/v1/reference/extobjs_by_type/[type]'
 
 export const routes: RouteEntry[] = [
   { url: '/rest/v1/domain/projects', file: 'routes/rest/v1/domain/projects/index.ts', module: r0 },
   { url: '/rest/v1/domain/projects/:id', file: 'routes/rest/v1/domain/projects/[id].ts', module: r1 },
-  { url: '/rest/v1/iam/sessions', file: 'routes/rest/v1/iam/sessions/index.ts', module: r2 },
-  { url: '/rest/v1/iam/sessions/current', file: 'routes/rest/v1/iam/sessions/current.ts', module: r3 },
-  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r4 },
-  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r5 },
-  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r6 },
+  { url: '/rest/v1/domain/settings', file: 'routes/rest/v1/domain/settings/index.ts', module: r2 },
+  { url: '/rest/v1/domain/settings/:key', file: 'routes/rest/v1/domain/settings/[key].ts', module: r3 },
+  { url: '/rest/v1/iam/sessions', file: 'routes/rest/v1/iam/sessions/index.ts', module: r4 },
+  { url: '/rest/v1/iam/sessions/current', file: 'routes/rest/v1/iam/sessions/current.ts', module: r5 },
+  { url: '/rest/v1/journal/changes', file: 'routes/rest/v1/journal/changes/index.ts', module: r6 },
+  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r7 },
+  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r8 },
+  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r9 },
 ]

@@ -1,7 +1,8 @@
 /**
  * The generic repository: list, get, lookup, create, update and remove for any table of the
- * standard shape (domain, id, <key columns>, doc, ct, lwt, version). Every statement is scoped by
- * the domain it is given, and every mutation writes its journal record in the same transaction.
+ * standard shape (domain, id, <key columns>, doc, <detached columns>, ct, lwt, version). Every
+ * statement is scoped by the domain it is given, and every mutation writes its journal record in
+ * the same transaction.
  */
 import type { Db, Row, SqlValue, TxStep } from './db'
 import { ConstraintError, tx } from './db'
@@ -17,12 +18,15 @@ export interface TableSpec {
   idField?: string
   /** Indexed columns mirrored from doc paths: column name -> doc path. */
   columns?: Record<string, string>
+  /**
+   * Top-level fields kept in columns of their own (as JSON) instead of the doc: large values that
+   * lists never show, so listing never reads them.
+   */
+  detached?: string[]
   /** Extra columns kept out of the doc (password hashes); never listed, never journaled. */
   hidden?: string[]
   /** Doc paths whose values the journal masks. */
   secrets?: string[]
-  /** Top-level doc fields left out of list reads (large values). */
-  listExclude?: string[]
   /** Whether ext.ct / ext.lwt are stamped into the doc (default true). */
   stamps?: boolean
 }
@@ -33,9 +37,10 @@ const STAMP_PATHS = new Set(['ext.ct', 'ext.lwt'])
 export class Repository {
   readonly idField: string
   private readonly columns: [column: string, path: string][]
+  private readonly detached: string[]
+  private readonly hidden: string[]
   private readonly resolveField: FieldResolver
-  private readonly sql: Record<'get' | 'getFull' | 'insert' | 'update' | 'delete', string>
-  private readonly listDoc: string
+  private readonly sql: Record<'get' | 'insert' | 'update' | 'delete', string>
 
   constructor(
     readonly db: Db,
@@ -43,26 +48,30 @@ export class Repository {
   ) {
     this.idField = spec.idField ?? 'id'
     this.columns = Object.entries(spec.columns ?? {})
+    this.detached = spec.detached ?? []
+    this.hidden = spec.hidden ?? []
     const byPath = new Map(this.columns.map(([column, path]) => [path, column]))
     byPath.set(this.idField, 'id')
     byPath.set('ext.ct', 'ct')
     byPath.set('ext.lwt', 'lwt')
-    this.resolveField = (path) => byPath.get(path) ?? jsonField('doc', path)
+    for (const d of this.detached) byPath.set(d, d)
+    this.resolveField = (path) => {
+      const column = byPath.get(path)
+      if (column) return column
+      const top = path.split('.', 1)[0]!
+      return this.detached.includes(top) ? jsonField(top, path.slice(top.length + 1)) : jsonField('doc', path)
+    }
 
     const t = spec.table
-    const hidden = spec.hidden ?? []
-    const extra = [...this.columns.map(([c]) => c), ...hidden]
+    const written = [...this.detached, ...this.columns.map(([c]) => c), ...this.hidden]
     this.sql = {
-      get: `SELECT doc FROM ${t} WHERE domain = ? AND id = ?`,
-      getFull: `SELECT doc, version${hidden.map((h) => `, ${h}`).join('')} FROM ${t} WHERE domain = ? AND id = ?`,
-      insert: `INSERT INTO ${t} (domain, id, doc, ct, lwt, version${extra.map((c) => `, ${c}`).join('')})
-               VALUES (?, ?, ?, ?, ?, 1${extra.map(() => ', ?').join('')})`,
-      update: `UPDATE ${t} SET doc = ?, lwt = ?, version = version + 1${extra.map((c) => `, ${c} = ?`).join('')}
+      get: `SELECT ${['doc', ...this.detached, ...this.hidden].join(', ')} FROM ${t} WHERE domain = ? AND id = ?`,
+      insert: `INSERT INTO ${t} (domain, id, doc, ct, lwt, version${written.map((c) => `, ${c}`).join('')})
+               VALUES (?, ?, ?, ?, ?, 1${written.map(() => ', ?').join('')})`,
+      update: `UPDATE ${t} SET doc = ?, lwt = ?, version = version + 1${written.map((c) => `, ${c} = ?`).join('')}
                WHERE domain = ? AND id = ?`,
       delete: `DELETE FROM ${t} WHERE domain = ? AND id = ?`,
     }
-    const excluded = spec.listExclude ?? []
-    this.listDoc = excluded.length ? `json_remove(doc${excluded.map((f) => `, '$.${f}'`).join('')})` : 'doc'
   }
 
   /** SQL expression of a field path, for callers that build on this table's queries. */
@@ -73,7 +82,7 @@ export class Repository {
   /** The stored JSON text of one entity: the hot point read passes it through unparsed. */
   async getText(domain: string, id: string): Promise<string | undefined> {
     const row = await this.db.get(this.sql.get, [domain, id])
-    return row?.[0] as string | undefined
+    return row && this.docText(row)
   }
 
   async get(domain: string, id: string): Promise<Doc | undefined> {
@@ -83,17 +92,18 @@ export class Repository {
 
   /** The hidden column values of one entity (e.g. a password hash). */
   async getHidden(domain: string, id: string): Promise<Record<string, SqlValue> | undefined> {
-    const row = await this.db.get(this.sql.getFull, [domain, id])
+    const row = await this.db.get(this.sql.get, [domain, id])
     return row && this.hiddenOf(row)
   }
 
+  /** Entities matching the query, without their detached fields. */
   async list(domain: string, q: ListQuery): Promise<Doc[]> {
     const args: SqlValue[] = [domain]
     let where = 'domain = ?'
     if (q.filter) where += ` AND ${compileFilter(q.filter, this.resolveField, args)}`
     args.push(q.limit, q.offset)
     const rows = await this.db.all(
-      `SELECT ${this.listDoc} FROM ${this.spec.table} WHERE ${where}
+      `SELECT doc FROM ${this.spec.table} WHERE ${where}
        ORDER BY ${compileOrder(q.order, this.resolveField, 'id')} LIMIT ? OFFSET ?`,
       args,
     )
@@ -115,8 +125,9 @@ export class Repository {
   *insert(w: WriteContext, input: Doc, hidden: Record<string, SqlValue> = {}): TxStep<Doc> {
     const doc = this.stamp(input, w.now, w.now)
     const id = String(doc[this.idField])
+    const row = this.rowValues(doc, hidden)
     try {
-      yield* tx.run(this.sql.insert, [w.domain, id, JSON.stringify(doc), w.now, w.now, ...this.extraValues(doc, hidden)])
+      yield* tx.run(this.sql.insert, [w.domain, id, row.doc, w.now, w.now, ...row.columns])
     } catch (err) {
       throw this.explainConstraint(err, id)
     }
@@ -128,23 +139,20 @@ export class Repository {
    * Applies `change` to the stored entity: it returns the new doc and may set new hidden values
    * in the object it is given. An update that changes nothing writes nothing. Undefined when absent.
    */
-  *update(
-    w: WriteContext,
-    id: string,
-    change: (current: Doc, hidden: Record<string, SqlValue>) => Doc,
-  ): TxStep<Doc | undefined> {
-    const row = yield* tx.get(this.sql.getFull, [w.domain, id])
+  *update(w: WriteContext, id: string, change: (current: Doc, hidden: Record<string, SqlValue>) => Doc): TxStep<Doc | undefined> {
+    const row = yield* tx.get(this.sql.get, [w.domain, id])
     if (!row) return undefined
-    const before = JSON.parse(row[0] as string) as Doc
+    const before = JSON.parse(this.docText(row)) as Doc
     const oldHidden = this.hiddenOf(row)
     const hidden = { ...oldHidden }
     const ct = getPath(before, 'ext.ct') as string | undefined
     const after = this.stamp(change(structuredClone(before), hidden), ct ?? w.now, w.now)
     const changed = changedPaths(before, after, STAMP_PATHS)
-    for (const h of this.spec.hidden ?? []) if (hidden[h] !== oldHidden[h]) changed.push(h)
+    for (const h of this.hidden) if (hidden[h] !== oldHidden[h]) changed.push(h)
     if (changed.length === 0) return before
+    const values = this.rowValues(after, hidden)
     try {
-      yield* tx.run(this.sql.update, [JSON.stringify(after), w.now, ...this.extraValues(after, hidden), w.domain, id])
+      yield* tx.run(this.sql.update, [values.doc, w.now, ...values.columns, w.domain, id])
     } catch (err) {
       throw this.explainConstraint(err, id)
     }
@@ -162,7 +170,7 @@ export class Repository {
   *remove(w: WriteContext, id: string): TxStep<Doc | undefined> {
     const row = yield* tx.get(this.sql.get, [w.domain, id])
     if (!row) return undefined
-    const before = JSON.parse(row[0] as string) as Doc
+    const before = JSON.parse(this.docText(row)) as Doc
     yield* tx.run(this.sql.delete, [w.domain, id])
     yield* appendJournal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id, obj: this.journalObj(before) })
     return before
@@ -188,17 +196,37 @@ export class Repository {
     return { ...doc, ext: { ...ext, ct, lwt } }
   }
 
-  private extraValues(doc: Doc, hidden: Record<string, SqlValue>): SqlValue[] {
+  /** The stored doc (without detached fields), and the detached, mirrored and hidden column values. */
+  private rowValues(full: Doc, hidden: Record<string, SqlValue>): { doc: string; columns: SqlValue[] } {
+    const doc: Doc = { ...full }
+    const detached = this.detached.map((f) => {
+      const v = doc[f]
+      delete doc[f]
+      return v === undefined ? null : JSON.stringify(v)
+    })
     const mirrored = this.columns.map(([, path]) => {
-      const v = getPath(doc, path)
+      const v = getPath(full, path)
       return v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : (v as SqlValue)
     })
-    return [...mirrored, ...(this.spec.hidden ?? []).map((h) => hidden[h] ?? null)]
+    return { doc: JSON.stringify(doc), columns: [...detached, ...mirrored, ...this.hidden.map((h) => hidden[h] ?? null)] }
+  }
+
+  /** The whole document as JSON text: the stored doc with its detached fields spliced back in. */
+  private docText(row: Row): string {
+    let text = row[0] as string
+    this.detached.forEach((field, i) => {
+      const value = row[1 + i] as string | null
+      if (value === null) return
+      const member = `${JSON.stringify(field)}:${value}`
+      text = text.length > 2 ? `${text.slice(0, -1)},${member}}` : `{${member}}`
+    })
+    return text
   }
 
   private hiddenOf(row: Row): Record<string, SqlValue> {
     const out: Record<string, SqlValue> = {}
-    ;(this.spec.hidden ?? []).forEach((h, i) => (out[h] = row[2 + i] as SqlValue))
+    const start = 1 + this.detached.length
+    this.hidden.forEach((h, i) => (out[h] = row[start + i] as SqlValue))
     return out
   }
 
@@ -210,7 +238,7 @@ export class Repository {
   private explainConstraint(err: unknown, id: string): unknown {
     if (!(err instanceof ConstraintError) || err.kind !== 'unique') return err
     const column = /\.(\w+)\s*$/.exec(err.message)?.[1]
-    const path = column === 'id' ? this.idField : this.columns.find(([c]) => c === column)?.[1] ?? column ?? this.idField
+    const path = column === 'id' ? this.idField : (this.columns.find(([c]) => c === column)?.[1] ?? column ?? this.idField)
     return new DuplicateError(path, column === 'id' ? id : undefined)
   }
 }

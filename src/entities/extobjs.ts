@@ -32,7 +32,7 @@ function finish(doc: Doc): Doc {
 
 export const extobjs = defineEntity({
   name: 'extobj',
-  table: { table: 'extobjs', objtype: 'extobj', columns: { type: 'type' }, listExclude: ['value'] },
+  table: { table: 'extobjs', objtype: 'extobj', columns: { type: 'type' }, detached: ['value'] },
   fields: [...COMMON_FIELDS, 'type', 'value', 'value.*', 'opts.user_tags'],
   listFields: ['id', 'type', 'opts.title', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'type'],

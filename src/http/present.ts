@@ -1,13 +1,33 @@
 /** Output shaping shared by every read: `mask` picks paths, `flat` turns nested objects into dotted keys. */
-import { flatten, getPath, isPlainObject, type Doc } from '~storage/doc'
+import { flatten, isPlainObject, type Doc } from '~storage/doc'
+
+/** Paths split once: lists apply the same mask to every item. */
+const splitCache = new Map<readonly string[], string[][]>()
+function split(paths: readonly string[]): string[][] {
+  let keys = splitCache.get(paths)
+  if (!keys) {
+    keys = paths.map((p) => p.split('.'))
+    if (splitCache.size > 1000) splitCache.clear()
+    splitCache.set(paths, keys)
+  }
+  return keys
+}
+
+function valueAt(doc: Doc, keys: string[]): unknown {
+  let cur: unknown = doc
+  for (const key of keys) {
+    if (!isPlainObject(cur)) return undefined
+    cur = cur[key]
+  }
+  return cur
+}
 
 /** A document holding only the given paths (nested as in the source). */
 export function pick(doc: Doc, paths: readonly string[]): Doc {
   const out: Doc = {}
-  for (const path of paths) {
-    const value = getPath(doc, path)
+  for (const keys of split(paths)) {
+    const value = valueAt(doc, keys)
     if (value === undefined) continue
-    const keys = path.split('.')
     let cur = out
     for (const key of keys.slice(0, -1)) {
       if (!isPlainObject(cur[key])) cur[key] = {}

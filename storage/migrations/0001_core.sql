@@ -55,11 +55,13 @@ CREATE TABLE projects (
 );
 CREATE UNIQUE INDEX projects_code ON projects (domain, code);
 
+-- `value` (any JSON, up to 10 MB) lives beside the doc so that lists never read it.
 CREATE TABLE extobjs (
   domain TEXT NOT NULL,
   id TEXT NOT NULL,
   type TEXT NOT NULL,
   doc TEXT NOT NULL,
+  value TEXT,
   ct TEXT NOT NULL,
   lwt TEXT NOT NULL,
   version INTEGER NOT NULL,

@@ -81,8 +81,8 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     c.mode = 'failing'
     c.failStatus = status
     waitingHeads.delete(c)
-    if (c.up) c.up.shutdown()
-    else finishFail(c)
+    // half-close: the app answers what it already has, then closes; a connecting upstream does this on open
+    c.up?.shutdown()
     setTimeout(() => finishFail(c), FAIL_GRACE_MS).unref()
   }
   const finishFail = (c: Conn) => {

@@ -18,7 +18,11 @@ interface Listenable {
   listen(options: Record<string, unknown>): { stop(closeActiveConnections?: boolean): unknown }
 }
 
-export async function startGateway(app: Listenable, config: Pick<Config, 'host' | 'port' | 'maxBodyBytes'>): Promise<Gateway> {
+export async function startGateway(
+  app: Listenable,
+  config: Pick<Config, 'host' | 'port' | 'maxBodyBytes'>,
+  options: { headTimeoutMs?: number } = {},
+): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'platform-gw-'))
   chmodSync(dir, 0o700)
   const socketPath = join(dir, 'app.sock')
@@ -32,7 +36,7 @@ export async function startGateway(app: Listenable, config: Pick<Config, 'host' 
       else reject(new Error(`gateway could not listen on ${config.host}:${config.port}: ${e.data.message}`))
     }
     worker.onerror = (e) => reject(new Error(`gateway failed: ${e.message}`))
-    worker.postMessage({ hostname: config.host, port: config.port, upstream: socketPath })
+    worker.postMessage({ hostname: config.host, port: config.port, upstream: socketPath, headTimeoutMs: options.headTimeoutMs })
   })
   // Without its gateway the public port is dead; exit so a supervisor restarts the whole service.
   worker.addEventListener('close', () => {

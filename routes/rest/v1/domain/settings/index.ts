@@ -1,0 +1,3 @@
+import { listSettingsRoute } from '~/entities/settings-api'
+
+export const GET = listSettingsRoute

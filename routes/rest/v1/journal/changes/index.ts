@@ -1,0 +1,3 @@
+import { listChanges } from '~/journal/changes'
+
+export const GET = listChanges

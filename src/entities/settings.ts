@@ -1,0 +1,112 @@
+/**
+ * Domain settings (/rest/v1/domain/settings): a fixed catalog of keys, each with the shape of its
+ * value and a default. A domain stores a setting only once it changes it; reads show the default
+ * until then. `key` cannot change.
+ */
+import * as v from 'valibot'
+import { isPlainObject, type Doc } from '~storage/doc'
+import { listWithDefaults } from '~storage/keyed'
+import type { WriteContext } from '~storage/journal'
+import type { ListQuery } from '~storage/query'
+import type { TableSpec } from '~storage/repository'
+import type { Deps } from '../deps'
+import { badRequest, notFound } from '../http/errors'
+import { FieldSet } from '../http/fields'
+import { validate } from './validate'
+
+interface SettingDef {
+  value: v.GenericSchema
+  default: unknown
+}
+
+const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
+
+/** Every setting a domain has. Add a key here with its value shape and default. */
+export const SETTINGS: Record<string, SettingDef> = {
+  alertcall_defaults: {
+    value: v.strictObject({
+      attemptcount: int(1, 100),
+      attempttimeoutsec: int(0, 86400),
+      callerid: v.string(),
+      callername: v.string(),
+      calltimeout: int(1, 3600),
+      trunkcount: int(1, 1000),
+    }),
+    default: { attemptcount: 1, attempttimeoutsec: 10, callerid: '', callername: '', calltimeout: 30, trunkcount: 1 },
+  },
+  /** Whether POST /iam/self_register_requests is open in this domain. */
+  self_register_allowed: { value: v.boolean(), default: false },
+  /** What a self-registered account starts with. */
+  self_register_template: {
+    value: v.strictObject({
+      roles: v.array(v.string()),
+      groups: v.array(v.pipe(v.string(), v.uuid())),
+      opts: v.record(v.string(), v.unknown()),
+    }),
+    default: { roles: ['user'], groups: [], opts: {} },
+  },
+  password_policy: { value: v.strictObject({ min_length: int(4, 128) }), default: { min_length: 8 } },
+  /** Code of the service script that verifies external tokens at login (master domain). */
+  iam_token_svcscript_code: { value: v.string(), default: '' },
+}
+
+export const settingsTable: TableSpec = { table: 'settings', objtype: 'setting', idField: 'key', stamps: false }
+export const settingFields = new FieldSet(['key', 'value', 'value.*'])
+/** The list shows `key` unless the mask asks for `value` too. */
+export const SETTING_LIST_DEFAULT = ['key']
+
+const defaultDoc = (key: string): Doc => ({ key, value: structuredClone(SETTINGS[key]!.default) })
+
+function settingDef(key: string | undefined): SettingDef {
+  const def = key === undefined ? undefined : SETTINGS[key]
+  if (!def) throw notFound(`no setting ${JSON.stringify(key ?? '')}`)
+  return def
+}
+
+export function listSettings(deps: Deps, domain: string, q: ListQuery): Promise<Doc[]> {
+  return listWithDefaults(deps.db, settingsTable.table, domain, Object.keys(SETTINGS).map(defaultDoc), 'key', q)
+}
+
+export async function getSetting(deps: Deps, domain: string, key: string | undefined): Promise<Doc> {
+  settingDef(key)
+  return (await deps.repo(settingsTable).get(domain, key!)) ?? defaultDoc(key!)
+}
+
+/** The value of a setting in a domain (stored or default). */
+export async function settingValue<T>(deps: Deps, domain: string, key: keyof typeof SETTINGS): Promise<T> {
+  return (await getSetting(deps, domain, key)).value as T
+}
+
+/** An object value is merged one level deep (null removes a member); any other value is replaced. */
+function nextValue(def: SettingDef, current: unknown, given: unknown): unknown {
+  let value = given
+  if (isPlainObject(current) && isPlainObject(given)) {
+    const merged: Doc = { ...current }
+    for (const [k, val] of Object.entries(given)) {
+      if (val === null) delete merged[k]
+      else merged[k] = val
+    }
+    value = merged
+  }
+  return validate(v.object({ value: def.value }), { value }).value
+}
+
+export async function patchSetting(
+  deps: Deps,
+  w: WriteContext,
+  key: string | undefined,
+  body: unknown,
+): Promise<Doc> {
+  const def = settingDef(key)
+  if (!isPlainObject(body)) throw badRequest('body must be a JSON object', 'body')
+  const { key: bodyKey, value, ...rest } = body
+  if (bodyKey !== undefined && bodyKey !== key) throw badRequest('key cannot be changed', 'key')
+  const unknownField = Object.keys(rest)[0]
+  if (unknownField) throw badRequest(`unknown field '${unknownField}'`, unknownField)
+  if (value === undefined) return getSetting(deps, w.domain, key)
+  const repo = deps.repo(settingsTable)
+  return deps.db.write(function* () {
+    const updated = yield* repo.update(w, key!, (current) => ({ ...current, value: nextValue(def, current.value, value) }))
+    return updated ?? (yield* repo.insert(w, { key: key!, value: nextValue(def, def.default, value) }))
+  })
+}

@@ -1,0 +1,73 @@
+/**
+ * GET /rest/v1/journal/changes: change records found by search conditions (`params`), then
+ * filtered, masked, ordered and paged like any list. A search needs a time bound or an object.
+ */
+import * as v from 'valibot'
+import { searchJournal, type JournalSearch } from '~storage/journal'
+import { validate } from '../entities/validate'
+import { badRequest } from '../http/errors'
+import { FieldSet } from '../http/fields'
+import { parseListParams } from '../http/list-query'
+import { present } from '../http/present'
+import { isUuid } from '../http/req'
+import { defineRoute } from '../http/route'
+
+const FIELDS = new FieldSet(['cmdtype', 'dtutc', 'modifierid', 'modifiername', 'objtype', 'objid', 'fields', 'obj', 'obj.*'])
+const OUTPUT = ['cmdtype', 'dtutc', 'modifierid', 'modifiername', 'objtype', 'objid', 'fields', 'obj']
+const LIMITS = { defaultLimit: 100, maxLimit: 1000 }
+
+/** Any date the platform can read; compared in the journal's own form (ISO 8601 UTC, milliseconds). */
+const instant = v.pipe(
+  v.string(),
+  v.check((s) => !Number.isNaN(Date.parse(s)), 'must be a date and time, RFC 3339 UTC preferred'),
+  v.transform((s) => new Date(s).toISOString()),
+)
+const count = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(max))
+
+const Params = v.strictObject({
+  dtstart: v.optional(instant),
+  dtstop: v.optional(instant),
+  cmdtype: v.optional(v.picklist(['create', 'update', 'delete'], 'must be create, update or delete')),
+  objtype: v.optional(v.pipe(v.string(), v.minLength(1))),
+  objid: v.optional(v.pipe(v.string(), v.check((s) => isUuid(s), 'must be a UUID'))),
+  objkey: v.optional(v.pipe(v.string(), v.minLength(1))),
+  offset: v.optional(count(10_000_000)),
+  limit: v.optional(count(LIMITS.maxLimit)),
+})
+
+const REQUIRED = 'params needs dtstart and/or dtstop, or objtype with objid or objkey'
+
+export function parseSearch(raw: string | undefined): JournalSearch {
+  if (raw === undefined) throw badRequest(REQUIRED, 'params', { required: ['dtstart', 'dtstop', 'objtype+objid', 'objtype+objkey'] })
+  let json: unknown
+  try {
+    json = JSON.parse(raw)
+  } catch {
+    throw badRequest('params is not valid JSON', 'params')
+  }
+  const p = validate(Params, json, 'params')
+  const fail = (message: string, field: string, required: string[]) => badRequest(message, `params.${field}`, { required })
+  if (p.objid !== undefined && p.objkey !== undefined) throw fail('give objid or objkey, not both', 'objkey', ['objtype+objid', 'objtype+objkey'])
+  if ((p.objid !== undefined || p.objkey !== undefined) && p.objtype === undefined) throw fail('objid and objkey need objtype', 'objtype', ['objtype'])
+  if (p.objtype !== undefined && p.objid === undefined && p.objkey === undefined) throw fail('objtype needs objid or objkey', 'objtype', ['objid', 'objkey'])
+  if (!p.dtstart && !p.dtstop && !p.objtype) throw badRequest(REQUIRED, 'params', { required: ['dtstart', 'dtstop', 'objtype+objid', 'objtype+objkey'] })
+  if (p.dtstart && p.dtstop && p.dtstart > p.dtstop) throw fail('dtstart is after dtstop', 'dtstart', ['dtstart<=dtstop'])
+  return {
+    dtstart: p.dtstart,
+    dtstop: p.dtstop,
+    cmdtype: p.cmdtype,
+    objtype: p.objtype,
+    objid: p.objid?.toLowerCase() ?? p.objkey,
+    offset: p.offset ?? 0,
+    limit: p.limit ?? LIMITS.maxLimit,
+  }
+}
+
+export const listChanges = defineRoute({
+  async handle(req) {
+    const search = parseSearch(req.query.params)
+    const { query, mask, flat } = parseListParams(req.query, { fields: FIELDS, output: FIELDS, limits: LIMITS })
+    const records = await searchJournal(req.deps.db, req.domain, search, query)
+    return records.map(({ seq: _seq, ...r }) => present(r, mask ?? OUTPUT, flat))
+  },
+})

@@ -1,0 +1,147 @@
+// The HTTP kernel: request ids, error bodies, body limits, method override, 404/405, and unexpected errors.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createApp } from '~/app'
+import { defineRoute } from '~/http/route'
+import { createLogger } from '~/log'
+import { testService, type TestService } from '../helpers/service'
+
+let t: TestService
+let token: string
+beforeAll(async () => {
+  t = await testService({ env: { MAX_BODY_BYTES: '2048' } })
+  token = await t.login('master', 'admin', 'admin-Secret_1')
+})
+afterAll(() => t.close())
+
+describe('X-Request-Id', () => {
+  test('a sane id from the client is echoed; otherwise one is generated', async () => {
+    const given = await t.request('GET', '/rest/v1/reference/extobjs', { token, headers: { 'x-request-id': 'abc-123.x' } })
+    expect(given.headers.get('x-request-id')).toBe('abc-123.x')
+    const none = await t.request('GET', '/rest/v1/reference/extobjs', { token })
+    expect(none.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    const insane = await t.request('GET', '/rest/v1/reference/extobjs', { token, headers: { 'x-request-id': 'x'.repeat(200) } })
+    expect(insane.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+  })
+  test('errors, 404 and 405 carry it too', async () => {
+    for (const [method, path] of [['GET', '/rest/v1/reference/extobjs'], ['GET', '/nowhere'], ['PUT', '/rest/v1/reference/extobjs']]) {
+      const res = await t.request(method!, path!, { headers: { 'x-request-id': 'req-42' } })
+      expect(res.headers.get('x-request-id')).toBe('req-42')
+    }
+  })
+  test('the journal records the request id of the write', async () => {
+    await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type: 'rid' }, headers: { 'x-request-id': 'write-77' } })
+    expect(await t.deps.db.get('SELECT request_id FROM journal ORDER BY seq DESC LIMIT 1')).toEqual(['write-77'])
+  })
+})
+
+describe('bodies', () => {
+  test('malformed JSON is a 400 naming the body', async () => {
+    const res = await t.call('POST', '/rest/v1/reference/extobjs', { token, raw: '{"type": "x",}' })
+    expect(res.status).toBe(400)
+    expect(res.body.error_code).toBe(1400)
+    expect(res.body.error_message).toStartWith('request body is not valid JSON')
+    expect(res.body.error_details).toEqual({ field: 'body' })
+  })
+  test('invalid UTF-8 is a 400', async () => {
+    const res = await t.call('POST', '/rest/v1/reference/extobjs', { token, raw: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]) })
+    expect(res.status).toBe(400)
+    expect(res.body.error_message).toContain('UTF-8')
+  })
+  test('a body over MAX_BODY_BYTES is a 413, with Content-Length or chunked', async () => {
+    const big = JSON.stringify({ type: 'x', value: 'y'.repeat(3000) })
+    const declared = await t.call('POST', '/rest/v1/reference/extobjs', { token, raw: big })
+    expect(declared.status).toBe(413)
+    expect(declared.body.error_code).toBe(1413)
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(big.slice(0, 1500)))
+        c.enqueue(new TextEncoder().encode(big.slice(1500)))
+        c.close()
+      },
+    })
+    const chunked = await t.app.handle(
+      new Request('http://test.local/rest/v1/reference/extobjs', { method: 'POST', body: stream, headers: { authorization: `Bearer ${token}` } }),
+    )
+    expect(chunked.status).toBe(413)
+  })
+  test('an empty body where one is needed is a 400', async () => {
+    const res = await t.call('POST', '/rest/v1/reference/extobjs', { token })
+    expect(res.status).toBe(400)
+    expect(res.body.error_details).toEqual({ field: 'body' })
+  })
+})
+
+describe('routing', () => {
+  test('an unknown path is a 404 error body', async () => {
+    const res = await t.call('GET', '/rest/v1/nothing/here')
+    expect(res.status).toBe(404)
+    expect(res.body).toEqual({ error_code: 1404, error_message: 'no resource at /rest/v1/nothing/here' })
+  })
+  test('a method the URL does not serve is a 405 with Allow', async () => {
+    const res = await t.call('PUT', '/rest/v1/reference/extobjs', { token })
+    expect(res.status).toBe(405)
+    expect(res.headers.get('allow')).toBe('GET, HEAD, POST, LOOKUP')
+    expect(res.body.error_code).toBe(1405)
+  })
+  test('HEAD answers like GET without a body', async () => {
+    const res = await t.request('HEAD', '/rest/v1/reference/extobjs', { token })
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe('')
+  })
+})
+
+describe('method override', () => {
+  const raw = (method: string, override: string | null, path = '/rest/v1/reference/extobjs') =>
+    t.app.handle(
+      new Request(`http://test.local${path}`, {
+        method,
+        body: method === 'GET' || method === 'HEAD' ? undefined : '"rid"',
+        headers: { authorization: `Bearer ${token}`, ...(override ? { 'x-http-method-override': override } : {}) },
+      }),
+    )
+  test('POST + X-HTTP-Method-Override: LOOKUP is a LOOKUP (any letter case)', async () => {
+    const res = await raw('POST', 'lookup')
+    expect(res.status).toBe(200)
+    expect(Array.isArray(await res.json())).toBe(true)
+  })
+  test('any other override value is a 400 naming the header', async () => {
+    const res = await raw('POST', 'DELETE')
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error_details: unknown }).error_details).toEqual({ field: 'X-HTTP-Method-Override' })
+  })
+  test('an override on another method than POST is a 400', async () => {
+    const res = await raw('GET', 'LOOKUP')
+    expect(res.status).toBe(400)
+  })
+  test('an override the URL does not serve is a 405', async () => {
+    const res = await raw('POST', 'CLEAR')
+    expect(res.status).toBe(405)
+  })
+  test('the permission check applies to the effective method', async () => {
+    const domain = await t.createDomain('perm.master')
+    await t.createUser(domain.id, 'plain', 'plain-Pass1', ['user'])
+    const userToken = await t.login('perm.master', 'plain', 'plain-Pass1')
+    const res = await t.call('LOOKUP', '/rest/v1/reference/extobjs', { token: userToken, body: 'x' })
+    expect(res.status).toBe(403)
+    expect(res.body.error_message).toContain('LOOKUP /rest/v1/reference/extobjs')
+  })
+})
+
+test('an unexpected exception is a 1500 without internals, logged with the request id', async () => {
+  const lines: string[] = []
+  const deps = { ...t.deps, log: createLogger('error', (l) => lines.push(l)) }
+  const boom = defineRoute({
+    access: 'public',
+    handle() {
+      throw new Error('secret database detail')
+    },
+  })
+  const app = createApp(deps, [{ url: '/boom', file: 'test', module: { GET: boom } }])
+  const res = await app.handle(new Request('http://test.local/boom', { headers: { 'x-request-id': 'trace-9' } }))
+  expect(res.status).toBe(500)
+  const body = await res.json()
+  expect(body).toEqual({ error_code: 1500, error_message: 'internal error' })
+  expect(JSON.stringify(body)).not.toContain('secret')
+  expect(lines.join('\n')).toContain('trace-9')
+  expect(lines.join('\n')).toContain('secret database detail')
+})

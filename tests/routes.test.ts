@@ -1,0 +1,34 @@
+// The route manifest is generated from routes/ and committed; the route table is part of the contract.
+import { expect, test } from 'bun:test'
+import { routes } from '../routes/_manifest.gen'
+import { MANIFEST, renderManifest, urlOf } from '../scripts/routes'
+import { routeRows } from '~/http/route-table'
+import { METHODS } from '~/http/route'
+
+test('the committed manifest matches routes/ (run `bun run routes --write` after adding a route file)', async () => {
+  expect(await Bun.file(MANIFEST).text()).toBe(renderManifest())
+})
+
+test('file names map to URLs', () => {
+  expect(urlOf('rest/v1/design/classes/index.ts')).toBe('/rest/v1/design/classes')
+  expect(urlOf('rest/v1/design/classes/[id].ts')).toBe('/rest/v1/design/classes/:id')
+  expect(urlOf('rest/v1/user/sip/accounts/[id]/callback_requests/index.ts')).toBe('/rest/v1/user/sip/accounts/:id/callback_requests')
+})
+
+test('route files export only method handlers', () => {
+  for (const r of routes) for (const name of Object.keys(r.module)) expect(METHODS as readonly string[]).toContain(name)
+})
+
+test('route table', () => {
+  expect(routeRows(routes).map((r) => r.join(' '))).toMatchSnapshot()
+})
+
+test('the README endpoint map lists every route with its methods', async () => {
+  const readme = await Bun.file(`${import.meta.dir}/../README.md`).text()
+  const rows = readme.split('\n').filter((l) => l.startsWith('| '))
+  for (const r of routes) {
+    const methods = METHODS.filter((m) => r.module[m]).join(', ')
+    const row = rows.find((l) => l.includes(`\`${r.url}\``))
+    expect(row ?? `missing: ${r.url}`).toStartWith(`| ${methods} |`)
+  }
+})

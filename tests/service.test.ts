@@ -1,0 +1,70 @@
+// First start creates the master domain and its administrator once; configuration errors stop the start.
+import { afterAll, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ConfigError, loadConfig } from '~/config'
+
+const dir = mkdtempSync(join(tmpdir(), 'platform-start-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const root = join(import.meta.dir, '..')
+
+async function start(env: Record<string, string>) {
+  const proc = Bun.spawn([process.execPath, 'server.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const reader = proc.stdout.getReader()
+  let out = ''
+  while (!out.includes('"listening"')) {
+    const { value, done } = await reader.read()
+    if (done) break
+    out += new TextDecoder().decode(value)
+  }
+  proc.kill()
+  await proc.exited
+  return { out, err: await new Response(proc.stderr).text(), code: proc.exitCode }
+}
+
+test('the first start prints the administrator password once; the second start does not', async () => {
+  const env = { DATA_DIR: join(dir, 'data') }
+  const first = await start(env)
+  expect(first.out).toContain('first start: created master domain "master" with administrator "admin"')
+  const password = /administrator password \(shown once\): (\S+)/.exec(first.out)?.[1]
+  expect(password).toMatch(/^[A-Za-z0-9]{20}$/)
+  const second = await start(env)
+  expect(second.out).not.toContain('first start')
+  expect(second.out).not.toContain(password!)
+})
+
+test('an ADMIN_PASSWORD from the environment is used and never printed', async () => {
+  const first = await start({ DATA_DIR: join(dir, 'data2'), ADMIN_PASSWORD: 'from-env-Pass1', MASTER_DOMAIN: 'root.example' })
+  expect(first.out).toContain('created master domain "root.example"')
+  expect(first.out).not.toContain('from-env-Pass1')
+  expect(first.out).not.toContain('shown once')
+})
+
+test('a bad variable stops the start with a message naming it', async () => {
+  const proc = Bun.spawn([process.execPath, 'server.ts'], { cwd: root, env: { ...process.env, PORT: 'eighty' }, stdout: 'pipe', stderr: 'pipe' })
+  expect(await proc.exited).toBe(2)
+  expect(await new Response(proc.stderr).text()).toContain('configuration error: PORT: must be a whole number')
+})
+
+test('every variable is checked', () => {
+  const bad: Record<string, string> = {
+    GATEWAY: 'maybe',
+    REDIS_URL: 'http://x',
+    LIBSQL_URL: 'postgres://x',
+    TRUST_PROXY: 'not-an-address',
+    LOG_LEVEL: 'loud',
+    MAX_BODY_BYTES: '10',
+    SESSION_IDLE_TIMEOUT_SEC: '1',
+    PUBLIC_URL: 'nope',
+  }
+  for (const [name, value] of Object.entries(bad)) {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}:`))
+  }
+})
