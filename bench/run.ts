@@ -1,7 +1,9 @@
 /**
  * `bun run bench`: hot paths of the service measured next to the raw Bun.serve baseline, in one run,
  * on loopback, with wrk (-t2 -c64). Every case uses the same kind of wrk script (random paths from a
- * list), so the ratios compare like with like. BENCH_SECONDS sets the length of each measured round.
+ * list), so the ratios compare like with like. BENCH_SECONDS sets the length of each measured round,
+ * BENCH_ROUNDS how many interleaved rounds each case gets. Server CPU per request comes from /proc and
+ * is the figure least disturbed by other load on the machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -10,12 +12,24 @@ import { ensureWrk, luaScript, wrk, type WrkResult } from './wrk'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const WARMUP_SECONDS = 2
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
 const OBJECTS = 1000
 const root = join(import.meta.dir, '..')
 const work = mkdtempSync(join(tmpdir(), 'platform-bench-'))
 const children: ReturnType<typeof Bun.spawn>[] = []
 
-async function spawnUntil(cmd: string[], env: Record<string, string>, pattern: RegExp): Promise<string> {
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const fields = (await Bun.file(`/proc/${pid}/stat`).text()).split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+interface Target {
+  url: string
+  pid: number
+}
+
+async function spawnUntil(cmd: string[], env: Record<string, string>, pattern: RegExp): Promise<Target> {
   const proc = Bun.spawn(cmd, { cwd: root, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'inherit' })
   children.push(proc)
   const reader = proc.stdout.getReader()
@@ -25,11 +39,11 @@ async function spawnUntil(cmd: string[], env: Record<string, string>, pattern: R
     if (done) throw new Error(`${cmd.join(' ')} exited before it was ready:\n${out}`)
     out += new TextDecoder().decode(value)
     const m = pattern.exec(out)
-    if (m) return m[1]!
+    if (m) return { url: m[1]!, pid: proc.pid }
   }
 }
 
-async function startService(name: string, gateway: 'on' | 'off'): Promise<string> {
+async function startService(name: string, gateway: 'on' | 'off'): Promise<Target> {
   const env = { DATA_DIR: join(work, name), PORT: '0', GATEWAY: gateway, ADMIN_PASSWORD: 'bench-Pass1', LOG_LEVEL: 'info' }
   return spawnUntil([process.execPath, 'server.ts'], env, /"url":"(http:[^"]+)"/)
 }
@@ -50,42 +64,61 @@ async function seed(base: string) {
   return { headers, ids }
 }
 
-async function measure(name: string, url: string, paths: string[], headers: Record<string, string>): Promise<[string, WrkResult]> {
-  const script = join(work, `${name.replace(/\W+/g, '-')}.lua`)
-  await Bun.write(script, luaScript(paths, headers))
-  await wrk(url, script, WARMUP_SECONDS)
-  const result = await wrk(url, script, SECONDS)
-  console.log(`  ${name}: ${Math.round(result.rps)} req/s, p99 ${result.p99ms.toFixed(2)} ms${result.non2xx ? `, ${result.non2xx} non-2xx!` : ''}`)
-  return [name, result]
+interface Case {
+  name: string
+  target: Target
+  paths: string[]
+  headers: Record<string, string>
+  rounds: (WrkResult & { cpuUsPerReq: number })[]
 }
+
+async function round(c: Case): Promise<void> {
+  const script = join(work, `${c.name.replace(/\W+/g, '-')}.lua`)
+  await Bun.write(script, luaScript(c.paths, c.headers))
+  await wrk(c.target.url, script, WARMUP_SECONDS)
+  const cpu0 = await cpuSeconds(c.target.pid)
+  const r = await wrk(c.target.url, script, SECONDS)
+  const cpuUsPerReq = (((await cpuSeconds(c.target.pid)) - cpu0) * 1e6) / (r.rps * SECONDS)
+  c.rounds.push({ ...r, cpuUsPerReq })
+  console.log(`  ${c.name}: ${Math.round(r.rps)} req/s, p99 ${r.p99ms.toFixed(2)} ms, ${cpuUsPerReq.toFixed(1)} µs CPU/req${r.non2xx ? `, ${r.non2xx} non-2xx!` : ''}`)
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
 
 try {
   await ensureWrk()
   console.log(`bench: wrk -t2 -c64, ${SECONDS}s rounds after ${WARMUP_SECONDS}s warm-up, ${OBJECTS} extobjs, bun ${Bun.version}`)
-  const rawPort = await spawnUntil([process.execPath, join(import.meta.dir, 'raw-server.ts')], {}, /listening (\d+)/)
+  const raw = await spawnUntil([process.execPath, join(import.meta.dir, 'raw-server.ts')], {}, /listening (\d+)/)
+  raw.url = `http://127.0.0.1:${raw.url}`
   const direct = await startService('direct', 'off')
   const gateway = await startService('gateway', 'on')
-  const seededDirect = await seed(direct)
-  const seededGateway = await seed(gateway)
+  const seededDirect = await seed(direct.url)
+  const seededGateway = await seed(gateway.url)
   const point = (ids: string[]) => ids.map((id) => `/rest/v1/reference/extobjs/${id}`)
   const filtered = Array.from({ length: 20 }, (_, i) => `/rest/v1/reference/extobjs?filter=${encodeURIComponent(JSON.stringify({ type: `type${i}` }))}&limit=20`)
 
-  const results: [string, WrkResult][] = []
-  console.log('running:')
-  results.push(await measure('raw Bun.serve JSON (baseline)', `http://127.0.0.1:${rawPort}`, point(seededDirect.ids), {}))
-  results.push(await measure('GET extobj by id, direct (GATEWAY=off)', direct, point(seededDirect.ids), seededDirect.headers))
-  results.push(await measure('GET extobj by id, through the gateway', gateway, point(seededGateway.ids), seededGateway.headers))
-  results.push(await measure('GET extobjs filtered by type, limit 20, direct', direct, filtered, seededDirect.headers))
-
-  const base = results[0]![1].rps
-  console.log('\n| case | req/s | p50 ms | p99 ms | ratio to raw |')
-  console.log('|---|---|---|---|---|')
-  for (const [name, r] of results) {
-    console.log(`| ${name} | ${Math.round(r.rps)} | ${r.p50ms.toFixed(2)} | ${r.p99ms.toFixed(2)} | ${(r.rps / base).toFixed(2)} |`)
+  const cases: Case[] = [
+    { name: 'raw Bun.serve JSON (baseline)', target: raw, paths: point(seededDirect.ids), headers: {}, rounds: [] },
+    { name: 'GET extobj by id, direct (GATEWAY=off)', target: direct, paths: point(seededDirect.ids), headers: seededDirect.headers, rounds: [] },
+    { name: 'GET extobj by id, through the gateway', target: gateway, paths: point(seededGateway.ids), headers: seededGateway.headers, rounds: [] },
+    { name: 'GET extobjs filtered by type, limit 20, direct', target: direct, paths: filtered, headers: seededDirect.headers, rounds: [] },
+  ]
+  // rounds interleave the cases, so drift in the machine's load spreads over all of them
+  for (let r = 1; r <= ROUNDS; r++) {
+    console.log(`round ${r} of ${ROUNDS}:`)
+    for (const c of cases) await round(c)
   }
-  const [, d] = results[1]!
-  const [, g] = results[2]!
-  console.log(`\ngateway cost on the point read: ${(g.rps / d.rps).toFixed(2)} of direct throughput`)
+
+  const base = mean(cases[0]!.rounds.map((r) => r.rps))
+  console.log(`\n| case | req/s (mean of ${ROUNDS}) | p50 ms | p99 ms | server CPU µs/req | ratio to raw |`)
+  console.log('|---|---|---|---|---|---|')
+  for (const c of cases) {
+    const rps = mean(c.rounds.map((r) => r.rps))
+    const f = (k: 'p50ms' | 'p99ms' | 'cpuUsPerReq') => mean(c.rounds.map((r) => r[k])).toFixed(2)
+    console.log(`| ${c.name} | ${Math.round(rps)} | ${f('p50ms')} | ${f('p99ms')} | ${f('cpuUsPerReq')} | ${(rps / base).toFixed(2)} |`)
+  }
+  const rpsOf = (i: number) => mean(cases[i]!.rounds.map((r) => r.rps))
+  console.log(`\ngateway on the point read: ${(rpsOf(2) / rpsOf(1)).toFixed(2)} of direct throughput`)
 } finally {
   for (const c of children) c.kill()
   await Promise.all(children.map((c) => c.exited))

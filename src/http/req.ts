@@ -29,8 +29,14 @@ export class Req {
     readonly params: Record<string, string>,
     readonly query: Record<string, string | undefined>,
     readonly requestId: string,
-    readonly clientAddress: string,
+    /** Looked up only when asked for: finding the peer costs a system call. */
+    private readonly peerAddress: () => string,
   ) {}
+
+  private address?: string
+  get clientAddress(): string {
+    return (this.address ??= this.peerAddress())
+  }
 
   header(name: string): string | null {
     return this.request.headers.get(name)

@@ -18,9 +18,12 @@ describe('X-Request-Id', () => {
     const given = await t.request('GET', '/rest/v1/reference/extobjs', { token, headers: { 'x-request-id': 'abc-123.x' } })
     expect(given.headers.get('x-request-id')).toBe('abc-123.x')
     const none = await t.request('GET', '/rest/v1/reference/extobjs', { token })
-    expect(none.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    const generated = /^[0-9a-f]{8}-[0-9a-z]+$/
+    expect(none.headers.get('x-request-id')).toMatch(generated)
+    const again = await t.request('GET', '/rest/v1/reference/extobjs', { token })
+    expect(again.headers.get('x-request-id')).not.toBe(none.headers.get('x-request-id'))
     const insane = await t.request('GET', '/rest/v1/reference/extobjs', { token, headers: { 'x-request-id': 'x'.repeat(200) } })
-    expect(insane.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    expect(insane.headers.get('x-request-id')).toMatch(generated)
   })
   test('errors, 404 and 405 carry it too', async () => {
     for (const [method, path] of [['GET', '/rest/v1/reference/extobjs'], ['GET', '/nowhere'], ['PUT', '/rest/v1/reference/extobjs']]) {
