@@ -5,6 +5,7 @@
 import * as v from 'valibot'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
+import { parseCidr } from './http/cidr'
 
 const integer = (min: number, max: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max))
@@ -12,7 +13,7 @@ const onOff = v.picklist(['on', 'off'], 'must be on or off')
 const cidrList = v.pipe(
   v.string(),
   v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
-  v.array(v.pipe(v.string(), v.regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, 'must be a comma list of addresses or CIDR blocks'))),
+  v.array(v.pipe(v.string(), v.check((c) => parseCidr(c) !== null, 'must be a comma list of addresses or CIDR blocks'))),
 )
 const url = v.pipe(v.string(), v.url('must be a URL'))
 
@@ -37,6 +38,7 @@ const EnvSchema = v.object({
   LOG_LEVEL: v.optional(v.picklist(['error', 'warn', 'info', 'debug'], 'must be error, warn, info or debug'), 'info'),
   WEBHOOK_ALLOW_PRIVATE: v.optional(cidrList, ''),
   GATEWAY: v.optional(onOff, 'on'),
+  WEBAPPS_DIR: v.optional(v.string()),
   MAX_BODY_BYTES: v.optional(integer(1024, 1 << 30), String(16 * 1024 * 1024)),
   SESSION_IDLE_TIMEOUT_SEC: v.optional(integer(60, 30 * 86400), '1800'),
   SESSION_MAX_PER_USER: v.optional(integer(1, 1000), '10'),
@@ -65,6 +67,8 @@ export interface Config {
   logLevel: 'error' | 'warn' | 'info' | 'debug'
   webhookAllowPrivate: string[]
   gateway: boolean
+  /** Metadata files of the web applications offered in the current session. */
+  webappsDir: string
   maxBodyBytes: number
   sessionIdleTimeoutSec: number
   sessionMaxPerUser: number
@@ -103,6 +107,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     gateway: e.GATEWAY === 'on',
+    webappsDir: e.WEBAPPS_DIR ?? join(dataDir, 'webapps'),
     maxBodyBytes: e.MAX_BODY_BYTES,
     sessionIdleTimeoutSec: e.SESSION_IDLE_TIMEOUT_SEC,
     sessionMaxPerUser: e.SESSION_MAX_PER_USER,

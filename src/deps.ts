@@ -4,6 +4,8 @@ import type { Kv } from '~storage/kv/kv'
 import { Repository, type TableSpec } from '~storage/repository'
 import type { Clock } from './clock'
 import type { Config } from './config'
+import { parseCidr, type Cidr } from './http/cidr'
+import { AccessCache } from './identity/access'
 import { SessionStore } from './identity/sessions'
 import type { Logger } from './log'
 
@@ -14,6 +16,9 @@ export interface Deps {
   clock: Clock
   log: Logger
   sessions: SessionStore
+  access: AccessCache
+  /** TRUST_PROXY, parsed: peers whose X-Forwarded-For is believed. */
+  trustedProxies: Cidr[]
   /** The repository of a table, created on first use. */
   repo(table: TableSpec): Repository
 }
@@ -26,6 +31,8 @@ export function createDeps(parts: { config: Config; db: Db; kv: Kv; clock: Clock
       idleTimeoutSec: parts.config.sessionIdleTimeoutSec,
       maxPerUser: parts.config.sessionMaxPerUser,
     }),
+    access: new AccessCache(parts.db, parts.kv, parts.clock),
+    trustedProxies: parts.config.trustProxy.map((c) => parseCidr(c)!),
     repo(table) {
       let repo = repos.get(table)
       if (!repo) repos.set(table, (repo = new Repository(parts.db, table)))

@@ -53,6 +53,7 @@ export async function startService(config: Config, routes: RouteEntry[], options
   const kv = options.kv ?? (config.redisUrl ? await createRedisKv(config.redisUrl, { prefix: config.kvPrefix }) : createMemoryKv({ prefix: config.kvPrefix }))
   const deps = createDeps({ config, db, kv, clock: options.clock ?? systemClock, log })
   await deps.sessions.start()
+  await deps.access.start()
   const first = await bootstrap(deps)
   const app = createApp(deps, routes)
 

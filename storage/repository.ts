@@ -6,7 +6,7 @@
  */
 import type { Db, Row, SqlValue, TxStep } from './db'
 import { ConstraintError, tx } from './db'
-import { changedPaths, getPath, isPlainObject, maskPaths, type Doc } from './doc'
+import { changedPaths, getPath, isPlainObject, MASKED, maskPaths, type Doc } from './doc'
 import { appendJournal, type WriteContext } from './journal'
 import { compileFilter, compileOrder, jsonField, type FieldResolver, type ListQuery } from './query'
 
@@ -23,8 +23,11 @@ export interface TableSpec {
    * lists never show, so listing never reads them.
    */
   detached?: string[]
-  /** Extra columns kept out of the doc (password hashes); never listed, never journaled. */
-  hidden?: string[]
+  /**
+   * Columns kept out of the doc (password hashes), by the field name the journal shows for them:
+   * never read by lists or GET, journaled only as a masked value.
+   */
+  hidden?: Record<string, string>
   /** Doc paths whose values the journal masks. */
   secrets?: string[]
   /** Whether ext.ct / ext.lwt are stamped into the doc (default true). */
@@ -49,7 +52,7 @@ export class Repository {
     this.idField = spec.idField ?? 'id'
     this.columns = Object.entries(spec.columns ?? {})
     this.detached = spec.detached ?? []
-    this.hidden = spec.hidden ?? []
+    this.hidden = Object.keys(spec.hidden ?? {})
     const byPath = new Map(this.columns.map(([column, path]) => [path, column]))
     byPath.set(this.idField, 'id')
     byPath.set('ext.ct', 'ct')
@@ -131,7 +134,7 @@ export class Repository {
     } catch (err) {
       throw this.explainConstraint(err, id)
     }
-    yield* appendJournal(w, { cmdtype: 'create', objtype: this.spec.objtype, objid: id, obj: this.journalObj(doc) })
+    yield* appendJournal(w, { cmdtype: 'create', objtype: this.spec.objtype, objid: id, obj: this.journalObj(doc, hidden) })
     return doc
   }
 
@@ -148,7 +151,7 @@ export class Repository {
     const ct = getPath(before, 'ext.ct') as string | undefined
     const after = this.stamp(change(structuredClone(before), hidden), ct ?? w.now, w.now)
     const changed = changedPaths(before, after, STAMP_PATHS)
-    for (const h of this.hidden) if (hidden[h] !== oldHidden[h]) changed.push(h)
+    for (const h of this.hidden) if (hidden[h] !== oldHidden[h]) changed.push(this.spec.hidden![h]!)
     if (changed.length === 0) return before
     const values = this.rowValues(after, hidden)
     try {
@@ -161,7 +164,7 @@ export class Repository {
       objtype: this.spec.objtype,
       objid: id,
       fields: changed.join(','),
-      obj: this.journalObj(after),
+      obj: this.journalObj(after, hidden),
     })
     return after
   }
@@ -172,7 +175,7 @@ export class Repository {
     if (!row) return undefined
     const before = JSON.parse(this.docText(row)) as Doc
     yield* tx.run(this.sql.delete, [w.domain, id])
-    yield* appendJournal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id, obj: this.journalObj(before) })
+    yield* appendJournal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id, obj: this.journalObj(before, this.hiddenOf(row)) })
     return before
   }
 
@@ -230,8 +233,11 @@ export class Repository {
     return out
   }
 
-  private journalObj(doc: Doc): Doc {
-    return maskPaths(doc, this.spec.secrets ?? [])
+  /** The object as the journal records it: secrets masked, a set hidden value shown only as masked. */
+  private journalObj(doc: Doc, hidden: Record<string, SqlValue>): Doc {
+    const obj = { ...maskPaths(doc, this.spec.secrets ?? []) }
+    for (const h of this.hidden) if (hidden[h] !== null && hidden[h] !== undefined) obj[this.spec.hidden![h]!] = MASKED
+    return obj
   }
 
   /** Names the doc field behind a unique-index violation, so callers can report it. */

@@ -3,11 +3,33 @@
  * shape. Adding a resource starts here (see README, "Adding a resource").
  */
 import * as v from 'valibot'
+import type { SqlValue, TxStep } from '~storage/db'
 import type { Doc } from '~storage/doc'
+import type { WriteContext } from '~storage/journal'
 import type { TableSpec } from '~storage/repository'
 import { FieldSet } from '../http/fields'
 import type { ListLimits } from '../http/list-query'
+import type { Req } from '../http/req'
 import type { DomainKind } from '../http/route'
+
+/** One write as hooks see it: the entity before and after, and the validated input (with virtual fields). */
+export interface Change {
+  before?: Doc
+  after?: Doc
+  input?: Doc
+}
+
+/** Entity-specific behaviour around the generic writes and reads. */
+export interface EntityHooks {
+  /** Async work before the transaction (hashing a password); may move input into hidden columns. */
+  prepare?(req: Req, input: Doc): Promise<{ input: Doc; hidden?: Record<string, SqlValue> }>
+  /** Inside the write transaction, after the row changed: check references, keep derived data. */
+  inTransaction?(req: Req, w: WriteContext, change: Change): TxStep<void>
+  /** After the commit: end sessions, drop caches. */
+  afterCommit?(req: Req, change: Change): Promise<void>
+  /** Shapes one entity for the caller (adds computed fields, hides what the caller may not see). */
+  view?(req: Req, doc: Doc): Doc | Promise<Doc>
+}
 
 export interface Entity {
   /** Singular name used in messages ("project"). */
@@ -27,6 +49,9 @@ export interface Entity {
   patch: v.GenericSchema<unknown, Doc>
   /** Checks and normalizations beyond the schema, applied to the complete new doc. */
   finish?(doc: Doc): Doc
+  /** Input fields that are not stored in the doc (hooks act on them). */
+  virtual: readonly string[]
+  hooks: EntityHooks
 }
 
 export const DEFAULT_LIMITS: ListLimits = { defaultLimit: 100, maxLimit: 1000 }
@@ -41,6 +66,8 @@ export function defineEntity(def: {
   limits?: ListLimits
   create: v.ObjectEntries
   finish?: (doc: Doc) => Doc
+  virtual?: string[]
+  hooks?: EntityHooks
 }): Entity {
   const create = v.strictObject(def.create)
   return {
@@ -54,7 +81,16 @@ export function defineEntity(def: {
     create: create as unknown as v.GenericSchema<unknown, Doc>,
     patch: v.partial(create) as unknown as v.GenericSchema<unknown, Doc>,
     finish: def.finish,
+    virtual: def.virtual ?? [],
+    hooks: def.hooks ?? {},
   }
+}
+
+/** The doc with each missing member set to its default (members keep their order; defaults go last). */
+export function withDefaults(doc: Doc, defaults: Doc): Doc {
+  const out = { ...doc }
+  for (const [k, v] of Object.entries(defaults)) if (out[k] === undefined) out[k] = v
+  return out
 }
 
 // ---- schema pieces shared by entities ----

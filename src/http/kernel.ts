@@ -7,6 +7,7 @@ import type { Elysia } from 'elysia'
 import { DuplicateError } from '~storage/repository'
 import type { Deps } from '../deps'
 import { authenticate } from '../identity/authenticate'
+import { inCidrs, type Cidr } from './cidr'
 import { ApiError, badRequest } from './errors'
 import { JSON_TYPE, jsonResponse } from './json'
 import { Req } from './req'
@@ -31,10 +32,20 @@ export function requestIdOf(request: Request): string {
   return given !== null && SANE_REQUEST_ID.test(given) ? given : `${ID_PREFIX}-${(++requestCounter).toString(36)}`
 }
 
-/** The peer address; on the gateway's private unix socket, the address the gateway reports. */
-export function clientAddressOf(ctx: ElysiaContext): string {
-  return ctx.server?.requestIP(ctx.request)?.address ?? ctx.request.headers.get('x-real-ip') ?? 'unknown'
+/**
+ * The client's address: the peer (on the gateway's private unix socket, the peer the gateway
+ * reports); when the peer is a trusted proxy, the last address in X-Forwarded-For it did not add.
+ */
+export function clientAddressOf(ctx: ElysiaContext, trusted: Cidr[]): string {
+  const peer = unmapped(ctx.server?.requestIP(ctx.request)?.address ?? ctx.request.headers.get('x-real-ip') ?? 'unknown')
+  if (trusted.length === 0 || !inCidrs(peer, trusted)) return peer
+  const hops = (ctx.request.headers.get('x-forwarded-for') ?? '').split(',').map((h) => unmapped(h.trim())).filter(Boolean)
+  for (let i = hops.length - 1; i >= 0; i--) if (!inCidrs(hops[i]!, trusted)) return hops[i]!
+  return hops[0] ?? peer
 }
+
+/** `::ffff:1.2.3.4` is shown as `1.2.3.4`. */
+const unmapped = (address: string) => (address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address)
 
 export function mountRoutes(app: Elysia, routes: RouteEntry[], deps: Deps): void {
   for (const { url, module } of routes) {
@@ -72,7 +83,7 @@ async function run(deps: Deps, def: RouteDef, method: string, url: string, ctx: 
     if (method === ctx.request.method && ctx.request.headers.has(OVERRIDE_HEADER)) {
       throw badRequest('X-HTTP-Method-Override is accepted only with POST', 'X-HTTP-Method-Override')
     }
-    const req = new Req(deps, ctx.request, method, url, ctx.params ?? {}, ctx.query ?? {}, requestId, () => clientAddressOf(ctx))
+    const req = new Req(deps, ctx.request, method, url, ctx.params ?? {}, ctx.query ?? {}, requestId, () => clientAddressOf(ctx, deps.trustedProxies))
     if (def.access !== 'public') await authenticate(req, def)
     const result = await def.handle(req)
     return respond(result, req)

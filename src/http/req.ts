@@ -15,6 +15,8 @@ export function isUuid(value: unknown): value is string {
 
 export class Req {
   session: Session | null = null
+  /** Roles of the session in its current domain, read live when the request was authenticated. */
+  roles: string[] = []
   /** Extra response headers; Set-Cookie values go to `cookies`. */
   readonly headers: Record<string, string> = {}
   readonly cookies: string[] = []
@@ -38,6 +40,14 @@ export class Req {
     return (this.address ??= this.peerAddress())
   }
 
+  /** The URL path, without the query string. */
+  get path(): string {
+    const url = this.request.url
+    const start = url.indexOf('/', url.indexOf('//') + 2)
+    const q = url.indexOf('?', start)
+    return decodeURI(url.slice(start, q < 0 ? undefined : q))
+  }
+
   header(name: string): string | null {
     return this.request.headers.get(name)
   }
@@ -53,9 +63,18 @@ export class Req {
     return this.session
   }
 
+  private domainOverride?: string
+
   /** The tenant every storage call of this request is scoped to. */
   get domain(): string {
-    return this.signedIn.domainId
+    return this.domainOverride ?? this.signedIn.domainId
+  }
+
+  /** The same request acting in another domain (a user's own account lives in its home domain). */
+  inDomain(domainId: string): Req {
+    const view = Object.create(this) as Req
+    view.domainOverride = domainId
+    return view
   }
 
   /** A path parameter that must be a UUID; returned in lower case. */
@@ -69,7 +88,7 @@ export class Req {
   writeContext(): WriteContext {
     const s = this.signedIn
     return {
-      domain: s.domainId,
+      domain: this.domain,
       now: isoTime(this.deps.clock.now()),
       actor: { id: s.userId, name: s.name || s.login },
       requestId: this.requestId,

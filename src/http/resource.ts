@@ -3,47 +3,23 @@
  * Each reads the request, calls the entity's repository scoped to the session's domain, and
  * shapes the answer. Entity-specific rules live in the entity definition, not here.
  */
-import { isPlainObject, type Doc } from '~storage/doc'
 import type { FilterNode, Literal } from '~storage/query'
 import type { Entity } from '../entities/entity'
-import { validate } from '../entities/validate'
+import { createEntity, patchEntity, readEntity, removeEntity } from '../entities/writes'
 import { ApiError, badRequest, notFound } from './errors'
 import { JsonText } from './json'
 import { parseFlat, parseListParams, parseMask } from './list-query'
 import { present } from './present'
-import { isUuid, NIL_UUID, type Req } from './req'
+import { isUuid, type Req } from './req'
 import { defineRoute, type Access, type RouteDef } from './route'
 
 interface Options {
   access?: Access
 }
 
-/** Top-level members merged one level deep by PATCH (null removes a key); others are replaced. */
-const MERGED_MEMBERS = new Set(['opts', 'ext'])
-
-export function applyPatch(current: Doc, changes: Doc): Doc {
-  const next: Doc = { ...current }
-  for (const [key, value] of Object.entries(changes)) {
-    if (MERGED_MEMBERS.has(key) && isPlainObject(value) && isPlainObject(current[key])) {
-      const merged: Doc = { ...(current[key] as Doc) }
-      for (const [k, val] of Object.entries(value)) {
-        if (val === null) delete merged[k]
-        else merged[k] = val
-      }
-      next[key] = merged
-    } else next[key] = value
-  }
-  return next
-}
-
 function withEqualities(filter: FilterNode | null, equal: Record<string, Literal>): FilterNode {
   const conds: FilterNode[] = Object.entries(equal).map(([field, value]) => ({ op: '==', left: { field }, right: { value } }))
   return { op: 'and', args: filter ? [...conds, filter] : conds }
-}
-
-function bodyObject(body: unknown): Doc {
-  if (!isPlainObject(body)) throw badRequest('body must be a JSON object', 'body')
-  return body
 }
 
 /** `match` adds equality conditions taken from the request (a path segment) to the client's filter. */
@@ -70,15 +46,13 @@ export function read(entity: Entity, options: Options = {}): RouteDef {
       const id = req.uuidParam('id')
       const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, entity.fields)
       const flat = parseFlat(req.query.flat)
-      const repo = req.deps.repo(entity.table)
-      if (!mask && !flat) {
-        const text = await repo.getText(req.domain, id)
+      if (!mask && !flat && !entity.hooks.view) {
+        // the hot point read: the stored text goes out unparsed
+        const text = await req.deps.repo(entity.table).getText(req.domain, id)
         if (text === undefined) throw notFound(`${entity.name} ${id} not found`)
         return new JsonText(text)
       }
-      const doc = await repo.get(req.domain, id)
-      if (!doc) throw notFound(`${entity.name} ${id} not found`)
-      return present(doc, mask, flat)
+      return present(await readEntity(req, entity, id), mask, flat)
     },
   })
 }
@@ -88,19 +62,10 @@ export function create(entity: Entity, options: Options = {}): RouteDef {
     access: options.access,
     domainKind: entity.domainKind,
     async handle(req) {
-      const { id: givenId, ...body } = bodyObject(await req.json())
-      const id = givenId === undefined ? Bun.randomUUIDv7() : newId(givenId)
-      let doc: Doc = { id, ...validate(entity.create, body) }
-      if (entity.finish) doc = entity.finish(doc)
-      return req.deps.repo(entity.table).create(req.writeContext(), doc)
+      const doc = await createEntity(req, entity, await req.json())
+      return entity.hooks.view ? entity.hooks.view(req, doc) : doc
     },
   })
-}
-
-function newId(value: unknown): string {
-  if (!isUuid(value)) throw badRequest(`id must be a UUID, got ${JSON.stringify(value)}`, 'id')
-  if (value === NIL_UUID) throw badRequest('id must not be the nil UUID', 'id')
-  return value.toLowerCase()
 }
 
 export function patch(entity: Entity, options: Options = {}): RouteDef {
@@ -108,16 +73,8 @@ export function patch(entity: Entity, options: Options = {}): RouteDef {
     access: options.access,
     domainKind: entity.domainKind,
     async handle(req) {
-      const id = req.uuidParam('id')
-      const { id: bodyId, ...body } = bodyObject(await req.json())
-      if (bodyId !== undefined && String(bodyId).toLowerCase() !== id) throw badRequest('id cannot be changed', 'id')
-      const changes = validate(entity.patch, body)
-      const doc = await req.deps.repo(entity.table).modify(req.writeContext(), id, (current) => {
-        const next = applyPatch(current, changes)
-        return entity.finish ? entity.finish(next) : next
-      })
-      if (!doc) throw notFound(`${entity.name} ${id} not found`)
-      return doc
+      const doc = await patchEntity(req, entity, req.uuidParam('id'), await req.json())
+      return entity.hooks.view ? entity.hooks.view(req, doc) : doc
     },
   })
 }
@@ -127,8 +84,7 @@ export function remove(entity: Entity, options: Options = {}): RouteDef {
     access: options.access,
     domainKind: entity.domainKind,
     async handle(req) {
-      const id = req.uuidParam('id')
-      if (!(await req.deps.repo(entity.table).delete(req.writeContext(), id))) throw notFound(`${entity.name} ${id} not found`)
+      await removeEntity(req, entity, req.uuidParam('id'))
       return undefined
     },
   })

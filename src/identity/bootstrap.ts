@@ -6,6 +6,7 @@ import { findMasterDomain } from '~storage/directory'
 import { DuplicateError } from '~storage/repository'
 import { isoTime } from '../clock'
 import type { Deps } from '../deps'
+import { rebuildCaches } from '../directory/maintain'
 import { domainsTable, SYSTEM_ACTOR, usersTable } from './directory'
 import { generatePassword, hashPassword } from './passwords'
 
@@ -34,6 +35,7 @@ export async function bootstrap(deps: Deps): Promise<BootstrapResult> {
         { id: Bun.randomUUIDv7(), login: config.adminLogin, name: 'Administrator', roles: ['admin'], opts: {} },
         { pwd_hash: hash },
       )
+      yield* rebuildCaches(masterId)
     })
   } catch (err) {
     if (err instanceof DuplicateError) return { created: false } // another process won the race

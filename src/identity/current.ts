@@ -1,8 +1,10 @@
 /** The current-session object of GET /rest/v1/iam/sessions/current. */
-import { findDomainById, listDomains } from '~storage/directory'
+import { findUserByLogin, listDomains } from '~storage/directory'
+import type { Doc } from '~storage/doc'
 import type { Deps } from '../deps'
 import { isMasterDomain } from './directory'
 import type { Session } from './sessions'
+import { webappsFor } from './webapps'
 
 export interface CurrentSession {
   domain: string
@@ -15,30 +17,38 @@ export interface CurrentSession {
   solution: string
   tags: string[]
   user_id: string
-  webapps: Record<string, unknown>[]
+  webapps: Doc[]
 }
 
-/** Domains a session may switch into without signing in again: all of them for a master administrator. */
+/** A master-domain account that holds `admin` there: it may switch into any domain. */
+export async function isSuperuser(deps: Deps, s: Session): Promise<boolean> {
+  return s.homeIsMaster && (await deps.access.rolesOf(s.homeDomainId, s.userId)).includes('admin')
+}
+
+/** Domains a session may switch into without signing in again: all of them for a superuser. */
 export async function reachableDomains(deps: Deps, s: Session): Promise<{ domain: string; is_master: boolean; id: string }[]> {
-  if (s.superuser) return (await listDomains(deps.db)).map((d) => ({ domain: d.name, is_master: isMasterDomain(d), id: d.id }))
-  const home = await findDomainById(deps.db, s.homeDomainId)
-  return home ? [{ domain: home.name, is_master: isMasterDomain(home), id: home.id }] : []
+  if (await isSuperuser(deps, s)) return (await listDomains(deps.db)).map((d) => ({ domain: d.name, is_master: isMasterDomain(d), id: d.id }))
+  const home = await deps.access.domainInfo(s.homeDomainId)
+  return home ? [{ domain: home.name, is_master: home.isMaster, id: home.id }] : []
 }
 
 export async function currentSession(deps: Deps, s: Session): Promise<CurrentSession> {
-  const domain = await findDomainById(deps.db, s.domainId)
-  const domains = (await reachableDomains(deps, s)).map(({ domain, is_master }) => ({ domain, is_master }))
+  const domain = await deps.access.domainInfo(s.domainId)
+  const roles = await deps.access.sessionRoles(s)
+  const account = await findUserByLogin(deps.db, s.homeDomainId, s.login)
+  const name = (account?.doc.name as string | undefined) ?? s.name
+  const tags = (account?.doc.opts as Doc | undefined)?.tags
   return {
     domain: s.domainName,
     domain_is_master: s.isMaster,
-    domains,
+    domains: (await reachableDomains(deps, s)).map(({ domain, is_master }) => ({ domain, is_master })),
     login: s.login,
-    name: s.name,
-    name_login: s.name ? `${s.name} (${s.login})` : s.login,
-    roles: s.roles,
-    solution: (domain?.doc.solution as string | undefined) ?? 'platform',
-    tags: [],
+    name,
+    name_login: name ? `${name} (${s.login})` : s.login,
+    roles,
+    solution: domain?.solution ?? 'platform',
+    tags: Array.isArray(tags) ? (tags as string[]) : [],
     user_id: s.userId,
-    webapps: [],
+    webapps: webappsFor(deps, roles),
   }
 }

@@ -8,8 +8,7 @@ export const usersTable: TableSpec = {
   table: 'users',
   objtype: 'user',
   columns: { login: 'login' },
-  hidden: ['pwd_hash'],
-  secrets: ['pwd'],
+  hidden: { pwd_hash: 'pwd' },
 }
 
 /** The actor recorded for changes the service makes by itself (first start, expiry). */
@@ -17,4 +16,3 @@ export const SYSTEM_ACTOR = { id: '00000000-0000-0000-0000-000000000000', name: 
 
 export const isMasterDomain = (d: StoredDomain) => d.parentId === ''
 export const isBlocked = (d: StoredDomain) => (d.doc.opts as Doc | undefined)?.isblocked === true
-export const rolesOf = (user: Doc): string[] => (Array.isArray(user.roles) ? (user.roles as string[]) : [])

@@ -1,9 +1,8 @@
 /** Checking credentials: domain name, login and password. Every failure looks the same to the caller. */
 import { findDomainByName, findUserByLogin } from '~storage/directory'
-import type { Doc } from '~storage/doc'
 import type { Deps } from '../deps'
 import { forbidden } from '../http/errors'
-import { isBlocked, isMasterDomain, rolesOf } from './directory'
+import { isBlocked, isMasterDomain } from './directory'
 import { verifyPassword } from './passwords'
 import type { NewSession, Session } from './sessions'
 
@@ -28,10 +27,9 @@ export async function checkCredentials(deps: Deps, c: Credentials, kind: Session
     login: user.login as string,
     name: (user.name as string | undefined) ?? '',
     homeDomainId: domain.id,
-    superuser: isMasterDomain(domain) && rolesOf(user).includes('admin'),
+    homeIsMaster: isMasterDomain(domain),
     domainId: domain.id,
     domainName: domain.name,
     isMaster: isMasterDomain(domain),
-    roles: rolesOf(user as Doc),
   }
 }

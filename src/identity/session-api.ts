@@ -6,6 +6,7 @@ import { ApiError, badRequest, forbidden, unauthorized } from '../http/errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
 import { bearerToken, credentialOf, sessionFor } from './authenticate'
+import { recordFailure, refuseIfBanned } from './brute-force'
 import { deletedSessionCookie, readCookie, SESSION_COOKIE, sessionCookie } from './cookies'
 import { currentSession, reachableDomains } from './current'
 import { isMasterDomain } from './directory'
@@ -35,6 +36,7 @@ async function cookieSession(req: Req): Promise<Session | null> {
 export const createSession = defineRoute({
   access: 'public',
   async handle(req) {
+    await refuseIfBanned(req) // before anything else: a banned address learns nothing
     const body = validate(LoginBody, (await req.json()) ?? {})
     const type = body.session_type ?? 'cookie'
     const kind = type === 'cookie' ? 'cookie' : 'token'
@@ -49,7 +51,10 @@ export const createSession = defineRoute({
     } else {
       for (const name of ['domain', 'login', 'pwd'] as const) if (!body[name]) throw badRequest(`${name} is required`, name)
       data = await checkCredentials(req.deps, { domain: body.domain!, login: body.login!, pwd: body.pwd! }, kind)
-      if (!data) throw unauthorized('invalid domain, login or password')
+      if (!data) {
+        await recordFailure(req)
+        throw unauthorized('invalid domain, login or password')
+      }
     }
     const session = await req.deps.sessions.create(data)
     if (kind === 'token') return { session_token: session.id }
@@ -87,14 +92,7 @@ export const switchDomain = defineRoute({
     if (!target) throw forbidden(`domain ${name} is not among the domains of this session`)
     const domain = await findDomainByName(req.deps.db, target.domain)
     if (!domain) throw forbidden(`domain ${name} no longer exists`)
-    const moved: NewSession = {
-      ...session,
-      domainId: domain.id,
-      domainName: domain.name,
-      isMaster: isMasterDomain(domain),
-      // a master administrator administers the domain it switches into
-      roles: session.superuser ? ['admin'] : session.roles,
-    }
+    const moved: NewSession = { ...session, domainId: domain.id, domainName: domain.name, isMaster: isMasterDomain(domain) }
     if (session.kind === 'token') {
       // the client keeps its token; only what it names changes
       await req.deps.sessions.replace({ ...session, ...moved })

@@ -15,14 +15,12 @@ export interface Session {
   name: string
   /** Domain the account belongs to. */
   homeDomainId: string
-  /** An administrator of the master domain: may switch into any domain. */
-  superuser: boolean
+  /** The account belongs to the master domain (its administrators may switch into any domain). */
+  homeIsMaster: boolean
   /** Domain the session currently works in (differs after a master administrator switches). */
   domainId: string
   domainName: string
   isMaster: boolean
-  /** Roles in the current domain. */
-  roles: string[]
   created: number
   /** When the lifetime was last extended. */
   touched: number

@@ -34,6 +34,13 @@ export interface Kv {
   zrem(key: string, ...members: string[]): Promise<number>
   zrange(key: string): Promise<string[]>
 
+  /**
+   * A sliding-window log (rate limits, failed logins): drops entries older than `now - windowMs`,
+   * adds one at `now` when `record` is set, and returns the times left in the window, oldest first.
+   * Times are the caller's clock, so tests can move it.
+   */
+  window(key: string, now: number, windowMs: number, record: boolean): Promise<number[]>
+
   publish(channel: string, message: string): Promise<void>
   /** Returns the function that ends the subscription. */
   subscribe(channel: string, handler: MessageHandler): Promise<() => Promise<void>>

@@ -105,6 +105,17 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
       if (!z) return []
       return [...z.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1)).map(([m]) => m)
     },
+    async window(key, now, windowMs, record) {
+      const z = typed(key, isZset) ?? new Map<string, number>()
+      for (const [m, at] of z) if (at <= now - windowMs) z.delete(m)
+      if (record) z.set(`${now}:${crypto.randomUUID()}`, now)
+      if (z.size === 0) {
+        data.delete(prefix + key)
+        return []
+      }
+      put(key, z, windowMs)
+      return [...z.values()].sort((a, b) => a - b)
+    },
     async publish(channel, message) {
       for (const h of channels.get(prefix + channel) ?? []) queueMicrotask(() => h(message))
     },

@@ -3,5 +3,9 @@
  * compiled binary carries them. Never edit a migration that has shipped; add the next one.
  */
 import core from './0001_core.sql' with { type: 'text' }
+import directory from './0002_directory.sql' with { type: 'text' }
 
-export const migrations: { id: string; sql: string }[] = [{ id: '0001_core', sql: core }]
+export const migrations: { id: string; sql: string }[] = [
+  { id: '0001_core', sql: core },
+  { id: '0002_directory', sql: directory },
+]

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { routes } from '../../routes/_manifest.gen'
 import { ManualClock } from '~/clock'
 import { loadConfig } from '~/config'
+import { rebuildCaches } from '~/directory/maintain'
 import { domainsTable, SYSTEM_ACTOR, usersTable } from '~/identity/directory'
 import { hashPassword } from '~/identity/passwords'
 import { OVERRIDE_HEADER } from '~/http/kernel'
@@ -19,6 +20,8 @@ import { createMemoryKv } from '~storage/kv/memory'
 import { testRedisKv } from './redis'
 
 export const ADMIN_PASSWORD = 'admin-Secret_1'
+
+const randomAddress = () => `10.${[0, 0, 0].map(() => Math.floor(Math.random() * 256)).join('.')}`
 
 export interface TestOptions {
   env?: Record<string, string>
@@ -57,8 +60,13 @@ export async function testService(options: TestOptions = {}) {
   const { deps, app } = service
   const master = (await findMasterDomain(deps.db))!
 
+  /**
+   * In-process requests have no peer; like the gateway, the helper names the client in X-Real-IP:
+   * a fresh address per request unless the test gives one, so failed sign-ins in one test do not
+   * trip the brute-force filter in another.
+   */
   async function request(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = { ...o.headers }
+    const headers: Record<string, string> = { 'x-real-ip': randomAddress(), ...o.headers }
     if (o.cookie) headers.cookie = `RSession=${o.cookie}`
     if (o.token) headers.authorization = `Bearer ${o.token}`
     let wireMethod = method
@@ -104,7 +112,12 @@ export async function testService(options: TestOptions = {}) {
   /** A user created directly in storage. */
   async function createUser(domainId: string, login: string, pwd: string, roles: string[] = ['user']): Promise<string> {
     const id = Bun.randomUUIDv7()
-    await deps.repo(usersTable).create(system(domainId), { id, login, name: login, roles, opts: {} }, { pwd_hash: await hashPassword(pwd) })
+    const hash = await hashPassword(pwd)
+    await deps.db.write(function* () {
+      yield* deps.repo(usersTable).insert(system(domainId), { id, login, name: login, groups: [], roles, opts: {} }, { pwd_hash: hash })
+      yield* rebuildCaches(domainId)
+    })
+    await deps.access.invalidate(domainId)
     return id
   }
 

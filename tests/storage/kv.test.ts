@@ -89,6 +89,17 @@ for (const [name, make] of subjects) {
       expect(await kv.zrange('z')).toEqual(['a', 'c'])
     })
 
+    test('a sliding window keeps the times of the last windowMs', async () => {
+      const t0 = 1_000_000
+      expect(await kv.window('w', t0, 1000, false)).toEqual([])
+      expect(await kv.window('w', t0, 1000, true)).toEqual([t0])
+      expect(await kv.window('w', t0 + 400, 1000, true)).toEqual([t0, t0 + 400])
+      expect(await kv.window('w', t0 + 400, 1000, true)).toEqual([t0, t0 + 400, t0 + 400])
+      expect(await kv.window('w', t0 + 1000, 1000, false)).toEqual([t0 + 400, t0 + 400])
+      expect(await kv.window('w', t0 + 1401, 1000, false)).toEqual([])
+      expect(await kv.window('other', t0, 1000, false)).toEqual([])
+    })
+
     test('pub/sub delivers to subscribers until they unsubscribe', async () => {
       const got: string[] = []
       const stop = await kv.subscribe('chan', (m) => got.push(m))

@@ -15,7 +15,7 @@ const dir = mkdtempSync(join(tmpdir(), 'platform-repo-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const projects: TableSpec = { table: 'projects', objtype: 'project', columns: { code: 'code' } }
-const users: TableSpec = { table: 'users', objtype: 'user', columns: { login: 'login' }, hidden: ['pwd_hash'], secrets: ['pwd'] }
+const users: TableSpec = { table: 'users', objtype: 'user', columns: { login: 'login' }, hidden: { pwd_hash: 'pwd' }, secrets: ['secret'] }
 const ctx = (domain: string, now = '2026-01-01T00:00:00.000Z'): WriteContext => ({ domain, now, actor: { id: 'u1', name: 'Ann' }, requestId: 'req-1' })
 
 async function journal(db: Db) {
@@ -107,16 +107,18 @@ for (const [name, open] of [
     test('secrets are masked in the journal and hidden columns never reach the doc', async () => {
       const db = await fresh()
       const repo = new Repository(db, users)
-      await repo.create(ctx('d1'), { id: 'u9', login: 'bob', pwd: 'plain-secret' }, { pwd_hash: 'HASH1' })
+      await repo.create(ctx('d1'), { id: 'u9', login: 'bob', secret: 'plain-secret' }, { pwd_hash: 'HASH1' })
       expect(await repo.getHidden('d1', 'u9')).toEqual({ pwd_hash: 'HASH1' })
       await repo.modify(ctx('d1'), 'u9', (d, hidden) => {
         hidden.pwd_hash = 'HASH2'
         return d
       })
       expect(await repo.getHidden('d1', 'u9')).toEqual({ pwd_hash: 'HASH2' })
+      expect(await repo.get('d1', 'u9')).not.toHaveProperty('pwd')
       const records = await journal(db)
-      expect(records[0]!.obj.pwd).toBe(MASKED)
-      expect(records[1]!.fields).toBe('pwd_hash')
+      expect(records[0]!.obj).toMatchObject({ secret: MASKED, pwd: MASKED })
+      expect(records[1]!.fields).toBe('pwd')
+      expect(records[1]!.obj.pwd).toBe(MASKED)
       expect(JSON.stringify(records)).not.toContain('HASH')
       expect(JSON.stringify(records)).not.toContain('plain-secret')
       await db.close()

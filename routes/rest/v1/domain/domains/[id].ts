@@ -1,0 +1,6 @@
+import { domains } from '~/directory/domains'
+import { patch, read, remove } from '~/http/resource'
+
+export const GET = read(domains)
+export const PATCH = patch(domains)
+export const DELETE = remove(domains)

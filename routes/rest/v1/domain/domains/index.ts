@@ -1,0 +1,6 @@
+import { domains } from '~/directory/domains'
+import { create, list, lookup } from '~/http/resource'
+
+export const GET = list(domains)
+export const POST = create(domains)
+export const LOOKUP = lookup(domains)

@@ -1,0 +1,3 @@
+import { readSubordination } from '~/directory/caches-api'
+
+export const GET = readSubordination

@@ -1,0 +1,4 @@
+import { subordinationsCaches } from '~/directory/caches-api'
+import { list } from '~/http/resource'
+
+export const GET = list(subordinationsCaches)

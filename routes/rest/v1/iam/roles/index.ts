@@ -1,0 +1,3 @@
+import { listRoles } from '~/identity/user-api'
+
+export const GET = listRoles

@@ -1,0 +1,66 @@
+/** Read access to the derived caches, and the one write they allow: a user's direct groups. */
+import * as v from 'valibot'
+import { cacheDoc } from '~storage/directory'
+import type { Doc } from '~storage/doc'
+import { defineEntity, type Entity } from '../entities/entity'
+import { validate } from '../entities/validate'
+import { bodyObject, patchEntity } from '../entities/writes'
+import { ApiError, badRequest, notFound } from '../http/errors'
+import { parseFlat, parseMask } from '../http/list-query'
+import { present } from '../http/present'
+import { defineRoute, type RouteDef } from '../http/route'
+import { uuidList } from './schemas'
+import { users } from './users'
+
+/** A read-only collection over a cache table (never written through the generic routes). */
+const cache = (name: string, table: string, idField: string, fields: string[]): Entity =>
+  defineEntity({
+    name,
+    table: { table, objtype: name, idField, stamps: false },
+    fields,
+    listFields: fields,
+    lookupFields: [idField],
+    create: {},
+  })
+
+export const usersCaches = cache('user cache', 'users_caches', 'id', ['id', 'direct_groups', 'direct_roles', 'deep_groups', 'deep_roles'])
+export const groupsCaches = cache('group cache', 'groups_caches', 'id', [
+  'id', 'direct_parents', 'direct_children', 'direct_users', 'direct_roles', 'deep_parents', 'deep_children', 'deep_users', 'deep_roles',
+])
+export const subordinationsCaches = cache('subordination cache', 'subordinations_caches', 'top', ['top', 'sub'])
+
+/** GET /subordinations_caches/<top>: keyed by the superior's user id. */
+export const readSubordination: RouteDef = defineRoute({
+  async handle(req) {
+    const top = req.uuidParam('top')
+    const doc = await cacheDoc(req.deps.db, 'subordinations_caches', req.domain, top)
+    if (!doc) throw notFound(`no subordination cache for ${top}`)
+    const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, subordinationsCaches.fields)
+    return present(doc, mask, parseFlat(req.query.flat))
+  },
+})
+
+/**
+ * PATCH /users_caches/<id>: only `direct_groups` is applied (other members are ignored, as the
+ * original does); it becomes the user's groups. Answers the id and the members that changed.
+ */
+export const patchUserCache: RouteDef = defineRoute({
+  async handle(req) {
+    const id = req.uuidParam('id')
+    const body = bodyObject(await req.json())
+    if (body.id !== undefined && String(body.id).toLowerCase() !== id) throw badRequest('id cannot be changed', 'id')
+    const before = await cacheDoc(req.deps.db, 'users_caches', req.domain, id)
+    if (!before) throw notFound(`user ${id} not found`)
+    if (body.direct_groups === undefined) return { id }
+    const { direct_groups } = validate(v.object({ direct_groups: uuidList }), { direct_groups: body.direct_groups })
+    await patchEntity(req, users, id, { groups: direct_groups }).catch((err: unknown) => {
+      // the user's `groups` field is this cache's `direct_groups`
+      if (err instanceof ApiError && err.details?.field === 'groups') throw badRequest(err.message.replace(/^groups/, 'direct_groups'), 'direct_groups')
+      throw err
+    })
+    const after = (await cacheDoc(req.deps.db, 'users_caches', req.domain, id))!
+    const changed: Doc = { id }
+    for (const [key, value] of Object.entries(after)) if (JSON.stringify(value) !== JSON.stringify(before[key])) changed[key] = value
+    return changed
+  },
+})

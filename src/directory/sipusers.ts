@@ -1,0 +1,45 @@
+/** SIP accounts (/rest/v1/uc/sipusers): login, phone number, the user they belong to; the password is for administrators' eyes only. */
+import * as v from 'valibot'
+import type { Doc } from '~storage/doc'
+import type { TableSpec } from '~storage/repository'
+import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
+import { NIL_UUID } from '../http/req'
+import { requireIds } from './maintain'
+import { uuid } from './schemas'
+
+export const sipusersTable: TableSpec = {
+  table: 'sipusers',
+  objtype: 'sipuser',
+  columns: { login: 'login', phonenumber: 'phonenumber', iduser: 'iduser' },
+  secrets: ['pwd'],
+}
+
+export const sipusers = defineEntity({
+  name: 'sipuser',
+  table: sipusersTable,
+  domainKind: 'working',
+  fields: [...COMMON_FIELDS, 'login', 'phonenumber', 'iduser', 'name'],
+  listFields: ['id', 'login', 'phonenumber', 'iduser', 'name', 'opts.title', 'ext.lwt', 'ext.ct'],
+  lookupFields: ['id', 'login', 'phonenumber'],
+  create: {
+    login: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._@+-]{1,128}$/, 'a SIP login is 1 to 128 letters, digits and . _ @ + -')),
+    phonenumber: v.optional(v.pipe(v.string(), v.regex(/^[0-9*#+]{1,32}$/, 'a phone number is up to 32 digits, * # +'))),
+    iduser: v.optional(uuid),
+    pwd: v.optional(v.pipe(v.string(), v.maxLength(128))),
+    name: v.optional(text(255)),
+    opts: opts(),
+    ext,
+  },
+  finish: (doc: Doc) => withDefaults(doc, { iduser: NIL_UUID }),
+  hooks: {
+    *inTransaction(_req, w, change) {
+      const iduser = change.after?.iduser
+      if (iduser && iduser !== NIL_UUID) yield* requireIds('users', w.domain, [iduser], 'iduser')
+    },
+    view(req, doc) {
+      if (req.roles.includes('admin')) return doc
+      const { pwd: _pwd, ...rest } = doc
+      return rest
+    },
+  },
+})

@@ -1,0 +1,61 @@
+/** IPv4 and IPv6 addresses and CIDR blocks, for TRUST_PROXY and the webhook address policy. */
+
+/** The address as a 128-bit number (IPv4 as IPv4-mapped IPv6), or null when it is not an address. */
+export function parseAddress(text: string): bigint | null {
+  const s = text.trim()
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s)
+  if (v4) {
+    const parts = v4.slice(1).map(Number)
+    if (parts.some((p) => p > 255)) return null
+    return (0xffffn << 32n) | BigInt(((parts[0]! << 24) >>> 0) + (parts[1]! << 16) + (parts[2]! << 8) + parts[3]!)
+  }
+  if (!s.includes(':') || !/^[0-9a-fA-F:.]+$/.test(s)) return null
+  let head = s
+  let tail4: bigint | null = null
+  const lastColon = s.lastIndexOf(':')
+  if (s.slice(lastColon + 1).includes('.')) {
+    const mapped = parseAddress(s.slice(lastColon + 1))
+    if (mapped === null) return null
+    tail4 = mapped & 0xffffffffn
+    head = s.slice(0, lastColon + 1) + '0:0'
+  }
+  const halves = head.split('::')
+  if (halves.length > 2) return null
+  const groups = (h: string) => (h === '' ? [] : h.split(':'))
+  const left = groups(halves[0]!)
+  const right = halves.length === 2 ? groups(halves[1]!) : []
+  const missing = 8 - left.length - right.length
+  if ((halves.length === 1 && missing !== 0) || missing < 0) return null
+  const all = [...left, ...Array(halves.length === 2 ? missing : 0).fill('0'), ...right]
+  let n = 0n
+  for (const g of all) {
+    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null
+    n = (n << 16n) | BigInt(parseInt(g, 16))
+  }
+  if (tail4 !== null) n = (n & ~0xffffffffn) | tail4
+  return n
+}
+
+export interface Cidr {
+  base: bigint
+  mask: bigint
+}
+
+/** `10.0.0.0/8`, `::1`, `fd00::/8`; an IPv4 prefix counts within the IPv4-mapped range. */
+export function parseCidr(text: string): Cidr | null {
+  const [addr, bits] = text.split('/')
+  const base = parseAddress(addr ?? '')
+  if (base === null) return null
+  const isV4 = !addr!.includes(':')
+  const max = isV4 ? 32 : 128
+  const len = bits === undefined ? max : Number(bits)
+  if (!Number.isInteger(len) || len < 0 || len > max) return null
+  const prefix = BigInt(isV4 ? 96 + len : len)
+  const mask = prefix === 0n ? 0n : ((1n << 128n) - 1n) ^ ((1n << (128n - prefix)) - 1n)
+  return { base: base & mask, mask }
+}
+
+export function inCidrs(address: string, cidrs: readonly Cidr[]): boolean {
+  const a = parseAddress(address)
+  return a !== null && cidrs.some((c) => (a & c.mask) === c.base)
+}
