@@ -44,6 +44,7 @@ export class SessionStore {
   /** Extending the lifetime costs a KV write, so it happens at most this often per session. */
   readonly slideMs: number
   private readonly maxPerUser: number
+  private lastScore = 0
 
   constructor(
     private readonly kv: Kv,
@@ -80,9 +81,11 @@ export class SessionStore {
     const now = this.clock.now()
     const session: Session = { ...data, id: newSessionId(), created: now, touched: now }
     await this.kv.set(sessionKey(session.id), JSON.stringify(session), this.idleMs)
-    await this.kv.zadd(userKey(session.userId), now, session.id)
+    // microsecond-scale scores, strictly increasing in this process: creation order even within one millisecond
+    this.lastScore = Math.max(now * 1000, this.lastScore + 1)
+    await this.kv.zadd(userKey(session.userId), this.lastScore, session.id)
     await this.kv.expire(userKey(session.userId), this.idleMs)
-    await this.enforceCap(session.userId)
+    await this.enforceCap(session.userId, session.id)
     this.remember(session)
     return session
   }
@@ -119,14 +122,14 @@ export class SessionStore {
     for (const id of await this.kv.zrange(userKey(userId))) if (id !== exceptId) await this.destroy(id)
   }
 
-  /** Ends the oldest sessions of a user beyond the cap, and forgets index entries that expired. */
-  private async enforceCap(userId: string): Promise<void> {
+  /** Ends the oldest sessions of a user beyond the cap (never the new one), and forgets expired index entries. */
+  private async enforceCap(userId: string, newest: string): Promise<void> {
     const ids = await this.kv.zrange(userKey(userId))
     const alive = await this.kv.mget(ids.map(sessionKey))
     const gone = ids.filter((_, i) => alive[i] === null)
     if (gone.length) await this.kv.zrem(userKey(userId), ...gone)
-    const live = ids.filter((_, i) => alive[i] !== null)
-    for (const id of live.slice(0, Math.max(0, live.length - this.maxPerUser))) await this.destroy(id)
+    const older = ids.filter((id, i) => alive[i] !== null && id !== newest)
+    for (const id of older.slice(0, Math.max(0, older.length + 1 - this.maxPerUser))) await this.destroy(id)
   }
 
   private async invalidate(id: string): Promise<void> {

@@ -59,9 +59,10 @@ export class RawClient {
     socket.on('error', () => (this.closed = true))
   }
 
-  static open(port: number, host = '127.0.0.1'): Promise<RawClient> {
+  /** `localAddress` picks the client's own address (any of 127.0.0.0/8 works on loopback). */
+  static open(port: number, host = '127.0.0.1', localAddress?: string): Promise<RawClient> {
     return new Promise((resolve, reject) => {
-      const s = connect({ port, host }, () => resolve(new RawClient(s)))
+      const s = connect({ port, host, localAddress }, () => resolve(new RawClient(s)))
       s.once('error', reject)
     })
   }

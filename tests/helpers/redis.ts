@@ -8,8 +8,7 @@ export function testPrefix(): string {
 }
 
 /** A Redis Kv under a fresh prefix; `cleanup` deletes every key it made. */
-export async function testRedisKv() {
-  const prefix = testPrefix()
+export async function testRedisKv(prefix = testPrefix()) {
   const kv = await createRedisKv(TEST_REDIS_URL, { prefix })
   return {
     kv,

@@ -29,6 +29,8 @@ export interface TestOptions {
   kv?: 'redis' | 'memory'
   clock?: ManualClock
   listen?: boolean
+  /** Share a Redis key prefix with another test service (two processes of one cluster). */
+  kvPrefix?: string
 }
 
 export interface RequestOptions {
@@ -51,7 +53,7 @@ export async function testService(options: TestOptions = {}) {
     kv = createMemoryKv({ now: () => clock.now() })
     cleanupKv = async () => {}
   } else {
-    const r = await testRedisKv()
+    const r = await testRedisKv(options.kvPrefix)
     kv = r.kv
     cleanupKv = r.cleanup
   }
