@@ -8,6 +8,7 @@ import { parseCidr, type Cidr } from './http/cidr'
 import { AccessCache } from './identity/access'
 import { SessionStore } from './identity/sessions'
 import type { Logger } from './log'
+import { MailService } from './mail/mail-service'
 
 export interface Deps {
   config: Config
@@ -17,6 +18,7 @@ export interface Deps {
   log: Logger
   sessions: SessionStore
   access: AccessCache
+  mail: MailService
   /** TRUST_PROXY, parsed: peers whose X-Forwarded-For is believed. */
   trustedProxies: Cidr[]
   /** The repository of a table, created on first use. */
@@ -32,6 +34,7 @@ export function createDeps(parts: { config: Config; db: Db; kv: Kv; clock: Clock
       maxPerUser: parts.config.sessionMaxPerUser,
     }),
     access: new AccessCache(parts.db, parts.kv, parts.clock),
+    mail: new MailService(parts.db, parts.clock, parts.log, parts.config),
     trustedProxies: parts.config.trustProxy.map((c) => parseCidr(c)!),
     repo(table) {
       let repo = repos.get(table)

@@ -10,6 +10,7 @@ import type { Kv } from '~storage/kv/kv'
 import { createMemoryKv } from '~storage/kv/memory'
 import { createRedisKv } from '~storage/kv/redis'
 import { migrate } from '~storage/migrate'
+import { purgeExpiredRequests } from '~storage/requests'
 import { createApp, type App } from './app'
 import { systemClock, type Clock } from './clock'
 import type { Config } from './config'
@@ -54,6 +55,9 @@ export async function startService(config: Config, routes: RouteEntry[], options
   const deps = createDeps({ config, db, kv, clock: options.clock ?? systemClock, log })
   await deps.sessions.start()
   await deps.access.start()
+  deps.mail.start()
+  const housekeeping = setInterval(() => void purgeExpiredRequests(db, deps.clock.now()).catch(() => {}), 60_000)
+  housekeeping.unref()
   const first = await bootstrap(deps)
   const app = createApp(deps, routes)
 
@@ -77,6 +81,8 @@ export async function startService(config: Config, routes: RouteEntry[], options
     bootstrap: first,
     url,
     async stop() {
+      clearInterval(housekeeping)
+      await deps.mail.stop()
       await gateway?.stop()
       await server?.stop()
       await kv.close()

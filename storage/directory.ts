@@ -2,6 +2,7 @@
 import type { Db, TxStep } from './db'
 import { tx } from './db'
 import type { Doc } from './doc'
+import { jsonField } from './query'
 
 export interface StoredDomain {
   /** Parent domain id; '' for the master domain. */
@@ -137,4 +138,13 @@ export async function usersInGroup(db: Db, domain: string, groupId: string): Pro
 /** Names of a domain's custom roles, sorted. */
 export async function roleNames(db: Db, domain: string): Promise<string[]> {
   return (await db.all('SELECT name FROM roles WHERE domain = ? ORDER BY name', [domain])).map((r) => r[0] as string)
+}
+
+/** Accounts with this e-mail address (lower case), in one domain or in all; at most `limit`. */
+export async function findUsersByEmail(db: Db, email: string, domain: string | null, limit = 10): Promise<{ domain: string; doc: Doc }[]> {
+  const byEmail = `${jsonField('doc', 'opts.email')} = ?`
+  const rows = domain === null
+    ? await db.all(`SELECT domain, doc FROM users WHERE ${byEmail} ORDER BY domain, id LIMIT ?`, [email, limit])
+    : await db.all(`SELECT domain, doc FROM users WHERE domain = ? AND ${byEmail} ORDER BY id LIMIT ?`, [domain, email, limit])
+  return rows.map((r) => ({ domain: r[0] as string, doc: JSON.parse(r[1] as string) as Doc }))
 }

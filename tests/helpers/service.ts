@@ -12,6 +12,7 @@ import { rebuildCaches } from '~/directory/maintain'
 import { domainsTable, SYSTEM_ACTOR, usersTable } from '~/identity/directory'
 import { hashPassword } from '~/identity/passwords'
 import { OVERRIDE_HEADER } from '~/http/kernel'
+import type { Logger } from '~/log'
 import { startService, type Service } from '~/service'
 import { findMasterDomain } from '~storage/directory'
 import type { Doc } from '~storage/doc'
@@ -31,6 +32,7 @@ export interface TestOptions {
   listen?: boolean
   /** Share a Redis key prefix with another test service (two processes of one cluster). */
   kvPrefix?: string
+  log?: Logger
 }
 
 export interface RequestOptions {
@@ -58,7 +60,7 @@ export async function testService(options: TestOptions = {}) {
     cleanupKv = r.cleanup
   }
   const config = loadConfig({ DATA_DIR: dir, ADMIN_PASSWORD, PORT: '0', LOG_LEVEL: process.env.LOG_LEVEL, ...options.env })
-  const service: Service = await startService(config, routes, { kv, clock, listen: options.listen ?? false })
+  const service: Service = await startService(config, routes, { kv, clock, listen: options.listen ?? false, log: options.log })
   const { deps, app } = service
   const master = (await findMasterDomain(deps.db))!
 

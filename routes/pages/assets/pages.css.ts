@@ -1,0 +1,3 @@
+import { pagesStyle } from '~/pages/assets'
+
+export const GET = pagesStyle

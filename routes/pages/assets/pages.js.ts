@@ -1,0 +1,3 @@
+import { pagesScript } from '~/pages/assets'
+
+export const GET = pagesScript

@@ -1,0 +1,3 @@
+import { confirmRegistration } from '~/pages/pages'
+
+export const GET = confirmRegistration

@@ -1,0 +1,3 @@
+import { forgotPassword } from '~/pages/pages'
+
+export const GET = forgotPassword

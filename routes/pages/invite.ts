@@ -1,0 +1,3 @@
+import { acceptInvitation } from '~/pages/pages'
+
+export const GET = acceptInvitation

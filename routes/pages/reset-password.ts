@@ -1,0 +1,3 @@
+import { resetPassword } from '~/pages/pages'
+
+export const GET = resetPassword

@@ -1,0 +1,3 @@
+import { selfRegister } from '~/pages/pages'
+
+export const GET = selfRegister

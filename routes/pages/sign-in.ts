@@ -1,0 +1,3 @@
+import { signIn } from '~/pages/pages'
+
+export const GET = signIn

@@ -1,0 +1,3 @@
+import { acceptInvitation } from '~/credentials/invitations'
+
+export const PATCH = acceptInvitation

@@ -1,0 +1,3 @@
+import { createInvitation } from '~/credentials/invitations'
+
+export const POST = createInvitation

@@ -1,0 +1,3 @@
+import { completePasswordReset } from '~/credentials/password-reset'
+
+export const PATCH = completePasswordReset

@@ -1,0 +1,3 @@
+import { createPasswordReset } from '~/credentials/password-reset'
+
+export const POST = createPasswordReset

@@ -1,0 +1,3 @@
+import { confirmSelfRegistration } from '~/credentials/self-registration'
+
+export const PATCH = confirmSelfRegistration

@@ -1,0 +1,3 @@
+import { createSelfRegistration } from '~/credentials/self-registration'
+
+export const POST = createSelfRegistration

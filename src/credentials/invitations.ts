@@ -1,0 +1,92 @@
+/**
+ * POST /rest/v1/iam/invites `{userid}` (a domain administrator invites a user of its domain: a mail
+ * with a link valid three days) and PATCH /rest/v1/iam/invites/<id> `{pwd, login?, name?}` (anyone
+ * holding the link sets the password, and optionally the login and name).
+ */
+import * as v from 'valibot'
+import { findMasterDomain } from '~storage/directory'
+import { findRequest, insertRequest, takeRequest } from '~storage/requests'
+import { DuplicateError } from '~storage/repository'
+import { isoTime } from '../clock'
+import { login as loginSchema, uuid } from '../directory/schemas'
+import { ApiError, fieldInvalid, forbidden } from '../http/errors'
+import { defineRoute } from '../http/route'
+import { usersTable } from '../identity/directory'
+import { hashPassword } from '../identity/passwords'
+import { checkPasswordPolicy } from '../identity/password-policy'
+import { invitationMail } from '../mail/templates'
+import { DAY_MS, emailOf, envelope, limitRate, pageLink, refuseWithExternalAuth, validateFields } from './common'
+
+export const INVITATION_LIFETIME_MS = 3 * DAY_MS
+const INVITATION_RATE_WINDOW_MS = 2 * 60_000
+
+const Invite = v.strictObject({ userid: uuid })
+const Accept = v.strictObject({ pwd: v.string(), login: v.optional(loginSchema), name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(255))) })
+
+export const createInvitation = defineRoute({
+  access: 'session',
+  async handle(req) {
+    await refuseWithExternalAuth(req.deps, (await findMasterDomain(req.deps.db))!.id)
+    if (!req.roles.includes('admin')) throw forbidden('only an administrator of the domain may send invitations')
+    const { userid } = validateFields(Invite, await req.json())
+    const user = await req.deps.repo(usersTable).get(req.domain, userid)
+    if (!user) throw new ApiError(412, `there is no user ${userid} in this domain`, { field: 'userid' }, 1413)
+    const email = emailOf(user)
+    if (!email) throw fieldInvalid('userid', 'the user has no e-mail address to send the invitation to')
+    await limitRate(req, 'invitation', [`address:${req.clientAddress}`, `email:${email}`], INVITATION_RATE_WINDOW_MS)
+
+    const now = req.deps.clock.now()
+    const id = crypto.randomUUID()
+    const s = req.signedIn
+    const mail = { domain: req.domain, recipient: email, ...invitationMail(pageLink(req.deps, 'invite', id), user.login as string, s.domainName, s.name || s.login) }
+    const invite = {
+      id,
+      kind: 'invite' as const,
+      domain: req.domain,
+      expires: now + INVITATION_LIFETIME_MS,
+      doc: { userId: userid, login: user.login, email, inviterId: s.userId, inviterLogin: s.login, remoteIp: req.clientAddress },
+    }
+    const mailService = req.deps.mail
+    await req.deps.db.write(function* () {
+      yield* insertRequest(invite, isoTime(now))
+      yield* mailService.enqueue(mail)
+    })
+    await mailService.committed(mail)
+    return envelope('the invitation was sent by e-mail')
+  },
+})
+
+export const acceptInvitation = defineRoute({
+  access: 'public',
+  async handle(req) {
+    await refuseWithExternalAuth(req.deps, (await findMasterDomain(req.deps.db))!.id)
+    const id = req.uuidParam('id')
+    const body = validateFields(Accept, await req.json())
+    const now = req.deps.clock.now()
+    const invite = await findRequest(req.deps.db, id, 'invite', now)
+    if (!invite) throw new ApiError(404, 'invitation not found or expired')
+    await checkPasswordPolicy(req.deps, invite.domain, body.pwd)
+    const hash = await hashPassword(body.pwd)
+    const userId = invite.doc.userId as string
+    const w = { domain: invite.domain, now: isoTime(now), actor: { id: userId, name: invite.doc.login as string }, requestId: req.requestId }
+    const users = req.deps.repo(usersTable)
+    let updated
+    try {
+      updated = await req.deps.db.write(function* () {
+        if (!(yield* takeRequest(id, 'invite', now))) throw new ApiError(404, 'invitation not found or expired')
+        return yield* users.update(w, userId, (doc, hidden) => {
+          hidden.pwd_hash = hash
+          return { ...doc, ...(body.login !== undefined && { login: body.login }), ...(body.name !== undefined && { name: body.name }) }
+        })
+      })
+    } catch (err) {
+      if (err instanceof DuplicateError) throw fieldInvalid('login', `login ${body.login} is taken in this domain`)
+      throw err
+    }
+    if (!updated) throw new ApiError(404, 'the invited account no longer exists')
+    await req.deps.sessions.destroyUser(userId)
+    await req.deps.access.invalidate(invite.domain)
+    const domain = await req.deps.access.domainInfo(invite.domain)
+    return envelope('the invitation was accepted', { domain: domain?.name ?? '', login: updated.login as string })
+  },
+})
