@@ -10,11 +10,14 @@ const ROOT = join(import.meta.dir, '..')
 const ROUTES = join(ROOT, 'routes')
 export const MANIFEST = join(ROUTES, '_manifest.gen.ts')
 
-/** `rest/v1/design/classes/[id].ts` -> `/rest/v1/design/classes/:id`; `index` names its folder. */
+/**
+ * `rest/v1/design/classes/[id].ts` -> `/rest/v1/design/classes/:id`; `index` names its folder;
+ * `[...path]` takes the rest of the URL (`*`).
+ */
 export function urlOf(file: string): string {
   const parts = file.replace(/\.ts$/, '').split('/')
   if (parts[parts.length - 1] === 'index') parts.pop()
-  return '/' + parts.map((p) => p.replace(/^\[(\w+)\]$/, ':$1')).join('/')
+  return '/' + parts.map((p) => (/^\[\.\.\.\w+\]$/.test(p) ? '*' : p.replace(/^\[(\w+)\]$/, ':$1'))).join('/')
 }
 
 /** Route files, relative to routes/, skipping anything whose name starts with `_`. */

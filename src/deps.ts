@@ -8,7 +8,10 @@ import { parseCidr, type Cidr } from './http/cidr'
 import { AccessCache } from './identity/access'
 import { SessionStore } from './identity/sessions'
 import type { Logger } from './log'
+import { EventStream } from './events/stream'
 import { MailService } from './mail/mail-service'
+import { ExpirySweeper } from './model/expiry'
+import { ModelRegistry } from './model/registry'
 
 export interface Deps {
   config: Config
@@ -19,6 +22,9 @@ export interface Deps {
   sessions: SessionStore
   access: AccessCache
   mail: MailService
+  model: ModelRegistry
+  events: EventStream
+  expiry: ExpirySweeper
   /** TRUST_PROXY, parsed: peers whose X-Forwarded-For is believed. */
   trustedProxies: Cidr[]
   /** The repository of a table, created on first use. */
@@ -26,8 +32,9 @@ export interface Deps {
 }
 
 export function createDeps(parts: { config: Config; db: Db; kv: Kv; clock: Clock; log: Logger }): Deps {
-  const repos = new Map<TableSpec, Repository>()
-  return {
+  // weak: a model class gets a new table spec whenever it changes, and the old one must not stay alive
+  const repos = new WeakMap<TableSpec, Repository>()
+  const deps: Deps = {
     ...parts,
     sessions: new SessionStore(parts.kv, parts.clock, {
       idleTimeoutSec: parts.config.sessionIdleTimeoutSec,
@@ -35,6 +42,9 @@ export function createDeps(parts: { config: Config; db: Db; kv: Kv; clock: Clock
     }),
     access: new AccessCache(parts.db, parts.kv, parts.clock),
     mail: new MailService(parts.db, parts.clock, parts.log, parts.config),
+    model: new ModelRegistry(parts.db, parts.kv, parts.clock),
+    events: new EventStream(parts.db, parts.kv, parts.log),
+    expiry: undefined as unknown as ExpirySweeper, // needs the finished deps, set below
     trustedProxies: parts.config.trustProxy.map((c) => parseCidr(c)!),
     repo(table) {
       let repo = repos.get(table)
@@ -42,4 +52,6 @@ export function createDeps(parts: { config: Config; db: Db; kv: Kv; clock: Clock
       return repo
     },
   }
+  deps.expiry = new ExpirySweeper(deps)
+  return deps
 }

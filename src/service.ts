@@ -55,6 +55,9 @@ export async function startService(config: Config, routes: RouteEntry[], options
   const deps = createDeps({ config, db, kv, clock: options.clock ?? systemClock, log })
   await deps.sessions.start()
   await deps.access.start()
+  await deps.model.start()
+  await deps.events.start()
+  deps.expiry.start()
   deps.mail.start()
   const housekeeping = setInterval(() => void purgeExpiredRequests(db, deps.clock.now()).catch(() => {}), 60_000)
   housekeeping.unref()
@@ -83,6 +86,8 @@ export async function startService(config: Config, routes: RouteEntry[], options
     async stop() {
       clearInterval(housekeeping)
       await deps.mail.stop()
+      await deps.expiry.stop()
+      await deps.events.stop()
       await gateway?.stop()
       await server?.stop()
       await kv.close()

@@ -2,6 +2,7 @@
 import type { Db, TxStep } from './db'
 import { tx } from './db'
 import type { Doc } from './doc'
+import { dropRecordTable, recordTablesOf } from './model-tables'
 import { jsonField } from './query'
 
 export interface StoredDomain {
@@ -71,6 +72,7 @@ export function* purgeDomain(domain: string): TxStep<void> {
      WHERE m.type = 'table' AND p.name = 'domain' AND m.name != 'domains'`,
   )
   for (const [name] of tables) yield* tx.run(`DELETE FROM "${String(name)}" WHERE domain = ?`, [domain])
+  for (const table of yield* recordTablesOf(domain)) yield* dropRecordTable(table)
 }
 
 /** Ids of the users of a domain (for ending their sessions). */

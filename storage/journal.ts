@@ -10,11 +10,14 @@ import { compileFilter, compileOrder, jsonField, type FieldResolver, type ListQu
 
 export type CmdType = 'create' | 'update' | 'delete'
 
+/** Who made a change: a user, an integration channel, a script, the service itself, the master domain. */
+export type InitiatorType = 'user' | 'integration' | 'script' | 'system' | 'master'
+
 /** Who is writing, where, and when: passed to every mutation. */
 export interface WriteContext {
   domain: string
   now: string
-  actor: { id: string; name: string }
+  actor: { id: string; name: string; type?: InitiatorType }
   requestId: string
 }
 
@@ -24,6 +27,8 @@ export interface JournalEntry {
   objid: string
   fields?: string
   obj: Doc
+  /** The object before an update (kept for events, not shown by the journal API). */
+  prev?: Doc
 }
 
 export interface JournalRecord {
@@ -40,10 +45,60 @@ export interface JournalRecord {
 
 export function* appendJournal(w: WriteContext, e: JournalEntry): TxStep<void> {
   yield* tx.run(
-    `INSERT INTO journal (domain, dtutc, cmdtype, objtype, objid, modifierid, modifiername, fields, obj, request_id)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [w.domain, w.now, e.cmdtype, e.objtype, e.objid, w.actor.id, w.actor.name, e.fields ?? null, JSON.stringify(e.obj), w.requestId],
+    `INSERT INTO journal (domain, dtutc, cmdtype, objtype, objid, modifierid, modifiername, fields, obj, prev, initiator, request_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      w.domain, w.now, e.cmdtype, e.objtype, e.objid, w.actor.id, w.actor.name, e.fields ?? null,
+      JSON.stringify(e.obj), e.prev ? JSON.stringify(e.prev) : null, w.actor.type ?? 'user', w.requestId,
+    ],
   )
+}
+
+/** A journal record as the event pump reads it. */
+export interface JournalChange {
+  seq: number
+  domain: string
+  dtutc: string
+  cmdtype: CmdType
+  objtype: string
+  objid: string
+  obj: Doc
+  prev: Doc | null
+  modifierid: string
+  initiator: InitiatorType
+}
+
+/** Journal records after `seq`, oldest first, across all domains. */
+export async function journalAfter(db: Db, seq: number, limit: number): Promise<JournalChange[]> {
+  const rows = await db.all(
+    'SELECT seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modifierid, initiator FROM journal WHERE seq > ? ORDER BY seq LIMIT ?',
+    [seq, limit],
+  )
+  return rows.map(([seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modifierid, initiator]) => ({
+    seq: seq as number,
+    domain: domain as string,
+    dtutc: dtutc as string,
+    cmdtype: cmdtype as CmdType,
+    objtype: objtype as string,
+    objid: objid as string,
+    obj: JSON.parse(obj as string) as Doc,
+    prev: prev === null ? null : (JSON.parse(prev as string) as Doc),
+    modifierid: modifierid as string,
+    initiator: initiator as InitiatorType,
+  }))
+}
+
+/** The position of a consumer in the journal; a new consumer starts at the end (no history replay). */
+export async function journalCursor(db: Db, name: string): Promise<number> {
+  const row = await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [name])
+  if (row) return row[0] as number
+  const end = ((await db.get('SELECT COALESCE(MAX(seq), 0) FROM journal'))![0] as number)
+  await db.run('INSERT OR IGNORE INTO journal_cursors (name, seq) VALUES (?, ?)', [name, end])
+  return ((await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [name]))![0] as number)
+}
+
+export async function moveJournalCursor(db: Db, name: string, seq: number): Promise<void> {
+  await db.run('UPDATE journal_cursors SET seq = ? WHERE name = ? AND seq < ?', [seq, name, seq])
 }
 
 /** Search conditions of GET /journal/changes, already validated. */

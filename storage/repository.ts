@@ -32,6 +32,17 @@ export interface TableSpec {
   secrets?: string[]
   /** Whether ext.ct / ext.lwt are stamped into the doc (default true). */
   stamps?: boolean
+  /** Columns computed from the doc on every write (a partition date, an expiry time). */
+  derived?: Record<string, (doc: Doc) => SqlValue>
+  /** The table has an `expires` column (ms since the epoch): reads given a time skip what expired. */
+  expiring?: boolean
+}
+
+/** A range over one derived column, for lists of partitioned tables: from <= column < to. */
+export interface ColumnRange {
+  column: string
+  from: SqlValue
+  to: SqlValue
 }
 
 /** Changes that only touch these never count as an update. */
@@ -42,6 +53,7 @@ export class Repository {
   private readonly columns: [column: string, path: string][]
   private readonly detached: string[]
   private readonly hidden: string[]
+  private readonly derived: [column: string, compute: (doc: Doc) => SqlValue][]
   private readonly resolveField: FieldResolver
   private readonly sql: Record<'get' | 'insert' | 'update' | 'delete', string>
 
@@ -53,6 +65,7 @@ export class Repository {
     this.columns = Object.entries(spec.columns ?? {})
     this.detached = spec.detached ?? []
     this.hidden = Object.keys(spec.hidden ?? {})
+    this.derived = Object.entries(spec.derived ?? {})
     const byPath = new Map(this.columns.map(([column, path]) => [path, column]))
     byPath.set(this.idField, 'id')
     byPath.set('ext.ct', 'ct')
@@ -66,9 +79,9 @@ export class Repository {
     }
 
     const t = spec.table
-    const written = [...this.detached, ...this.columns.map(([c]) => c), ...this.hidden]
+    const written = [...this.detached, ...this.columns.map(([c]) => c), ...this.hidden, ...this.derived.map(([c]) => c)]
     this.sql = {
-      get: `SELECT ${['doc', ...this.detached, ...this.hidden].join(', ')} FROM ${t} WHERE domain = ? AND id = ?`,
+      get: `SELECT ${['doc', ...this.detached, ...this.hidden].join(', ')} FROM ${t} WHERE domain = ? AND id = ?${spec.expiring ? ' AND (expires IS NULL OR expires > ?)' : ''}`,
       insert: `INSERT INTO ${t} (domain, id, doc, ct, lwt, version${written.map((c) => `, ${c}`).join('')})
                VALUES (?, ?, ?, ?, ?, 1${written.map(() => ', ?').join('')})`,
       update: `UPDATE ${t} SET doc = ?, lwt = ?, version = version + 1${written.map((c) => `, ${c} = ?`).join('')}
@@ -82,27 +95,44 @@ export class Repository {
     return this.resolveField(path)
   }
 
+  /** Arguments of the point read: an expiring table also needs the time (what expired is gone). */
+  private pointArgs(domain: string, id: string, now: number): SqlValue[] {
+    return this.spec.expiring ? [domain, id, now] : [domain, id]
+  }
+
   /** The stored JSON text of one entity: the hot point read passes it through unparsed. */
-  async getText(domain: string, id: string): Promise<string | undefined> {
-    const row = await this.db.get(this.sql.get, [domain, id])
+  async getText(domain: string, id: string, now = Date.now()): Promise<string | undefined> {
+    const row = await this.db.get(this.sql.get, this.pointArgs(domain, id, now))
     return row && this.docText(row)
   }
 
-  async get(domain: string, id: string): Promise<Doc | undefined> {
-    const text = await this.getText(domain, id)
+  async get(domain: string, id: string, now?: number): Promise<Doc | undefined> {
+    const text = await this.getText(domain, id, now)
     return text === undefined ? undefined : (JSON.parse(text) as Doc)
   }
 
   /** The hidden column values of one entity (e.g. a password hash). */
   async getHidden(domain: string, id: string): Promise<Record<string, SqlValue> | undefined> {
-    const row = await this.db.get(this.sql.get, [domain, id])
+    const row = await this.db.get(this.sql.get, this.pointArgs(domain, id, Date.now()))
     return row && this.hiddenOf(row)
   }
 
-  /** Entities matching the query, without their detached fields. */
-  async list(domain: string, q: ListQuery): Promise<Doc[]> {
+  /**
+   * Entities matching the query, without their detached fields; `range` bounds a derived column
+   * (a partition date), `now` hides what expired.
+   */
+  async list(domain: string, q: ListQuery, options: { range?: ColumnRange; now?: number } = {}): Promise<Doc[]> {
     const args: SqlValue[] = [domain]
     let where = 'domain = ?'
+    if (options.range) {
+      if (!this.derived.some(([c]) => c === options.range!.column)) throw new Error(`${this.spec.table} has no column ${options.range.column}`)
+      where += ` AND ${options.range.column} >= ? AND ${options.range.column} < ?`
+      args.push(options.range.from, options.range.to)
+    }
+    if (this.spec.expiring && options.now !== undefined) {
+      where += ' AND (expires IS NULL OR expires > ?)'
+      args.push(options.now)
+    }
     if (q.filter) where += ` AND ${compileFilter(q.filter, this.resolveField, args)}`
     args.push(q.limit, q.offset)
     const rows = await this.db.all(
@@ -114,11 +144,12 @@ export class Repository {
   }
 
   /** Ids of the entities whose value in any of the given fields equals `value`. */
-  async lookup(domain: string, fields: readonly string[], value: string | number): Promise<string[]> {
+  async lookup(domain: string, fields: readonly string[], value: string | number, now = Date.now()): Promise<string[]> {
     const cond = fields.map((f) => `${this.resolveField(f)} = ?`).join(' OR ')
+    const alive = this.spec.expiring ? ' AND (expires IS NULL OR expires > ?)' : ''
     const rows = await this.db.all(
-      `SELECT id FROM ${this.spec.table} WHERE domain = ? AND (${cond}) ORDER BY id LIMIT 1000`,
-      [domain, ...fields.map(() => value)],
+      `SELECT id FROM ${this.spec.table} WHERE domain = ? AND (${cond})${alive} ORDER BY id LIMIT 1000`,
+      [domain, ...fields.map(() => value), ...(this.spec.expiring ? [now] : [])],
     )
     return rows.map((r) => r[0] as string)
   }
@@ -143,7 +174,7 @@ export class Repository {
    * in the object it is given. An update that changes nothing writes nothing. Undefined when absent.
    */
   *update(w: WriteContext, id: string, change: (current: Doc, hidden: Record<string, SqlValue>) => Doc): TxStep<Doc | undefined> {
-    const row = yield* tx.get(this.sql.get, [w.domain, id])
+    const row = yield* tx.get(this.sql.get, this.pointArgs(w.domain, id, Date.parse(w.now)))
     if (!row) return undefined
     const before = JSON.parse(this.docText(row)) as Doc
     const oldHidden = this.hiddenOf(row)
@@ -165,18 +196,30 @@ export class Repository {
       objid: id,
       fields: changed.join(','),
       obj: this.journalObj(after, hidden),
+      prev: this.journalObj(before, oldHidden),
     })
     return after
   }
 
   /** Deletes one entity; returns it as it was, or undefined when absent. */
   *remove(w: WriteContext, id: string): TxStep<Doc | undefined> {
-    const row = yield* tx.get(this.sql.get, [w.domain, id])
+    const row = yield* tx.get(this.sql.get, this.pointArgs(w.domain, id, Date.parse(w.now)))
     if (!row) return undefined
     const before = JSON.parse(this.docText(row)) as Doc
     yield* tx.run(this.sql.delete, [w.domain, id])
     yield* appendJournal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id, obj: this.journalObj(before, this.hiddenOf(row)) })
     return before
+  }
+
+  /** Deletes every entity of the domain (or, with `expiredAt`, those whose lifetime ended by then), journaling each. */
+  *removeAll(w: WriteContext, expiredAt?: number): TxStep<number> {
+    const due = expiredAt === undefined ? '' : ' AND expires IS NOT NULL AND expires <= ?'
+    const rows = yield* tx.all(`SELECT id, doc FROM ${this.spec.table} WHERE domain = ?${due} ORDER BY id`, expiredAt === undefined ? [w.domain] : [w.domain, expiredAt])
+    for (const [id, doc] of rows) {
+      yield* tx.run(this.sql.delete, [w.domain, id as string])
+      yield* appendJournal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id as string, obj: this.journalObj(JSON.parse(doc as string) as Doc, {}) })
+    }
+    return rows.length
   }
 
   create(w: WriteContext, doc: Doc, hidden?: Record<string, SqlValue>): Promise<Doc> {
@@ -211,7 +254,8 @@ export class Repository {
       const v = getPath(full, path)
       return v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : (v as SqlValue)
     })
-    return { doc: JSON.stringify(doc), columns: [...detached, ...mirrored, ...this.hidden.map((h) => hidden[h] ?? null)] }
+    const derived = this.derived.map(([, compute]) => compute(full))
+    return { doc: JSON.stringify(doc), columns: [...detached, ...mirrored, ...this.hidden.map((h) => hidden[h] ?? null), ...derived] }
   }
 
   /** The whole document as JSON text: the stored doc with its detached fields spliced back in. */

@@ -61,6 +61,7 @@ export async function createEntity(req: Req, entity: Entity, body: unknown): Pro
     return created
   })
   await entity.hooks.afterCommit?.(req, { after, input })
+  req.deps.events.kick()
   return after
 }
 
@@ -89,6 +90,7 @@ export async function patchEntity(req: Req, entity: Entity, id: string, body: un
   })
   if (!change) throw notFound(`${entity.name} ${id} not found`)
   await entity.hooks.afterCommit?.(req, change)
+  req.deps.events.kick()
   return change.after!
 }
 
@@ -103,6 +105,7 @@ export async function removeEntity(req: Req, entity: Entity, id: string): Promis
   })
   if (!before) throw notFound(`${entity.name} ${id} not found`)
   await entity.hooks.afterCommit?.(req, { before })
+  req.deps.events.kick()
 }
 
 /** One entity as the caller may see it, or 404. */

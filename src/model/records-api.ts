@@ -1,0 +1,60 @@
+/**
+ * /rest/v1/model/<classname>[/<YYYY-MM-DD>][/<id>]: the records of a class. The classname may hold
+ * slashes, so the path is matched against the domain's classnames, longest first.
+ */
+import { badRequest, notFound } from '../http/errors'
+import { isUuid, type Req } from '../http/req'
+import { defineRoute, type RouteDef } from '../http/route'
+import {
+  clearRecords, createRecord, deleteRecord, listRecords, lookupRecords, patchRecord, readRecord, replaceRecord, type Target,
+} from './records'
+import type { ClassModel } from './registry'
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/
+
+async function resolve(req: Req): Promise<{ model: ClassModel; target: Target }> {
+  let segments: string[]
+  try {
+    segments = (req.params['*'] ?? '').split('/').filter(Boolean).map(decodeURIComponent)
+  } catch {
+    throw badRequest('the path is not valid', 'path')
+  }
+  const found = await req.deps.model.resolve(req.domain, segments)
+  if (!found) throw notFound(`no class ${segments.join('/')} in this domain`)
+  const rest = found.rest
+  let target: Target | null = null
+  if (rest.length === 0) target = { date: null, id: null }
+  else if (rest.length === 1 && DATE.test(rest[0]!)) target = { date: rest[0]!, id: null }
+  else if (rest.length === 1 && isUuid(rest[0])) target = { date: null, id: rest[0]!.toLowerCase() }
+  else if (rest.length === 2 && DATE.test(rest[0]!) && isUuid(rest[1])) target = { date: rest[0]!, id: rest[1]!.toLowerCase() }
+  if (!target) throw notFound(`no resource ${rest.join('/')} in ${found.model.classname}: records are /<id> or /<YYYY-MM-DD>[/<id>]`)
+  return { model: found.model, target }
+}
+
+/** A method that serves either the collection or one record, never both. */
+function on(what: 'collection' | 'record', handle: (req: Req, model: ClassModel, t: Target) => unknown): RouteDef {
+  return defineRoute({
+    async handle(req) {
+      const { model, target } = await resolve(req)
+      const isRecord = target.id !== null
+      if ((what === 'record') !== isRecord) throw badRequest(`${req.method} applies to ${what === 'record' ? 'one record: /<id>' : 'the collection'}, not to ${isRecord ? 'a record' : 'the collection'}`, 'path')
+      return handle(req, model, target)
+    },
+  })
+}
+
+export const modelGet = defineRoute({
+  async handle(req) {
+    const { model, target } = await resolve(req)
+    return target.id ? readRecord(req, model, target) : listRecords(req, model, target)
+  },
+})
+export const modelPost = on('collection', async (req, model, t) => {
+  if (t.date) throw badRequest('records are created on the collection, not on a date', 'path')
+  return createRecord(req, model, await req.json())
+})
+export const modelPut = on('record', async (req, model, t) => replaceRecord(req, model, t, await req.json()))
+export const modelPatch = on('record', async (req, model, t) => patchRecord(req, model, t, await req.json()))
+export const modelDelete = on('record', (req, model, t) => deleteRecord(req, model, t))
+export const modelLookup = on('collection', async (req, model) => lookupRecords(req, model, await req.json()))
+export const modelClear = on('collection', (req, model) => clearRecords(req, model))

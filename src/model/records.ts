@@ -1,0 +1,188 @@
+/**
+ * Records of model classes: list, read, create, replace, patch, delete, lookup and clear, each
+ * through the class's repository (so every change is journaled) and by the class's rules.
+ */
+import type { Doc } from '~storage/doc'
+import type { ColumnRange } from '~storage/repository'
+import { isoTime } from '../clock'
+import { bodyObject } from '../entities/writes'
+import { ApiError, badRequest, notFound } from '../http/errors'
+import { JsonText } from '../http/json'
+import { parseFlat, parseListParams, parseMask } from '../http/list-query'
+import { present } from '../http/present'
+import { isUuid, NIL_UUID, type Req } from '../http/req'
+import { validateRecord } from './properties'
+import type { ClassModel } from './registry'
+
+const DAY_MS = 86_400_000
+const DATE = /^\d{4}-\d{2}-\d{2}$/
+
+/** Where a record path points below its class: the collection, a day of it, or one record. */
+export interface Target {
+  date: string | null
+  id: string | null
+}
+
+function repoOf(req: Req, model: ClassModel) {
+  if (!model.table) throw badRequest(`${model.classname} is an abstract class: it has no records`, 'classname')
+  return req.deps.repo(model.table)
+}
+
+function dayRange(date: string, field: string): ColumnRange {
+  const start = Date.parse(`${date}T00:00:00.000Z`)
+  if (Number.isNaN(start) || !new Date(start).toISOString().startsWith(date)) throw badRequest(`${field}: ${date} is not a date`, field)
+  return { column: 'pdate', from: new Date(start).toISOString(), to: new Date(start + DAY_MS).toISOString() }
+}
+
+/** `interval=["2026-01-01","2026-01-31"]`: both ends included (a date stands for its whole day). */
+export function parseInterval(raw: string | undefined): ColumnRange | null {
+  if (raw === undefined) return null
+  let value: unknown
+  try {
+    value = JSON.parse(raw)
+  } catch {
+    throw badRequest('interval is not valid JSON: give ["from","to"]', 'interval')
+  }
+  if (!Array.isArray(value) || value.length !== 2 || !value.every((x) => typeof x === 'string')) throw badRequest('interval must be a JSON array of two dates', 'interval')
+  const [from, to] = value as [string, string]
+  const start = DATE.test(from) ? Date.parse(`${from}T00:00:00.000Z`) : Date.parse(from)
+  const end = DATE.test(to) ? Date.parse(`${to}T00:00:00.000Z`) + DAY_MS : Date.parse(to) + 1
+  if (Number.isNaN(start) || Number.isNaN(end)) throw badRequest('interval: both ends must be dates or dates with times', 'interval')
+  if (start >= end) throw badRequest('interval: the start is after the end', 'interval')
+  return { column: 'pdate', from: new Date(start).toISOString(), to: new Date(end).toISOString() }
+}
+
+/** A partitioned class is read by date; others never are. */
+function checkAddressing(model: ClassModel, t: Target): void {
+  const partitioned = model.partition !== null
+  if (t.date && !partitioned) throw badRequest(`${model.classname} is not partitioned by date: address records as /${model.classname}/<id>`, 'date')
+  if (t.id && !t.date && partitioned) {
+    throw badRequest(`${model.classname} is partitioned by ${model.partition!.property}: address records as /<YYYY-MM-DD>/<id>`, 'date')
+  }
+}
+
+export async function listRecords(req: Req, model: ClassModel, t: Target) {
+  const repo = repoOf(req, model)
+  checkAddressing(model, t)
+  const { query, mask, flat } = parseListParams(req.query, { fields: model.fields, output: model.output, limits: model.limits })
+  let range: ColumnRange | undefined
+  if (model.partition) {
+    range = (t.date ? dayRange(t.date, 'date') : parseInterval(req.query.interval)) ?? undefined
+    if (!range) throw badRequest(`${model.classname} is a ${model.storageMode} class: give interval=["from","to"] or list one day as /<YYYY-MM-DD>`, 'interval')
+  }
+  const docs = await repo.list(req.domain, query, { range, now: req.deps.clock.now() })
+  return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
+}
+
+async function current(req: Req, model: ClassModel, t: Target): Promise<Doc> {
+  checkAddressing(model, t)
+  const doc = await repoOf(req, model).get(req.domain, t.id!, req.deps.clock.now())
+  if (!doc || (t.date && model.partition && doc[model.partition.property] !== undefined && !inDay(model, doc, t.date))) {
+    throw notFound(`no record ${t.id} in ${model.classname}${t.date ? ` on ${t.date}` : ''}`)
+  }
+  return doc
+}
+
+function inDay(model: ClassModel, doc: Doc, date: string): boolean {
+  const value = doc[model.partition!.property] as string
+  return new Date(model.partition!.type === 'date' ? `${value}T00:00:00Z` : value).toISOString().slice(0, 10) === date
+}
+
+export async function readRecord(req: Req, model: ClassModel, t: Target) {
+  const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, model.fields)
+  const flat = parseFlat(req.query.flat)
+  if (!mask && !flat && !t.date) {
+    checkAddressing(model, t)
+    const text = await repoOf(req, model).getText(req.domain, t.id!, req.deps.clock.now())
+    if (text === undefined) throw notFound(`no record ${t.id} in ${model.classname}`)
+    return new JsonText(text)
+  }
+  return present(await current(req, model, t), mask, flat)
+}
+
+/** A record without its lifetime's start gets the time of its creation. */
+function stampExpiry(req: Req, model: ClassModel, body: Doc): Doc {
+  if (!model.expiry || body[model.expiry.ts] !== undefined) return body
+  const now = req.deps.clock.now()
+  return { ...body, [model.expiry.ts]: model.expiry.tsType === 'long' ? now : isoTime(now) }
+}
+
+function requirePartition(model: ClassModel, doc: Doc): void {
+  if (model.partition && (doc[model.partition.property] === undefined || doc[model.partition.property] === null)) {
+    throw badRequest(`${model.partition.property} is required: it places the record in its ${model.storageMode} partition`, model.partition.property)
+  }
+}
+
+function refuseChangesToLog(model: ClassModel): void {
+  if (model.storageMode === 'transactionlog') throw new ApiError(405, `${model.classname} is a transaction log: its records cannot change`)
+}
+
+export async function createRecord(req: Req, model: ClassModel, body: unknown): Promise<Doc> {
+  const repo = repoOf(req, model)
+  const input = bodyObject(body)
+  const id = input.id === undefined ? Bun.randomUUIDv7() : String(input.id).toLowerCase()
+  if (!isUuid(id) || id === NIL_UUID) throw badRequest(`id must be a UUID, got ${JSON.stringify(input.id)}`, 'id')
+  const doc = { id, ...validateRecord(stampExpiry(req, model, input), model.rules, 'create') }
+  requirePartition(model, doc)
+  const created = await repo.create(req.writeContext(), doc)
+  req.deps.events.kick()
+  return created
+}
+
+export async function replaceRecord(req: Req, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
+  refuseChangesToLog(model)
+  const input = bodyObject(body)
+  if (input.id !== undefined && String(input.id).toLowerCase() !== t.id) throw badRequest('id cannot be changed', 'id')
+  await current(req, model, t)
+  const next = validateRecord(input, model.rules, 'replace')
+  const updated = await repoOf(req, model).modify(req.writeContext(), t.id!, (cur) => {
+    const doc: Doc = { id: t.id, ...next }
+    if (model.expiry && doc[model.expiry.ts] === undefined) doc[model.expiry.ts] = cur[model.expiry.ts] // the lifetime still counts from creation
+    requirePartition(model, doc)
+    return doc
+  })
+  if (!updated) throw notFound(`no record ${t.id} in ${model.classname}`)
+  req.deps.events.kick()
+  return updated
+}
+
+export async function patchRecord(req: Req, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
+  refuseChangesToLog(model)
+  const input = bodyObject(body)
+  if (input.id !== undefined && String(input.id).toLowerCase() !== t.id) throw badRequest('id cannot be changed', 'id')
+  await current(req, model, t)
+  const updated = await repoOf(req, model).modify(req.writeContext(), t.id!, (cur) => {
+    const doc = { id: t.id, ...validateRecord(input, model.rules, 'patch', cur) }
+    requirePartition(model, doc)
+    return doc
+  })
+  if (!updated) throw notFound(`no record ${t.id} in ${model.classname}`)
+  req.deps.events.kick()
+  return updated
+}
+
+export async function deleteRecord(req: Req, model: ClassModel, t: Target): Promise<void> {
+  refuseChangesToLog(model)
+  await current(req, model, t)
+  if (!(await repoOf(req, model).delete(req.writeContext(), t.id!))) throw notFound(`no record ${t.id} in ${model.classname}`)
+  req.deps.events.kick()
+}
+
+/** CLEAR: every record of the class goes, each deletion journaled. */
+export async function clearRecords(req: Req, model: ClassModel): Promise<{ deleted: number }> {
+  const repo = repoOf(req, model)
+  const w = req.writeContext()
+  const deleted = await req.deps.db.write(() => repo.removeAll(w))
+  req.deps.events.kick()
+  return { deleted }
+}
+
+/** LOOKUP: ids of the records whose lookup properties (opts.lookup_properties, else the id) equal the key. */
+export async function lookupRecords(req: Req, model: ClassModel, key: unknown): Promise<string[]> {
+  const repo = repoOf(req, model)
+  if (typeof key !== 'string' && typeof key !== 'number') throw badRequest('LOOKUP body must be a JSON string or number', 'body')
+  const fields = (model.lookup.length ? model.lookup : ['id']).filter((f) => f !== 'id' || isUuid(key))
+  const ids = fields.length ? await repo.lookup(req.domain, fields, typeof key === 'string' && isUuid(key) ? key.toLowerCase() : key, req.deps.clock.now()) : []
+  if (ids.length === 0) throw new ApiError(404, 'lookup failed')
+  return ids
+}

@@ -1,0 +1,83 @@
+/**
+ * The tables of model classes: one per class, of the standard shape plus `pdate` (the partition
+ * date of history and transactionlog classes) and `expires` (ms since the epoch, for records with
+ * a lifetime). Created, migrated and dropped inside the transaction that changes the class.
+ */
+import type { Db, SqlValue, TxStep } from './db'
+import { tx } from './db'
+import type { Doc } from './doc'
+import { jsonField } from './query'
+
+/** The table of a class: both ids in hex, so names are unique and safe to splice into SQL. */
+export function recordTable(domain: string, classId: string): string {
+  return `rec_${domain.replace(/-/g, '')}_${classId.replace(/-/g, '')}`
+}
+
+export function* createRecordTable(table: string): TxStep<void> {
+  yield* tx.exec(`CREATE TABLE IF NOT EXISTS ${table} (
+    domain TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL, ct TEXT NOT NULL, lwt TEXT NOT NULL,
+    version INTEGER NOT NULL, pdate TEXT, expires INTEGER, PRIMARY KEY (domain, id));
+  CREATE INDEX IF NOT EXISTS ${table}_pdate ON ${table} (domain, pdate, id);
+  CREATE INDEX IF NOT EXISTS ${table}_expires ON ${table} (expires) WHERE expires IS NOT NULL;`)
+}
+
+export function* dropRecordTable(table: string): TxStep<void> {
+  yield* tx.exec(`DROP TABLE IF EXISTS ${table}`)
+}
+
+/** Indexes for the properties LOOKUP and filters use most: exactly one per listed property. */
+export function* indexProperties(table: string, properties: readonly string[]): TxStep<void> {
+  const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name LIKE ?`, [table, `${table}_p_%`])
+  const wanted = new Set(properties.map((p) => `${table}_p_${p}`))
+  for (const [name] of rows) if (!wanted.has(name as string)) yield* tx.exec(`DROP INDEX IF EXISTS ${String(name)}`)
+  for (const p of properties) yield* tx.exec(`CREATE INDEX IF NOT EXISTS ${table}_p_${p} ON ${table} (domain, ${jsonField('doc', p)}, id)`)
+}
+
+export function* countRecords(table: string, domain: string): TxStep<number> {
+  return ((yield* tx.get(`SELECT count(*) FROM ${table} WHERE domain = ?`, [domain]))![0] as number)
+}
+
+/** Removes properties from every record (their class no longer has them). */
+export function* stripProperties(table: string, names: readonly string[]): TxStep<void> {
+  if (names.length === 0) return
+  yield* tx.run(`UPDATE ${table} SET doc = json_remove(doc, ${names.map(() => '?').join(', ')})`, names.map((n) => `$.${n}`))
+}
+
+/** Recomputes pdate and expires of every record (the class changed how they are derived). */
+export function* rederive(table: string, compute: (doc: Doc) => { pdate: SqlValue; expires: SqlValue }): TxStep<void> {
+  const rows = yield* tx.all(`SELECT domain, id, doc FROM ${table}`)
+  for (const [domain, id, doc] of rows) {
+    const d = compute(JSON.parse(doc as string) as Doc)
+    yield* tx.run(`UPDATE ${table} SET pdate = ?, expires = ? WHERE domain = ? AND id = ?`, [d.pdate, d.expires, domain as string, id as string])
+  }
+}
+
+/** Record tables of a domain (for deleting the domain). */
+export function* recordTablesOf(domain: string): TxStep<string[]> {
+  const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?`, [`rec_${domain.replace(/-/g, '')}_%`])
+  return rows.map((r) => r[0] as string)
+}
+
+/** The class docs of a domain, ordered by classname. */
+export async function classDocs(db: Db, domain: string): Promise<Doc[]> {
+  const rows = await db.all('SELECT doc FROM classes WHERE domain = ? ORDER BY classname', [domain])
+  return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+}
+
+/** The same, inside a transaction. */
+export function* classDocsTx(domain: string): TxStep<Doc[]> {
+  const rows = yield* tx.all('SELECT doc FROM classes WHERE domain = ? ORDER BY classname', [domain])
+  return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+}
+
+/** Every record doc of a class table (for journaling a class's deletion). */
+export function* allRecords(table: string, domain: string): TxStep<Doc[]> {
+  const rows = yield* tx.all(`SELECT doc FROM ${table} WHERE domain = ? ORDER BY id`, [domain])
+  return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+}
+
+/** Domains that have classes whose records expire. */
+export async function domainsWithExpiringClasses(db: Db): Promise<string[]> {
+  const rows = await db.all(`SELECT DISTINCT domain FROM classes WHERE ${jsonField('doc', 'opts.expires_mode')} = 'create'`)
+  return rows.map((r) => r[0] as string)
+}
