@@ -14,6 +14,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const WARMUP_SECONDS = 2
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
 const OBJECTS = 1000
+const MODEL_RECORDS = 100_000
 const root = join(import.meta.dir, '..')
 const work = mkdtempSync(join(tmpdir(), 'platform-bench-'))
 const children: ReturnType<typeof Bun.spawn>[] = []
@@ -27,6 +28,7 @@ async function cpuSeconds(pid: number): Promise<number> {
 interface Target {
   url: string
   pid: number
+  stop(): Promise<void>
 }
 
 async function spawnUntil(cmd: string[], env: Record<string, string>, pattern: RegExp): Promise<Target> {
@@ -39,7 +41,7 @@ async function spawnUntil(cmd: string[], env: Record<string, string>, pattern: R
     if (done) throw new Error(`${cmd.join(' ')} exited before it was ready:\n${out}`)
     out += new TextDecoder().decode(value)
     const m = pattern.exec(out)
-    if (m) return { url: m[1]!, pid: proc.pid }
+    if (m) return { url: m[1]!, pid: proc.pid, stop: async () => void (proc.kill(), await proc.exited) }
   }
 }
 
@@ -48,13 +50,17 @@ async function startService(name: string, gateway: 'on' | 'off'): Promise<Target
   return spawnUntil([process.execPath, 'server.ts'], env, /"url":"(http:[^"]+)"/)
 }
 
-async function seed(base: string) {
+async function signIn(base: string): Promise<Record<string, string>> {
   const login = await fetch(`${base}/rest/v1/iam/sessions`, {
     method: 'POST',
     body: JSON.stringify({ domain: 'master', login: 'admin', pwd: 'bench-Pass1', session_type: 'token' }),
   })
   const { session_token: token } = (await login.json()) as { session_token: string }
-  const headers = { authorization: `Bearer ${token}` }
+  return { authorization: `Bearer ${token}` }
+}
+
+async function seed(base: string) {
+  const headers = await signIn(base)
   const ids: string[] = []
   for (let i = 0; i < OBJECTS; i++) {
     const body = { type: `type${i % 20}`, value: { n: i, tags: ['a', 'b'], nested: { x: i * 2 } }, opts: { title: `Object ${i}`, user_tags: ['bench'] } }
@@ -90,18 +96,30 @@ try {
   console.log(`bench: wrk -t2 -c64, ${SECONDS}s rounds after ${WARMUP_SECONDS}s warm-up, ${OBJECTS} extobjs, bun ${Bun.version}`)
   const raw = await spawnUntil([process.execPath, join(import.meta.dir, 'raw-server.ts')], {}, /listening (\d+)/)
   raw.url = `http://127.0.0.1:${raw.url}`
+  // the model list: a class of 100,000 records, seeded through the repository while the service is down
+  const setup = await startService('direct', 'off')
+  const klass = { classname: 'bench/records', properties: [{ name: 'name', data_type: 'string' }, { name: 'kind', data_type: 'string' }, { name: 'n', data_type: 'int' }, { name: 'at', data_type: 'datetime' }], opts: { lookup_properties: ['kind'], indexes: [['kind', 'n']], max_limit: 1000 } }
+  await fetch(`${setup.url}/rest/v1/design/classes`, { method: 'POST', headers: await signIn(setup.url), body: JSON.stringify(klass) })
+  await setup.stop()
+  const seeding = Bun.spawnSync([process.execPath, join(import.meta.dir, 'seed-model.ts'), join(work, 'direct'), 'bench/records', String(MODEL_RECORDS)], { cwd: root })
+  console.log(`  ${seeding.stdout.toString().trim()}`)
   const direct = await startService('direct', 'off')
   const gateway = await startService('gateway', 'on')
   const seededDirect = await seed(direct.url)
   const seededGateway = await seed(gateway.url)
   const point = (ids: string[]) => ids.map((id) => `/rest/v1/reference/extobjs/${id}`)
   const filtered = Array.from({ length: 20 }, (_, i) => `/rest/v1/reference/extobjs?filter=${encodeURIComponent(JSON.stringify({ type: `type${i}` }))}&limit=20`)
+  const kinds = Array.from({ length: 20 }, (_, i) => encodeURIComponent(JSON.stringify({ kind: `k${i}` })))
+  const modelFiltered = kinds.map((k) => `/rest/v1/model/bench/records?filter=${k}&limit=20`)
+  const modelOrdered = kinds.map((k) => `/rest/v1/model/bench/records?filter=${k}&order=${encodeURIComponent('["-n"]')}&limit=20`)
 
   const cases: Case[] = [
     { name: 'raw Bun.serve JSON (baseline)', target: raw, paths: point(seededDirect.ids), headers: {}, rounds: [] },
     { name: 'GET extobj by id, direct (GATEWAY=off)', target: direct, paths: point(seededDirect.ids), headers: seededDirect.headers, rounds: [] },
     { name: 'GET extobj by id, through the gateway', target: gateway, paths: point(seededGateway.ids), headers: seededGateway.headers, rounds: [] },
     { name: 'GET extobjs filtered by type, limit 20, direct', target: direct, paths: filtered, headers: seededDirect.headers, rounds: [] },
+    { name: `model list of ${MODEL_RECORDS} records: filter kind, limit 20, direct`, target: direct, paths: modelFiltered, headers: seededDirect.headers, rounds: [] },
+    { name: `model list of ${MODEL_RECORDS} records: filter kind, order -n, limit 20, direct`, target: direct, paths: modelOrdered, headers: seededDirect.headers, rounds: [] },
   ]
   // rounds interleave the cases, so drift in the machine's load spreads over all of them
   for (let r = 1; r <= ROUNDS; r++) {

@@ -16,35 +16,38 @@ import * as r12 from './rest/v1/domain/groups/index'
 import * as r13 from './rest/v1/domain/groups/[id]'
 import * as r14 from './rest/v1/domain/groups_caches/index'
 import * as r15 from './rest/v1/domain/groups_caches/[id]'
-import * as r16 from './rest/v1/domain/projects/index'
-import * as r17 from './rest/v1/domain/projects/[id]'
-import * as r18 from './rest/v1/domain/roles/index'
-import * as r19 from './rest/v1/domain/roles/[id]'
-import * as r20 from './rest/v1/domain/settings/index'
-import * as r21 from './rest/v1/domain/settings/[key]'
-import * as r22 from './rest/v1/domain/subordinations_caches/index'
-import * as r23 from './rest/v1/domain/subordinations_caches/[top]'
-import * as r24 from './rest/v1/domain/users/index'
-import * as r25 from './rest/v1/domain/users/[id]'
-import * as r26 from './rest/v1/domain/users_caches/index'
-import * as r27 from './rest/v1/domain/users_caches/[id]'
-import * as r28 from './rest/v1/iam/invites/index'
-import * as r29 from './rest/v1/iam/invites/[id]'
-import * as r30 from './rest/v1/iam/pwd_reset_requests/index'
-import * as r31 from './rest/v1/iam/pwd_reset_requests/[id]'
-import * as r32 from './rest/v1/iam/roles/index'
-import * as r33 from './rest/v1/iam/self_register_requests/index'
-import * as r34 from './rest/v1/iam/self_register_requests/[id]'
-import * as r35 from './rest/v1/iam/sessions/index'
-import * as r36 from './rest/v1/iam/sessions/current'
-import * as r37 from './rest/v1/journal/changes/index'
-import * as r38 from './rest/v1/model/[...path]'
-import * as r39 from './rest/v1/reference/extobjs/index'
-import * as r40 from './rest/v1/reference/extobjs/[id]'
-import * as r41 from './rest/v1/reference/extobjs_by_type/[type]'
-import * as r42 from './rest/v1/uc/sipusers/index'
-import * as r43 from './rest/v1/uc/sipusers/[id]'
-import * as r44 from './rest/v1/user/info'
+import * as r16 from './rest/v1/domain/product_layer/index'
+import * as r17 from './rest/v1/domain/projects/index'
+import * as r18 from './rest/v1/domain/projects/[id]'
+import * as r19 from './rest/v1/domain/roles/index'
+import * as r20 from './rest/v1/domain/roles/[id]'
+import * as r21 from './rest/v1/domain/settings/index'
+import * as r22 from './rest/v1/domain/settings/[key]'
+import * as r23 from './rest/v1/domain/subordinations_caches/index'
+import * as r24 from './rest/v1/domain/subordinations_caches/[top]'
+import * as r25 from './rest/v1/domain/users/index'
+import * as r26 from './rest/v1/domain/users/[id]'
+import * as r27 from './rest/v1/domain/users_caches/index'
+import * as r28 from './rest/v1/domain/users_caches/[id]'
+import * as r29 from './rest/v1/iam/invites/index'
+import * as r30 from './rest/v1/iam/invites/[id]'
+import * as r31 from './rest/v1/iam/pwd_reset_requests/index'
+import * as r32 from './rest/v1/iam/pwd_reset_requests/[id]'
+import * as r33 from './rest/v1/iam/roles/index'
+import * as r34 from './rest/v1/iam/self_register_requests/index'
+import * as r35 from './rest/v1/iam/self_register_requests/[id]'
+import * as r36 from './rest/v1/iam/sessions/index'
+import * as r37 from './rest/v1/iam/sessions/current'
+import * as r38 from './rest/v1/journal/changes/index'
+import * as r39 from './rest/v1/model/[...path]'
+import * as r40 from './rest/v1/reference/extobjs/index'
+import * as r41 from './rest/v1/reference/extobjs/[id]'
+import * as r42 from './rest/v1/reference/extobjs_by_type/[type]'
+import * as r43 from './rest/v1/service/svcscripts/index'
+import * as r44 from './rest/v1/service/svcscripts/[id]'
+import * as r45 from './rest/v1/uc/sipusers/index'
+import * as r46 from './rest/v1/uc/sipusers/[id]'
+import * as r47 from './rest/v1/user/info'
 
 export const routes: RouteEntry[] = [
   { url: '/pages/assets/pages.css', file: 'routes/pages/assets/pages.css.ts', module: r0 },
@@ -63,33 +66,36 @@ export const routes: RouteEntry[] = [
   { url: '/rest/v1/domain/groups/:id', file: 'routes/rest/v1/domain/groups/[id].ts', module: r13 },
   { url: '/rest/v1/domain/groups_caches', file: 'routes/rest/v1/domain/groups_caches/index.ts', module: r14 },
   { url: '/rest/v1/domain/groups_caches/:id', file: 'routes/rest/v1/domain/groups_caches/[id].ts', module: r15 },
-  { url: '/rest/v1/domain/projects', file: 'routes/rest/v1/domain/projects/index.ts', module: r16 },
-  { url: '/rest/v1/domain/projects/:id', file: 'routes/rest/v1/domain/projects/[id].ts', module: r17 },
-  { url: '/rest/v1/domain/roles', file: 'routes/rest/v1/domain/roles/index.ts', module: r18 },
-  { url: '/rest/v1/domain/roles/:id', file: 'routes/rest/v1/domain/roles/[id].ts', module: r19 },
-  { url: '/rest/v1/domain/settings', file: 'routes/rest/v1/domain/settings/index.ts', module: r20 },
-  { url: '/rest/v1/domain/settings/:key', file: 'routes/rest/v1/domain/settings/[key].ts', module: r21 },
-  { url: '/rest/v1/domain/subordinations_caches', file: 'routes/rest/v1/domain/subordinations_caches/index.ts', module: r22 },
-  { url: '/rest/v1/domain/subordinations_caches/:top', file: 'routes/rest/v1/domain/subordinations_caches/[top].ts', module: r23 },
-  { url: '/rest/v1/domain/users', file: 'routes/rest/v1/domain/users/index.ts', module: r24 },
-  { url: '/rest/v1/domain/users/:id', file: 'routes/rest/v1/domain/users/[id].ts', module: r25 },
-  { url: '/rest/v1/domain/users_caches', file: 'routes/rest/v1/domain/users_caches/index.ts', module: r26 },
-  { url: '/rest/v1/domain/users_caches/:id', file: 'routes/rest/v1/domain/users_caches/[id].ts', module: r27 },
-  { url: '/rest/v1/iam/invites', file: 'routes/rest/v1/iam/invites/index.ts', module: r28 },
-  { url: '/rest/v1/iam/invites/:id', file: 'routes/rest/v1/iam/invites/[id].ts', module: r29 },
-  { url: '/rest/v1/iam/pwd_reset_requests', file: 'routes/rest/v1/iam/pwd_reset_requests/index.ts', module: r30 },
-  { url: '/rest/v1/iam/pwd_reset_requests/:id', file: 'routes/rest/v1/iam/pwd_reset_requests/[id].ts', module: r31 },
-  { url: '/rest/v1/iam/roles', file: 'routes/rest/v1/iam/roles/index.ts', module: r32 },
-  { url: '/rest/v1/iam/self_register_requests', file: 'routes/rest/v1/iam/self_register_requests/index.ts', module: r33 },
-  { url: '/rest/v1/iam/self_register_requests/:id', file: 'routes/rest/v1/iam/self_register_requests/[id].ts', module: r34 },
-  { url: '/rest/v1/iam/sessions', file: 'routes/rest/v1/iam/sessions/index.ts', module: r35 },
-  { url: '/rest/v1/iam/sessions/current', file: 'routes/rest/v1/iam/sessions/current.ts', module: r36 },
-  { url: '/rest/v1/journal/changes', file: 'routes/rest/v1/journal/changes/index.ts', module: r37 },
-  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r38 },
-  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r39 },
-  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r40 },
-  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r41 },
-  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r42 },
-  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r43 },
-  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r44 },
+  { url: '/rest/v1/domain/product_layer', file: 'routes/rest/v1/domain/product_layer/index.ts', module: r16 },
+  { url: '/rest/v1/domain/projects', file: 'routes/rest/v1/domain/projects/index.ts', module: r17 },
+  { url: '/rest/v1/domain/projects/:id', file: 'routes/rest/v1/domain/projects/[id].ts', module: r18 },
+  { url: '/rest/v1/domain/roles', file: 'routes/rest/v1/domain/roles/index.ts', module: r19 },
+  { url: '/rest/v1/domain/roles/:id', file: 'routes/rest/v1/domain/roles/[id].ts', module: r20 },
+  { url: '/rest/v1/domain/settings', file: 'routes/rest/v1/domain/settings/index.ts', module: r21 },
+  { url: '/rest/v1/domain/settings/:key', file: 'routes/rest/v1/domain/settings/[key].ts', module: r22 },
+  { url: '/rest/v1/domain/subordinations_caches', file: 'routes/rest/v1/domain/subordinations_caches/index.ts', module: r23 },
+  { url: '/rest/v1/domain/subordinations_caches/:top', file: 'routes/rest/v1/domain/subordinations_caches/[top].ts', module: r24 },
+  { url: '/rest/v1/domain/users', file: 'routes/rest/v1/domain/users/index.ts', module: r25 },
+  { url: '/rest/v1/domain/users/:id', file: 'routes/rest/v1/domain/users/[id].ts', module: r26 },
+  { url: '/rest/v1/domain/users_caches', file: 'routes/rest/v1/domain/users_caches/index.ts', module: r27 },
+  { url: '/rest/v1/domain/users_caches/:id', file: 'routes/rest/v1/domain/users_caches/[id].ts', module: r28 },
+  { url: '/rest/v1/iam/invites', file: 'routes/rest/v1/iam/invites/index.ts', module: r29 },
+  { url: '/rest/v1/iam/invites/:id', file: 'routes/rest/v1/iam/invites/[id].ts', module: r30 },
+  { url: '/rest/v1/iam/pwd_reset_requests', file: 'routes/rest/v1/iam/pwd_reset_requests/index.ts', module: r31 },
+  { url: '/rest/v1/iam/pwd_reset_requests/:id', file: 'routes/rest/v1/iam/pwd_reset_requests/[id].ts', module: r32 },
+  { url: '/rest/v1/iam/roles', file: 'routes/rest/v1/iam/roles/index.ts', module: r33 },
+  { url: '/rest/v1/iam/self_register_requests', file: 'routes/rest/v1/iam/self_register_requests/index.ts', module: r34 },
+  { url: '/rest/v1/iam/self_register_requests/:id', file: 'routes/rest/v1/iam/self_register_requests/[id].ts', module: r35 },
+  { url: '/rest/v1/iam/sessions', file: 'routes/rest/v1/iam/sessions/index.ts', module: r36 },
+  { url: '/rest/v1/iam/sessions/current', file: 'routes/rest/v1/iam/sessions/current.ts', module: r37 },
+  { url: '/rest/v1/journal/changes', file: 'routes/rest/v1/journal/changes/index.ts', module: r38 },
+  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r39 },
+  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r40 },
+  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r41 },
+  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r42 },
+  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r43 },
+  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r44 },
+  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r45 },
+  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r46 },
+  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r47 },
 ]

@@ -10,6 +10,7 @@ import { SessionStore } from './identity/sessions'
 import type { Logger } from './log'
 import { EventStream } from './events/stream'
 import { MailService } from './mail/mail-service'
+import { LayerService } from './layers/service'
 import { ExpirySweeper } from './model/expiry'
 import { ModelRegistry } from './model/registry'
 
@@ -25,6 +26,7 @@ export interface Deps {
   model: ModelRegistry
   events: EventStream
   expiry: ExpirySweeper
+  layers: LayerService
   /** TRUST_PROXY, parsed: peers whose X-Forwarded-For is believed. */
   trustedProxies: Cidr[]
   /** The repository of a table, created on first use. */
@@ -44,7 +46,9 @@ export function createDeps(parts: { config: Config; db: Db; kv: Kv; clock: Clock
     mail: new MailService(parts.db, parts.clock, parts.log, parts.config),
     model: new ModelRegistry(parts.db, parts.kv, parts.clock),
     events: new EventStream(parts.db, parts.kv, parts.log),
-    expiry: undefined as unknown as ExpirySweeper, // needs the finished deps, set below
+    // these two need the finished deps; set below
+    expiry: undefined as unknown as ExpirySweeper,
+    layers: undefined as unknown as LayerService,
     trustedProxies: parts.config.trustProxy.map((c) => parseCidr(c)!),
     repo(table) {
       let repo = repos.get(table)
@@ -53,5 +57,6 @@ export function createDeps(parts: { config: Config; db: Db; kv: Kv; clock: Clock
     },
   }
   deps.expiry = new ExpirySweeper(deps)
+  deps.layers = new LayerService(deps)
   return deps
 }

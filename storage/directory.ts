@@ -47,7 +47,7 @@ export async function findUserByLogin(db: Db, domainId: string, login: string): 
 // ---- steps inside write transactions ----
 
 /** Every stored doc of a directory table in one domain. */
-export function* allDocs(table: 'users' | 'groups' | 'roles' | 'sipusers', domain: string): TxStep<Doc[]> {
+export function* allDocs(table: 'users' | 'groups' | 'roles' | 'sipusers' | 'svcscripts', domain: string): TxStep<Doc[]> {
   const rows = yield* tx.all(`SELECT doc FROM ${table} WHERE domain = ? ORDER BY id`, [domain])
   return rows.map((r) => JSON.parse(r[0] as string) as Doc)
 }

@@ -25,12 +25,20 @@ export function* dropRecordTable(table: string): TxStep<void> {
   yield* tx.exec(`DROP TABLE IF EXISTS ${table}`)
 }
 
-/** Indexes for the properties LOOKUP and filters use most: exactly one per listed property. */
-export function* indexProperties(table: string, properties: readonly string[]): TxStep<void> {
-  const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name LIKE ?`, [table, `${table}_p_%`])
-  const wanted = new Set(properties.map((p) => `${table}_p_${p}`))
+/**
+ * The indexes of a class table: one per lookup property, and one per composite the class asks for
+ * (properties in order, then the id), so filtered and ordered lists read only what they return.
+ * Indexes no longer asked for are dropped.
+ */
+export function* indexProperties(table: string, lookups: readonly string[], composites: readonly (readonly string[])[] = []): TxStep<void> {
+  const wanted = new Map<string, readonly string[]>()
+  for (const p of lookups) wanted.set(`${table}_p_${p}`, [p])
+  for (const c of composites) wanted.set(`${table}_i_${c.join('_')}`, c)
+  const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND (name LIKE ? OR name LIKE ?)`, [table, `${table}_p_%`, `${table}_i_%`])
   for (const [name] of rows) if (!wanted.has(name as string)) yield* tx.exec(`DROP INDEX IF EXISTS ${String(name)}`)
-  for (const p of properties) yield* tx.exec(`CREATE INDEX IF NOT EXISTS ${table}_p_${p} ON ${table} (domain, ${jsonField('doc', p)}, id)`)
+  for (const [name, props] of wanted) {
+    yield* tx.exec(`CREATE INDEX IF NOT EXISTS ${name} ON ${table} (domain, ${props.map((p) => jsonField('doc', p)).join(', ')}, id)`)
+  }
 }
 
 export function* countRecords(table: string, domain: string): TxStep<number> {

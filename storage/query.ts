@@ -99,9 +99,12 @@ export function compileFilter(node: FilterNode, resolve: FieldResolver, args: Sq
   }
 }
 
-/** ORDER BY clause; the tie-breaker column keeps paging stable. */
+/**
+ * ORDER BY clause; the tie-breaker column keeps paging stable. It runs in the direction of the last
+ * term, so that one index (…, field, id) can serve an order either way.
+ */
 export function compileOrder(order: OrderItem[], resolve: FieldResolver, tieBreaker: string): string {
   const parts = order.map((o) => `${resolve(o.field)} ${o.desc ? 'DESC' : 'ASC'}`)
-  if (!order.some((o) => resolve(o.field) === tieBreaker)) parts.push(`${tieBreaker} ASC`)
+  if (!order.some((o) => resolve(o.field) === tieBreaker)) parts.push(`${tieBreaker} ${order.at(-1)?.desc ? 'DESC' : 'ASC'}`)
   return parts.join(', ')
 }

@@ -51,6 +51,8 @@ const classOpts = v.optional(
     replication_factor: v.optional(count(1, 16)),
     storage_instance: v.optional(text(255)),
     filestorage_instance: v.optional(text(255)),
+    /** Extension: composite indexes for hot filtered and ordered lists, e.g. [["kind", "n"]]. */
+    indexes: v.optional(v.pipe(v.array(v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(4))), v.maxLength(8, 'at most 8 indexes'))),
   }),
 )
 
@@ -58,7 +60,7 @@ const OPTS_DEFAULTS: Doc = {
   title: '', comment: '', dms_group: {}, cache_limit: 1000, cache_sec: 600, check_required_fill_defaults: true, expires_mode: 'none',
   expires_ts_property: '', expires_ttl_property: '', lookup_properties: [], max_limit: 100, max_mask: [], max_size: 1_000_000,
   notify_transactions: false, partition_count: 1, partition_interval: 'month', partition_property: '', replication_factor: 1,
-  storage_instance: '', filestorage_instance: '',
+  storage_instance: '', filestorage_instance: '', indexes: [],
 }
 
 /** Checks of one class on its own: property names, enums, defaults. */
@@ -103,6 +105,8 @@ function checkAgainstDomain(c: Doc, all: Doc[]): ClassModel {
     const bad = (opts[key] as string[]).find((n) => !known(n))
     if (bad !== undefined) throw badRequest(`opts.${key}: there is no property ${bad}`, `opts.${key}`)
   }
+  const badIndexed = (opts.indexes as string[][]).flat().find((n) => !byName.has(n))
+  if (badIndexed !== undefined) throw badRequest(`opts.indexes: there is no property ${badIndexed}`, 'opts.indexes')
   const mode = c.storage_mode as string
   if (mode === 'history' || mode === 'transactionlog') {
     const p = byName.get(opts.partition_property as string)
@@ -141,7 +145,7 @@ function* migrate(w: WriteContext, before: Doc | undefined, after: Doc | undefin
     }
   } else {
     yield* createRecordTable(table)
-    yield* indexProperties(table, model.lookup.filter((p) => p !== 'id'))
+    yield* indexProperties(table, model.lookup.filter((p) => p !== 'id'), (after.opts as Doc).indexes as string[][])
   }
   if (!before) return
   // properties gone from this class or its ancestors leave the records of it and its subclasses
@@ -153,6 +157,12 @@ function* migrate(w: WriteContext, before: Doc | undefined, after: Doc | undefin
   if (after.storage_mode !== 'abstract' && derivation(before) !== derivation(after)) {
     yield* rederive(table, (d) => derivedColumns(model, d))
   }
+}
+
+/** Inside the transaction that changed a class (created: no `before`; deleted: no `after`): checks and storage. */
+export function* applyClassChange(w: WriteContext, before: Doc | undefined, after: Doc | undefined): TxStep<void> {
+  const all = yield* classDocsTx(w.domain)
+  yield* migrate(w, before, after, all)
 }
 
 function descendsFrom(x: Doc, ancestor: string, all: Doc[]): boolean {
@@ -181,10 +191,7 @@ export const classes = defineEntity({
   },
   finish,
   hooks: {
-    *inTransaction(_req, w, change) {
-      const all = yield* classDocsTx(w.domain)
-      yield* migrate(w, change.before, change.after, all)
-    },
+    inTransaction: (_req, w, change) => applyClassChange(w, change.before, change.after),
     async afterCommit(req) {
       await req.deps.model.invalidate(req.domain)
     },

@@ -135,6 +135,16 @@ describe('changes and deletion', () => {
   })
 })
 
+test('opts.indexes creates composite indexes, and drops them when they go', async () => {
+  const c = (await call('POST', base, { classname: 'idx/items', properties: [{ name: 'kind', data_type: 'string' }, { name: 'n', data_type: 'int' }], opts: { indexes: [['kind', 'n']], lookup_properties: ['kind'] } })).body
+  const indexes = async () => (await t.deps.db.all("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? ORDER BY name", [recordTable(domain.id, c.id)])).map((r) => r[0])
+  const table = recordTable(domain.id, c.id)
+  expect(await indexes()).toEqual(expect.arrayContaining([`${table}_i_kind_n`, `${table}_p_kind`]))
+  await call('PATCH', `${base}/${c.id}`, { opts: { indexes: [], lookup_properties: [] } })
+  expect((await indexes()).filter((n) => String(n).includes('_i_') || String(n).includes('_p_'))).toEqual([])
+  expect((await call('PATCH', `${base}/${c.id}`, { opts: { indexes: [['nope']] } })).body.error_details).toEqual({ field: 'opts.indexes' })
+})
+
 test('SYNC answers once every class is loaded and its storage ready', async () => {
   const res = await call('SYNC', base)
   expect(res.status).toBe(200)

@@ -74,8 +74,9 @@ describe('filter', () => {
 })
 
 describe('order and paging', () => {
-  test('descending by a JSON field, id breaks ties', async () => {
-    expect(await ids({ order: '["-n"]' })).toEqual(['c', 'd', 'b', 'a'])
+  test('descending by a JSON field, id breaks ties in the same direction', async () => {
+    expect(await ids({ order: '["-n"]' })).toEqual(['d', 'c', 'b', 'a'])
+    expect(await ids({ order: '["n"]' })).toEqual(['a', 'b', 'c', 'd'])
   })
   test('ties keep a stable order across pages', async () => {
     const all = await ids({ order: '["flag"]' })

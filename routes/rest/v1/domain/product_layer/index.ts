@@ -1,0 +1,4 @@
+import { listLayers, orderLayer } from '~/layers/service'
+
+export const GET = listLayers
+export const POST = orderLayer

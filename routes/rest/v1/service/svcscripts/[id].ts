@@ -1,0 +1,6 @@
+import { svcscripts } from '~/entities/svcscripts'
+import { patch, read, remove } from '~/http/resource'
+
+export const GET = read(svcscripts)
+export const PATCH = patch(svcscripts)
+export const DELETE = remove(svcscripts)

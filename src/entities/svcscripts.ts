@@ -1,0 +1,22 @@
+/** Service scripts (/rest/v1/service/svcscripts): code unique per domain, name, script text. */
+import * as v from 'valibot'
+import type { Doc } from '~storage/doc'
+import { NIL_UUID } from '../http/req'
+import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, withDefaults } from './entity'
+
+export const svcscripts = defineEntity({
+  name: 'svcscript',
+  table: { table: 'svcscripts', objtype: 'svcscript', columns: { code: 'code' } },
+  fields: [...COMMON_FIELDS, 'code', 'name', 'projectid'],
+  listFields: ['id', 'code', 'name', 'projectid', 'opts.title', 'ext.lwt', 'ext.ct'],
+  lookupFields: ['id', 'code'],
+  create: {
+    code: v.pipe(requiredText(128), v.regex(/^[A-Za-z0-9_.-]+$/, 'a script code is letters, digits and _ . -')),
+    name: requiredText(255),
+    scriptdata: v.pipe(v.string(), v.maxLength(4 * 1024 * 1024, 'a script is at most 4 MB')),
+    projectid: v.optional(v.pipe(v.string(), v.uuid('projectid must be a UUID'), v.toLowerCase())),
+    opts: opts(),
+    ext,
+  },
+  finish: (doc: Doc) => withDefaults(doc, { projectid: NIL_UUID }),
+})
