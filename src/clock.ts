@@ -17,3 +17,6 @@ export class ManualClock implements Clock {
 }
 
 export const isoTime = (ms: number) => new Date(ms).toISOString()
+
+export const HOUR_MS = 3_600_000
+export const DAY_MS = 24 * HOUR_MS

@@ -75,9 +75,9 @@ export function* purgeDomain(domain: string): TxStep<void> {
   for (const table of yield* recordTablesOf(domain)) yield* dropRecordTable(table)
 }
 
-/** Ids of the users of a domain (for ending their sessions). */
-export async function userIds(db: Db, domain: string): Promise<string[]> {
-  return (await db.all('SELECT id FROM users WHERE domain = ?', [domain])).map((r) => r[0] as string)
+/** Ids of the users of a domain (for ending their sessions), inside a transaction. */
+export function* userIdsTx(domain: string): TxStep<string[]> {
+  return (yield* tx.all('SELECT id FROM users WHERE domain = ?', [domain])).map((r) => r[0] as string)
 }
 
 /** One cached doc (users_caches, groups_caches, subordinations_caches) outside a transaction. */

@@ -33,7 +33,8 @@ export function* dropRecordTable(table: string): TxStep<void> {
 export function* indexProperties(table: string, lookups: readonly string[], composites: readonly (readonly string[])[] = []): TxStep<void> {
   const wanted = new Map<string, readonly string[]>()
   for (const p of lookups) wanted.set(`${table}_p_${p}`, [p])
-  for (const c of composites) wanted.set(`${table}_i_${c.join('_')}`, c)
+  // hashed: joined names could collide (["a_b"] and ["a", "b"])
+  for (const c of composites) wanted.set(`${table}_i_${new Bun.CryptoHasher('sha1').update(JSON.stringify(c)).digest('hex').slice(0, 16)}`, c)
   const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND (name LIKE ? OR name LIKE ?)`, [table, `${table}_p_%`, `${table}_i_%`])
   for (const [name] of rows) if (!wanted.has(name as string)) yield* tx.exec(`DROP INDEX IF EXISTS ${String(name)}`)
   for (const [name, props] of wanted) {
@@ -58,6 +59,11 @@ export function* rederive(table: string, compute: (doc: Doc) => { pdate: SqlValu
     const d = compute(JSON.parse(doc as string) as Doc)
     yield* tx.run(`UPDATE ${table} SET pdate = ?, expires = ? WHERE domain = ? AND id = ?`, [d.pdate, d.expires, domain as string, id as string])
   }
+}
+
+/** Records without a partition date (a history class needs one in every record). */
+export function* countUndated(table: string, domain: string): TxStep<number> {
+  return ((yield* tx.get(`SELECT count(*) FROM ${table} WHERE domain = ? AND pdate IS NULL`, [domain]))![0] as number)
 }
 
 /** Record tables of a domain (for deleting the domain). */

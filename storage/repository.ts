@@ -201,11 +201,12 @@ export class Repository {
     return after
   }
 
-  /** Deletes one entity; returns it as it was, or undefined when absent. */
-  *remove(w: WriteContext, id: string): TxStep<Doc | undefined> {
+  /** Deletes one entity; returns it as it was, or undefined when absent. `check` may veto (throw) after reading it. */
+  *remove(w: WriteContext, id: string, check?: (current: Doc) => void): TxStep<Doc | undefined> {
     const row = yield* tx.get(this.sql.get, this.pointArgs(w.domain, id, Date.parse(w.now)))
     if (!row) return undefined
     const before = JSON.parse(this.docText(row)) as Doc
+    check?.(before)
     yield* tx.run(this.sql.delete, [w.domain, id])
     yield* appendJournal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id, obj: this.journalObj(before, this.hiddenOf(row)) })
     return before
@@ -230,8 +231,8 @@ export class Repository {
     return this.db.write(() => this.update(w, id, change))
   }
 
-  delete(w: WriteContext, id: string): Promise<Doc | undefined> {
-    return this.db.write(() => this.remove(w, id))
+  delete(w: WriteContext, id: string, check?: (current: Doc) => void): Promise<Doc | undefined> {
+    return this.db.write(() => this.remove(w, id, check))
   }
 
   // ---- helpers ----

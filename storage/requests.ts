@@ -27,15 +27,17 @@ const toRequest = (row: unknown[]): StoredRequest => ({
   expires: row[4] as number,
 })
 
+const CURRENT = 'SELECT id, kind, domain, doc, expires FROM iam_requests WHERE id = ? AND kind = ? AND expires > ?'
+
 /** The request if it exists, is of this kind and is still current at `now`. */
 export async function findRequest(db: Db, id: string, kind: RequestKind, now: number): Promise<StoredRequest | null> {
-  const row = await db.get('SELECT id, kind, domain, doc, expires FROM iam_requests WHERE id = ? AND kind = ? AND expires > ?', [id, kind, now])
+  const row = await db.get(CURRENT, [id, kind, now])
   return row ? toRequest(row) : null
 }
 
 /** Consumes the request inside a transaction: deleted and returned, or null if it is gone or expired. */
 export function* takeRequest(id: string, kind: RequestKind, now: number): TxStep<StoredRequest | null> {
-  const row = yield* tx.get('SELECT id, kind, domain, doc, expires FROM iam_requests WHERE id = ? AND kind = ? AND expires > ?', [id, kind, now])
+  const row = yield* tx.get(CURRENT, [id, kind, now])
   if (!row) return null
   yield* tx.run('DELETE FROM iam_requests WHERE id = ?', [id])
   return toRequest(row)

@@ -4,15 +4,21 @@
  * for an external authorization script, and the links the mails carry.
  */
 import * as v from 'valibot'
+import type { TxStep } from '~storage/db'
+import { findMasterDomain } from '~storage/directory'
 import { isPlainObject, type Doc } from '~storage/doc'
+import { DuplicateError } from '~storage/repository'
+import { findRequest, takeRequest, type RequestKind, type StoredRequest } from '~storage/requests'
+import { isoTime } from '../clock'
+export { DAY_MS, HOUR_MS } from '../clock'
 import type { Deps } from '../deps'
 import { settingValue } from '../entities/settings'
 import { issuePath } from '../entities/validate'
 import { ApiError, fieldInvalid, tooManyRequests } from '../http/errors'
 import type { Req } from '../http/req'
-
-export const HOUR_MS = 3600_000
-export const DAY_MS = 24 * HOUR_MS
+import { usersTable } from '../identity/directory'
+import { hashPassword } from '../identity/passwords'
+import { checkPasswordPolicy } from '../identity/password-policy'
 
 export interface Envelope {
   error_code: 0
@@ -36,21 +42,84 @@ export function validateFields<S extends v.GenericSchema>(schema: S, body: unkno
 
 /**
  * One action per key per window: refused with 429 and Retry-After while the window holds an
- * earlier one. Every key is checked before any is recorded.
+ * earlier one. The request's own entry is written first and taken back when refused, so two
+ * requests racing each other cannot both pass.
  */
 export async function limitRate(req: Req, action: string, keys: string[], windowMs: number): Promise<void> {
   const now = req.deps.clock.now()
+  const entry = `${now}:${crypto.randomUUID()}`
+  const written: string[] = []
   for (const key of keys) {
-    const [last] = await req.deps.kv.window(`limit:${action}:${key}`, now, windowMs, false)
-    if (last !== undefined) throw tooManyRequests(`${action}: one request per ${windowMs / 60_000} minute(s); try again later`, Math.max(1, Math.ceil((last + windowMs - now) / 1000)))
+    const k = `limit:${action}:${key}`
+    written.push(k)
+    const times = await req.deps.kv.window(k, now, windowMs, entry)
+    if (times.length > 1) {
+      for (const w of written) await req.deps.kv.zrem(w, entry)
+      throw tooManyRequests(`${action}: one request per ${windowMs / 60_000} minute(s); try again later`, Math.max(1, Math.ceil((times[0]! + windowMs - now) / 1000)))
+    }
   }
-  for (const key of keys) await req.deps.kv.window(`limit:${action}:${key}`, now, windowMs, true)
 }
 
 /** With an external authorization script (master-domain setting iam_token_svcscript_code), passwords are not ours to manage. */
-export async function refuseWithExternalAuth(deps: Deps, masterId: string): Promise<void> {
-  const code = await settingValue<string>(deps, masterId, 'iam_token_svcscript_code')
+export async function refuseWithExternalAuth(deps: Deps): Promise<void> {
+  const master = await findMasterDomain(deps.db)
+  const code = master ? await settingValue<string>(deps, master.id, 'iam_token_svcscript_code') : ''
   if (code) throw new ApiError(403, `passwords are managed by the external authorization script '${code}'; this endpoint is not available`)
+}
+
+/** The request a mailed link names (`/<id>` of the path), while it is current; else 404. */
+export async function pendingRequest(req: Req, kind: RequestKind, what: string): Promise<{ pending: StoredRequest; now: number }> {
+  await refuseWithExternalAuth(req.deps)
+  const id = req.uuidParam('id')
+  const now = req.deps.clock.now()
+  const pending = await findRequest(req.deps.db, id, kind, now)
+  if (!pending) throw new ApiError(404, `${what} not found or expired`)
+  return { pending, now }
+}
+
+/** The second step's consumption of its request, inside the transaction of the change: a link works once. */
+export function* consume(pending: StoredRequest, now: number, what: string): TxStep<void> {
+  if (!(yield* takeRequest(pending.id, pending.kind, now))) throw new ApiError(404, `${what} not found or expired`)
+}
+
+/**
+ * Sets a user's password (after the domain's policy), in one transaction with `before` (consuming a
+ * request) and an optional change of the doc; journaled as the user's update. Every session of the
+ * account ends, except `keepSession`. Answers the updated user.
+ */
+export async function setPassword(
+  req: Req,
+  account: { domain: string; userId: string; actor: { id: string; name: string } },
+  pwd: string,
+  options: { before?: () => TxStep<void>; change?: (doc: Doc) => Doc; keepSession?: string } = {},
+): Promise<Doc> {
+  await checkPasswordPolicy(req.deps, account.domain, pwd)
+  const hash = await hashPassword(pwd)
+  const w = { domain: account.domain, now: isoTime(req.deps.clock.now()), actor: account.actor, requestId: req.requestId }
+  const users = req.deps.repo(usersTable)
+  let updated: Doc | undefined
+  try {
+    updated = await req.deps.db.write(function* () {
+      if (options.before) yield* options.before()
+      return yield* users.update(w, account.userId, (doc, hidden) => {
+        hidden.pwd_hash = hash
+        return options.change ? options.change(doc) : doc
+      })
+    })
+  } catch (err) {
+    if (err instanceof DuplicateError) throw fieldInvalid('login', `login ${err.value ?? ''} is taken in this domain`.replace('  ', ' '))
+    throw err
+  }
+  if (!updated) throw new ApiError(404, 'the account no longer exists')
+  await req.deps.sessions.destroyUser(account.domain, account.userId, options.keepSession)
+  await req.deps.access.invalidate(account.domain)
+  return updated
+}
+
+/** The envelope of a second step: the account's domain name and login. */
+export async function accountEnvelope(req: Req, message: string, domainId: string, login: string): Promise<Envelope> {
+  const domain = await req.deps.access.domainInfo(domainId)
+  return envelope(message, { domain: domain?.name ?? '', login })
 }
 
 /** The link a mail carries to one of the system pages. */

@@ -4,18 +4,15 @@
  * holding the link sets the password, and optionally the login and name).
  */
 import * as v from 'valibot'
-import { findMasterDomain } from '~storage/directory'
-import { findRequest, insertRequest, takeRequest } from '~storage/requests'
-import { DuplicateError } from '~storage/repository'
+import type { Doc } from '~storage/doc'
+import { insertRequest } from '~storage/requests'
 import { isoTime } from '../clock'
 import { login as loginSchema, uuid } from '../directory/schemas'
 import { ApiError, fieldInvalid, forbidden } from '../http/errors'
 import { defineRoute } from '../http/route'
 import { usersTable } from '../identity/directory'
-import { hashPassword } from '../identity/passwords'
-import { checkPasswordPolicy } from '../identity/password-policy'
 import { invitationMail } from '../mail/templates'
-import { DAY_MS, emailOf, envelope, limitRate, pageLink, refuseWithExternalAuth, validateFields } from './common'
+import { accountEnvelope, consume, DAY_MS, emailOf, envelope, limitRate, pageLink, pendingRequest, refuseWithExternalAuth, setPassword, validateFields } from './common'
 
 export const INVITATION_LIFETIME_MS = 3 * DAY_MS
 const INVITATION_RATE_WINDOW_MS = 2 * 60_000
@@ -26,7 +23,7 @@ const Accept = v.strictObject({ pwd: v.string(), login: v.optional(loginSchema),
 export const createInvitation = defineRoute({
   access: 'session',
   async handle(req) {
-    await refuseWithExternalAuth(req.deps, (await findMasterDomain(req.deps.db))!.id)
+    await refuseWithExternalAuth(req.deps)
     if (!req.roles.includes('admin')) throw forbidden('only an administrator of the domain may send invitations')
     const { userid } = validateFields(Invite, await req.json())
     const user = await req.deps.repo(usersTable).get(req.domain, userid)
@@ -59,34 +56,13 @@ export const createInvitation = defineRoute({
 export const acceptInvitation = defineRoute({
   access: 'public',
   async handle(req) {
-    await refuseWithExternalAuth(req.deps, (await findMasterDomain(req.deps.db))!.id)
-    const id = req.uuidParam('id')
+    const { pending, now } = await pendingRequest(req, 'invite', 'invitation')
     const body = validateFields(Accept, await req.json())
-    const now = req.deps.clock.now()
-    const invite = await findRequest(req.deps.db, id, 'invite', now)
-    if (!invite) throw new ApiError(404, 'invitation not found or expired')
-    await checkPasswordPolicy(req.deps, invite.domain, body.pwd)
-    const hash = await hashPassword(body.pwd)
-    const userId = invite.doc.userId as string
-    const w = { domain: invite.domain, now: isoTime(now), actor: { id: userId, name: invite.doc.login as string }, requestId: req.requestId }
-    const users = req.deps.repo(usersTable)
-    let updated
-    try {
-      updated = await req.deps.db.write(function* () {
-        if (!(yield* takeRequest(id, 'invite', now))) throw new ApiError(404, 'invitation not found or expired')
-        return yield* users.update(w, userId, (doc, hidden) => {
-          hidden.pwd_hash = hash
-          return { ...doc, ...(body.login !== undefined && { login: body.login }), ...(body.name !== undefined && { name: body.name }) }
-        })
-      })
-    } catch (err) {
-      if (err instanceof DuplicateError) throw fieldInvalid('login', `login ${body.login} is taken in this domain`)
-      throw err
-    }
-    if (!updated) throw new ApiError(404, 'the invited account no longer exists')
-    await req.deps.sessions.destroyUser(userId)
-    await req.deps.access.invalidate(invite.domain)
-    const domain = await req.deps.access.domainInfo(invite.domain)
-    return envelope('the invitation was accepted', { domain: domain?.name ?? '', login: updated.login as string })
+    const userId = pending.doc.userId as string
+    const updated = await setPassword(req, { domain: pending.domain, userId, actor: { id: userId, name: pending.doc.login as string } }, body.pwd, {
+      before: () => consume(pending, now, 'invitation'),
+      change: (doc: Doc) => ({ ...doc, ...(body.login !== undefined && { login: body.login }), ...(body.name !== undefined && { name: body.name }) }),
+    })
+    return accountEnvelope(req, 'the invitation was accepted', pending.domain, updated.login as string)
   },
 })

@@ -4,21 +4,18 @@
  * request id (valid one hour), and `{pwd}` on that id sets the password.
  */
 import * as v from 'valibot'
-import { findDomainByName, findMasterDomain, findUserByLogin, findUsersByEmail } from '~storage/directory'
-import type { Doc } from '~storage/doc'
-import type { TxStep } from '~storage/db'
-import { findRequest, insertRequest, takeRequest } from '~storage/requests'
+import { findDomainByName, findUserByLogin, findUsersByEmail } from '~storage/directory'
+import { isPlainObject, type Doc } from '~storage/doc'
+import { insertRequest } from '~storage/requests'
 import { isoTime } from '../clock'
-import type { Deps } from '../deps'
 import { ApiError, fieldInvalid, unauthorized } from '../http/errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
 import { credentialOf, sessionFor } from '../identity/authenticate'
 import { usersTable } from '../identity/directory'
-import { hashPassword, verifyPassword } from '../identity/passwords'
-import { checkPasswordPolicy } from '../identity/password-policy'
+import { verifyPassword } from '../identity/passwords'
 import { resetPasswordMail } from '../mail/templates'
-import { emailOf, envelope, HOUR_MS, limitRate, pageLink, refuseWithExternalAuth, validateFields } from './common'
+import { accountEnvelope, consume, emailOf, envelope, HOUR_MS, limitRate, pageLink, pendingRequest, refuseWithExternalAuth, setPassword, validateFields } from './common'
 
 export const RESET_LIFETIME_MS = HOUR_MS
 const RESET_RATE_WINDOW_MS = 60_000
@@ -27,34 +24,13 @@ const OneStep = v.strictObject({ current_pwd: v.pipe(v.string(), v.minLength(1, 
 const TwoStep = v.strictObject({ key: v.pipe(v.string(), v.trim(), v.minLength(1, 'key is required'), v.maxLength(254)), domain: v.optional(v.pipe(v.string(), v.trim(), v.toLowerCase())) })
 const NewPassword = v.strictObject({ pwd: v.string() })
 
-async function masterId(deps: Deps): Promise<string> {
-  return (await findMasterDomain(deps.db))!.id
-}
-
-/** Sets a user's password in one transaction with `also` (consuming a request), journaled as the user's update. */
-export async function setPassword(req: Req, domain: string, userId: string, pwd: string, actor: { id: string; name: string }, also?: () => TxStep<unknown>) {
-  await checkPasswordPolicy(req.deps, domain, pwd)
-  const hash = await hashPassword(pwd)
-  const w = { domain, now: isoTime(req.deps.clock.now()), actor, requestId: req.requestId }
-  const users = req.deps.repo(usersTable)
-  const updated = await req.deps.db.write(function* () {
-    if (also) yield* also()
-    return yield* users.update(w, userId, (doc, hidden) => {
-      hidden.pwd_hash = hash
-      return doc
-    })
-  })
-  if (!updated) throw new ApiError(404, 'the account no longer exists')
-  return updated
-}
-
 export const createPasswordReset = defineRoute({
   access: 'public',
   async handle(req) {
-    await refuseWithExternalAuth(req.deps, await masterId(req.deps))
-    const body = (await req.json()) as Doc | undefined
-    if (body && ('current_pwd' in body || 'new_pwd' in body)) return changeOwnPassword(req, body)
-    return requestReset(req, body)
+    await refuseWithExternalAuth(req.deps)
+    const body = await req.json()
+    if (isPlainObject(body) && ('current_pwd' in body || 'new_pwd' in body)) return changeOwnPassword(req, body)
+    return requestReset(req, isPlainObject(body) ? body : undefined)
   },
 })
 
@@ -63,10 +39,10 @@ async function changeOwnPassword(req: Req, body: Doc) {
   const session = await sessionFor(req, credentialOf(req))
   if (!session) throw unauthorized('changing a password in one step needs a session')
   const { current_pwd, new_pwd } = validateFields(OneStep, body)
-  const account = await req.deps.repo(usersTable).getHidden(session.homeDomainId, session.userId)
-  if (!(await verifyPassword(current_pwd, account?.pwd_hash as string | undefined))) throw fieldInvalid('current_pwd', 'the current password is wrong')
-  await setPassword(req, session.homeDomainId, session.userId, new_pwd, { id: session.userId, name: session.name || session.login })
-  await req.deps.sessions.destroyUser(session.userId, session.id)
+  const stored = await req.deps.repo(usersTable).getHidden(session.homeDomainId, session.userId)
+  if (!(await verifyPassword(current_pwd, stored?.pwd_hash as string | undefined))) throw fieldInvalid('current_pwd', 'the current password is wrong')
+  const account = { domain: session.homeDomainId, userId: session.userId, actor: { id: session.userId, name: session.name || session.login } }
+  await setPassword(req, account, new_pwd, { keepSession: session.id })
   return envelope('password changed')
 }
 
@@ -111,19 +87,11 @@ async function requestReset(req: Req, body: Doc | undefined) {
 export const completePasswordReset = defineRoute({
   access: 'public',
   async handle(req) {
-    await refuseWithExternalAuth(req.deps, await masterId(req.deps))
-    const id = req.uuidParam('id')
+    const { pending, now } = await pendingRequest(req, 'pwd_reset', 'password reset request')
     const { pwd } = validateFields(NewPassword, await req.json())
-    const now = req.deps.clock.now()
-    const pending = await findRequest(req.deps.db, id, 'pwd_reset', now)
-    if (!pending) throw new ApiError(404, 'password reset request not found or expired')
     const userId = pending.doc.userId as string
-    // the request is consumed in the transaction that changes the password: a link works once
-    await setPassword(req, pending.domain, userId, pwd, { id: userId, name: pending.doc.login as string }, function* () {
-      if (!(yield* takeRequest(id, 'pwd_reset', now))) throw new ApiError(404, 'password reset request not found or expired')
-    })
-    await req.deps.sessions.destroyUser(userId)
-    const domain = await req.deps.access.domainInfo(pending.domain)
-    return envelope('password changed', { domain: domain?.name ?? '', login: pending.doc.login as string })
+    const login = pending.doc.login as string
+    await setPassword(req, { domain: pending.domain, userId, actor: { id: userId, name: login } }, pwd, { before: () => consume(pending, now, 'password reset request') })
+    return accountEnvelope(req, 'password changed', pending.domain, login)
   },
 })

@@ -4,21 +4,21 @@
  * .../<id> `{pwd}` (creates the account from the domain setting self_register_template).
  */
 import * as v from 'valibot'
-import { existingIds, findDomainByName, findMasterDomain, findUserByLogin, findUsersByEmail } from '~storage/directory'
+import { existingIds, findDomainByName, findUserByLogin, findUsersByEmail } from '~storage/directory'
 import type { Doc } from '~storage/doc'
-import { findRequest, insertRequest, takeRequest } from '~storage/requests'
+import { insertRequest } from '~storage/requests'
 import { DuplicateError } from '~storage/repository'
 import { isoTime } from '../clock'
 import { rebuildCaches } from '../directory/maintain'
 import { email as emailSchema, login as loginSchema } from '../directory/schemas'
 import { settingValue } from '../entities/settings'
-import { ApiError, fieldInvalid } from '../http/errors'
+import { fieldInvalid } from '../http/errors'
 import { defineRoute } from '../http/route'
 import { SYSTEM_ACTOR, usersTable } from '../identity/directory'
 import { hashPassword } from '../identity/passwords'
 import { checkPasswordPolicy } from '../identity/password-policy'
 import { selfRegistrationMail } from '../mail/templates'
-import { DAY_MS, envelope, limitRate, pageLink, refuseWithExternalAuth, validateFields } from './common'
+import { accountEnvelope, consume, DAY_MS, envelope, limitRate, pageLink, pendingRequest, refuseWithExternalAuth, validateFields } from './common'
 
 export const SELF_REGISTRATION_LIFETIME_MS = DAY_MS
 const SELF_REGISTRATION_RATE_WINDOW_MS = 2 * 60_000
@@ -40,7 +40,7 @@ interface Template {
 export const createSelfRegistration = defineRoute({
   access: 'public',
   async handle(req) {
-    await refuseWithExternalAuth(req.deps, (await findMasterDomain(req.deps.db))!.id)
+    await refuseWithExternalAuth(req.deps)
     await limitRate(req, 'self-registration', [req.clientAddress], SELF_REGISTRATION_RATE_WINDOW_MS)
     const body = validateFields(Register, await req.json())
     const domain = await findDomainByName(req.deps.db, body.domain)
@@ -67,12 +67,8 @@ export const createSelfRegistration = defineRoute({
 export const confirmSelfRegistration = defineRoute({
   access: 'public',
   async handle(req) {
-    await refuseWithExternalAuth(req.deps, (await findMasterDomain(req.deps.db))!.id)
-    const id = req.uuidParam('id')
+    const { pending, now } = await pendingRequest(req, 'self_register', 'registration request')
     const { pwd } = validateFields(Confirm, await req.json())
-    const now = req.deps.clock.now()
-    const pending = await findRequest(req.deps.db, id, 'self_register', now)
-    if (!pending) throw new ApiError(404, 'registration request not found or expired')
     await checkPasswordPolicy(req.deps, pending.domain, pwd)
     const hash = await hashPassword(pwd)
     const template = await settingValue<Template>(req.deps, pending.domain, 'self_register_template')
@@ -90,7 +86,7 @@ export const confirmSelfRegistration = defineRoute({
     const groups = template.groups
     try {
       await req.deps.db.write(function* () {
-        if (!(yield* takeRequest(id, 'self_register', now))) throw new ApiError(404, 'registration request not found or expired')
+        yield* consume(pending, now, 'registration request')
         // groups of the template that no longer exist are skipped rather than failing the registration
         const existing = yield* existingIds('groups', pending.domain, groups)
         yield* users.insert(w, { ...user, groups: groups.filter((g) => existing.has(g)) }, { pwd_hash: hash })
@@ -101,7 +97,6 @@ export const confirmSelfRegistration = defineRoute({
       throw err
     }
     await req.deps.access.invalidate(pending.domain)
-    const domain = await req.deps.access.domainInfo(pending.domain)
-    return envelope('the account was created', { domain: domain?.name ?? '', login: r.login as string })
+    return accountEnvelope(req, 'the account was created', pending.domain, r.login as string)
   },
 })

@@ -5,7 +5,7 @@
  * administrators). Deleting a domain deletes everything it holds.
  */
 import * as v from 'valibot'
-import { purgeDomain } from '~storage/directory'
+import { purgeDomain, userIdsTx } from '~storage/directory'
 import type { Doc } from '~storage/doc'
 import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
 import { badRequest } from '../http/errors'
@@ -39,10 +39,17 @@ export const domains = defineEntity({
     },
     *inTransaction(_req, _w, change) {
       if (change.before && change.after && change.before.name !== change.after.name) throw badRequest('name: a domain cannot be renamed', 'name')
-      if (!change.after) yield* purgeDomain(change.before!.id as string)
+      if (!change.after) {
+        const id = change.before!.id as string
+        change.extra = { users: yield* userIdsTx(id) }
+        yield* purgeDomain(id)
+      }
     },
     async afterCommit(req, change) {
-      await req.deps.access.invalidate((change.after ?? change.before)!.id as string)
+      const id = (change.after ?? change.before)!.id as string
+      await req.deps.access.invalidate(id)
+      // the sessions of a deleted domain's accounts end with it
+      for (const user of (change.extra?.users as string[] | undefined) ?? []) await req.deps.sessions.destroyUser(id, user)
     },
   },
 })

@@ -7,12 +7,10 @@ import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, text, withDefault
 import { badRequest } from '../http/errors'
 import { usersTable } from '../identity/directory'
 import { createsCycle } from './caches'
-import { editList, rebuildCaches, requireIds, requireRoles, unique } from './maintain'
+import { editList, rebuildCaches, requireIds, requireRoles, strings, unique } from './maintain'
 import { roleList, uuidList } from './schemas'
 
 export const groupsTable: TableSpec = { table: 'groups', objtype: 'group', columns: { code: 'code' } }
-
-const strings = (v: unknown) => (Array.isArray(v) ? (v as string[]) : [])
 
 export const groups = defineEntity({
   name: 'group',

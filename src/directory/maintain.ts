@@ -14,7 +14,8 @@ import { computeCaches } from './caches'
 export const BUILTIN_ROLES = ['admin', 'user'] as const
 export const isBuiltinRole = (name: string) => (BUILTIN_ROLES as readonly string[]).includes(name)
 
-const strings = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : [])
+/** An array member of a doc, or none. */
+export const strings = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : [])
 
 export function* rebuildCaches(domain: string): TxStep<void> {
   const users = yield* allDocs('users', domain)

@@ -52,8 +52,8 @@ export const users = defineEntity({
       await req.deps.access.invalidate(req.domain)
       const id = (change.before ?? change.after)!.id as string
       // a deleted account signs out everywhere; a new password ends the account's other sessions
-      if (!change.after) await req.deps.sessions.destroyUser(id)
-      else if (change.before && change.input?.pwd !== undefined) await req.deps.sessions.destroyUser(id, req.session?.id)
+      if (!change.after) await req.deps.sessions.destroyUser(req.domain, id)
+      else if (change.before && change.input?.pwd !== undefined) await req.deps.sessions.destroyUser(req.domain, id, req.session?.id)
     },
   },
 })

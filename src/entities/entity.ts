@@ -17,6 +17,8 @@ export interface Change {
   before?: Doc
   after?: Doc
   input?: Doc
+  /** What the transaction hook learned for the after-commit hook (ids of deleted users, say). */
+  extra?: Doc
 }
 
 /** Entity-specific behaviour around the generic writes and reads. */

@@ -98,13 +98,15 @@ export async function removeEntity(req: Req, entity: Entity, id: string): Promis
   const repo = req.deps.repo(entity.table)
   const w = req.writeContext()
   const hook = entity.hooks.inTransaction
-  const before = await req.deps.db.write(function* () {
+  const change = await req.deps.db.write(function* () {
     const removed = yield* repo.remove(w, id)
-    if (removed && hook) yield* hook(req, w, { before: removed })
-    return removed
+    if (!removed) return undefined
+    const c: Change = { before: removed }
+    if (hook) yield* hook(req, w, c)
+    return c
   })
-  if (!before) throw notFound(`${entity.name} ${id} not found`)
-  await entity.hooks.afterCommit?.(req, { before })
+  if (!change) throw notFound(`${entity.name} ${id} not found`)
+  await entity.hooks.afterCommit?.(req, change)
   req.deps.events.kick()
 }
 

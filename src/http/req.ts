@@ -45,7 +45,11 @@ export class Req {
     const url = this.request.url
     const start = url.indexOf('/', url.indexOf('//') + 2)
     const q = url.indexOf('?', start)
-    return decodeURI(url.slice(start, q < 0 ? undefined : q))
+    try {
+      return decodeURI(url.slice(start, q < 0 ? undefined : q))
+    } catch {
+      throw badRequest('the URL path is not valid percent-encoding', 'path')
+    }
   }
 
   header(name: string): string | null {

@@ -4,6 +4,7 @@
  * shapes the answer. Entity-specific rules live in the entity definition, not here.
  */
 import type { FilterNode, Literal } from '~storage/query'
+import type { Repository } from '~storage/repository'
 import type { Entity } from '../entities/entity'
 import { createEntity, patchEntity, readEntity, removeEntity } from '../entities/writes'
 import { ApiError, badRequest, notFound } from './errors'
@@ -90,18 +91,24 @@ export function remove(entity: Entity, options: Options = {}): RouteDef {
   })
 }
 
+/**
+ * The ids whose key fields equal a LOOKUP key (a JSON string or number); `id` is compared only
+ * with keys that are UUIDs. Nothing found is 404 `lookup failed`.
+ */
+export async function lookupIds(repo: Repository, domain: string, fields: readonly string[], key: unknown, now?: number): Promise<string[]> {
+  if (typeof key !== 'string' && typeof key !== 'number') throw badRequest('LOOKUP body must be a JSON string or number', 'body')
+  const uuid = typeof key === 'string' && isUuid(key)
+  const usable = fields.filter((f) => f !== 'id' || uuid)
+  const ids = usable.length ? await repo.lookup(domain, usable, uuid ? key.toLowerCase() : key, now) : []
+  if (ids.length === 0) throw new ApiError(404, 'lookup failed')
+  return ids
+}
+
 /** LOOKUP: the body is a JSON string or number; the answer is the ids whose key fields equal it. */
 export function lookup(entity: Entity, options: Options = {}): RouteDef {
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
-    async handle(req) {
-      const key = await req.json()
-      if (typeof key !== 'string' && typeof key !== 'number') throw badRequest('LOOKUP body must be a JSON string or number', 'body')
-      const fields = entity.lookupFields.filter((f) => f !== 'id' || isUuid(key))
-      const ids = fields.length ? await req.deps.repo(entity.table).lookup(req.domain, fields, typeof key === 'string' && isUuid(key) ? key.toLowerCase() : key) : []
-      if (ids.length === 0) throw new ApiError(404, 'lookup failed')
-      return ids
-    },
+    handle: async (req) => lookupIds(req.deps.repo(entity.table), req.domain, entity.lookupFields, await req.json()),
   })
 }

@@ -1,20 +1,18 @@
 /**
- * What a session may do, answered from in-process caches: the roles of each user (from the
- * users_caches table), the routes of each role (with inheritance) and the state of each domain.
- * A change to the directory or to a domain invalidates a domain's entries in every process
- * through pub/sub; a short lifetime bounds staleness if a message is lost.
+ * What a session may do, answered from in-process caches (DomainCaches): the roles of each user
+ * (from the users_caches table), the routes of each role (with inheritance) and the state of each
+ * domain. A change to the directory or to a domain invalidates the domain's entries everywhere.
  */
 import { findDomainById } from '~storage/directory'
 import type { Db } from '~storage/db'
 import type { Doc } from '~storage/doc'
 import type { Kv } from '~storage/kv/kv'
 import type { Clock } from '../clock'
+import { DomainCaches, type DomainCache } from '../domain-cache'
 import { isBlocked, isMasterDomain } from './directory'
 import type { Session } from './sessions'
 
 const CHANNEL = 'access-invalidate'
-const TTL_MS = 30_000
-const MAX_ENTRIES = 50_000
 
 export interface DomainInfo {
   id: string
@@ -40,58 +38,35 @@ export function compileGrant(path: string, methods: readonly string[]): RouteGra
   return { pattern: new RegExp(`^${source}/?$`), methods: methods.includes('*') ? null : new Set(methods) }
 }
 
-interface Entry<T> {
-  gen: number
-  until: number
-  value: T
-}
-
 export class AccessCache {
-  private readonly generations = new Map<string, number>()
-  private readonly userRoles = new Map<string, Entry<string[]>>()
-  private readonly grants = new Map<string, Entry<Map<string, RouteGrant[]>>>()
-  private readonly domains = new Map<string, Entry<DomainInfo | null>>()
+  private readonly caches: DomainCaches
+  private readonly roles: DomainCache<string[]>
+  private readonly grantMaps: DomainCache<Map<string, RouteGrant[]>>
+  private readonly domains: DomainCache<DomainInfo | null>
 
   constructor(
     private readonly db: Db,
-    private readonly kv: Kv,
-    private readonly clock: Clock,
-  ) {}
+    kv: Kv,
+    clock: Clock,
+  ) {
+    this.caches = new DomainCaches(kv, clock, CHANNEL)
+    this.roles = this.caches.cache()
+    this.grantMaps = this.caches.cache()
+    this.domains = this.caches.cache()
+  }
 
-  async start(): Promise<void> {
-    await this.kv.subscribe(CHANNEL, (domain) => this.bump(domain))
-    this.kv.onSubscriberReset(() => {
-      this.userRoles.clear()
-      this.grants.clear()
-      this.domains.clear()
-    })
+  start(): Promise<void> {
+    return this.caches.start()
   }
 
   /** After a change to a domain's directory or to the domain itself, in every process. */
-  async invalidate(domain: string): Promise<void> {
-    this.bump(domain)
-    await this.kv.publish(CHANNEL, domain)
-  }
-
-  private bump(domain: string): void {
-    this.generations.set(domain, (this.generations.get(domain) ?? 0) + 1)
-  }
-
-  private cached<T>(map: Map<string, Entry<T>>, key: string, domain: string, load: () => Promise<T>): T | Promise<T> {
-    const gen = this.generations.get(domain) ?? 0
-    const now = this.clock.now()
-    const hit = map.get(key)
-    if (hit && hit.gen === gen && hit.until > now) return hit.value
-    return load().then((value) => {
-      if (map.size >= MAX_ENTRIES) map.clear()
-      map.set(key, { gen, until: now + TTL_MS, value })
-      return value
-    })
+  invalidate(domain: string): Promise<void> {
+    return this.caches.invalidate(domain)
   }
 
   /** Direct and inherited (through groups) roles of a user; none when the user no longer exists. */
   rolesOf(domain: string, userId: string): string[] | Promise<string[]> {
-    return this.cached(this.userRoles, `${domain}:${userId}`, domain, async () => {
+    return this.roles(domain, `${domain}:${userId}`, async () => {
       const row = await this.db.get('SELECT doc FROM users_caches WHERE domain = ? AND id = ?', [domain, userId])
       return row ? ((JSON.parse(row[0] as string) as Doc).deep_roles as string[]) : []
     })
@@ -99,7 +74,7 @@ export class AccessCache {
 
   /** The grants of every custom role of a domain, each including those of its ancestors. */
   grantsOf(domain: string): Map<string, RouteGrant[]> | Promise<Map<string, RouteGrant[]>> {
-    return this.cached(this.grants, domain, domain, async () => {
+    return this.grantMaps(domain, domain, async () => {
       const rows = await this.db.all('SELECT doc FROM roles WHERE domain = ?', [domain])
       const roles = rows.map((r) => JSON.parse(r[0] as string) as Doc)
       const byId = new Map(roles.map((r) => [r.id as string, r]))
@@ -118,7 +93,7 @@ export class AccessCache {
   }
 
   domainInfo(domainId: string): DomainInfo | null | Promise<DomainInfo | null> {
-    return this.cached(this.domains, domainId, domainId, async () => {
+    return this.domains(domainId, domainId, async () => {
       const d = await findDomainById(this.db, domainId)
       if (!d) return null
       return { id: d.id, name: d.name, isMaster: isMasterDomain(d), blocked: isBlocked(d), solution: (d.doc.solution as string | undefined) ?? 'platform' }

@@ -3,6 +3,10 @@
  * within 3 minutes, session creation from it is refused without looking at the credentials, until
  * the oldest of those failures leaves the window. Requests naming a session that does not exist
  * count as failures too. Kept in the KV store, so it holds across the processes of a cluster.
+ *
+ * A sign-in counts as a failure from the moment it starts (its entry is written before the
+ * password is checked) and is taken back when it succeeds, so parallel guesses cannot slip past
+ * the limit while each other's checks are still running.
  */
 import { tooManyRequests } from '../http/errors'
 import type { Req } from '../http/req'
@@ -11,16 +15,31 @@ export const FAILURE_WINDOW_MS = 3 * 60_000
 export const MAX_FAILURES = 5
 
 const key = (address: string) => `auth-failures:${address}`
+const newEntry = (now: number) => `${now}:${crypto.randomUUID()}`
 
-/** Refuses with 429 and Retry-After when the caller's address is banned. */
-export async function refuseIfBanned(req: Req): Promise<void> {
-  const now = req.deps.clock.now()
-  const failures = await req.deps.kv.window(key(req.clientAddress), now, FAILURE_WINDOW_MS, false)
-  if (failures.length < MAX_FAILURES) return
-  const freeAt = failures[failures.length - MAX_FAILURES]! + FAILURE_WINDOW_MS
-  throw tooManyRequests('too many failed sign-ins from this address; try again later', Math.max(1, Math.ceil((freeAt - now) / 1000)))
+export interface SignInAttempt {
+  /** Not a failure after all: the credentials were right, or the request never got to them. */
+  cancel(): Promise<void>
 }
 
+/** Starts a sign-in; refuses with 429 and Retry-After when the address is banned. */
+export async function beginSignIn(req: Req): Promise<SignInAttempt> {
+  const { kv, clock } = req.deps
+  const now = clock.now()
+  const entry = newEntry(now)
+  const k = key(req.clientAddress)
+  const times = await kv.window(k, now, FAILURE_WINDOW_MS, entry)
+  const earlier = times.slice(0, -1) // ours is the newest
+  if (earlier.length >= MAX_FAILURES) {
+    await kv.zrem(k, entry)
+    const freeAt = earlier[earlier.length - MAX_FAILURES]! + FAILURE_WINDOW_MS
+    throw tooManyRequests('too many failed sign-ins from this address; try again later', Math.max(1, Math.ceil((freeAt - now) / 1000)))
+  }
+  return { cancel: async () => void (await kv.zrem(k, entry)) }
+}
+
+/** A request that named a session that does not exist. */
 export async function recordFailure(req: Req): Promise<void> {
-  await req.deps.kv.window(key(req.clientAddress), req.deps.clock.now(), FAILURE_WINDOW_MS, true)
+  const now = req.deps.clock.now()
+  await req.deps.kv.window(key(req.clientAddress), now, FAILURE_WINDOW_MS, newEntry(now))
 }

@@ -6,7 +6,7 @@ import { ApiError, badRequest, forbidden, unauthorized } from '../http/errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
 import { bearerToken, credentialOf, sessionFor } from './authenticate'
-import { recordFailure, refuseIfBanned } from './brute-force'
+import { beginSignIn } from './brute-force'
 import { deletedSessionCookie, readCookie, SESSION_COOKIE, sessionCookie } from './cookies'
 import { currentSession, reachableDomains } from './current'
 import { isMasterDomain } from './directory'
@@ -36,30 +36,35 @@ async function cookieSession(req: Req): Promise<Session | null> {
 export const createSession = defineRoute({
   access: 'public',
   async handle(req) {
-    await refuseIfBanned(req) // before anything else: a banned address learns nothing
-    const body = validate(LoginBody, (await req.json()) ?? {})
-    const type = body.session_type ?? 'cookie'
-    const kind = type === 'cookie' ? 'cookie' : 'token'
-    let data: NewSession | null
-    if (body.token !== undefined) {
-      throw new ApiError(501, 'external token login is not configured: no iam_token_svcscript_code script exists', { field: 'token' })
-    } else if (type === 'token_clone_cookie') {
-      const source = await cookieSession(req)
-      if (!source) throw unauthorized('token_clone_cookie needs a valid RSession cookie')
-      const { id: _id, created: _c, touched: _t, ...copy } = source
-      data = { ...copy, kind: 'token' }
-    } else {
-      for (const name of ['domain', 'login', 'pwd'] as const) if (!body[name]) throw badRequest(`${name} is required`, name)
-      data = await checkCredentials(req.deps, { domain: body.domain!, login: body.login!, pwd: body.pwd! }, kind)
-      if (!data) {
-        await recordFailure(req)
-        throw unauthorized('invalid domain, login or password')
+    const attempt = await beginSignIn(req) // a banned address learns nothing more
+    let wrongCredentials = false
+    try {
+      const body = validate(LoginBody, (await req.json()) ?? {})
+      const type = body.session_type ?? 'cookie'
+      const kind = type === 'cookie' ? 'cookie' : 'token'
+      let data: NewSession | null
+      if (body.token !== undefined) {
+        throw new ApiError(501, 'external token login is not configured: no iam_token_svcscript_code script exists', { field: 'token' })
+      } else if (type === 'token_clone_cookie') {
+        const source = await cookieSession(req)
+        if (!source) throw unauthorized('token_clone_cookie needs a valid RSession cookie')
+        const { id: _id, created: _c, touched: _t, ...copy } = source
+        data = { ...copy, kind: 'token' }
+      } else {
+        for (const name of ['domain', 'login', 'pwd'] as const) if (!body[name]) throw badRequest(`${name} is required`, name)
+        data = await checkCredentials(req.deps, { domain: body.domain!, login: body.login!, pwd: body.pwd! }, kind)
+        if (!data) {
+          wrongCredentials = true
+          throw unauthorized('invalid domain, login or password')
+        }
       }
+      const session = await req.deps.sessions.create(data)
+      if (kind === 'token') return { session_token: session.id }
+      req.cookies.push(cookieFor(req, session))
+      return undefined
+    } finally {
+      if (!wrongCredentials) await attempt.cancel()
     }
-    const session = await req.deps.sessions.create(data)
-    if (kind === 'token') return { session_token: session.id }
-    req.cookies.push(cookieFor(req, session))
-    return undefined
   },
 })
 

@@ -32,7 +32,8 @@ const CACHE_TTL_MS = 5000
 const CACHE_MAX = 10_000
 const INVALIDATE = 'session-invalidate'
 const sessionKey = (id: string) => `session:${id}`
-const userKey = (userId: string) => `user-sessions:${userId}`
+/** A user is its domain and its id: ids are unique only within a domain (clients may choose them). */
+const userKey = (domain: string, userId: string) => `user-sessions:${domain}:${userId}`
 
 export function newSessionId(): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
@@ -83,9 +84,10 @@ export class SessionStore {
     await this.kv.set(sessionKey(session.id), JSON.stringify(session), this.idleMs)
     // microsecond-scale scores, strictly increasing in this process: creation order even within one millisecond
     this.lastScore = Math.max(now * 1000, this.lastScore + 1)
-    await this.kv.zadd(userKey(session.userId), this.lastScore, session.id)
-    await this.kv.expire(userKey(session.userId), this.idleMs)
-    await this.enforceCap(session.userId, session.id)
+    const index = userKey(session.homeDomainId, session.userId)
+    await this.kv.zadd(index, this.lastScore, session.id)
+    await this.kv.expire(index, this.idleMs)
+    await this.enforceCap(index, session.id)
     this.remember(session)
     return session
   }
@@ -96,7 +98,7 @@ export class SessionStore {
     if (now - session.touched < this.slideMs) return false
     const updated = { ...session, touched: now }
     await this.kv.set(sessionKey(session.id), JSON.stringify(updated), this.idleMs)
-    await this.kv.expire(userKey(session.userId), this.idleMs)
+    await this.kv.expire(userKey(session.homeDomainId, session.userId), this.idleMs)
     session.touched = now
     this.remember(updated)
     return true
@@ -113,21 +115,24 @@ export class SessionStore {
   async destroy(id: string): Promise<void> {
     const text = await this.kv.get(sessionKey(id))
     await this.kv.del(sessionKey(id))
-    if (text) await this.kv.zrem(userKey((JSON.parse(text) as Session).userId), id)
+    if (text) {
+      const s = JSON.parse(text) as Session
+      await this.kv.zrem(userKey(s.homeDomainId, s.userId), id)
+    }
     await this.invalidate(id)
   }
 
-  /** Ends every session of a user (deleted account, password change), optionally but one. */
-  async destroyUser(userId: string, exceptId?: string): Promise<void> {
-    for (const id of await this.kv.zrange(userKey(userId))) if (id !== exceptId) await this.destroy(id)
+  /** Ends every session of a user of a domain (deleted account, password change), optionally but one. */
+  async destroyUser(domain: string, userId: string, exceptId?: string): Promise<void> {
+    for (const id of await this.kv.zrange(userKey(domain, userId))) if (id !== exceptId) await this.destroy(id)
   }
 
-  /** Ends the oldest sessions of a user beyond the cap (never the new one), and forgets expired index entries. */
-  private async enforceCap(userId: string, newest: string): Promise<void> {
-    const ids = await this.kv.zrange(userKey(userId))
+  /** Ends the oldest sessions in a user's index beyond the cap (never the new one), and forgets expired entries. */
+  private async enforceCap(index: string, newest: string): Promise<void> {
+    const ids = await this.kv.zrange(index)
     const alive = await this.kv.mget(ids.map(sessionKey))
     const gone = ids.filter((_, i) => alive[i] === null)
-    if (gone.length) await this.kv.zrem(userKey(userId), ...gone)
+    if (gone.length) await this.kv.zrem(index, ...gone)
     const older = ids.filter((id, i) => alive[i] !== null && id !== newest)
     for (const id of older.slice(0, Math.max(0, older.length + 1 - this.maxPerUser))) await this.destroy(id)
   }

@@ -8,6 +8,7 @@
 import * as v from 'valibot'
 import { join } from 'node:path'
 import type { Doc } from '~storage/doc'
+import type { WriteContext } from '~storage/journal'
 import { insertLayerOperation, layerOperations, relabelLayerOperations, updateLayerOperation } from '~storage/layers'
 import type { TableSpec } from '~storage/repository'
 import { isoTime } from '../clock'
@@ -73,9 +74,9 @@ export class LayerService {
     const doc: Doc = { id: Bun.randomUUIDv7(), operation, prefix, mode: o.mode ?? 'default', file, site: this.deps.config.site, dt: now, status: 'registered', md5: sum, trace: '', kind: 'current', order: 0 }
     await insertLayerOperation(this.deps.db, req.domain, doc)
     await this.relabel(req.domain)
-    const w = req.writeContext()
+    const who = { domain: req.domain, actor: req.writeContext().actor, requestId: req.requestId }
     const previous = this.queues.get(req.domain) ?? Promise.resolve()
-    const run = previous.then(() => this.carryOut(w, doc)).finally(() => {
+    const run = previous.then(() => this.carryOut(who, doc)).finally(() => {
       if (this.queues.get(req.domain) === run) this.queues.delete(req.domain)
     })
     this.queues.set(req.domain, run)
@@ -83,9 +84,11 @@ export class LayerService {
     return shown
   }
 
-  private async carryOut(w: ReturnType<Req['writeContext']>, op: Doc): Promise<void> {
+  private async carryOut(who: Omit<WriteContext, 'now'>, op: Doc): Promise<void> {
     const { deps } = this
-    const domain = w.domain
+    const domain = who.domain
+    // changes carry the time they are made, not the time the order came in
+    const w: WriteContext = { ...who, now: isoTime(deps.clock.now()) }
     const finish = async (status: string, trace: string, installed?: Installed) => {
       const done = { ...op, status, trace, dt: isoTime(deps.clock.now()), ...(installed && { installed }) }
       await updateLayerOperation(deps.db, domain, done, done.dt)
@@ -95,6 +98,7 @@ export class LayerService {
       const ops = await layerOperations(deps.db, domain)
       const current = installedOf(ops.filter((o) => o.id !== op.id), op.prefix as string)
       if (op.operation === 'delete' || op.operation === 'clear') {
+        if (current?.status !== 'installed') return await finish('failure', `no product layer ${op.prefix as string} is installed any more`)
         const kept = await deps.db.write(() => removeLayer(deps, w, current!.installed as Installed, op.operation === 'clear'))
         await finish(op.operation === 'clear' ? 'cleared' : 'deleted', kept.length ? `kept classes that hold records: ${kept.join(', ')}` : 'removed')
       } else if (op.operation === 'install' && current?.status === 'installed' && current.md5 === op.md5 && current.file === op.file) {

@@ -8,7 +8,7 @@ import type { TxStep } from '~storage/db'
 import type { Doc } from '~storage/doc'
 import { appendJournal, type WriteContext } from '~storage/journal'
 import {
-  allRecords, classDocsTx, countRecords, createRecordTable, dropRecordTable, indexProperties, recordTable, rederive, stripProperties,
+  allRecords, classDocsTx, countRecords, countUndated, createRecordTable, dropRecordTable, indexProperties, recordTable, rederive, stripProperties,
 } from '~storage/model-tables'
 import type { TableSpec } from '~storage/repository'
 import { COMMON_FIELDS, defineEntity, ext, text, withDefaults } from '../entities/entity'
@@ -156,6 +156,8 @@ function* migrate(w: WriteContext, before: Doc | undefined, after: Doc | undefin
   const derivation = (d: Doc) => JSON.stringify([d.storage_mode, (d.opts as Doc).partition_property, (d.opts as Doc).expires_mode, (d.opts as Doc).expires_ts_property, (d.opts as Doc).expires_ttl_property])
   if (after.storage_mode !== 'abstract' && derivation(before) !== derivation(after)) {
     yield* rederive(table, (d) => derivedColumns(model, d))
+    const undated = model.partition ? yield* countUndated(table, w.domain) : 0
+    if (undated) throw conflict(`opts.partition_property: ${undated} record(s) have no date in ${model.partition!.property}`, 'opts.partition_property')
   }
 }
 

@@ -6,11 +6,9 @@ import { badRequest, notFound } from '../http/errors'
 import { isUuid, type Req } from '../http/req'
 import { defineRoute, type RouteDef } from '../http/route'
 import {
-  clearRecords, createRecord, deleteRecord, listRecords, lookupRecords, patchRecord, readRecord, replaceRecord, type Target,
+  clearRecords, createRecord, DATE, deleteRecord, listRecords, lookupRecords, patchRecord, readRecord, replaceRecord, type Target,
 } from './records'
 import type { ClassModel } from './registry'
-
-const DATE = /^\d{4}-\d{2}-\d{2}$/
 
 async function resolve(req: Req): Promise<{ model: ClassModel; target: Target }> {
   let segments: string[]
@@ -19,6 +17,8 @@ async function resolve(req: Req): Promise<{ model: ClassModel; target: Target }>
   } catch {
     throw badRequest('the path is not valid', 'path')
   }
+  // an encoded slash would name another class than the path that role grants are matched against
+  if (segments.some((s) => s.includes('/'))) throw badRequest('a path segment may not contain an encoded /', 'path')
   const found = await req.deps.model.resolve(req.domain, segments)
   if (!found) throw notFound(`no class ${segments.join('/')} in this domain`)
   const rest = found.rest

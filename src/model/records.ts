@@ -4,18 +4,19 @@
  */
 import type { Doc } from '~storage/doc'
 import type { ColumnRange } from '~storage/repository'
-import { isoTime } from '../clock'
+import { DAY_MS, isoTime } from '../clock'
 import { bodyObject } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../http/errors'
 import { JsonText } from '../http/json'
 import { parseFlat, parseListParams, parseMask } from '../http/list-query'
 import { present } from '../http/present'
+import { lookupIds } from '../http/resource'
 import { isUuid, NIL_UUID, type Req } from '../http/req'
 import { validateRecord } from './properties'
 import type { ClassModel } from './registry'
 
-const DAY_MS = 86_400_000
-const DATE = /^\d{4}-\d{2}-\d{2}$/
+/** A day in a record path: /<YYYY-MM-DD>. */
+export const DATE = /^\d{4}-\d{2}-\d{2}$/
 
 /** Where a record path points below its class: the collection, a day of it, or one record. */
 export interface Target {
@@ -34,6 +35,9 @@ function dayRange(date: string, field: string): ColumnRange {
   return { column: 'pdate', from: new Date(start).toISOString(), to: new Date(start + DAY_MS).toISOString() }
 }
 
+/** A time JavaScript dates can represent (±8.64e15 ms). */
+const validTime = (ms: number) => Number.isFinite(ms) && Math.abs(ms) <= 8.64e15
+
 /** `interval=["2026-01-01","2026-01-31"]`: both ends included (a date stands for its whole day). */
 export function parseInterval(raw: string | undefined): ColumnRange | null {
   if (raw === undefined) return null
@@ -47,7 +51,7 @@ export function parseInterval(raw: string | undefined): ColumnRange | null {
   const [from, to] = value as [string, string]
   const start = DATE.test(from) ? Date.parse(`${from}T00:00:00.000Z`) : Date.parse(from)
   const end = DATE.test(to) ? Date.parse(`${to}T00:00:00.000Z`) + DAY_MS : Date.parse(to) + 1
-  if (Number.isNaN(start) || Number.isNaN(end)) throw badRequest('interval: both ends must be dates or dates with times', 'interval')
+  if (!validTime(start) || !validTime(end)) throw badRequest('interval: both ends must be dates or dates with times', 'interval')
   if (start >= end) throw badRequest('interval: the start is after the end', 'interval')
   return { column: 'pdate', from: new Date(start).toISOString(), to: new Date(end).toISOString() }
 }
@@ -74,12 +78,20 @@ export async function listRecords(req: Req, model: ClassModel, t: Target) {
   return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
 }
 
+/** Throws 404 unless the record lies on the day its path names (checked inside the write's transaction). */
+function onDay(model: ClassModel, t: Target): (doc: Doc) => void {
+  return (doc) => {
+    if (t.date && model.partition && doc[model.partition.property] !== undefined && !inDay(model, doc, t.date)) {
+      throw notFound(`no record ${t.id} in ${model.classname} on ${t.date}`)
+    }
+  }
+}
+
 async function current(req: Req, model: ClassModel, t: Target): Promise<Doc> {
   checkAddressing(model, t)
   const doc = await repoOf(req, model).get(req.domain, t.id!, req.deps.clock.now())
-  if (!doc || (t.date && model.partition && doc[model.partition.property] !== undefined && !inDay(model, doc, t.date))) {
-    throw notFound(`no record ${t.id} in ${model.classname}${t.date ? ` on ${t.date}` : ''}`)
-  }
+  if (!doc) throw notFound(`no record ${t.id} in ${model.classname}`)
+  onDay(model, t)(doc)
   return doc
 }
 
@@ -133,9 +145,10 @@ export async function replaceRecord(req: Req, model: ClassModel, t: Target, body
   refuseChangesToLog(model)
   const input = bodyObject(body)
   if (input.id !== undefined && String(input.id).toLowerCase() !== t.id) throw badRequest('id cannot be changed', 'id')
-  await current(req, model, t)
+  checkAddressing(model, t)
   const next = validateRecord(input, model.rules, 'replace')
   const updated = await repoOf(req, model).modify(req.writeContext(), t.id!, (cur) => {
+    onDay(model, t)(cur)
     const doc: Doc = { id: t.id, ...next }
     if (model.expiry && doc[model.expiry.ts] === undefined) doc[model.expiry.ts] = cur[model.expiry.ts] // the lifetime still counts from creation
     requirePartition(model, doc)
@@ -150,8 +163,9 @@ export async function patchRecord(req: Req, model: ClassModel, t: Target, body: 
   refuseChangesToLog(model)
   const input = bodyObject(body)
   if (input.id !== undefined && String(input.id).toLowerCase() !== t.id) throw badRequest('id cannot be changed', 'id')
-  await current(req, model, t)
+  checkAddressing(model, t)
   const updated = await repoOf(req, model).modify(req.writeContext(), t.id!, (cur) => {
+    onDay(model, t)(cur)
     const doc = { id: t.id, ...validateRecord(input, model.rules, 'patch', cur) }
     requirePartition(model, doc)
     return doc
@@ -163,8 +177,8 @@ export async function patchRecord(req: Req, model: ClassModel, t: Target, body: 
 
 export async function deleteRecord(req: Req, model: ClassModel, t: Target): Promise<void> {
   refuseChangesToLog(model)
-  await current(req, model, t)
-  if (!(await repoOf(req, model).delete(req.writeContext(), t.id!))) throw notFound(`no record ${t.id} in ${model.classname}`)
+  checkAddressing(model, t)
+  if (!(await repoOf(req, model).delete(req.writeContext(), t.id!, onDay(model, t)))) throw notFound(`no record ${t.id} in ${model.classname}`)
   req.deps.events.kick()
 }
 
@@ -178,11 +192,6 @@ export async function clearRecords(req: Req, model: ClassModel): Promise<{ delet
 }
 
 /** LOOKUP: ids of the records whose lookup properties (opts.lookup_properties, else the id) equal the key. */
-export async function lookupRecords(req: Req, model: ClassModel, key: unknown): Promise<string[]> {
-  const repo = repoOf(req, model)
-  if (typeof key !== 'string' && typeof key !== 'number') throw badRequest('LOOKUP body must be a JSON string or number', 'body')
-  const fields = (model.lookup.length ? model.lookup : ['id']).filter((f) => f !== 'id' || isUuid(key))
-  const ids = fields.length ? await repo.lookup(req.domain, fields, typeof key === 'string' && isUuid(key) ? key.toLowerCase() : key, req.deps.clock.now()) : []
-  if (ids.length === 0) throw new ApiError(404, 'lookup failed')
-  return ids
+export function lookupRecords(req: Req, model: ClassModel, key: unknown): Promise<string[]> {
+  return lookupIds(repoOf(req, model), req.domain, model.lookup.length ? model.lookup : ['id'], key, req.deps.clock.now())
 }

@@ -1,7 +1,7 @@
 /**
  * The classes of each domain as the record routes use them: effective properties (inherited
- * first), validation rules, list limits and the table. Built from the classes table and cached;
- * a change to a class invalidates its domain in every process through pub/sub.
+ * first), validation rules, list limits and the table. Built from the classes table and cached
+ * (DomainCaches): a change to a class invalidates its domain everywhere.
  */
 import type { Db } from '~storage/db'
 import type { Doc } from '~storage/doc'
@@ -9,13 +9,13 @@ import type { Kv } from '~storage/kv/kv'
 import { classDocs, createRecordTable, recordTable } from '~storage/model-tables'
 import type { TableSpec } from '~storage/repository'
 import type { Clock } from '../clock'
+import { DomainCaches, type DomainCache } from '../domain-cache'
 import { FieldSet } from '../http/fields'
 import type { ListLimits } from '../http/list-query'
 import { NIL_UUID } from '../http/req'
 import type { Property, RecordRules } from './properties'
 
 const CHANNEL = 'model-invalidate'
-const TTL_MS = 30_000
 
 export type StorageMode = 'runtime' | 'abstract' | 'category' | 'history' | 'transactionlog'
 
@@ -65,7 +65,8 @@ export function effectiveProperties(classes: Doc[]): Map<string, Property[]> {
 export function derivedColumns(model: Pick<ClassModel, 'partition' | 'expiry'>, doc: Doc): { pdate: string | null; expires: number | null } {
   let pdate: string | null = null
   const p = model.partition && doc[model.partition.property]
-  if (typeof p === 'string') pdate = model.partition!.type === 'date' ? `${p}T00:00:00.000Z` : new Date(p).toISOString()
+  const at = typeof p === 'string' ? Date.parse(model.partition!.type === 'date' ? `${p}T00:00:00.000Z` : p) : NaN
+  if (Number.isFinite(at)) pdate = new Date(at).toISOString() // a value that is no date leaves the record out of every day
   let expires: number | null = null
   if (model.expiry) {
     const ts = doc[model.expiry.ts]
@@ -126,38 +127,29 @@ export function buildModels(domain: string, classes: Doc[]): Map<string, ClassMo
 }
 
 export class ModelRegistry {
-  private readonly generations = new Map<string, number>()
-  private readonly cache = new Map<string, { gen: number; until: number; models: Map<string, ClassModel> }>()
+  private readonly caches: DomainCaches
+  private readonly models: DomainCache<Map<string, ClassModel>>
 
   constructor(
     private readonly db: Db,
-    private readonly kv: Kv,
-    private readonly clock: Clock,
-  ) {}
-
-  async start(): Promise<void> {
-    await this.kv.subscribe(CHANNEL, (domain) => this.bump(domain))
-    this.kv.onSubscriberReset(() => this.cache.clear())
+    kv: Kv,
+    clock: Clock,
+  ) {
+    this.caches = new DomainCaches(kv, clock, CHANNEL)
+    this.models = this.caches.cache()
   }
 
-  async invalidate(domain: string): Promise<void> {
-    this.bump(domain)
-    await this.kv.publish(CHANNEL, domain)
+  start(): Promise<void> {
+    return this.caches.start()
   }
 
-  private bump(domain: string): void {
-    this.generations.set(domain, (this.generations.get(domain) ?? 0) + 1)
+  invalidate(domain: string): Promise<void> {
+    return this.caches.invalidate(domain)
   }
 
   /** The classes of a domain by classname. */
   async classes(domain: string): Promise<Map<string, ClassModel>> {
-    const gen = this.generations.get(domain) ?? 0
-    const now = this.clock.now()
-    const hit = this.cache.get(domain)
-    if (hit && hit.gen === gen && hit.until > now) return hit.models
-    const models = buildModels(domain, await classDocs(this.db, domain))
-    this.cache.set(domain, { gen, until: now + TTL_MS, models })
-    return models
+    return this.models(domain, domain, async () => buildModels(domain, await classDocs(this.db, domain)))
   }
 
   /** The classes of a domain with every record table in place (SYNC). */

@@ -35,11 +35,11 @@ export interface Kv {
   zrange(key: string): Promise<string[]>
 
   /**
-   * A sliding-window log (rate limits, failed logins): drops entries older than `now - windowMs`,
-   * adds one at `now` when `record` is set, and returns the times left in the window, oldest first.
-   * Times are the caller's clock, so tests can move it.
+   * A sliding-window log (rate limits, failed logins) in one atomic step: drops entries older than
+   * `now - windowMs`, adds `entry` at `now` when given, and returns the times in the window, oldest
+   * first. An entry can be taken back with zrem. Times are the caller's clock, so tests can move it.
    */
-  window(key: string, now: number, windowMs: number, record: boolean): Promise<number[]>
+  window(key: string, now: number, windowMs: number, entry?: string): Promise<number[]>
 
   publish(channel: string, message: string): Promise<void>
   /** Returns the function that ends the subscription. */

@@ -105,10 +105,10 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
       if (!z) return []
       return [...z.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1)).map(([m]) => m)
     },
-    async window(key, now, windowMs, record) {
+    async window(key, now, windowMs, entry) {
       const z = typed(key, isZset) ?? new Map<string, number>()
       for (const [m, at] of z) if (at <= now - windowMs) z.delete(m)
-      if (record) z.set(`${now}:${crypto.randomUUID()}`, now)
+      if (entry !== undefined) z.set(entry, now)
       if (z.size === 0) {
         data.delete(prefix + key)
         return []

@@ -57,11 +57,11 @@ export async function createRedisKv(url: string, options: { prefix?: string } = 
     },
     zrem: (key, ...members) => client.zRem(k(key), members),
     zrange: (key) => client.zRange(k(key), 0, -1),
-    async window(key, now, windowMs, record) {
+    async window(key, now, windowMs, entry) {
       const m = client.multi().zRemRangeByScore(k(key), '-inf', now - windowMs)
-      if (record) m.zAdd(k(key), { score: now, value: `${now}:${crypto.randomUUID()}` })
+      if (entry !== undefined) m.zAdd(k(key), { score: now, value: entry })
       const replies = await m.zRangeWithScores(k(key), 0, -1).pExpire(k(key), windowMs).exec()
-      const entries = replies[record ? 2 : 1] as unknown as { score: number }[]
+      const entries = replies[entry !== undefined ? 2 : 1] as unknown as { score: number }[]
       return entries.map((e) => e.score)
     },
     async publish(channel, message) {

@@ -94,8 +94,17 @@ describe('password recovery in two steps', () => {
     expect(unknownLogin.body.error_code).toBe(1413)
     expect((await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann' }, '10.9.1.6')).body).toMatchObject({ error_code: 1501, error_details: { field: 'domain' } })
     expect((await post('/rest/v1/iam/pwd_reset_requests', {}, '10.9.1.7')).body).toMatchObject({ error_code: 1501, error_details: { field: 'key' } })
+    for (const [i, body] of ['"hello"', '5', '[1]'].entries()) {
+      const res = await t.call('POST', '/rest/v1/iam/pwd_reset_requests', { raw: body, headers: from(`10.9.1.${20 + i}`) })
+      expect([body, res.status, res.body.error_code]).toEqual([body, 412, 1501])
+    }
     expect((await patch('/rest/v1/iam/pwd_reset_requests/0192a3b4-0000-4000-8000-000000000001', { pwd: 'ann-Pass9' })).status).toBe(404)
     expect((await patch('/rest/v1/iam/pwd_reset_requests/not-a-uuid', { pwd: 'ann-Pass9' })).body.error_details).toEqual({ field: 'id' })
+  })
+
+  test('two requests racing from one address: one passes', async () => {
+    const both = await Promise.all([0, 1].map(() => post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.2.9')))
+    expect(both.map((r) => r.status).sort()).not.toEqual([200, 200])
   })
 
   test('one request a minute per address (429 with Retry-After)', async () => {

@@ -164,6 +164,16 @@ describe('history and transactionlog records', () => {
     expect((await call('DELETE', `/rest/v1/model/calls/log/2026-01-05/${r.id}`)).status).toBe(405)
   })
 
+  test('an encoded slash cannot name another class than the path says', async () => {
+    const res = await call('GET', '/rest/v1/model/shop%2Fitems')
+    expect([res.status, res.body.error_details]).toEqual([400, { field: 'path' }])
+  })
+
+  test('an interval at the edge of what dates can hold is a 400, not a 500', async () => {
+    const res = await call('GET', `/rest/v1/model/calls/history?interval=${encodeURIComponent('["2020-01-01","+275760-09-13T00:00:00.000Z"]')}`)
+    expect([res.status, res.body.error_details]).toEqual([400, { field: 'interval' }])
+  })
+
   test('runtime classes are not addressed by date; unknown paths are 404', async () => {
     expect((await call('GET', '/rest/v1/model/shop/items/2026-01-05')).body.error_details).toEqual({ field: 'date' })
     expect((await call('GET', '/rest/v1/model/shop/items/not-an-id')).status).toBe(404)

@@ -117,6 +117,17 @@ describe('delete and clear', () => {
     expect((await call('POST', URL, { operation: 'delete' })).status).toBe(409)
   })
 
+  test('two delete orders at once: the second ends as a failure saying why', async () => {
+    await call('POST', URL, { prefix: 'crm', operation: 'update' })
+    await settle()
+    const [first, second] = await Promise.all([call('POST', URL, { operation: 'delete' }), call('POST', URL, { operation: 'delete' })])
+    expect([first.status, second.status]).toEqual([200, 200])
+    await settle()
+    const rows = await listing()
+    expect(rows.map((r: { status: string }) => r.status)).toEqual(['deleted', 'failure'])
+    expect(rows[1].trace).toBe('no product layer crm is installed any more')
+  })
+
   test('clear removes the classes with their records', async () => {
     await call('POST', URL, { prefix: 'crm' })
     await settle()

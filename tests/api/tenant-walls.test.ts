@@ -136,6 +136,16 @@ describe('references and derived data', () => {
     expect((await t.call('GET', `/rest/v1/reference/extobjs/${north.ids.extobj}`, { token: north.token })).body.value).toEqual({ secret: 'north-secret' })
   })
 
+  test('an account with the same id as one of another domain cannot touch that one\'s sessions', async () => {
+    const masterAdmin = await t.login('master', 'admin', 'admin-Secret_1')
+    const adminId = (await t.call('GET', '/rest/v1/iam/sessions/current', { token: masterAdmin })).body.user_id
+    const mirror = await t.call('POST', '/rest/v1/domain/users', { token: north.token, body: { id: adminId, login: 'mirror', pwd: 'mirror-Pass1' } })
+    expect(mirror.status).toBe(200)
+    for (let i = 0; i < 11; i++) await t.login('north.master', 'mirror', 'mirror-Pass1') // past the per-user cap
+    expect((await t.call('DELETE', `/rest/v1/domain/users/${adminId}`, { token: north.token })).status).toBe(204)
+    expect((await t.call('GET', '/rest/v1/iam/sessions/current', { token: masterAdmin })).status).toBe(200)
+  })
+
   test('a session of one domain cannot switch into the other, nor manage domains', async () => {
     expect((await t.call('PATCH', '/rest/v1/iam/sessions/current', { token: north.token, body: { domain: 'south.master' } })).status).toBe(403)
     expect((await t.call('GET', '/rest/v1/domain/domains', { token: north.token })).status).toBe(403)

@@ -41,6 +41,14 @@ describe('per client address', () => {
     expect((await login(a, '127.0.0.1', ADMIN_PASSWORD)).status).toBe(200)
   })
 
+  test('guesses sent in parallel cannot slip past the limit', async () => {
+    const results = await Promise.all(Array.from({ length: 20 }, () => login(a, '127.0.0.7', 'wrong')))
+    const statuses = results.map((r) => r.status)
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(5)
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(15)
+    expect((await login(a, '127.0.0.7', ADMIN_PASSWORD)).status).toBe(429)
+  })
+
   test('the ban holds in another process sharing the store', async () => {
     expect((await login(b, '127.0.0.2', ADMIN_PASSWORD)).status).toBe(429)
     expect((await login(b, '127.0.0.1', ADMIN_PASSWORD)).status).toBe(200)

@@ -86,6 +86,14 @@ describe('routing', () => {
     expect(res.headers.get('allow')).toBe('GET, HEAD, POST, LOOKUP')
     expect(res.body.error_code).toBe(1405)
   })
+  test('a malformed percent-escape in the path is a 400, not a 500', async () => {
+    const domain = await t.createDomain('escape.master')
+    await t.createUser(domain.id, 'plain2', 'plain-Pass1', ['user'])
+    const userToken = await t.login('escape.master', 'plain2', 'plain-Pass1')
+    const res = await t.call('GET', '/rest/v1/domain/projects/%E0%A4%A', { token: userToken })
+    expect([res.status, res.body.error_details]).toEqual([400, { field: 'path' }])
+  })
+
   test('HEAD answers like GET without a body', async () => {
     const res = await t.request('HEAD', '/rest/v1/reference/extobjs', { token })
     expect(res.status).toBe(200)

@@ -91,13 +91,14 @@ for (const [name, make] of subjects) {
 
     test('a sliding window keeps the times of the last windowMs', async () => {
       const t0 = 1_000_000
-      expect(await kv.window('w', t0, 1000, false)).toEqual([])
-      expect(await kv.window('w', t0, 1000, true)).toEqual([t0])
-      expect(await kv.window('w', t0 + 400, 1000, true)).toEqual([t0, t0 + 400])
-      expect(await kv.window('w', t0 + 400, 1000, true)).toEqual([t0, t0 + 400, t0 + 400])
-      expect(await kv.window('w', t0 + 1000, 1000, false)).toEqual([t0 + 400, t0 + 400])
-      expect(await kv.window('w', t0 + 1401, 1000, false)).toEqual([])
-      expect(await kv.window('other', t0, 1000, false)).toEqual([])
+      expect(await kv.window('w', t0, 1000)).toEqual([])
+      expect(await kv.window('w', t0, 1000, 'a')).toEqual([t0])
+      expect(await kv.window('w', t0 + 400, 1000, 'b')).toEqual([t0, t0 + 400])
+      expect(await kv.window('w', t0 + 400, 1000, 'c')).toEqual([t0, t0 + 400, t0 + 400])
+      expect(await kv.zrem('w', 'c')).toBe(1) // an entry can be taken back
+      expect(await kv.window('w', t0 + 1000, 1000)).toEqual([t0 + 400])
+      expect(await kv.window('w', t0 + 1401, 1000)).toEqual([])
+      expect(await kv.window('other', t0, 1000)).toEqual([])
     })
 
     test('pub/sub delivers to subscribers until they unsubscribe', async () => {

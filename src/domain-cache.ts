@@ -1,0 +1,60 @@
+/**
+ * Values cached per domain in this process, dropped when the domain changes: `invalidate` bumps
+ * the domain's generation here and, through KV pub/sub, in every process of the cluster. A short
+ * lifetime bounds staleness if a message is lost; a subscriber reconnect clears everything.
+ */
+import type { Kv } from '~storage/kv/kv'
+import type { Clock } from './clock'
+
+const TTL_MS = 30_000
+const MAX_ENTRIES = 50_000
+
+/** A cache of one kind of value: answers synchronously on a hit, loads (and keeps) on a miss. */
+export type DomainCache<T> = (domain: string, key: string, load: () => Promise<T>) => T | Promise<T>
+
+interface Entry<T> {
+  gen: number
+  until: number
+  value: T
+}
+
+export class DomainCaches {
+  private readonly generations = new Map<string, number>()
+  private readonly maps: Map<string, Entry<unknown>>[] = []
+
+  constructor(
+    private readonly kv: Kv,
+    private readonly clock: Clock,
+    private readonly channel: string,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.kv.subscribe(this.channel, (domain) => this.bump(domain))
+    this.kv.onSubscriberReset(() => this.maps.forEach((m) => m.clear()))
+  }
+
+  async invalidate(domain: string): Promise<void> {
+    this.bump(domain)
+    await this.kv.publish(this.channel, domain)
+  }
+
+  private bump(domain: string): void {
+    this.generations.set(domain, (this.generations.get(domain) ?? 0) + 1)
+  }
+
+  cache<T>(): DomainCache<T> {
+    const map = new Map<string, Entry<T>>()
+    this.maps.push(map as Map<string, Entry<unknown>>)
+    return (domain, key, load) => {
+      const gen = this.generations.get(domain) ?? 0
+      const now = this.clock.now()
+      const hit = map.get(key)
+      if (hit && hit.gen === gen && hit.until > now) return hit.value
+      return load().then((value) => {
+        if (map.size >= MAX_ENTRIES) map.clear()
+        map.set(key, { gen, until: now + TTL_MS, value })
+        return value
+      })
+    }
+  }
+}
