@@ -8,7 +8,7 @@ import type { TxStep } from '~storage/db'
 import { findMasterDomain } from '~storage/directory'
 import { isPlainObject, type Doc } from '~storage/doc'
 import { DuplicateError } from '~storage/repository'
-import { findRequest, takeRequest, type RequestKind, type StoredRequest } from '~storage/requests'
+import { findRequest, insertRequest, takeRequest, type RequestKind, type StoredRequest } from '~storage/requests'
 import { isoTime } from '../clock'
 export { DAY_MS, HOUR_MS } from '../clock'
 import type { Deps } from '../deps'
@@ -19,6 +19,7 @@ import type { Req } from '../http/req'
 import { usersTable } from '../identity/directory'
 import { hashPassword } from '../identity/passwords'
 import { checkPasswordPolicy } from '../identity/password-policy'
+import type { OutgoingMail } from '../mail/mail-service'
 
 export interface Envelope {
   error_code: 0
@@ -65,6 +66,17 @@ export async function refuseWithExternalAuth(deps: Deps): Promise<void> {
   const master = await findMasterDomain(deps.db)
   const code = master ? await settingValue<string>(deps, master.id, 'iam_token_svcscript_code') : ''
   if (code) throw new ApiError(403, `passwords are managed by the external authorization script '${code}'; this endpoint is not available`)
+}
+
+/** Stores a new request and its mail in one transaction, then sends (or logs) the mail. */
+export async function openRequest(req: Req, request: StoredRequest, mail: OutgoingMail): Promise<void> {
+  const mailService = req.deps.mail
+  const created = isoTime(req.deps.clock.now())
+  await req.deps.db.write(function* () {
+    yield* insertRequest(request, created)
+    yield* mailService.enqueue(mail)
+  })
+  await mailService.committed(mail)
 }
 
 /** The request a mailed link names (`/<id>` of the path), while it is current; else 404. */

@@ -5,14 +5,12 @@
  */
 import * as v from 'valibot'
 import type { Doc } from '~storage/doc'
-import { insertRequest } from '~storage/requests'
-import { isoTime } from '../clock'
 import { login as loginSchema, uuid } from '../directory/schemas'
 import { ApiError, fieldInvalid, forbidden } from '../http/errors'
 import { defineRoute } from '../http/route'
 import { usersTable } from '../identity/directory'
 import { invitationMail } from '../mail/templates'
-import { accountEnvelope, consume, DAY_MS, emailOf, envelope, limitRate, pageLink, pendingRequest, refuseWithExternalAuth, setPassword, validateFields } from './common'
+import { accountEnvelope, consume, DAY_MS, emailOf, envelope, limitRate, openRequest, pageLink, pendingRequest, refuseWithExternalAuth, setPassword, validateFields } from './common'
 
 export const INVITATION_LIFETIME_MS = 3 * DAY_MS
 const INVITATION_RATE_WINDOW_MS = 2 * 60_000
@@ -43,12 +41,7 @@ export const createInvitation = defineRoute({
       expires: now + INVITATION_LIFETIME_MS,
       doc: { userId: userid, login: user.login, email, inviterId: s.userId, inviterLogin: s.login, remoteIp: req.clientAddress },
     }
-    const mailService = req.deps.mail
-    await req.deps.db.write(function* () {
-      yield* insertRequest(invite, isoTime(now))
-      yield* mailService.enqueue(mail)
-    })
-    await mailService.committed(mail)
+    await openRequest(req, invite, mail)
     return envelope('the invitation was sent by e-mail')
   },
 })

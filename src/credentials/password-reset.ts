@@ -6,8 +6,6 @@
 import * as v from 'valibot'
 import { findDomainByName, findUserByLogin, findUsersByEmail } from '~storage/directory'
 import { isPlainObject, type Doc } from '~storage/doc'
-import { insertRequest } from '~storage/requests'
-import { isoTime } from '../clock'
 import { ApiError, fieldInvalid, unauthorized } from '../http/errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
@@ -15,7 +13,7 @@ import { credentialOf, sessionFor } from '../identity/authenticate'
 import { usersTable } from '../identity/directory'
 import { verifyPassword } from '../identity/passwords'
 import { resetPasswordMail } from '../mail/templates'
-import { accountEnvelope, consume, emailOf, envelope, HOUR_MS, limitRate, pageLink, pendingRequest, refuseWithExternalAuth, setPassword, validateFields } from './common'
+import { accountEnvelope, consume, emailOf, envelope, HOUR_MS, limitRate, openRequest, pageLink, pendingRequest, refuseWithExternalAuth, setPassword, validateFields } from './common'
 
 export const RESET_LIFETIME_MS = HOUR_MS
 const RESET_RATE_WINDOW_MS = 60_000
@@ -65,21 +63,14 @@ async function requestReset(req: Req, body: Doc | undefined) {
   if (accounts.length === 0) throw new ApiError(412, 'no account with an e-mail address matches the key', { field: 'key' }, 1413)
 
   const now = req.deps.clock.now()
-  const mails = []
   for (const a of accounts) {
     const id = crypto.randomUUID()
     const info = await req.deps.access.domainInfo(a.domain)
     const login = a.doc.login as string
     const mail = { domain: a.domain, recipient: emailOf(a.doc)!, ...resetPasswordMail(pageLink(req.deps, 'reset-password', id), login, info?.name ?? '') }
-    const request = { id, kind: 'pwd_reset' as const, domain: a.domain, expires: now + RESET_LIFETIME_MS, doc: { userId: a.doc.id, login, email: mail.recipient, remoteIp: req.clientAddress } }
-    const mailService = req.deps.mail
-    await req.deps.db.write(function* () {
-      yield* insertRequest(request, isoTime(now))
-      yield* mailService.enqueue(mail)
-    })
-    mails.push(mail)
+    const doc = { userId: a.doc.id, login, email: mail.recipient, remoteIp: req.clientAddress }
+    await openRequest(req, { id, kind: 'pwd_reset', domain: a.domain, expires: now + RESET_LIFETIME_MS, doc }, mail)
   }
-  for (const m of mails) await req.deps.mail.committed(m)
   return envelope('a link to set a new password was sent by e-mail')
 }
 

@@ -6,7 +6,6 @@
 import * as v from 'valibot'
 import { existingIds, findDomainByName, findUserByLogin, findUsersByEmail } from '~storage/directory'
 import type { Doc } from '~storage/doc'
-import { insertRequest } from '~storage/requests'
 import { DuplicateError } from '~storage/repository'
 import { isoTime } from '../clock'
 import { rebuildCaches } from '../directory/maintain'
@@ -18,7 +17,7 @@ import { SYSTEM_ACTOR, usersTable } from '../identity/directory'
 import { hashPassword } from '../identity/passwords'
 import { checkPasswordPolicy } from '../identity/password-policy'
 import { selfRegistrationMail } from '../mail/templates'
-import { accountEnvelope, consume, DAY_MS, envelope, limitRate, pageLink, pendingRequest, refuseWithExternalAuth, validateFields } from './common'
+import { accountEnvelope, consume, DAY_MS, envelope, limitRate, openRequest, pageLink, pendingRequest, refuseWithExternalAuth, validateFields } from './common'
 
 export const SELF_REGISTRATION_LIFETIME_MS = DAY_MS
 const SELF_REGISTRATION_RATE_WINDOW_MS = 2 * 60_000
@@ -54,12 +53,7 @@ export const createSelfRegistration = defineRoute({
     const id = crypto.randomUUID()
     const mail = { domain: domain.id, recipient: body.email, ...selfRegistrationMail(pageLink(req.deps, 'confirm-registration', id), body.login, domain.name) }
     const request = { id, kind: 'self_register' as const, domain: domain.id, expires: now + SELF_REGISTRATION_LIFETIME_MS, doc: { ...body, remoteIp: req.clientAddress } }
-    const mailService = req.deps.mail
-    await req.deps.db.write(function* () {
-      yield* insertRequest(request, isoTime(now))
-      yield* mailService.enqueue(mail)
-    })
-    await mailService.committed(mail)
+    await openRequest(req, request, mail)
     return envelope('a confirmation link was sent by e-mail')
   },
 })

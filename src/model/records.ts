@@ -141,16 +141,15 @@ export async function createRecord(req: Req, model: ClassModel, body: unknown): 
   return created
 }
 
-export async function replaceRecord(req: Req, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
+/** PUT and PATCH: the new record is made from the request body and the current record, in the write's transaction. */
+async function changeRecord(req: Req, model: ClassModel, t: Target, body: unknown, make: (input: Doc, current: Doc) => Doc): Promise<Doc> {
   refuseChangesToLog(model)
   const input = bodyObject(body)
   if (input.id !== undefined && String(input.id).toLowerCase() !== t.id) throw badRequest('id cannot be changed', 'id')
   checkAddressing(model, t)
-  const next = validateRecord(input, model.rules, 'replace')
   const updated = await repoOf(req, model).modify(req.writeContext(), t.id!, (cur) => {
     onDay(model, t)(cur)
-    const doc: Doc = { id: t.id, ...next }
-    if (model.expiry && doc[model.expiry.ts] === undefined) doc[model.expiry.ts] = cur[model.expiry.ts] // the lifetime still counts from creation
+    const doc: Doc = { id: t.id, ...make(input, cur) }
     requirePartition(model, doc)
     return doc
   })
@@ -159,20 +158,16 @@ export async function replaceRecord(req: Req, model: ClassModel, t: Target, body
   return updated
 }
 
-export async function patchRecord(req: Req, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
-  refuseChangesToLog(model)
-  const input = bodyObject(body)
-  if (input.id !== undefined && String(input.id).toLowerCase() !== t.id) throw badRequest('id cannot be changed', 'id')
-  checkAddressing(model, t)
-  const updated = await repoOf(req, model).modify(req.writeContext(), t.id!, (cur) => {
-    onDay(model, t)(cur)
-    const doc = { id: t.id, ...validateRecord(input, model.rules, 'patch', cur) }
-    requirePartition(model, doc)
+export function replaceRecord(req: Req, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
+  return changeRecord(req, model, t, body, (input, cur) => {
+    const doc = validateRecord(input, model.rules, 'replace')
+    if (model.expiry && doc[model.expiry.ts] === undefined) doc[model.expiry.ts] = cur[model.expiry.ts] // the lifetime still counts from creation
     return doc
   })
-  if (!updated) throw notFound(`no record ${t.id} in ${model.classname}`)
-  req.deps.events.kick()
-  return updated
+}
+
+export function patchRecord(req: Req, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
+  return changeRecord(req, model, t, body, (input, cur) => validateRecord(input, model.rules, 'patch', cur))
 }
 
 export async function deleteRecord(req: Req, model: ClassModel, t: Target): Promise<void> {
