@@ -1,6 +1,7 @@
 /** Process entry: configuration, the service, the first-start banner, and a clean stop on signals. */
 import { ConfigError, loadConfig } from './config'
 import type { RouteEntry } from './http/route'
+import type { BootstrapResult } from './identity/bootstrap'
 import { startService } from './service'
 
 export async function main(routes: RouteEntry[]): Promise<void> {
@@ -14,11 +15,17 @@ export async function main(routes: RouteEntry[]): Promise<void> {
     }
     throw err
   }
-  const service = await startService(config, routes)
-  const { bootstrap } = service
-  if (bootstrap.created) {
-    console.log(`first start: created master domain "${config.masterDomain}" with administrator "${bootstrap.login}"`)
-    if (bootstrap.generatedPassword) console.log(`administrator password (shown once): ${bootstrap.generatedPassword}`)
+  const banner = (first: BootstrapResult) => {
+    if (!first.created) return
+    console.log(`first start: created master domain "${config.masterDomain}" with administrator "${first.login}"`)
+    if (first.generatedPassword) console.log(`administrator password (shown once): ${first.generatedPassword}`)
+  }
+  let service
+  try {
+    service = await startService(config, routes, { onBootstrap: banner })
+  } catch (err) {
+    console.error(`cannot start: ${(err as Error).message}`)
+    process.exit(1)
   }
   service.deps.log.info('listening', { url: service.url, gateway: config.gateway, node: config.nodeName })
   const stop = async () => {

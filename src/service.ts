@@ -36,6 +36,8 @@ export interface ServiceOptions {
   db?: Db
   /** false: build everything but do not listen (in-process tests use app.handle). */
   listen?: boolean
+  /** Told at once what the first start created, so a generated password is shown even if listening then fails. */
+  onBootstrap?: (result: BootstrapResult) => void
 }
 
 export function openDb(config: Config): Db {
@@ -62,6 +64,7 @@ export async function startService(config: Config, routes: RouteEntry[], options
   const housekeeping = setInterval(() => void purgeExpiredRequests(db, deps.clock.now()).catch(() => {}), 60_000)
   housekeeping.unref()
   const first = await bootstrap(deps)
+  options.onBootstrap?.(first)
   const app = createApp(deps, routes)
 
   let server: { stop(): Promise<void> | void } | undefined
