@@ -90,11 +90,6 @@ export class Repository {
     }
   }
 
-  /** SQL expression of a field path, for callers that build on this table's queries. */
-  field(path: string): string {
-    return this.resolveField(path)
-  }
-
   /** Arguments of the point read: an expiring table also needs the time (what expired is gone). */
   private pointArgs(domain: string, id: string, now: number): SqlValue[] {
     return this.spec.expiring ? [domain, id, now] : [domain, id]

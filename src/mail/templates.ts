@@ -1,6 +1,6 @@
 /** The messages the service sends: plain text and a simple HTML version, each with its link. */
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+import { escapeHtml as escape } from '../html'
 
 function message(subject: string, lines: string[], link: string, action: string): { subject: string; text: string; html: string } {
   const text = [...lines, '', `${action}: ${link}`, '', 'If you did not expect this message, ignore it.'].join('\n')

@@ -3,6 +3,7 @@
  * forms that call the REST API through one small script. No external assets; a strict content
  * security policy; no referrer, because the page address holds the secret request id.
  */
+import { escapeHtml } from '../html'
 import { defineRoute, type RouteDef } from '../http/route'
 
 export const PAGE_HEADERS = {
@@ -13,7 +14,6 @@ export const PAGE_HEADERS = {
   'cache-control': 'no-store',
 }
 
-export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 export interface Field {
   name: string
