@@ -46,7 +46,13 @@ async function spawnUntil(cmd: string[], env: Record<string, string>, pattern: R
 }
 
 async function startService(name: string, gateway: 'on' | 'off'): Promise<Target> {
-  const env = { DATA_DIR: join(work, name), PORT: '0', GATEWAY: gateway, ADMIN_PASSWORD: 'bench-Pass1', LOG_LEVEL: 'info' }
+  const env = {
+    DATA_DIR: join(work, name),
+    PORT: '0',
+    GATEWAY: gateway,
+    ADMIN_PASSWORD: 'bench-Pass1',
+    LOG_LEVEL: 'info',
+  }
   return spawnUntil([process.execPath, 'server.ts'], env, /"url":"(http:[^"]+)"/)
 }
 
@@ -63,8 +69,16 @@ async function seed(base: string) {
   const headers = await signIn(base)
   const ids: string[] = []
   for (let i = 0; i < OBJECTS; i++) {
-    const body = { type: `type${i % 20}`, value: { n: i, tags: ['a', 'b'], nested: { x: i * 2 } }, opts: { title: `Object ${i}`, user_tags: ['bench'] } }
-    const res = await fetch(`${base}/rest/v1/reference/extobjs`, { method: 'POST', headers, body: JSON.stringify(body) })
+    const body = {
+      type: `type${i % 20}`,
+      value: { n: i, tags: ['a', 'b'], nested: { x: i * 2 } },
+      opts: { title: `Object ${i}`, user_tags: ['bench'] },
+    }
+    const res = await fetch(`${base}/rest/v1/reference/extobjs`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    })
     ids.push(((await res.json()) as { id: string }).id)
   }
   return { headers, ids }
@@ -86,40 +100,101 @@ async function round(c: Case): Promise<void> {
   const r = await wrk(c.target.url, script, SECONDS)
   const cpuUsPerReq = (((await cpuSeconds(c.target.pid)) - cpu0) * 1e6) / (r.rps * SECONDS)
   c.rounds.push({ ...r, cpuUsPerReq })
-  console.log(`  ${c.name}: ${Math.round(r.rps)} req/s, p99 ${r.p99ms.toFixed(2)} ms, ${cpuUsPerReq.toFixed(1)} µs CPU/req${r.non2xx ? `, ${r.non2xx} non-2xx!` : ''}`)
+  console.log(
+    `  ${c.name}: ${Math.round(r.rps)} req/s, p99 ${r.p99ms.toFixed(2)} ms, ${cpuUsPerReq.toFixed(1)} µs CPU/req${r.non2xx ? `, ${r.non2xx} non-2xx!` : ''}`,
+  )
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
 
 try {
   await ensureWrk()
-  console.log(`bench: wrk -t2 -c64, ${SECONDS}s rounds after ${WARMUP_SECONDS}s warm-up, ${OBJECTS} extobjs, bun ${Bun.version}`)
+  console.log(
+    `bench: wrk -t2 -c64, ${SECONDS}s rounds after ${WARMUP_SECONDS}s warm-up, ${OBJECTS} extobjs, bun ${Bun.version}`,
+  )
   const raw = await spawnUntil([process.execPath, join(import.meta.dir, 'raw-server.ts')], {}, /listening (\d+)/)
   raw.url = `http://127.0.0.1:${raw.url}`
   // the model list: a class of 100,000 records, seeded through the repository while the service is down
   const setup = await startService('direct', 'off')
-  const klass = { classname: 'bench/records', properties: [{ name: 'name', data_type: 'string' }, { name: 'kind', data_type: 'string' }, { name: 'n', data_type: 'int' }, { name: 'at', data_type: 'datetime' }], opts: { lookup_properties: ['kind'], indexes: [['kind', 'n']], max_limit: 1000 } }
-  await fetch(`${setup.url}/rest/v1/design/classes`, { method: 'POST', headers: await signIn(setup.url), body: JSON.stringify(klass) })
+  const klass = {
+    classname: 'bench/records',
+    properties: [
+      { name: 'name', data_type: 'string' },
+      { name: 'kind', data_type: 'string' },
+      { name: 'n', data_type: 'int' },
+      { name: 'at', data_type: 'datetime' },
+    ],
+    opts: { lookup_properties: ['kind'], indexes: [['kind', 'n']], max_limit: 1000 },
+  }
+  await fetch(`${setup.url}/rest/v1/design/classes`, {
+    method: 'POST',
+    headers: await signIn(setup.url),
+    body: JSON.stringify(klass),
+  })
   await setup.stop()
-  const seeding = Bun.spawnSync([process.execPath, join(import.meta.dir, 'seed-model.ts'), join(work, 'direct'), 'bench/records', String(MODEL_RECORDS)], { cwd: root })
+  const seeding = Bun.spawnSync(
+    [
+      process.execPath,
+      join(import.meta.dir, 'seed-model.ts'),
+      join(work, 'direct'),
+      'bench/records',
+      String(MODEL_RECORDS),
+    ],
+    { cwd: root },
+  )
   console.log(`  ${seeding.stdout.toString().trim()}`)
   const direct = await startService('direct', 'off')
   const gateway = await startService('gateway', 'on')
   const seededDirect = await seed(direct.url)
   const seededGateway = await seed(gateway.url)
   const point = (ids: string[]) => ids.map((id) => `/rest/v1/reference/extobjs/${id}`)
-  const filtered = Array.from({ length: 20 }, (_, i) => `/rest/v1/reference/extobjs?filter=${encodeURIComponent(JSON.stringify({ type: `type${i}` }))}&limit=20`)
+  const filtered = Array.from(
+    { length: 20 },
+    (_, i) => `/rest/v1/reference/extobjs?filter=${encodeURIComponent(JSON.stringify({ type: `type${i}` }))}&limit=20`,
+  )
   const kinds = Array.from({ length: 20 }, (_, i) => encodeURIComponent(JSON.stringify({ kind: `k${i}` })))
   const modelFiltered = kinds.map((k) => `/rest/v1/model/bench/records?filter=${k}&limit=20`)
-  const modelOrdered = kinds.map((k) => `/rest/v1/model/bench/records?filter=${k}&order=${encodeURIComponent('["-n"]')}&limit=20`)
+  const modelOrdered = kinds.map(
+    (k) => `/rest/v1/model/bench/records?filter=${k}&order=${encodeURIComponent('["-n"]')}&limit=20`,
+  )
 
   const cases: Case[] = [
     { name: 'raw Bun.serve JSON (baseline)', target: raw, paths: point(seededDirect.ids), headers: {}, rounds: [] },
-    { name: 'GET extobj by id, direct (GATEWAY=off)', target: direct, paths: point(seededDirect.ids), headers: seededDirect.headers, rounds: [] },
-    { name: 'GET extobj by id, through the gateway', target: gateway, paths: point(seededGateway.ids), headers: seededGateway.headers, rounds: [] },
-    { name: 'GET extobjs filtered by type, limit 20, direct', target: direct, paths: filtered, headers: seededDirect.headers, rounds: [] },
-    { name: `model list of ${MODEL_RECORDS} records: filter kind, limit 20, direct`, target: direct, paths: modelFiltered, headers: seededDirect.headers, rounds: [] },
-    { name: `model list of ${MODEL_RECORDS} records: filter kind, order -n, limit 20, direct`, target: direct, paths: modelOrdered, headers: seededDirect.headers, rounds: [] },
+    {
+      name: 'GET extobj by id, direct (GATEWAY=off)',
+      target: direct,
+      paths: point(seededDirect.ids),
+      headers: seededDirect.headers,
+      rounds: [],
+    },
+    {
+      name: 'GET extobj by id, through the gateway',
+      target: gateway,
+      paths: point(seededGateway.ids),
+      headers: seededGateway.headers,
+      rounds: [],
+    },
+    {
+      name: 'GET extobjs filtered by type, limit 20, direct',
+      target: direct,
+      paths: filtered,
+      headers: seededDirect.headers,
+      rounds: [],
+    },
+    {
+      name: `model list of ${MODEL_RECORDS} records: filter kind, limit 20, direct`,
+      target: direct,
+      paths: modelFiltered,
+      headers: seededDirect.headers,
+      rounds: [],
+    },
+    {
+      name: `model list of ${MODEL_RECORDS} records: filter kind, order -n, limit 20, direct`,
+      target: direct,
+      paths: modelOrdered,
+      headers: seededDirect.headers,
+      rounds: [],
+    },
   ]
   // rounds interleave the cases, so drift in the machine's load spreads over all of them
   for (let r = 1; r <= ROUNDS; r++) {
@@ -133,7 +208,9 @@ try {
   for (const c of cases) {
     const rps = mean(c.rounds.map((r) => r.rps))
     const f = (k: 'p50ms' | 'p99ms' | 'cpuUsPerReq') => mean(c.rounds.map((r) => r[k])).toFixed(2)
-    console.log(`| ${c.name} | ${Math.round(rps)} | ${f('p50ms')} | ${f('p99ms')} | ${f('cpuUsPerReq')} | ${(rps / base).toFixed(2)} |`)
+    console.log(
+      `| ${c.name} | ${Math.round(rps)} | ${f('p50ms')} | ${f('p99ms')} | ${f('cpuUsPerReq')} | ${(rps / base).toFixed(2)} |`,
+    )
   }
   const rpsOf = (i: number) => mean(cases[i]!.rounds.map((r) => r.rps))
   console.log(`\ngateway on the point read: ${(rpsOf(2) / rpsOf(1)).toFixed(2)} of direct throughput`)

@@ -16,13 +16,24 @@ const db = openEmbeddedDb(join(dataDir!, 'platform.db'))
 const master = (await findMasterDomain(db))!
 const model = buildModels(master.id, await classDocs(db, master.id)).get(classname!)!
 const repo = new Repository(db, model.table!)
-const w = { domain: master.id, now: new Date().toISOString(), actor: { id: '00000000-0000-0000-0000-000000000000', name: 'bench', type: 'system' as const }, requestId: 'bench-seed' }
+const w = {
+  domain: master.id,
+  now: new Date().toISOString(),
+  actor: { id: '00000000-0000-0000-0000-000000000000', name: 'bench', type: 'system' as const },
+  requestId: 'bench-seed',
+}
 const started = performance.now()
 const BATCH = 5000
 for (let done = 0; done < count; done += BATCH) {
   await db.write(function* () {
     for (let i = done; i < Math.min(count, done + BATCH); i++) {
-      yield* repo.insert(w, { id: Bun.randomUUIDv7(), name: `record ${i}`, kind: `k${i % 20}`, n: (i * 7919) % 100_000, at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() })
+      yield* repo.insert(w, {
+        id: Bun.randomUUIDv7(),
+        name: `record ${i}`,
+        kind: `k${i % 20}`,
+        n: (i * 7919) % 100_000,
+        at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+      })
     }
   })
 }

@@ -34,7 +34,9 @@ export async function wrk(url: string, luaScript: string, seconds: number, conne
 
 /** A wrk script sending GETs to random paths of the list, with the given headers. */
 export function luaScript(paths: string[], headers: Record<string, string>): string {
-  const h = Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n')
+  const h = Object.entries(headers)
+    .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+    .join('\n')
   return `${h}
 local paths = { ${paths.map((p) => JSON.stringify(p)).join(', ')} }
 math.randomseed(os.time())

@@ -9,7 +9,8 @@ export function createApp(deps: Deps, routes: RouteEntry[]) {
   const app = new Elysia()
   app.onError(({ code, error, request }) => {
     const requestId = requestIdOf(request)
-    if (code === 'NOT_FOUND') return errorResponse(new ApiError(404, `no resource at ${new URL(request.url).pathname}`), requestId, deps)
+    if (code === 'NOT_FOUND')
+      return errorResponse(new ApiError(404, `no resource at ${new URL(request.url).pathname}`), requestId, deps)
     if (code === 'PARSE') return errorResponse(new ApiError(400, 'request could not be parsed'), requestId, deps)
     return errorResponse(error, requestId, deps)
   })

@@ -12,8 +12,18 @@ const integer = (min: number, max: number) =>
 const onOff = v.picklist(['on', 'off'], 'must be on or off')
 const cidrList = v.pipe(
   v.string(),
-  v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
-  v.array(v.pipe(v.string(), v.check((c) => parseCidr(c) !== null, 'must be a comma list of addresses or CIDR blocks'))),
+  v.transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  ),
+  v.array(
+    v.pipe(
+      v.string(),
+      v.check((c) => parseCidr(c) !== null, 'must be a comma list of addresses or CIDR blocks'),
+    ),
+  ),
 )
 const url = v.pipe(v.string(), v.url('must be a URL'))
 
@@ -21,11 +31,19 @@ const EnvSchema = v.object({
   PORT: v.optional(integer(0, 65535), '8080'),
   HOST: v.optional(v.string(), '127.0.0.1'),
   DATA_DIR: v.optional(v.string(), './data'),
-  LIBSQL_URL: v.optional(v.pipe(v.string(), v.regex(/^(file:|libsql:|https?:|wss?:)/, 'must start with file:, libsql:, http(s): or ws(s):'))),
+  LIBSQL_URL: v.optional(
+    v.pipe(v.string(), v.regex(/^(file:|libsql:|https?:|wss?:)/, 'must start with file:, libsql:, http(s): or ws(s):')),
+  ),
   LIBSQL_AUTH_TOKEN: v.optional(v.string()),
   REDIS_URL: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\//, 'must start with redis:// or rediss://'))),
   KV_PREFIX: v.optional(v.string(), ''),
-  MASTER_DOMAIN: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a DNS-like name')), 'master'),
+  MASTER_DOMAIN: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a DNS-like name'),
+    ),
+    'master',
+  ),
   ADMIN_LOGIN: v.optional(v.string(), 'admin'),
   ADMIN_PASSWORD: v.optional(v.string()),
   PUBLIC_URL: v.optional(url),

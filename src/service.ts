@@ -48,12 +48,20 @@ export function openDb(config: Config): Db {
   return openRemoteDb(config.libsqlUrl, config.libsqlAuthToken)
 }
 
-export async function startService(config: Config, routes: RouteEntry[], options: ServiceOptions = {}): Promise<Service> {
+export async function startService(
+  config: Config,
+  routes: RouteEntry[],
+  options: ServiceOptions = {},
+): Promise<Service> {
   mkdirSync(config.dataDir, { recursive: true })
   const log = options.log ?? createLogger(config.logLevel)
   const db = options.db ?? openDb(config)
   await migrate(db)
-  const kv = options.kv ?? (config.redisUrl ? await createRedisKv(config.redisUrl, { prefix: config.kvPrefix }) : createMemoryKv({ prefix: config.kvPrefix }))
+  const kv =
+    options.kv ??
+    (config.redisUrl
+      ? await createRedisKv(config.redisUrl, { prefix: config.kvPrefix })
+      : createMemoryKv({ prefix: config.kvPrefix }))
   const deps = createDeps({ config, db, kv, clock: options.clock ?? systemClock, log })
   await deps.sessions.start()
   await deps.access.start()
@@ -75,7 +83,12 @@ export async function startService(config: Config, routes: RouteEntry[], options
       gateway = await startGateway(app, config)
       url = `http://${config.host}:${gateway.port}`
     } else {
-      const listening = app.listen({ hostname: config.host, port: config.port, reusePort: false, maxRequestBodySize: config.maxBodyBytes + 1024 })
+      const listening = app.listen({
+        hostname: config.host,
+        port: config.port,
+        reusePort: false,
+        maxRequestBodySize: config.maxBodyBytes + 1024,
+      })
       server = { stop: async () => void (await listening.stop(true)) }
       url = `http://${config.host}:${listening.server!.port}`
     }

@@ -14,7 +14,14 @@ export interface StoredDomain {
 }
 
 const domainOf = (row: unknown[] | undefined): StoredDomain | null =>
-  row ? { parentId: row[0] as string, id: row[1] as string, name: row[2] as string, doc: JSON.parse(row[3] as string) as Doc } : null
+  row
+    ? {
+        parentId: row[0] as string,
+        id: row[1] as string,
+        name: row[2] as string,
+        doc: JSON.parse(row[3] as string) as Doc,
+      }
+    : null
 
 export async function findDomainByName(db: Db, name: string): Promise<StoredDomain | null> {
   return domainOf(await db.get('SELECT domain, id, name, doc FROM domains WHERE name = ?', [name]))
@@ -47,12 +54,19 @@ export async function findUserByLogin(db: Db, domainId: string, login: string): 
 // ---- steps inside write transactions ----
 
 /** Every stored doc of a directory table in one domain. */
-export function* allDocs(table: 'users' | 'groups' | 'roles' | 'sipusers' | 'svcscripts', domain: string): TxStep<Doc[]> {
+export function* allDocs(
+  table: 'users' | 'groups' | 'roles' | 'sipusers' | 'svcscripts',
+  domain: string,
+): TxStep<Doc[]> {
   const rows = yield* tx.all(`SELECT doc FROM ${table} WHERE domain = ? ORDER BY id`, [domain])
   return rows.map((r) => JSON.parse(r[0] as string) as Doc)
 }
 
-const CACHE_TABLES = { users: 'users_caches', groups: 'groups_caches', subordinations: 'subordinations_caches' } as const
+const CACHE_TABLES = {
+  users: 'users_caches',
+  groups: 'groups_caches',
+  subordinations: 'subordinations_caches',
+} as const
 
 /** Replaces a domain's derived caches; `key` names the field each doc is keyed by. */
 export function* replaceCaches(domain: string, caches: Record<keyof typeof CACHE_TABLES, Doc[]>): TxStep<void> {
@@ -81,7 +95,12 @@ export function* userIdsTx(domain: string): TxStep<string[]> {
 }
 
 /** One cached doc (users_caches, groups_caches, subordinations_caches) outside a transaction. */
-export async function cacheDoc(db: Db, table: (typeof CACHE_TABLES)[keyof typeof CACHE_TABLES], domain: string, id: string): Promise<Doc | null> {
+export async function cacheDoc(
+  db: Db,
+  table: (typeof CACHE_TABLES)[keyof typeof CACHE_TABLES],
+  domain: string,
+  id: string,
+): Promise<Doc | null> {
   const row = await db.get(`SELECT doc FROM ${table} WHERE domain = ? AND id = ?`, [domain, id])
   return row ? (JSON.parse(row[0] as string) as Doc) : null
 }
@@ -95,26 +114,44 @@ export async function sipAccountsOf(db: Db, domain: string, userId: string): Pro
 /** Groups of a domain by id. */
 export async function groupsByIds(db: Db, domain: string, ids: string[]): Promise<Doc[]> {
   if (ids.length === 0) return []
-  const rows = await db.all(`SELECT doc FROM groups WHERE domain = ? AND id IN (${ids.map(() => '?').join(',')}) ORDER BY id`, [domain, ...ids])
+  const rows = await db.all(
+    `SELECT doc FROM groups WHERE domain = ? AND id IN (${ids.map(() => '?').join(',')}) ORDER BY id`,
+    [domain, ...ids],
+  )
   return rows.map((r) => JSON.parse(r[0] as string) as Doc)
 }
 
 /** Which of the given ids exist in a domain's table. */
-export function* existingIds(table: 'users' | 'groups' | 'roles', domain: string, ids: readonly string[]): TxStep<Set<string>> {
+export function* existingIds(
+  table: 'users' | 'groups' | 'roles',
+  domain: string,
+  ids: readonly string[],
+): TxStep<Set<string>> {
   if (ids.length === 0) return new Set()
-  const rows = yield* tx.all(`SELECT id FROM ${table} WHERE domain = ? AND id IN (${ids.map(() => '?').join(',')})`, [domain, ...ids])
+  const rows = yield* tx.all(`SELECT id FROM ${table} WHERE domain = ? AND id IN (${ids.map(() => '?').join(',')})`, [
+    domain,
+    ...ids,
+  ])
   return new Set(rows.map((r) => r[0] as string))
 }
 
 /** Which of the given role names exist as custom roles in a domain. */
 export function* existingRoleNames(domain: string, names: readonly string[]): TxStep<Set<string>> {
   if (names.length === 0) return new Set()
-  const rows = yield* tx.all(`SELECT name FROM roles WHERE domain = ? AND name IN (${names.map(() => '?').join(',')})`, [domain, ...names])
+  const rows = yield* tx.all(
+    `SELECT name FROM roles WHERE domain = ? AND name IN (${names.map(() => '?').join(',')})`,
+    [domain, ...names],
+  )
   return new Set(rows.map((r) => r[0] as string))
 }
 
 /** Ids of the docs of a table whose array field contains the value (users in a group, groups under a parent). */
-export function* idsContaining(table: 'users' | 'groups', field: 'groups' | 'parents' | 'roles', domain: string, value: string): TxStep<string[]> {
+export function* idsContaining(
+  table: 'users' | 'groups',
+  field: 'groups' | 'parents' | 'roles',
+  domain: string,
+  value: string,
+): TxStep<string[]> {
   const rows = yield* tx.all(
     `SELECT id FROM ${table} WHERE domain = ? AND EXISTS (SELECT 1 FROM json_each(doc, '$.${field}') WHERE value = ?) ORDER BY id`,
     [domain, value],
@@ -143,10 +180,20 @@ export async function roleNames(db: Db, domain: string): Promise<string[]> {
 }
 
 /** Accounts with this e-mail address (lower case), in one domain or in all; at most `limit`. */
-export async function findUsersByEmail(db: Db, email: string, domain: string | null, limit = 10): Promise<{ domain: string; doc: Doc }[]> {
+export async function findUsersByEmail(
+  db: Db,
+  email: string,
+  domain: string | null,
+  limit = 10,
+): Promise<{ domain: string; doc: Doc }[]> {
   const byEmail = `${jsonField('doc', 'opts.email')} = ?`
-  const rows = domain === null
-    ? await db.all(`SELECT domain, doc FROM users WHERE ${byEmail} ORDER BY domain, id LIMIT ?`, [email, limit])
-    : await db.all(`SELECT domain, doc FROM users WHERE domain = ? AND ${byEmail} ORDER BY id LIMIT ?`, [domain, email, limit])
+  const rows =
+    domain === null
+      ? await db.all(`SELECT domain, doc FROM users WHERE ${byEmail} ORDER BY domain, id LIMIT ?`, [email, limit])
+      : await db.all(`SELECT domain, doc FROM users WHERE domain = ? AND ${byEmail} ORDER BY id LIMIT ?`, [
+          domain,
+          email,
+          limit,
+        ])
   return rows.map((r) => ({ domain: r[0] as string, doc: JSON.parse(r[1] as string) as Doc }))
 }

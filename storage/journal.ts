@@ -48,8 +48,18 @@ export function* appendJournal(w: WriteContext, e: JournalEntry): TxStep<void> {
     `INSERT INTO journal (domain, dtutc, cmdtype, objtype, objid, modifierid, modifiername, fields, obj, prev, initiator, request_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
-      w.domain, w.now, e.cmdtype, e.objtype, e.objid, w.actor.id, w.actor.name, e.fields ?? null,
-      JSON.stringify(e.obj), e.prev ? JSON.stringify(e.prev) : null, w.actor.type ?? 'user', w.requestId,
+      w.domain,
+      w.now,
+      e.cmdtype,
+      e.objtype,
+      e.objid,
+      w.actor.id,
+      w.actor.name,
+      e.fields ?? null,
+      JSON.stringify(e.obj),
+      e.prev ? JSON.stringify(e.prev) : null,
+      w.actor.type ?? 'user',
+      w.requestId,
     ],
   )
 }
@@ -92,9 +102,9 @@ export async function journalAfter(db: Db, seq: number, limit: number): Promise<
 export async function journalCursor(db: Db, name: string): Promise<number> {
   const row = await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [name])
   if (row) return row[0] as number
-  const end = ((await db.get('SELECT COALESCE(MAX(seq), 0) FROM journal'))![0] as number)
+  const end = (await db.get('SELECT COALESCE(MAX(seq), 0) FROM journal'))![0] as number
   await db.run('INSERT OR IGNORE INTO journal_cursors (name, seq) VALUES (?, ?)', [name, end])
-  return ((await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [name]))![0] as number)
+  return (await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [name]))![0] as number
 }
 
 export async function moveJournalCursor(db: Db, name: string, seq: number): Promise<void> {
@@ -125,7 +135,12 @@ export const resolveJournalField: FieldResolver = (path) => {
  * Records matching the search, then the caller's filter, order and paging applied to those.
  * The search's own offset/limit select the found set; the list query pages within it.
  */
-export async function searchJournal(db: Db, domain: string, search: JournalSearch, q: ListQuery): Promise<JournalRecord[]> {
+export async function searchJournal(
+  db: Db,
+  domain: string,
+  search: JournalSearch,
+  q: ListQuery,
+): Promise<JournalRecord[]> {
   const args: SqlValue[] = [domain]
   const where = ['domain = ?']
   if (search.dtstart) where.push('dtutc >= ?'), args.push(search.dtstart)

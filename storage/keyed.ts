@@ -9,7 +9,14 @@ import { compileFilter, compileOrder, jsonField, type FieldResolver, type ListQu
 
 const resolve: FieldResolver = (path) => jsonField('doc', path)
 
-export async function listWithDefaults(db: Db, table: string, domain: string, defaults: Doc[], idField: string, q: ListQuery): Promise<Doc[]> {
+export async function listWithDefaults(
+  db: Db,
+  table: string,
+  domain: string,
+  defaults: Doc[],
+  idField: string,
+  q: ListQuery,
+): Promise<Doc[]> {
   if (defaults.length === 0) return []
   const args: SqlValue[] = []
   const values = defaults.map((d) => {

@@ -30,26 +30,39 @@ export function* dropRecordTable(table: string): TxStep<void> {
  * (properties in order, then the id), so filtered and ordered lists read only what they return.
  * Indexes no longer asked for are dropped.
  */
-export function* indexProperties(table: string, lookups: readonly string[], composites: readonly (readonly string[])[] = []): TxStep<void> {
+export function* indexProperties(
+  table: string,
+  lookups: readonly string[],
+  composites: readonly (readonly string[])[] = [],
+): TxStep<void> {
   const wanted = new Map<string, readonly string[]>()
   for (const p of lookups) wanted.set(`${table}_p_${p}`, [p])
   // hashed: joined names could collide (["a_b"] and ["a", "b"])
-  for (const c of composites) wanted.set(`${table}_i_${new Bun.CryptoHasher('sha1').update(JSON.stringify(c)).digest('hex').slice(0, 16)}`, c)
-  const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND (name LIKE ? OR name LIKE ?)`, [table, `${table}_p_%`, `${table}_i_%`])
+  for (const c of composites)
+    wanted.set(`${table}_i_${new Bun.CryptoHasher('sha1').update(JSON.stringify(c)).digest('hex').slice(0, 16)}`, c)
+  const rows = yield* tx.all(
+    `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND (name LIKE ? OR name LIKE ?)`,
+    [table, `${table}_p_%`, `${table}_i_%`],
+  )
   for (const [name] of rows) if (!wanted.has(name as string)) yield* tx.exec(`DROP INDEX IF EXISTS ${String(name)}`)
   for (const [name, props] of wanted) {
-    yield* tx.exec(`CREATE INDEX IF NOT EXISTS ${name} ON ${table} (domain, ${props.map((p) => jsonField('doc', p)).join(', ')}, id)`)
+    yield* tx.exec(
+      `CREATE INDEX IF NOT EXISTS ${name} ON ${table} (domain, ${props.map((p) => jsonField('doc', p)).join(', ')}, id)`,
+    )
   }
 }
 
 export function* countRecords(table: string, domain: string): TxStep<number> {
-  return ((yield* tx.get(`SELECT count(*) FROM ${table} WHERE domain = ?`, [domain]))![0] as number)
+  return (yield* tx.get(`SELECT count(*) FROM ${table} WHERE domain = ?`, [domain]))![0] as number
 }
 
 /** Removes properties from every record (their class no longer has them). */
 export function* stripProperties(table: string, names: readonly string[]): TxStep<void> {
   if (names.length === 0) return
-  yield* tx.run(`UPDATE ${table} SET doc = json_remove(doc, ${names.map(() => '?').join(', ')})`, names.map((n) => `$.${n}`))
+  yield* tx.run(
+    `UPDATE ${table} SET doc = json_remove(doc, ${names.map(() => '?').join(', ')})`,
+    names.map((n) => `$.${n}`),
+  )
 }
 
 /** Recomputes pdate and expires of every record (the class changed how they are derived). */
@@ -57,18 +70,25 @@ export function* rederive(table: string, compute: (doc: Doc) => { pdate: SqlValu
   const rows = yield* tx.all(`SELECT domain, id, doc FROM ${table}`)
   for (const [domain, id, doc] of rows) {
     const d = compute(JSON.parse(doc as string) as Doc)
-    yield* tx.run(`UPDATE ${table} SET pdate = ?, expires = ? WHERE domain = ? AND id = ?`, [d.pdate, d.expires, domain as string, id as string])
+    yield* tx.run(`UPDATE ${table} SET pdate = ?, expires = ? WHERE domain = ? AND id = ?`, [
+      d.pdate,
+      d.expires,
+      domain as string,
+      id as string,
+    ])
   }
 }
 
 /** Records without a partition date (a history class needs one in every record). */
 export function* countUndated(table: string, domain: string): TxStep<number> {
-  return ((yield* tx.get(`SELECT count(*) FROM ${table} WHERE domain = ? AND pdate IS NULL`, [domain]))![0] as number)
+  return (yield* tx.get(`SELECT count(*) FROM ${table} WHERE domain = ? AND pdate IS NULL`, [domain]))![0] as number
 }
 
 /** Record tables of a domain (for deleting the domain). */
 export function* recordTablesOf(domain: string): TxStep<string[]> {
-  const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?`, [`rec_${domain.replace(/-/g, '')}_%`])
+  const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?`, [
+    `rec_${domain.replace(/-/g, '')}_%`,
+  ])
   return rows.map((r) => r[0] as string)
 }
 
@@ -92,6 +112,8 @@ export function* allRecords(table: string, domain: string): TxStep<Doc[]> {
 
 /** Domains that have classes whose records expire. */
 export async function domainsWithExpiringClasses(db: Db): Promise<string[]> {
-  const rows = await db.all(`SELECT DISTINCT domain FROM classes WHERE ${jsonField('doc', 'opts.expires_mode')} = 'create'`)
+  const rows = await db.all(
+    `SELECT DISTINCT domain FROM classes WHERE ${jsonField('doc', 'opts.expires_mode')} = 'create'`,
+  )
   return rows.map((r) => r[0] as string)
 }

@@ -21,7 +21,12 @@ export interface MailRow extends Mail {
   providerId: string | null
 }
 
-export function* enqueueMail(m: Mail, created: string, status: 'pending' | 'logged', nextAttempt: number): TxStep<void> {
+export function* enqueueMail(
+  m: Mail,
+  created: string,
+  status: 'pending' | 'logged',
+  nextAttempt: number,
+): TxStep<void> {
   yield* tx.run(
     'INSERT INTO outbox (id, domain, created, recipient, subject, text, html, status, next_attempt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     [m.id, m.domain, created, m.recipient, m.subject, m.text, m.html, status, nextAttempt],
@@ -65,11 +70,16 @@ export async function markMailSent(db: Db, id: string, providerId: string | null
 /** A failed attempt: tried again at `retryAt`, or given up when it is null. */
 export async function markMailFailed(db: Db, id: string, error: string, retryAt: number | null): Promise<void> {
   await db.run('UPDATE outbox SET status = ?, error = ?, next_attempt = ? WHERE id = ?', [
-    retryAt === null ? 'failed' : 'pending', error, retryAt ?? 0, id,
+    retryAt === null ? 'failed' : 'pending',
+    error,
+    retryAt ?? 0,
+    id,
   ])
 }
 
 /** The newest messages to an address (for tests and operators). */
 export async function mailTo(db: Db, recipient: string): Promise<MailRow[]> {
-  return (await db.all(`SELECT ${COLUMNS} FROM outbox WHERE recipient = ? ORDER BY created DESC, id DESC`, [recipient])).map(toRow)
+  return (
+    await db.all(`SELECT ${COLUMNS} FROM outbox WHERE recipient = ? ORDER BY created DESC, id DESC`, [recipient])
+  ).map(toRow)
 }

@@ -105,6 +105,7 @@ export function compileFilter(node: FilterNode, resolve: FieldResolver, args: Sq
  */
 export function compileOrder(order: OrderItem[], resolve: FieldResolver, tieBreaker: string): string {
   const parts = order.map((o) => `${resolve(o.field)} ${o.desc ? 'DESC' : 'ASC'}`)
-  if (!order.some((o) => resolve(o.field) === tieBreaker)) parts.push(`${tieBreaker} ${order.at(-1)?.desc ? 'DESC' : 'ASC'}`)
+  if (!order.some((o) => resolve(o.field) === tieBreaker))
+    parts.push(`${tieBreaker} ${order.at(-1)?.desc ? 'DESC' : 'ASC'}`)
   return parts.join(', ')
 }

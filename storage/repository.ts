@@ -120,7 +120,8 @@ export class Repository {
     const args: SqlValue[] = [domain]
     let where = 'domain = ?'
     if (options.range) {
-      if (!this.derived.some(([c]) => c === options.range!.column)) throw new Error(`${this.spec.table} has no column ${options.range.column}`)
+      if (!this.derived.some(([c]) => c === options.range!.column))
+        throw new Error(`${this.spec.table} has no column ${options.range.column}`)
       where += ` AND ${options.range.column} >= ? AND ${options.range.column} < ?`
       args.push(options.range.from, options.range.to)
     }
@@ -160,7 +161,12 @@ export class Repository {
     } catch (err) {
       throw this.explainConstraint(err, id)
     }
-    yield* appendJournal(w, { cmdtype: 'create', objtype: this.spec.objtype, objid: id, obj: this.journalObj(doc, hidden) })
+    yield* appendJournal(w, {
+      cmdtype: 'create',
+      objtype: this.spec.objtype,
+      objid: id,
+      obj: this.journalObj(doc, hidden),
+    })
     return doc
   }
 
@@ -168,7 +174,11 @@ export class Repository {
    * Applies `change` to the stored entity: it returns the new doc and may set new hidden values
    * in the object it is given. An update that changes nothing writes nothing. Undefined when absent.
    */
-  *update(w: WriteContext, id: string, change: (current: Doc, hidden: Record<string, SqlValue>) => Doc): TxStep<Doc | undefined> {
+  *update(
+    w: WriteContext,
+    id: string,
+    change: (current: Doc, hidden: Record<string, SqlValue>) => Doc,
+  ): TxStep<Doc | undefined> {
     const row = yield* tx.get(this.sql.get, this.pointArgs(w.domain, id, Date.parse(w.now)))
     if (!row) return undefined
     const before = JSON.parse(this.docText(row)) as Doc
@@ -203,17 +213,30 @@ export class Repository {
     const before = JSON.parse(this.docText(row)) as Doc
     check?.(before)
     yield* tx.run(this.sql.delete, [w.domain, id])
-    yield* appendJournal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id, obj: this.journalObj(before, this.hiddenOf(row)) })
+    yield* appendJournal(w, {
+      cmdtype: 'delete',
+      objtype: this.spec.objtype,
+      objid: id,
+      obj: this.journalObj(before, this.hiddenOf(row)),
+    })
     return before
   }
 
   /** Deletes every entity of the domain (or, with `expiredAt`, those whose lifetime ended by then), journaling each. */
   *removeAll(w: WriteContext, expiredAt?: number): TxStep<number> {
     const due = expiredAt === undefined ? '' : ' AND expires IS NOT NULL AND expires <= ?'
-    const rows = yield* tx.all(`SELECT id, doc FROM ${this.spec.table} WHERE domain = ?${due} ORDER BY id`, expiredAt === undefined ? [w.domain] : [w.domain, expiredAt])
+    const rows = yield* tx.all(
+      `SELECT id, doc FROM ${this.spec.table} WHERE domain = ?${due} ORDER BY id`,
+      expiredAt === undefined ? [w.domain] : [w.domain, expiredAt],
+    )
     for (const [id, doc] of rows) {
       yield* tx.run(this.sql.delete, [w.domain, id as string])
-      yield* appendJournal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id as string, obj: this.journalObj(JSON.parse(doc as string) as Doc, {}) })
+      yield* appendJournal(w, {
+        cmdtype: 'delete',
+        objtype: this.spec.objtype,
+        objid: id as string,
+        obj: this.journalObj(JSON.parse(doc as string) as Doc, {}),
+      })
     }
     return rows.length
   }
@@ -251,7 +274,10 @@ export class Repository {
       return v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : (v as SqlValue)
     })
     const derived = this.derived.map(([, compute]) => compute(full))
-    return { doc: JSON.stringify(doc), columns: [...detached, ...mirrored, ...this.hidden.map((h) => hidden[h] ?? null), ...derived] }
+    return {
+      doc: JSON.stringify(doc),
+      columns: [...detached, ...mirrored, ...this.hidden.map((h) => hidden[h] ?? null), ...derived],
+    }
   }
 
   /** The whole document as JSON text: the stored doc with its detached fields spliced back in. */
@@ -284,7 +310,8 @@ export class Repository {
   private explainConstraint(err: unknown, id: string): unknown {
     if (!(err instanceof ConstraintError) || err.kind !== 'unique') return err
     const column = /\.(\w+)\s*$/.exec(err.message)?.[1]
-    const path = column === 'id' ? this.idField : (this.columns.find(([c]) => c === column)?.[1] ?? column ?? this.idField)
+    const path =
+      column === 'id' ? this.idField : (this.columns.find(([c]) => c === column)?.[1] ?? column ?? this.idField)
     return new DuplicateError(path, column === 'id' ? id : undefined)
   }
 }

@@ -15,7 +15,12 @@ export interface StoredRequest {
 
 export function* insertRequest(r: StoredRequest, created: string): TxStep<void> {
   yield* tx.run('INSERT INTO iam_requests (id, kind, domain, doc, created, expires) VALUES (?, ?, ?, ?, ?, ?)', [
-    r.id, r.kind, r.domain, JSON.stringify(r.doc), created, r.expires,
+    r.id,
+    r.kind,
+    r.domain,
+    JSON.stringify(r.doc),
+    created,
+    r.expires,
   ])
 }
 

@@ -4,8 +4,10 @@ import { Glob } from 'bun'
 import { join } from 'node:path'
 
 const root = join(import.meta.dir, '..')
-const files = (dir: string) => [...new Glob('**/*.ts').scanSync(join(root, dir))].map((f) => [f, join(root, dir, f)] as const)
-const imports = async (path: string) => [...(await Bun.file(path).text()).matchAll(/from ['"]([^'"]+)['"]/g)].map((m) => m[1]!)
+const files = (dir: string) =>
+  [...new Glob('**/*.ts').scanSync(join(root, dir))].map((f) => [f, join(root, dir, f)] as const)
+const imports = async (path: string) =>
+  [...(await Bun.file(path).text()).matchAll(/from ['"]([^'"]+)['"]/g)].map((m) => m[1]!)
 
 test('storage/ imports nothing from src/ or routes/', async () => {
   for (const [name, path] of files('storage')) {

@@ -12,7 +12,9 @@ test('the committed manifest matches routes/ (run `bun run routes --write` after
 test('file names map to URLs', () => {
   expect(urlOf('rest/v1/design/classes/index.ts')).toBe('/rest/v1/design/classes')
   expect(urlOf('rest/v1/design/classes/[id].ts')).toBe('/rest/v1/design/classes/:id')
-  expect(urlOf('rest/v1/user/sip/accounts/[id]/callback_requests/index.ts')).toBe('/rest/v1/user/sip/accounts/:id/callback_requests')
+  expect(urlOf('rest/v1/user/sip/accounts/[id]/callback_requests/index.ts')).toBe(
+    '/rest/v1/user/sip/accounts/:id/callback_requests',
+  )
 })
 
 test('route files export only method handlers', () => {

@@ -40,14 +40,23 @@ test('the first start prints the administrator password once; the second start d
 })
 
 test('an ADMIN_PASSWORD from the environment is used and never printed', async () => {
-  const first = await start({ DATA_DIR: join(dir, 'data2'), ADMIN_PASSWORD: 'from-env-Pass1', MASTER_DOMAIN: 'root.example' })
+  const first = await start({
+    DATA_DIR: join(dir, 'data2'),
+    ADMIN_PASSWORD: 'from-env-Pass1',
+    MASTER_DOMAIN: 'root.example',
+  })
   expect(first.out).toContain('created master domain "root.example"')
   expect(first.out).not.toContain('from-env-Pass1')
   expect(first.out).not.toContain('shown once')
 })
 
 test('a bad variable stops the start with a message naming it', async () => {
-  const proc = Bun.spawn([process.execPath, 'server.ts'], { cwd: root, env: { ...process.env, PORT: 'eighty' }, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn([process.execPath, 'server.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: 'eighty' },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   expect(await proc.exited).toBe(2)
   expect(await new Response(proc.stderr).text()).toContain('configuration error: PORT: must be a whole number')
 })

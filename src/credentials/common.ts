@@ -37,7 +37,12 @@ export function validateFields<S extends v.GenericSchema>(schema: S, body: unkno
   if (result.success) return result.output
   const issue = result.issues[0]
   const field = issuePath(issue) || 'body'
-  const message = issue.received === 'undefined' ? `${field} is required` : issue.expected === 'never' ? `unknown field '${field}'` : `${field}: ${issue.message}`
+  const message =
+    issue.received === 'undefined'
+      ? `${field} is required`
+      : issue.expected === 'never'
+        ? `unknown field '${field}'`
+        : `${field}: ${issue.message}`
   throw fieldInvalid(field, message)
 }
 
@@ -56,7 +61,10 @@ export async function limitRate(req: Req, action: string, keys: string[], window
     const times = await req.deps.kv.window(k, now, windowMs, entry)
     if (times.length > 1) {
       for (const w of written) await req.deps.kv.zrem(w, entry)
-      throw tooManyRequests(`${action}: one request per ${windowMs / 60_000} minute(s); try again later`, Math.max(1, Math.ceil((times[0]! + windowMs - now) / 1000)))
+      throw tooManyRequests(
+        `${action}: one request per ${windowMs / 60_000} minute(s); try again later`,
+        Math.max(1, Math.ceil((times[0]! + windowMs - now) / 1000)),
+      )
     }
   }
 }
@@ -65,7 +73,11 @@ export async function limitRate(req: Req, action: string, keys: string[], window
 export async function refuseWithExternalAuth(deps: Deps): Promise<void> {
   const master = await findMasterDomain(deps.db)
   const code = master ? await settingValue<string>(deps, master.id, 'iam_token_svcscript_code') : ''
-  if (code) throw new ApiError(403, `passwords are managed by the external authorization script '${code}'; this endpoint is not available`)
+  if (code)
+    throw new ApiError(
+      403,
+      `passwords are managed by the external authorization script '${code}'; this endpoint is not available`,
+    )
 }
 
 /** Stores a new request and its mail in one transaction, then sends (or logs) the mail. */
@@ -80,7 +92,11 @@ export async function openRequest(req: Req, request: StoredRequest, mail: Outgoi
 }
 
 /** The request a mailed link names (`/<id>` of the path), while it is current; else 404. */
-export async function pendingRequest(req: Req, kind: RequestKind, what: string): Promise<{ pending: StoredRequest; now: number }> {
+export async function pendingRequest(
+  req: Req,
+  kind: RequestKind,
+  what: string,
+): Promise<{ pending: StoredRequest; now: number }> {
   await refuseWithExternalAuth(req.deps)
   const id = req.uuidParam('id')
   const now = req.deps.clock.now()
@@ -107,7 +123,12 @@ export async function setPassword(
 ): Promise<Doc> {
   await checkPasswordPolicy(req.deps, account.domain, pwd)
   const hash = await hashPassword(pwd)
-  const w = { domain: account.domain, now: isoTime(req.deps.clock.now()), actor: account.actor, requestId: req.requestId }
+  const w = {
+    domain: account.domain,
+    now: isoTime(req.deps.clock.now()),
+    actor: account.actor,
+    requestId: req.requestId,
+  }
   const users = req.deps.repo(usersTable)
   let updated: Doc | undefined
   try {
@@ -119,7 +140,8 @@ export async function setPassword(
       })
     })
   } catch (err) {
-    if (err instanceof DuplicateError) throw fieldInvalid('login', `login ${err.value ?? ''} is taken in this domain`.replace('  ', ' '))
+    if (err instanceof DuplicateError)
+      throw fieldInvalid('login', `login ${err.value ?? ''} is taken in this domain`.replace('  ', ' '))
     throw err
   }
   if (!updated) throw new ApiError(404, 'the account no longer exists')
@@ -137,4 +159,5 @@ export async function accountEnvelope(req: Req, message: string, domainId: strin
 /** The link a mail carries to one of the system pages. */
 export const pageLink = (deps: Deps, page: string, id: string) => `${deps.config.publicUrl}/pages/${page}?id=${id}`
 
-export const emailOf = (user: Doc): string | undefined => ((user.opts as Doc | undefined)?.email as string | undefined) || undefined
+export const emailOf = (user: Doc): string | undefined =>
+  ((user.opts as Doc | undefined)?.email as string | undefined) || undefined

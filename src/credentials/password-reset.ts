@@ -13,13 +13,32 @@ import { credentialOf, sessionFor } from '../identity/authenticate'
 import { usersTable } from '../identity/directory'
 import { verifyPassword } from '../identity/passwords'
 import { resetPasswordMail } from '../mail/templates'
-import { accountEnvelope, consume, emailOf, envelope, HOUR_MS, limitRate, openRequest, pageLink, pendingRequest, refuseWithExternalAuth, setPassword, validateFields } from './common'
+import {
+  accountEnvelope,
+  consume,
+  emailOf,
+  envelope,
+  HOUR_MS,
+  limitRate,
+  openRequest,
+  pageLink,
+  pendingRequest,
+  refuseWithExternalAuth,
+  setPassword,
+  validateFields,
+} from './common'
 
 export const RESET_LIFETIME_MS = HOUR_MS
 const RESET_RATE_WINDOW_MS = 60_000
 
-const OneStep = v.strictObject({ current_pwd: v.pipe(v.string(), v.minLength(1, 'current_pwd is required')), new_pwd: v.pipe(v.string(), v.minLength(1, 'new_pwd is required')) })
-const TwoStep = v.strictObject({ key: v.pipe(v.string(), v.trim(), v.minLength(1, 'key is required'), v.maxLength(254)), domain: v.optional(v.pipe(v.string(), v.trim(), v.toLowerCase())) })
+const OneStep = v.strictObject({
+  current_pwd: v.pipe(v.string(), v.minLength(1, 'current_pwd is required')),
+  new_pwd: v.pipe(v.string(), v.minLength(1, 'new_pwd is required')),
+})
+const TwoStep = v.strictObject({
+  key: v.pipe(v.string(), v.trim(), v.minLength(1, 'key is required'), v.maxLength(254)),
+  domain: v.optional(v.pipe(v.string(), v.trim(), v.toLowerCase())),
+})
 const NewPassword = v.strictObject({ pwd: v.string() })
 
 export const createPasswordReset = defineRoute({
@@ -38,8 +57,13 @@ async function changeOwnPassword(req: Req, body: Doc) {
   if (!session) throw unauthorized('changing a password in one step needs a session')
   const { current_pwd, new_pwd } = validateFields(OneStep, body)
   const stored = await req.deps.repo(usersTable).getHidden(session.homeDomainId, session.userId)
-  if (!(await verifyPassword(current_pwd, stored?.pwd_hash as string | undefined))) throw fieldInvalid('current_pwd', 'the current password is wrong')
-  const account = { domain: session.homeDomainId, userId: session.userId, actor: { id: session.userId, name: session.name || session.login } }
+  if (!(await verifyPassword(current_pwd, stored?.pwd_hash as string | undefined)))
+    throw fieldInvalid('current_pwd', 'the current password is wrong')
+  const account = {
+    domain: session.homeDomainId,
+    userId: session.userId,
+    actor: { id: session.userId, name: session.name || session.login },
+  }
   await setPassword(req, account, new_pwd, { keepSession: session.id })
   return envelope('password changed')
 }
@@ -53,21 +77,28 @@ async function requestReset(req: Req, body: Doc | undefined) {
   let accounts: { domain: string; doc: Doc }[] = []
   if (domain) {
     const byLogin = await findUserByLogin(req.deps.db, domain.id, key)
-    accounts = byLogin ? [{ domain: domain.id, doc: byLogin.doc }] : await findUsersByEmail(req.deps.db, key.toLowerCase(), domain.id)
+    accounts = byLogin
+      ? [{ domain: domain.id, doc: byLogin.doc }]
+      : await findUsersByEmail(req.deps.db, key.toLowerCase(), domain.id)
   } else if (key.includes('@')) {
     accounts = await findUsersByEmail(req.deps.db, key.toLowerCase(), null)
   } else {
     throw fieldInvalid('domain', 'domain is required when the key is a login')
   }
   accounts = accounts.filter((a) => emailOf(a.doc))
-  if (accounts.length === 0) throw new ApiError(412, 'no account with an e-mail address matches the key', { field: 'key' }, 1413)
+  if (accounts.length === 0)
+    throw new ApiError(412, 'no account with an e-mail address matches the key', { field: 'key' }, 1413)
 
   const now = req.deps.clock.now()
   for (const a of accounts) {
     const id = crypto.randomUUID()
     const info = await req.deps.access.domainInfo(a.domain)
     const login = a.doc.login as string
-    const mail = { domain: a.domain, recipient: emailOf(a.doc)!, ...resetPasswordMail(pageLink(req.deps, 'reset-password', id), login, info?.name ?? '') }
+    const mail = {
+      domain: a.domain,
+      recipient: emailOf(a.doc)!,
+      ...resetPasswordMail(pageLink(req.deps, 'reset-password', id), login, info?.name ?? ''),
+    }
     const doc = { userId: a.doc.id, login, email: mail.recipient, remoteIp: req.clientAddress }
     await openRequest(req, { id, kind: 'pwd_reset', domain: a.domain, expires: now + RESET_LIFETIME_MS, doc }, mail)
   }
@@ -82,7 +113,9 @@ export const completePasswordReset = defineRoute({
     const { pwd } = validateFields(NewPassword, await req.json())
     const userId = pending.doc.userId as string
     const login = pending.doc.login as string
-    await setPassword(req, { domain: pending.domain, userId, actor: { id: userId, name: login } }, pwd, { before: () => consume(pending, now, 'password reset request') })
+    await setPassword(req, { domain: pending.domain, userId, actor: { id: userId, name: login } }, pwd, {
+      before: () => consume(pending, now, 'password reset request'),
+    })
     return accountEnvelope(req, 'password changed', pending.domain, login)
   },
 })

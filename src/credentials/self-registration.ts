@@ -17,7 +17,18 @@ import { SYSTEM_ACTOR, usersTable } from '../identity/directory'
 import { hashPassword } from '../identity/passwords'
 import { checkPasswordPolicy } from '../identity/password-policy'
 import { selfRegistrationMail } from '../mail/templates'
-import { accountEnvelope, consume, DAY_MS, envelope, limitRate, openRequest, pageLink, pendingRequest, refuseWithExternalAuth, validateFields } from './common'
+import {
+  accountEnvelope,
+  consume,
+  DAY_MS,
+  envelope,
+  limitRate,
+  openRequest,
+  pageLink,
+  pendingRequest,
+  refuseWithExternalAuth,
+  validateFields,
+} from './common'
 
 export const SELF_REGISTRATION_LIFETIME_MS = DAY_MS
 const SELF_REGISTRATION_RATE_WINDOW_MS = 2 * 60_000
@@ -43,16 +54,32 @@ export const createSelfRegistration = defineRoute({
     await limitRate(req, 'self-registration', [req.clientAddress], SELF_REGISTRATION_RATE_WINDOW_MS)
     const body = validateFields(Register, await req.json())
     const domain = await findDomainByName(req.deps.db, body.domain)
-    if (!domain || domain.parentId === '' || !(await settingValue<boolean>(req.deps, domain.id, 'self_register_allowed'))) {
+    if (
+      !domain ||
+      domain.parentId === '' ||
+      !(await settingValue<boolean>(req.deps, domain.id, 'self_register_allowed'))
+    ) {
       throw fieldInvalid('domain', `self-registration is not open in ${body.domain}`)
     }
-    if (await findUserByLogin(req.deps.db, domain.id, body.login)) throw fieldInvalid('login', `login ${body.login} is taken in this domain`)
-    if ((await findUsersByEmail(req.deps.db, body.email, domain.id, 1)).length) throw fieldInvalid('email', `${body.email} already has an account in this domain`)
+    if (await findUserByLogin(req.deps.db, domain.id, body.login))
+      throw fieldInvalid('login', `login ${body.login} is taken in this domain`)
+    if ((await findUsersByEmail(req.deps.db, body.email, domain.id, 1)).length)
+      throw fieldInvalid('email', `${body.email} already has an account in this domain`)
 
     const now = req.deps.clock.now()
     const id = crypto.randomUUID()
-    const mail = { domain: domain.id, recipient: body.email, ...selfRegistrationMail(pageLink(req.deps, 'confirm-registration', id), body.login, domain.name) }
-    const request = { id, kind: 'self_register' as const, domain: domain.id, expires: now + SELF_REGISTRATION_LIFETIME_MS, doc: { ...body, remoteIp: req.clientAddress } }
+    const mail = {
+      domain: domain.id,
+      recipient: body.email,
+      ...selfRegistrationMail(pageLink(req.deps, 'confirm-registration', id), body.login, domain.name),
+    }
+    const request = {
+      id,
+      kind: 'self_register' as const,
+      domain: domain.id,
+      expires: now + SELF_REGISTRATION_LIFETIME_MS,
+      doc: { ...body, remoteIp: req.clientAddress },
+    }
     await openRequest(req, request, mail)
     return envelope('a confirmation link was sent by e-mail')
   },
@@ -75,7 +102,12 @@ export const confirmSelfRegistration = defineRoute({
       groups: [],
       opts: { ...template.opts, email: r.email, self_registered: true },
     }
-    const w = { domain: pending.domain, now: isoTime(now), actor: { ...SYSTEM_ACTOR, name: 'self-registration' }, requestId: req.requestId }
+    const w = {
+      domain: pending.domain,
+      now: isoTime(now),
+      actor: { ...SYSTEM_ACTOR, name: 'self-registration' },
+      requestId: req.requestId,
+    }
     const users = req.deps.repo(usersTable)
     const groups = template.groups
     try {

@@ -23,9 +23,23 @@ const cache = (name: string, table: string, idField: string, fields: string[]): 
     create: {},
   })
 
-export const usersCaches = cache('user cache', 'users_caches', 'id', ['id', 'direct_groups', 'direct_roles', 'deep_groups', 'deep_roles'])
+export const usersCaches = cache('user cache', 'users_caches', 'id', [
+  'id',
+  'direct_groups',
+  'direct_roles',
+  'deep_groups',
+  'deep_roles',
+])
 export const groupsCaches = cache('group cache', 'groups_caches', 'id', [
-  'id', 'direct_parents', 'direct_children', 'direct_users', 'direct_roles', 'deep_parents', 'deep_children', 'deep_users', 'deep_roles',
+  'id',
+  'direct_parents',
+  'direct_children',
+  'direct_users',
+  'direct_roles',
+  'deep_parents',
+  'deep_children',
+  'deep_users',
+  'deep_roles',
 ])
 export const subordinationsCaches = cache('subordination cache', 'subordinations_caches', 'top', ['top', 'sub'])
 
@@ -55,12 +69,14 @@ export const patchUserCache: RouteDef = defineRoute({
     const { direct_groups } = validate(v.object({ direct_groups: uuidList }), { direct_groups: body.direct_groups })
     await patchEntity(req, users, id, { groups: direct_groups }).catch((err: unknown) => {
       // the user's `groups` field is this cache's `direct_groups`
-      if (err instanceof ApiError && err.details?.field === 'groups') throw badRequest(err.message.replace(/^groups/, 'direct_groups'), 'direct_groups')
+      if (err instanceof ApiError && err.details?.field === 'groups')
+        throw badRequest(err.message.replace(/^groups/, 'direct_groups'), 'direct_groups')
       throw err
     })
     const after = (await cacheDoc(req.deps.db, 'users_caches', req.domain, id))!
     const changed: Doc = { id }
-    for (const [key, value] of Object.entries(after)) if (JSON.stringify(value) !== JSON.stringify(before[key])) changed[key] = value
+    for (const [key, value] of Object.entries(after))
+      if (JSON.stringify(value) !== JSON.stringify(before[key])) changed[key] = value
     return changed
   },
 })

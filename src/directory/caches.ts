@@ -82,7 +82,10 @@ export function computeCaches(users: DirectoryUser[], groups: DirectoryGroup[]):
 
   const subordinations = users.map((u) => ({
     top: u.id,
-    sub: sorted([u.id, ...u.groups.flatMap((g) => [...(descendants.get(g) ?? [])].flatMap((c) => directUsers.get(c) ?? []))]),
+    sub: sorted([
+      u.id,
+      ...u.groups.flatMap((g) => [...(descendants.get(g) ?? [])].flatMap((c) => directUsers.get(c) ?? [])),
+    ]),
   }))
 
   return { users: userCaches, groups: groupCaches, subordinations }

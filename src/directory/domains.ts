@@ -26,19 +26,26 @@ export const domains = defineEntity({
     opts: opts({ isblocked: v.optional(v.boolean()) }),
     ext,
   },
-  finish: (doc: Doc) => withDefaults({ ...doc, opts: withDefaults((doc.opts as Doc | undefined) ?? {}, { isblocked: false }) }, { solution: 'platform' }),
+  finish: (doc: Doc) =>
+    withDefaults(
+      { ...doc, opts: withDefaults((doc.opts as Doc | undefined) ?? {}, { isblocked: false }) },
+      { solution: 'platform' },
+    ),
   hooks: {
     async prepare(req, input) {
       if (input.name !== undefined) {
         const parent = req.signedIn.domainName
         const name = input.name as string
-        if (!LABELS.test(name)) throw badRequest('name: a domain name is DNS-like: lowercase letters, digits, - and dots', 'name')
-        if (!name.endsWith(`.${parent}`)) throw badRequest(`name: a domain below ${parent} is named <label>.${parent}`, 'name')
+        if (!LABELS.test(name))
+          throw badRequest('name: a domain name is DNS-like: lowercase letters, digits, - and dots', 'name')
+        if (!name.endsWith(`.${parent}`))
+          throw badRequest(`name: a domain below ${parent} is named <label>.${parent}`, 'name')
       }
       return { input }
     },
     *inTransaction(_req, _w, change) {
-      if (change.before && change.after && change.before.name !== change.after.name) throw badRequest('name: a domain cannot be renamed', 'name')
+      if (change.before && change.after && change.before.name !== change.after.name)
+        throw badRequest('name: a domain cannot be renamed', 'name')
       if (!change.after) {
         const id = change.before!.id as string
         change.extra = { users: yield* userIdsTx(id) }
@@ -49,7 +56,8 @@ export const domains = defineEntity({
       const id = (change.after ?? change.before)!.id as string
       await req.deps.access.invalidate(id)
       // the sessions of a deleted domain's accounts end with it
-      for (const user of (change.extra?.users as string[] | undefined) ?? []) await req.deps.sessions.destroyUser(id, user)
+      for (const user of (change.extra?.users as string[] | undefined) ?? [])
+        await req.deps.sessions.destroyUser(id, user)
     },
   },
 })

@@ -38,7 +38,11 @@ export const groups = defineEntity({
       if (change.after) {
         const parents = strings(change.after.parents)
         yield* requireIds('groups', w.domain, parents, 'parents')
-        const all = (yield* allDocs('groups', w.domain)).map((g) => ({ id: g.id as string, parents: strings(g.parents), roles: [] }))
+        const all = (yield* allDocs('groups', w.domain)).map((g) => ({
+          id: g.id as string,
+          parents: strings(g.parents),
+          roles: [],
+        }))
         if (createsCycle(id, parents, all)) throw badRequest('parents: a group cannot be inside itself', 'parents')
         yield* requireRoles(w.domain, change.after.roles, 'roles')
         const members = change.input?.members
@@ -46,14 +50,18 @@ export const groups = defineEntity({
           yield* requireIds('users', w.domain, members, 'members')
           const wanted = new Set(members as string[])
           const current = new Set(yield* idsContaining('users', 'groups', w.domain, id))
-          for (const u of wanted) if (!current.has(u)) yield* editList(users, w, u, 'groups', (gs) => unique([...gs, id]))
-          for (const u of current) if (!wanted.has(u)) yield* editList(users, w, u, 'groups', (gs) => gs.filter((g) => g !== id))
+          for (const u of wanted)
+            if (!current.has(u)) yield* editList(users, w, u, 'groups', (gs) => unique([...gs, id]))
+          for (const u of current)
+            if (!wanted.has(u)) yield* editList(users, w, u, 'groups', (gs) => gs.filter((g) => g !== id))
         }
       } else {
         // a deleted group leaves its users and its child groups
-        for (const u of yield* idsContaining('users', 'groups', w.domain, id)) yield* editList(users, w, u, 'groups', (gs) => gs.filter((g) => g !== id))
+        for (const u of yield* idsContaining('users', 'groups', w.domain, id))
+          yield* editList(users, w, u, 'groups', (gs) => gs.filter((g) => g !== id))
         const groupsRepo = req.deps.repo(groupsTable)
-        for (const g of yield* idsContaining('groups', 'parents', w.domain, id)) yield* editList(groupsRepo, w, g, 'parents', (ps) => ps.filter((p) => p !== id))
+        for (const g of yield* idsContaining('groups', 'parents', w.domain, id))
+          yield* editList(groupsRepo, w, g, 'parents', (ps) => ps.filter((p) => p !== id))
       }
       yield* rebuildCaches(w.domain)
     },

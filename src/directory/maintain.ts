@@ -34,15 +34,27 @@ export function* requireRoles(domain: string, names: unknown, field: string): Tx
   if (missing !== undefined) throw badRequest(`${field}: there is no role '${missing}' in this domain`, field)
 }
 
-export function* requireIds(table: 'users' | 'groups' | 'roles', domain: string, ids: unknown, field: string): TxStep<void> {
+export function* requireIds(
+  table: 'users' | 'groups' | 'roles',
+  domain: string,
+  ids: unknown,
+  field: string,
+): TxStep<void> {
   const list = strings(ids)
   const found = yield* existingIds(table, domain, list)
   const missing = list.find((id) => !found.has(id))
-  if (missing !== undefined) throw badRequest(`${field}: there is no ${table.slice(0, -1)} ${missing} in this domain`, field)
+  if (missing !== undefined)
+    throw badRequest(`${field}: there is no ${table.slice(0, -1)} ${missing} in this domain`, field)
 }
 
 /** Rewrites an array member of another directory entity (journaled as its update). */
-export function* editList(repo: Repository, w: WriteContext, id: string, field: string, edit: (values: string[]) => string[]): TxStep<void> {
+export function* editList(
+  repo: Repository,
+  w: WriteContext,
+  id: string,
+  field: string,
+  edit: (values: string[]) => string[],
+): TxStep<void> {
   yield* repo.update(w, id, (doc: Doc) => ({ ...doc, [field]: edit(strings(doc[field])) }))
 }
 

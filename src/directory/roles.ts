@@ -21,15 +21,24 @@ import { roleName, uuid } from './schemas'
 export const rolesTable: TableSpec = { table: 'roles', objtype: 'role', columns: { name: 'name' } }
 
 const route = v.strictObject({
-  path: v.pipe(v.string(), v.regex(/^\/[A-Za-z0-9_\-./*:]*$/, 'a path pattern starts with / (use * for one segment, ** for any)'), v.maxLength(512)),
-  methods: v.pipe(v.array(v.picklist([...METHODS, 'WEBSOCKET', '*'], `methods are ${[...METHODS, 'WEBSOCKET'].join(', ')} or *`)), v.minLength(1)),
+  path: v.pipe(
+    v.string(),
+    v.regex(/^\/[A-Za-z0-9_\-./*:]*$/, 'a path pattern starts with / (use * for one segment, ** for any)'),
+    v.maxLength(512),
+  ),
+  methods: v.pipe(
+    v.array(v.picklist([...METHODS, 'WEBSOCKET', '*'], `methods are ${[...METHODS, 'WEBSOCKET'].join(', ')} or *`)),
+    v.minLength(1),
+  ),
 })
 
 /** Users and groups holding `from` hold `to` instead, or lose it when `to` is null (journaled updates). */
 function* replaceRole(req: Req, w: WriteContext, from: string, to: string | null): TxStep<void> {
   const swap = (rs: string[]) => (to ? rs.map((r) => (r === from ? to : r)) : rs.filter((r) => r !== from))
-  for (const u of yield* idsContaining('users', 'roles', w.domain, from)) yield* editList(req.deps.repo(usersTable), w, u, 'roles', swap)
-  for (const g of yield* idsContaining('groups', 'roles', w.domain, from)) yield* editList(req.deps.repo(groupsTable), w, g, 'roles', swap)
+  for (const u of yield* idsContaining('users', 'roles', w.domain, from))
+    yield* editList(req.deps.repo(usersTable), w, u, 'roles', swap)
+  for (const g of yield* idsContaining('groups', 'roles', w.domain, from))
+    yield* editList(req.deps.repo(groupsTable), w, g, 'roles', swap)
 }
 
 export const roles = defineEntity({
@@ -47,7 +56,8 @@ export const roles = defineEntity({
     ext,
   },
   finish(doc: Doc) {
-    if (isBuiltinRole(doc.name as string)) throw badRequest(`name: ${BUILTIN_ROLES.join(' and ')} are built-in roles`, 'name')
+    if (isBuiltinRole(doc.name as string))
+      throw badRequest(`name: ${BUILTIN_ROLES.join(' and ')} are built-in roles`, 'name')
     return withDefaults(doc, { description: '', parent_id: NIL_UUID, routes: [] })
   },
   hooks: {
@@ -59,7 +69,11 @@ export const roles = defineEntity({
         const parent = change.after.parent_id as string
         if (parent !== NIL_UUID) {
           if (!byId.has(parent)) throw badRequest(`parent_id: there is no role ${parent} in this domain`, 'parent_id')
-          for (let p: string | undefined = parent, n = 0; p && p !== NIL_UUID && n <= all.length; p = byId.get(p)?.parent_id as string, n++) {
+          for (
+            let p: string | undefined = parent, n = 0;
+            p && p !== NIL_UUID && n <= all.length;
+            p = byId.get(p)?.parent_id as string, n++
+          ) {
             if (p === id) throw badRequest('parent_id: a role cannot inherit from itself', 'parent_id')
           }
         }

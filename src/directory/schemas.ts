@@ -12,4 +12,10 @@ export const login = v.pipe(
   v.string(),
   v.regex(/^[A-Za-z0-9._@+-]{1,128}$/, 'a login is 1 to 128 letters, digits and . _ @ + -'),
 )
-export const email = v.pipe(v.string(), v.trim(), v.email('must be an e-mail address'), v.maxLength(254), v.toLowerCase())
+export const email = v.pipe(
+  v.string(),
+  v.trim(),
+  v.email('must be an e-mail address'),
+  v.maxLength(254),
+  v.toLowerCase(),
+)

@@ -22,8 +22,13 @@ export const sipusers = defineEntity({
   listFields: ['id', 'login', 'phonenumber', 'iduser', 'name', 'opts.title', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'login', 'phonenumber'],
   create: {
-    login: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._@+-]{1,128}$/, 'a SIP login is 1 to 128 letters, digits and . _ @ + -')),
-    phonenumber: v.optional(v.pipe(v.string(), v.regex(/^[0-9*#+]{1,32}$/, 'a phone number is up to 32 digits, * # +'))),
+    login: v.pipe(
+      v.string(),
+      v.regex(/^[A-Za-z0-9._@+-]{1,128}$/, 'a SIP login is 1 to 128 letters, digits and . _ @ + -'),
+    ),
+    phonenumber: v.optional(
+      v.pipe(v.string(), v.regex(/^[0-9*#+]{1,32}$/, 'a phone number is up to 32 digits, * # +')),
+    ),
     iduser: v.optional(uuid),
     pwd: v.optional(v.pipe(v.string(), v.maxLength(128))),
     name: v.optional(text(255)),

@@ -23,7 +23,11 @@ export const users = defineEntity({
     pwd: v.optional(v.string()),
     groups: v.optional(uuidList),
     roles: v.optional(roleList),
-    opts: opts({ email: v.optional(email), tags: v.optional(v.array(text(64))), self_registered: v.optional(v.boolean()) }),
+    opts: opts({
+      email: v.optional(email),
+      tags: v.optional(v.array(text(64))),
+      self_registered: v.optional(v.boolean()),
+    }),
     ext,
   },
   // the password never reaches the doc: prepare() turns it into a hash in a hidden column
@@ -53,7 +57,8 @@ export const users = defineEntity({
       const id = (change.before ?? change.after)!.id as string
       // a deleted account signs out everywhere; a new password ends the account's other sessions
       if (!change.after) await req.deps.sessions.destroyUser(req.domain, id)
-      else if (change.before && change.input?.pwd !== undefined) await req.deps.sessions.destroyUser(req.domain, id, req.session?.id)
+      else if (change.before && change.input?.pwd !== undefined)
+        await req.deps.sessions.destroyUser(req.domain, id, req.session?.id)
     },
   },
 })

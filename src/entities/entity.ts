@@ -99,7 +99,12 @@ export function withDefaults(doc: Doc, defaults: Doc): Doc {
 
 export const text = (max = 1024) => v.pipe(v.string(), v.maxLength(max, `must be at most ${max} characters`))
 export const requiredText = (max = 1024) =>
-  v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(max, `must be at most ${max} characters`))
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(max, `must be at most ${max} characters`),
+  )
 
 /** `opts` with the common title and comment plus entity-specific members. */
 export const opts = (extra: v.ObjectEntries = {}) =>

@@ -91,12 +91,7 @@ function nextValue(def: SettingDef, current: unknown, given: unknown): unknown {
   return validate(v.object({ value: def.value }), { value }).value
 }
 
-export async function patchSetting(
-  deps: Deps,
-  w: WriteContext,
-  key: string | undefined,
-  body: unknown,
-): Promise<Doc> {
+export async function patchSetting(deps: Deps, w: WriteContext, key: string | undefined, body: unknown): Promise<Doc> {
   const def = settingDef(key)
   if (!isPlainObject(body)) throw badRequest('body must be a JSON object', 'body')
   const { key: bodyKey, value, ...rest } = body
@@ -106,7 +101,10 @@ export async function patchSetting(
   if (value === undefined) return getSetting(deps, w.domain, key)
   const repo = deps.repo(settingsTable)
   return deps.db.write(function* () {
-    const updated = yield* repo.update(w, key!, (current) => ({ ...current, value: nextValue(def, current.value, value) }))
+    const updated = yield* repo.update(w, key!, (current) => ({
+      ...current,
+      value: nextValue(def, current.value, value),
+    }))
     return updated ?? (yield* repo.insert(w, { key: key!, value: nextValue(def, def.default, value) }))
   })
 }

@@ -67,7 +67,8 @@ export async function createEntity(req: Req, entity: Entity, body: unknown): Pro
 
 export async function patchEntity(req: Req, entity: Entity, id: string, body: unknown): Promise<Doc> {
   const { id: bodyId, ...rest } = bodyObject(body)
-  if (bodyId !== undefined && String(bodyId).toLowerCase() !== id) throw badRequest(`${entity.name} id cannot be changed`, 'id')
+  if (bodyId !== undefined && String(bodyId).toLowerCase() !== id)
+    throw badRequest(`${entity.name} id cannot be changed`, 'id')
   let input: Doc = validate(entity.patch, rest)
   let hidden: Record<string, unknown> = {}
   if (entity.hooks.prepare) ({ input, hidden = {} } = await entity.hooks.prepare(req, input))

@@ -4,7 +4,8 @@ import { badRequest, payloadTooLarge } from './errors'
 export async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length')
   if (declared !== null) {
-    if (Number(declared) > limit) throw payloadTooLarge(`request body is larger than the limit of ${limit} bytes`, 'body')
+    if (Number(declared) > limit)
+      throw payloadTooLarge(`request body is larger than the limit of ${limit} bytes`, 'body')
     return new Uint8Array(await request.arrayBuffer())
   }
   if (!request.body) return new Uint8Array(0)

@@ -33,7 +33,8 @@ export const unauthorized = (message = 'authorization required') => new ApiError
 export const forbidden = (message: string) => new ApiError(403, message)
 export const notFound = (message = 'not found') => new ApiError(404, message)
 export const conflict = (message: string, field?: string) => new ApiError(409, message, field ? { field } : undefined)
-export const payloadTooLarge = (message: string, field?: string) => new ApiError(413, message, field ? { field } : undefined)
+export const payloadTooLarge = (message: string, field?: string) =>
+  new ApiError(413, message, field ? { field } : undefined)
 /** 412 with the spec's field-validation code 1501 (credential areas). */
 export const fieldInvalid = (field: string, message: string, extra?: ErrorDetails) =>
   new ApiError(412, message, { field, ...extra }, 1501)

@@ -37,15 +37,21 @@ export function requestIdOf(request: Request): string {
  * reports); when the peer is a trusted proxy, the last address in X-Forwarded-For it did not add.
  */
 export function clientAddressOf(ctx: ElysiaContext, trusted: Cidr[]): string {
-  const peer = unmapped(ctx.server?.requestIP(ctx.request)?.address ?? ctx.request.headers.get('x-real-ip') ?? 'unknown')
+  const peer = unmapped(
+    ctx.server?.requestIP(ctx.request)?.address ?? ctx.request.headers.get('x-real-ip') ?? 'unknown',
+  )
   if (trusted.length === 0 || !inCidrs(peer, trusted)) return peer
-  const hops = (ctx.request.headers.get('x-forwarded-for') ?? '').split(',').map((h) => unmapped(h.trim())).filter(Boolean)
+  const hops = (ctx.request.headers.get('x-forwarded-for') ?? '')
+    .split(',')
+    .map((h) => unmapped(h.trim()))
+    .filter(Boolean)
   for (let i = hops.length - 1; i >= 0; i--) if (!inCidrs(hops[i]!, trusted)) return hops[i]!
   return hops[0] ?? peer
 }
 
 /** `::ffff:1.2.3.4` is shown as `1.2.3.4`. */
-const unmapped = (address: string) => (address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address)
+const unmapped = (address: string) =>
+  address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address
 
 export function mountRoutes(app: Elysia, routes: RouteEntry[], deps: Deps): void {
   for (const { url, module } of routes) {
@@ -56,10 +62,22 @@ export function mountRoutes(app: Elysia, routes: RouteEntry[], deps: Deps): void
       const def = module[method]!
       // Destructured so that Elysia's static analysis sees which parts of the context are used: a
       // handler that passes the whole context on makes Elysia build cookie jars and copy every response.
-      app.route(method, url, ({ request, params, query, server }: ElysiaContext) => run(deps, def, method, url, { request, params, query, server }), { parse: 'none' } as never)
+      app.route(
+        method,
+        url,
+        ({ request, params, query, server }: ElysiaContext) =>
+          run(deps, def, method, url, { request, params, query, server }),
+        { parse: 'none' } as never,
+      )
     }
     if (exported.some((m) => m === 'POST' || OVERRIDE_METHODS.has(m))) {
-      app.route('POST', url, ({ request, params, query, server }: ElysiaContext) => dispatchPost(deps, module, url, allow, { request, params, query, server }), { parse: 'none' } as never)
+      app.route(
+        'POST',
+        url,
+        ({ request, params, query, server }: ElysiaContext) =>
+          dispatchPost(deps, module, url, allow, { request, params, query, server }),
+        { parse: 'none' } as never,
+      )
     }
     app.all(url, ({ request }: ElysiaContext) => methodNotAllowed(request, allow))
   }
@@ -68,10 +86,18 @@ export function mountRoutes(app: Elysia, routes: RouteEntry[], deps: Deps): void
 /** POST serves the route's POST, or the method named by the override header. */
 function dispatchPost(deps: Deps, module: RouteEntry['module'], url: string, allow: string, ctx: ElysiaContext) {
   const override = ctx.request.headers.get(OVERRIDE_HEADER)
-  if (override === null) return module.POST ? run(deps, module.POST, 'POST', url, ctx) : methodNotAllowed(ctx.request, allow)
+  if (override === null)
+    return module.POST ? run(deps, module.POST, 'POST', url, ctx) : methodNotAllowed(ctx.request, allow)
   const method = override.trim().toUpperCase()
   if (!OVERRIDE_METHODS.has(method)) {
-    return errorResponse(badRequest(`X-HTTP-Method-Override must be LOOKUP, SYNC or CLEAR, got ${JSON.stringify(override)}`, 'X-HTTP-Method-Override'), requestIdOf(ctx.request), deps)
+    return errorResponse(
+      badRequest(
+        `X-HTTP-Method-Override must be LOOKUP, SYNC or CLEAR, got ${JSON.stringify(override)}`,
+        'X-HTTP-Method-Override',
+      ),
+      requestIdOf(ctx.request),
+      deps,
+    )
   }
   const def = module[method as Method]
   return def ? run(deps, def, method, url, ctx) : methodNotAllowed(ctx.request, allow)
@@ -83,7 +109,9 @@ async function run(deps: Deps, def: RouteDef, method: string, url: string, ctx: 
     if (method === ctx.request.method && ctx.request.headers.has(OVERRIDE_HEADER)) {
       throw badRequest('X-HTTP-Method-Override is accepted only with POST', 'X-HTTP-Method-Override')
     }
-    const req = new Req(deps, ctx.request, method, url, ctx.params ?? {}, ctx.query ?? {}, requestId, () => clientAddressOf(ctx, deps.trustedProxies))
+    const req = new Req(deps, ctx.request, method, url, ctx.params ?? {}, ctx.query ?? {}, requestId, () =>
+      clientAddressOf(ctx, deps.trustedProxies),
+    )
     if (def.access !== 'public') await authenticate(req, def)
     const result = await def.handle(req)
     return respond(result, req)
@@ -108,7 +136,8 @@ function respond(result: unknown, req: Req): Response {
 export function errorResponse(err: unknown, requestId: string, deps: Deps, where?: string): Response {
   let e: ApiError
   if (err instanceof ApiError) e = err
-  else if (err instanceof DuplicateError) e = new ApiError(409, `${err.field} already exists in this domain`, { field: err.field })
+  else if (err instanceof DuplicateError)
+    e = new ApiError(409, `${err.field} already exists in this domain`, { field: err.field })
   else {
     deps.log.error('unhandled error', { requestId, where, error: String(err), stack: (err as Error)?.stack })
     e = new ApiError(500, 'internal error')
@@ -123,4 +152,3 @@ function methodNotAllowed(request: Request, allow: string): Response {
     headers: { 'content-type': JSON_TYPE, allow, 'x-request-id': requestIdOf(request) },
   })
 }
-

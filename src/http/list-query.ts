@@ -44,7 +44,10 @@ export function parseListParams(params: Params, shape: ListShape): ListRequest {
       filter: params.filter === undefined ? null : parseFilter(params.filter, shape.fields),
       order: params.order === undefined ? [] : parseOrder(params.order, shape.fields),
       offset: parseCount(params.offset, 'offset', 0, MAX_OFFSET),
-      limit: Math.min(parseCount(params.limit, 'limit', shape.limits.defaultLimit, Number.MAX_SAFE_INTEGER), shape.limits.maxLimit),
+      limit: Math.min(
+        parseCount(params.limit, 'limit', shape.limits.defaultLimit, Number.MAX_SAFE_INTEGER),
+        shape.limits.maxLimit,
+      ),
     },
     mask: params.mask === undefined ? null : parseMask(params.mask, shape.output),
     flat: parseFlat(params.flat),
@@ -59,7 +62,8 @@ export function parseFlat(raw: string | undefined): boolean {
 
 function parseCount(raw: string | undefined, name: string, fallback: number, max: number): number {
   if (raw === undefined || raw === '') return fallback
-  if (!/^\d{1,16}$/.test(raw)) throw badRequest(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`, name)
+  if (!/^\d{1,16}$/.test(raw))
+    throw badRequest(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`, name)
   const n = Number(raw)
   if (n > max) throw badRequest(`${name} must be at most ${max}`, name)
   return n
@@ -77,7 +81,8 @@ function parseJsonParam(raw: string, name: string): unknown {
 export function parseMask(raw: string, output: FieldSet): string[] {
   const trimmed = raw.trim()
   const items = trimmed.startsWith('[') ? parseJsonParam(trimmed, 'mask') : trimmed.split(',')
-  if (!Array.isArray(items) || !items.every((i) => typeof i === 'string')) throw badRequest('mask must be a list of field names', 'mask')
+  if (!Array.isArray(items) || !items.every((i) => typeof i === 'string'))
+    throw badRequest('mask must be a list of field names', 'mask')
   const names = items.map((i) => i.trim()).filter(Boolean)
   if (names.length === 0) throw badRequest('mask is empty', 'mask')
   if (names.length > MAX_MASK_ITEMS) throw badRequest(`mask may name at most ${MAX_MASK_ITEMS} fields`, 'mask')
@@ -104,7 +109,8 @@ export function parseOrder(raw: string, fields: FieldSet): OrderItem[] {
       field = item.replace(/^[-+]/, '').trim()
     } else if (item && typeof item === 'object' && !Array.isArray(item) && Object.keys(item).length === 1) {
       const [name, dir] = Object.entries(item)[0]!
-      if (dir !== 'asc' && dir !== 'desc') throw badRequest(`order: direction of '${name}' must be "asc" or "desc"`, 'order')
+      if (dir !== 'asc' && dir !== 'desc')
+        throw badRequest(`order: direction of '${name}' must be "asc" or "desc"`, 'order')
       field = name
       desc = dir === 'desc'
     } else {
@@ -122,15 +128,18 @@ const COMPARE_OPS = new Set<string>(['==', '!=', '>', '>=', '<', '<='])
  * `["and", ["==", ["property", "status"], "new"], [">", ["property", "ext.ct"], "2026-01-01"]]`.
  */
 export function parseFilter(raw: string, fields: FieldSet): FilterNode | null {
-  if (raw.length > MAX_FILTER_LENGTH) throw badRequest(`filter is longer than ${MAX_FILTER_LENGTH} characters`, 'filter')
+  if (raw.length > MAX_FILTER_LENGTH)
+    throw badRequest(`filter is longer than ${MAX_FILTER_LENGTH} characters`, 'filter')
   const value = parseJsonParam(raw, 'filter')
-  if (value && typeof value === 'object' && !Array.isArray(value)) return objectFilter(value as Record<string, unknown>, fields)
+  if (value && typeof value === 'object' && !Array.isArray(value))
+    return objectFilter(value as Record<string, unknown>, fields)
   if (!Array.isArray(value)) throw badRequest('filter must be an object or an array in prefix notation', 'filter')
   let nodes = 0
   const fail = (msg: string) => badRequest(`filter: ${msg}`, 'filter')
 
   const field = (path: unknown): string => {
-    if (typeof path !== 'string' || !fields.has(path)) throw badRequest(`filter: unknown field '${String(path)}'`, 'filter', { value: String(path) })
+    if (typeof path !== 'string' || !fields.has(path))
+      throw badRequest(`filter: unknown field '${String(path)}'`, 'filter', { value: String(path) })
     return path
   }
   const literal = (v: unknown): Literal => {
@@ -143,7 +152,8 @@ export function parseFilter(raw: string, fields: FieldSet): FilterNode | null {
   }
   const operand = (v: unknown): Operand => {
     if (Array.isArray(v)) {
-      if (v.length !== 2 || v[0] !== 'property') throw fail(`expected ["property", name], got ${JSON.stringify(v).slice(0, 100)}`)
+      if (v.length !== 2 || v[0] !== 'property')
+        throw fail(`expected ["property", name], got ${JSON.stringify(v).slice(0, 100)}`)
       return { field: field(v[1]) }
     }
     return { value: literal(v) }
@@ -151,7 +161,8 @@ export function parseFilter(raw: string, fields: FieldSet): FilterNode | null {
   const node = (expr: unknown, depth: number): FilterNode => {
     if (++nodes > MAX_FILTER_NODES) throw fail(`more than ${MAX_FILTER_NODES} nodes`)
     if (depth > MAX_FILTER_DEPTH) throw fail(`nested deeper than ${MAX_FILTER_DEPTH} levels`)
-    if (!Array.isArray(expr) || typeof expr[0] !== 'string') throw fail(`expected an expression [operator, ...], got ${JSON.stringify(expr)?.slice(0, 100)}`)
+    if (!Array.isArray(expr) || typeof expr[0] !== 'string')
+      throw fail(`expected an expression [operator, ...], got ${JSON.stringify(expr)?.slice(0, 100)}`)
     const [op, ...args] = expr as [string, ...unknown[]]
     const arity = (n: number) => {
       if (args.length !== n) throw fail(`'${op}' takes ${n} argument${n === 1 ? '' : 's'}, got ${args.length}`)
@@ -193,8 +204,10 @@ function objectFilter(obj: Record<string, unknown>, fields: FieldSet): FilterNod
   if (entries.length > MAX_FILTER_NODES) throw badRequest(`filter: more than ${MAX_FILTER_NODES} conditions`, 'filter')
   const conds: FilterNode[] = entries.map(([path, v]) => {
     if (!fields.has(path)) throw badRequest(`filter: unknown field '${path}'`, 'filter', { value: path })
-    if (v !== null && typeof v === 'object') throw badRequest(`filter: value of '${path}' must be a string, number, boolean or null`, 'filter')
-    if (typeof v === 'string' && v.length > MAX_LITERAL_LENGTH) throw badRequest(`filter: value of '${path}' is too long`, 'filter')
+    if (v !== null && typeof v === 'object')
+      throw badRequest(`filter: value of '${path}' must be a string, number, boolean or null`, 'filter')
+    if (typeof v === 'string' && v.length > MAX_LITERAL_LENGTH)
+      throw badRequest(`filter: value of '${path}' is too long`, 'filter')
     return { op: '==', left: { field: path }, right: { value: v as Literal } }
   })
   if (conds.length === 0) return null

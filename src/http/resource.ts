@@ -19,12 +19,19 @@ interface Options {
 }
 
 function withEqualities(filter: FilterNode | null, equal: Record<string, Literal>): FilterNode {
-  const conds: FilterNode[] = Object.entries(equal).map(([field, value]) => ({ op: '==', left: { field }, right: { value } }))
+  const conds: FilterNode[] = Object.entries(equal).map(([field, value]) => ({
+    op: '==',
+    left: { field },
+    right: { value },
+  }))
   return { op: 'and', args: filter ? [...conds, filter] : conds }
 }
 
 /** `match` adds equality conditions taken from the request (a path segment) to the client's filter. */
-export function list(entity: Entity, options: Options & { match?: (req: Req) => Record<string, Literal> } = {}): RouteDef {
+export function list(
+  entity: Entity,
+  options: Options & { match?: (req: Req) => Record<string, Literal> } = {},
+): RouteDef {
   const shape = { fields: entity.fields, output: entity.listFields, limits: entity.limits }
   return defineRoute({
     access: options.access,
@@ -95,8 +102,15 @@ export function remove(entity: Entity, options: Options = {}): RouteDef {
  * The ids whose key fields equal a LOOKUP key (a JSON string or number); `id` is compared only
  * with keys that are UUIDs. Nothing found is 404 `lookup failed`.
  */
-export async function lookupIds(repo: Repository, domain: string, fields: readonly string[], key: unknown, now?: number): Promise<string[]> {
-  if (typeof key !== 'string' && typeof key !== 'number') throw badRequest('LOOKUP body must be a JSON string or number', 'body')
+export async function lookupIds(
+  repo: Repository,
+  domain: string,
+  fields: readonly string[],
+  key: unknown,
+  now?: number,
+): Promise<string[]> {
+  if (typeof key !== 'string' && typeof key !== 'number')
+    throw badRequest('LOOKUP body must be a JSON string or number', 'body')
   const uuid = typeof key === 'string' && isUuid(key)
   const usable = fields.filter((f) => f !== 'id' || uuid)
   const ids = usable.length ? await repo.lookup(domain, usable, uuid ? key.toLowerCase() : key, now) : []

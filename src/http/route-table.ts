@@ -2,7 +2,9 @@
 import { METHODS, type RouteEntry } from './route'
 
 export function routeRows(routes: RouteEntry[]): [method: string, url: string, file: string][] {
-  return routes.flatMap((r) => METHODS.filter((m) => r.module[m]).map((m): [string, string, string] => [m, r.url, r.file]))
+  return routes.flatMap((r) =>
+    METHODS.filter((m) => r.module[m]).map((m): [string, string, string] => [m, r.url, r.file]),
+  )
 }
 
 export function routeTable(routes: RouteEntry[]): string {

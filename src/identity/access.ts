@@ -84,7 +84,8 @@ export class AccessCache {
         const seen = new Set<string>()
         for (let r: Doc | undefined = role; r && !seen.has(r.id as string); r = byId.get(r.parent_id as string)) {
           seen.add(r.id as string)
-          for (const g of (r.routes as { path: string; methods: string[] }[] | undefined) ?? []) grants.push(compileGrant(g.path, g.methods))
+          for (const g of (r.routes as { path: string; methods: string[] }[] | undefined) ?? [])
+            grants.push(compileGrant(g.path, g.methods))
         }
         out.set(role.name as string, grants)
       }
@@ -96,7 +97,13 @@ export class AccessCache {
     return this.domains(domainId, domainId, async () => {
       const d = await findDomainById(this.db, domainId)
       if (!d) return null
-      return { id: d.id, name: d.name, isMaster: isMasterDomain(d), blocked: isBlocked(d), solution: (d.doc.solution as string | undefined) ?? 'platform' }
+      return {
+        id: d.id,
+        name: d.name,
+        isMaster: isMasterDomain(d),
+        blocked: isBlocked(d),
+        solution: (d.doc.solution as string | undefined) ?? 'platform',
+      }
     })
   }
 
@@ -111,10 +118,16 @@ export class AccessCache {
 }
 
 /** Whether the roles grant `method` on `path`: `admin` grants everything in its domain. */
-export function grants(roles: readonly string[], byRole: Map<string, RouteGrant[]>, method: string, path: string): boolean {
+export function grants(
+  roles: readonly string[],
+  byRole: Map<string, RouteGrant[]>,
+  method: string,
+  path: string,
+): boolean {
   if (roles.includes('admin')) return true
   for (const role of roles) {
-    for (const g of byRole.get(role) ?? []) if ((g.methods === null || g.methods.has(method)) && g.pattern.test(path)) return true
+    for (const g of byRole.get(role) ?? [])
+      if ((g.methods === null || g.methods.has(method)) && g.pattern.test(path)) return true
   }
   return false
 }

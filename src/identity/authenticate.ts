@@ -51,11 +51,14 @@ export async function authenticate(req: Req, def: RouteDef): Promise<void> {
   const domain = await access.domainInfo(session.domainId)
   if (!domain) throw unauthorized('the domain of this session no longer exists')
   const roles = await access.sessionRoles(session)
-  if (domain.blocked && !(session.homeIsMaster && roles.includes('admin'))) throw forbidden(`domain ${domain.name} is blocked`)
+  if (domain.blocked && !(session.homeIsMaster && roles.includes('admin')))
+    throw forbidden(`domain ${domain.name} is blocked`)
   req.session = session
   req.roles = roles
-  if (def.domainKind === 'master' && !domain.isMaster) throw forbidden('this endpoint is served in the master domain only')
-  if (def.domainKind === 'working' && domain.isMaster) throw forbidden('this endpoint is served in working domains only')
+  if (def.domainKind === 'master' && !domain.isMaster)
+    throw forbidden('this endpoint is served in the master domain only')
+  if (def.domainKind === 'working' && domain.isMaster)
+    throw forbidden('this endpoint is served in working domains only')
   if (def.access === 'permission' && !roles.includes('admin')) {
     if (!grants(roles, await access.grantsOf(session.domainId), req.method, req.path)) {
       throw forbidden(`no role of this session grants ${req.method} ${req.path}`)
@@ -69,6 +72,8 @@ async function slide(req: Req, session: Session): Promise<void> {
   const sessions = req.deps.sessions
   if (req.deps.clock.now() - session.touched < sessions.slideMs) return
   if ((await sessions.touch(session)) && session.kind === 'cookie') {
-    req.cookies.push(sessionCookie(session.id, session.touched + sessions.idleMs, req.deps.config.publicUrl.startsWith('https:')))
+    req.cookies.push(
+      sessionCookie(session.id, session.touched + sessions.idleMs, req.deps.config.publicUrl.startsWith('https:')),
+    )
   }
 }

@@ -29,7 +29,11 @@ export async function bootstrap(deps: Deps): Promise<BootstrapResult> {
   const users = deps.repo(usersTable)
   try {
     await deps.db.write(function* () {
-      yield* domains.insert(w(''), { id: masterId, name: config.masterDomain, opts: { title: 'Master domain', isblocked: false } })
+      yield* domains.insert(w(''), {
+        id: masterId,
+        name: config.masterDomain,
+        opts: { title: 'Master domain', isblocked: false },
+      })
       yield* users.insert(
         w(masterId),
         { id: Bun.randomUUIDv7(), login: config.adminLogin, name: 'Administrator', roles: ['admin'], opts: {} },

@@ -33,7 +33,10 @@ export async function beginSignIn(req: Req): Promise<SignInAttempt> {
   if (earlier.length >= MAX_FAILURES) {
     await kv.zrem(k, entry)
     const freeAt = earlier[earlier.length - MAX_FAILURES]! + FAILURE_WINDOW_MS
-    throw tooManyRequests('too many failed sign-ins from this address; try again later', Math.max(1, Math.ceil((freeAt - now) / 1000)))
+    throw tooManyRequests(
+      'too many failed sign-ins from this address; try again later',
+      Math.max(1, Math.ceil((freeAt - now) / 1000)),
+    )
   }
   return { cancel: async () => void (await kv.zrem(k, entry)) }
 }

@@ -26,8 +26,12 @@ export async function isSuperuser(deps: Deps, s: Session): Promise<boolean> {
 }
 
 /** Domains a session may switch into without signing in again: all of them for a superuser. */
-export async function reachableDomains(deps: Deps, s: Session): Promise<{ domain: string; is_master: boolean; id: string }[]> {
-  if (await isSuperuser(deps, s)) return (await listDomains(deps.db)).map((d) => ({ domain: d.name, is_master: isMasterDomain(d), id: d.id }))
+export async function reachableDomains(
+  deps: Deps,
+  s: Session,
+): Promise<{ domain: string; is_master: boolean; id: string }[]> {
+  if (await isSuperuser(deps, s))
+    return (await listDomains(deps.db)).map((d) => ({ domain: d.name, is_master: isMasterDomain(d), id: d.id }))
   const home = await deps.access.domainInfo(s.homeDomainId)
   return home ? [{ domain: home.name, is_master: home.isMaster, id: home.id }] : []
 }

@@ -11,8 +11,11 @@ const ALLOWED = /^[A-Za-z0-9_\-.~!]*$/
 export const MAX_PASSWORD_LENGTH = 256
 
 export async function checkPasswordPolicy(deps: Deps, domainId: string, pwd: string, field = 'pwd'): Promise<void> {
-  if (!ALLOWED.test(pwd)) throw fieldInvalid(field, 'password may contain only A-Z a-z 0-9 and _ - . ~ !', { msg_code: 10101 })
+  if (!ALLOWED.test(pwd))
+    throw fieldInvalid(field, 'password may contain only A-Z a-z 0-9 and _ - . ~ !', { msg_code: 10101 })
   const { min_length } = await settingValue<{ min_length: number }>(deps, domainId, 'password_policy')
-  if (pwd.length < min_length) throw fieldInvalid(field, `password must be at least ${min_length} characters long`, { msg_code: 10102 })
-  if (pwd.length > MAX_PASSWORD_LENGTH) throw fieldInvalid(field, `password must be at most ${MAX_PASSWORD_LENGTH} characters long`, { msg_code: 10103 })
+  if (pwd.length < min_length)
+    throw fieldInvalid(field, `password must be at least ${min_length} characters long`, { msg_code: 10102 })
+  if (pwd.length > MAX_PASSWORD_LENGTH)
+    throw fieldInvalid(field, `password must be at most ${MAX_PASSWORD_LENGTH} characters long`, { msg_code: 10103 })
 }

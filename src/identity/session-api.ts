@@ -18,7 +18,9 @@ const LoginBody = v.strictObject({
   domain: v.optional(field),
   login: v.optional(field),
   pwd: v.optional(field),
-  session_type: v.optional(v.picklist(['cookie', 'token', 'token_clone_cookie'], 'must be cookie, token or token_clone_cookie')),
+  session_type: v.optional(
+    v.picklist(['cookie', 'token', 'token_clone_cookie'], 'must be cookie, token or token_clone_cookie'),
+  ),
   token: v.optional(field),
 })
 
@@ -44,14 +46,17 @@ export const createSession = defineRoute({
       const kind = type === 'cookie' ? 'cookie' : 'token'
       let data: NewSession | null
       if (body.token !== undefined) {
-        throw new ApiError(501, 'external token login is not configured: no iam_token_svcscript_code script exists', { field: 'token' })
+        throw new ApiError(501, 'external token login is not configured: no iam_token_svcscript_code script exists', {
+          field: 'token',
+        })
       } else if (type === 'token_clone_cookie') {
         const source = await cookieSession(req)
         if (!source) throw unauthorized('token_clone_cookie needs a valid RSession cookie')
         const { id: _id, created: _c, touched: _t, ...copy } = source
         data = { ...copy, kind: 'token' }
       } else {
-        for (const name of ['domain', 'login', 'pwd'] as const) if (!body[name]) throw badRequest(`${name} is required`, name)
+        for (const name of ['domain', 'login', 'pwd'] as const)
+          if (!body[name]) throw badRequest(`${name} is required`, name)
         data = await checkCredentials(req.deps, { domain: body.domain!, login: body.login!, pwd: body.pwd! }, kind)
         if (!data) {
           wrongCredentials = true
@@ -97,7 +102,12 @@ export const switchDomain = defineRoute({
     if (!target) throw forbidden(`domain ${name} is not among the domains of this session`)
     const domain = await findDomainByName(req.deps.db, target.domain)
     if (!domain) throw forbidden(`domain ${name} no longer exists`)
-    const moved: NewSession = { ...session, domainId: domain.id, domainName: domain.name, isMaster: isMasterDomain(domain) }
+    const moved: NewSession = {
+      ...session,
+      domainId: domain.id,
+      domainName: domain.name,
+      isMaster: isMasterDomain(domain),
+    }
     if (session.kind === 'token') {
       // the client keeps its token; only what it names changes
       await req.deps.sessions.replace({ ...session, ...moved })

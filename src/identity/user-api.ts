@@ -34,9 +34,18 @@ export const getUserInfo = defineRoute({
       name: user.name ?? '',
       email: opts.email ?? '',
       avatar: opts.avatar ?? false,
-      groups: groups.map((g) => ({ id: g.id, code: g.code, description: g.description ?? '', opts: { title: (g.opts as Doc | undefined)?.title ?? '' } })),
+      groups: groups.map((g) => ({
+        id: g.id,
+        code: g.code,
+        description: g.description ?? '',
+        opts: { title: (g.opts as Doc | undefined)?.title ?? '' },
+      })),
       roles: (cache?.deep_roles as string[] | undefined) ?? [],
-      sip_accounts: (await sipAccountsOf(req.deps.db, s.homeDomainId, s.userId)).map((a) => ({ id: a.id, login: a.login, phonenumber: a.phonenumber ?? '' })),
+      sip_accounts: (await sipAccountsOf(req.deps.db, s.homeDomainId, s.userId)).map((a) => ({
+        id: a.id,
+        login: a.login,
+        phonenumber: a.phonenumber ?? '',
+      })),
     }
   },
 })

@@ -19,7 +19,9 @@ function load(deps: Deps): Doc[] {
   const apps: Doc[] = []
   let files: string[] = []
   try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
   } catch {
     // no directory: no applications
   }

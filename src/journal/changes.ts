@@ -12,7 +12,17 @@ import { present } from '../http/present'
 import { isUuid } from '../http/req'
 import { defineRoute } from '../http/route'
 
-const FIELDS = new FieldSet(['cmdtype', 'dtutc', 'modifierid', 'modifiername', 'objtype', 'objid', 'fields', 'obj', 'obj.*'])
+const FIELDS = new FieldSet([
+  'cmdtype',
+  'dtutc',
+  'modifierid',
+  'modifiername',
+  'objtype',
+  'objid',
+  'fields',
+  'obj',
+  'obj.*',
+])
 const OUTPUT = ['cmdtype', 'dtutc', 'modifierid', 'modifiername', 'objtype', 'objid', 'fields', 'obj']
 const LIMITS = { defaultLimit: 100, maxLimit: 1000 }
 
@@ -29,7 +39,12 @@ const Params = v.strictObject({
   dtstop: v.optional(instant),
   cmdtype: v.optional(v.picklist(['create', 'update', 'delete'], 'must be create, update or delete')),
   objtype: v.optional(v.pipe(v.string(), v.minLength(1))),
-  objid: v.optional(v.pipe(v.string(), v.check((s) => isUuid(s), 'must be a UUID'))),
+  objid: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((s) => isUuid(s), 'must be a UUID'),
+    ),
+  ),
   objkey: v.optional(v.pipe(v.string(), v.minLength(1))),
   offset: v.optional(count(10_000_000)),
   limit: v.optional(count(LIMITS.maxLimit)),
@@ -38,7 +53,8 @@ const Params = v.strictObject({
 const REQUIRED = 'params needs dtstart and/or dtstop, or objtype with objid or objkey'
 
 export function parseSearch(raw: string | undefined): JournalSearch {
-  if (raw === undefined) throw badRequest(REQUIRED, 'params', { required: ['dtstart', 'dtstop', 'objtype+objid', 'objtype+objkey'] })
+  if (raw === undefined)
+    throw badRequest(REQUIRED, 'params', { required: ['dtstart', 'dtstop', 'objtype+objid', 'objtype+objkey'] })
   let json: unknown
   try {
     json = JSON.parse(raw)
@@ -46,12 +62,18 @@ export function parseSearch(raw: string | undefined): JournalSearch {
     throw badRequest('params is not valid JSON', 'params')
   }
   const p = validate(Params, json, 'params')
-  const fail = (message: string, field: string, required: string[]) => badRequest(message, `params.${field}`, { required })
-  if (p.objid !== undefined && p.objkey !== undefined) throw fail('give objid or objkey, not both', 'objkey', ['objtype+objid', 'objtype+objkey'])
-  if ((p.objid !== undefined || p.objkey !== undefined) && p.objtype === undefined) throw fail('objid and objkey need objtype', 'objtype', ['objtype'])
-  if (p.objtype !== undefined && p.objid === undefined && p.objkey === undefined) throw fail('objtype needs objid or objkey', 'objtype', ['objid', 'objkey'])
-  if (!p.dtstart && !p.dtstop && !p.objtype) throw badRequest(REQUIRED, 'params', { required: ['dtstart', 'dtstop', 'objtype+objid', 'objtype+objkey'] })
-  if (p.dtstart && p.dtstop && p.dtstart > p.dtstop) throw fail('dtstart is after dtstop', 'dtstart', ['dtstart<=dtstop'])
+  const fail = (message: string, field: string, required: string[]) =>
+    badRequest(message, `params.${field}`, { required })
+  if (p.objid !== undefined && p.objkey !== undefined)
+    throw fail('give objid or objkey, not both', 'objkey', ['objtype+objid', 'objtype+objkey'])
+  if ((p.objid !== undefined || p.objkey !== undefined) && p.objtype === undefined)
+    throw fail('objid and objkey need objtype', 'objtype', ['objtype'])
+  if (p.objtype !== undefined && p.objid === undefined && p.objkey === undefined)
+    throw fail('objtype needs objid or objkey', 'objtype', ['objid', 'objkey'])
+  if (!p.dtstart && !p.dtstop && !p.objtype)
+    throw badRequest(REQUIRED, 'params', { required: ['dtstart', 'dtstop', 'objtype+objid', 'objtype+objkey'] })
+  if (p.dtstart && p.dtstop && p.dtstart > p.dtstop)
+    throw fail('dtstart is after dtstop', 'dtstart', ['dtstart<=dtstop'])
   return {
     dtstart: p.dtstart,
     dtstop: p.dtstop,

@@ -45,7 +45,12 @@ function parentsFirst(items: { file: string; doc: Doc }[]): { file: string; doc:
   const pending = [...items]
   const placed = new Set<string>()
   while (pending.length) {
-    const i = pending.findIndex((c) => !pending.some((p) => p !== c && p.doc.id !== undefined && p.doc.id === c.doc.parent_id && !placed.has(String(p.doc.id))))
+    const i = pending.findIndex(
+      (c) =>
+        !pending.some(
+          (p) => p !== c && p.doc.id !== undefined && p.doc.id === c.doc.parent_id && !placed.has(String(p.doc.id)),
+        ),
+    )
     const [next] = pending.splice(i < 0 ? 0 : i, 1)
     out.push(next!)
     if (next!.doc.id !== undefined) placed.add(String(next!.doc.id))
@@ -132,11 +137,14 @@ export function* removeLayer(deps: Deps, w: WriteContext, installed: Installed, 
   const keep = new Set<string>()
   if (!withData) {
     for (const c of mine) {
-      if (c.storage_mode === 'abstract' || (yield* countRecords(recordTable(w.domain, c.id as string), w.domain)) === 0) continue
-      for (let p: Doc | undefined = c; p && !keep.has(p.id as string); p = byId.get(p.parent_id as string)) keep.add(p.id as string)
+      if (c.storage_mode === 'abstract' || (yield* countRecords(recordTable(w.domain, c.id as string), w.domain)) === 0)
+        continue
+      for (let p: Doc | undefined = c; p && !keep.has(p.id as string); p = byId.get(p.parent_id as string))
+        keep.add(p.id as string)
     }
   }
-  const depth = (c: Doc): number => (c.parent_id === NIL_UUID || !byId.has(c.parent_id as string) ? 0 : 1 + depth(byId.get(c.parent_id as string)!))
+  const depth = (c: Doc): number =>
+    c.parent_id === NIL_UUID || !byId.has(c.parent_id as string) ? 0 : 1 + depth(byId.get(c.parent_id as string)!)
   for (const c of mine.sort((a, b) => depth(b) - depth(a))) {
     if (keep.has(c.id as string)) {
       kept.push(c.classname as string)

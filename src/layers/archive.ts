@@ -43,7 +43,8 @@ export async function readArchive(dir: string, file: string): Promise<{ bytes: U
     if (path.endsWith('/')) continue
     const kind = KINDS.find((k) => path.startsWith(`${k}/`))
     if (!kind) {
-      if (path.endsWith('.json') && path !== 'layer.json') throw new LayerError(`${path}: files go under ${KINDS.map((k) => `${k}/`).join(', ')}`)
+      if (path.endsWith('.json') && path !== 'layer.json')
+        throw new LayerError(`${path}: files go under ${KINDS.map((k) => `${k}/`).join(', ')}`)
       continue
     }
     if (!path.endsWith('.json')) throw new LayerError(`${path}: only .json files are read`)
@@ -55,7 +56,8 @@ export async function readArchive(dir: string, file: string): Promise<{ bytes: U
     }
     const items = Array.isArray(parsed) ? parsed : [parsed]
     items.forEach((doc, i) => {
-      if (!isPlainObject(doc)) throw new LayerError(`${path}${items.length > 1 ? ` item ${i}` : ''}: expected a JSON object`)
+      if (!isPlainObject(doc))
+        throw new LayerError(`${path}${items.length > 1 ? ` item ${i}` : ''}: expected a JSON object`)
       content[kind].push({ file: items.length > 1 ? `${path} item ${i}` : path, doc })
     })
   }

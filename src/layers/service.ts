@@ -24,13 +24,27 @@ import { latestArchive, LayerError, md5, readArchive } from './archive'
 import { applyLayer, removeLayer, type Installed } from './apply'
 
 const Order = v.strictObject({
-  operation: v.optional(v.picklist(['install', 'update', 'delete', 'clear'], 'operation is install, update, delete or clear')),
+  operation: v.optional(
+    v.picklist(['install', 'update', 'delete', 'clear'], 'operation is install, update, delete or clear'),
+  ),
   prefix: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.-]{1,128}$/, 'a prefix is letters, digits and _ . -'))),
   mode: v.optional(v.picklist(['default'], 'mode is default')),
 })
 
 const layersTable: TableSpec = { table: 'product_layers', objtype: 'product_layer', stamps: false }
-const FIELDS = new FieldSet(['operation', 'prefix', 'mode', 'site', 'status', 'dt', 'file', 'md5', 'trace', 'kind', 'order'])
+const FIELDS = new FieldSet([
+  'operation',
+  'prefix',
+  'mode',
+  'site',
+  'status',
+  'dt',
+  'file',
+  'md5',
+  'trace',
+  'kind',
+  'order',
+])
 const OUTPUT = ['mode', 'site', 'status', 'dt', 'file', 'md5', 'trace', 'kind', 'order']
 const SETTLED_ELSEWHERE = new Set(['identical', 'failure'])
 
@@ -38,7 +52,9 @@ export const layersDir = (deps: Deps) => join(deps.config.dataDir, 'layers')
 
 /** The operation whose result is the domain's layer now, for a prefix: the latest successful one. */
 function installedOf(ops: Doc[], prefix?: string): Doc | undefined {
-  return ops.filter((o) => (!prefix || o.prefix === prefix) && ['installed', 'deleted', 'cleared'].includes(o.status as string)).at(-1)
+  return ops
+    .filter((o) => (!prefix || o.prefix === prefix) && ['installed', 'deleted', 'cleared'].includes(o.status as string))
+    .at(-1)
 }
 
 export class LayerService {
@@ -66,19 +82,35 @@ export class LayerService {
       sum = md5(new Uint8Array(await Bun.file(join(layersDir(this.deps), found)).arrayBuffer()))
     } else {
       const current = installedOf(ops, prefix)
-      if (!current || current.status !== 'installed') throw conflict(`no product layer${prefix ? ` ${prefix}` : ''} is installed in this domain`)
+      if (!current || current.status !== 'installed')
+        throw conflict(`no product layer${prefix ? ` ${prefix}` : ''} is installed in this domain`)
       prefix = current.prefix as string
       file = current.file as string
     }
     const now = isoTime(this.deps.clock.now())
-    const doc: Doc = { id: Bun.randomUUIDv7(), operation, prefix, mode: o.mode ?? 'default', file, site: this.deps.config.site, dt: now, status: 'registered', md5: sum, trace: '', kind: 'current', order: 0 }
+    const doc: Doc = {
+      id: Bun.randomUUIDv7(),
+      operation,
+      prefix,
+      mode: o.mode ?? 'default',
+      file,
+      site: this.deps.config.site,
+      dt: now,
+      status: 'registered',
+      md5: sum,
+      trace: '',
+      kind: 'current',
+      order: 0,
+    }
     await insertLayerOperation(this.deps.db, req.domain, doc)
     await this.relabel(req.domain)
     const who = { domain: req.domain, actor: req.writeContext().actor, requestId: req.requestId }
     const previous = this.queues.get(req.domain) ?? Promise.resolve()
-    const run = previous.then(() => this.carryOut(who, doc)).finally(() => {
-      if (this.queues.get(req.domain) === run) this.queues.delete(req.domain)
-    })
+    const run = previous
+      .then(() => this.carryOut(who, doc))
+      .finally(() => {
+        if (this.queues.get(req.domain) === run) this.queues.delete(req.domain)
+      })
     this.queues.set(req.domain, run)
     const { id: _id, installed: _installed, ...shown } = doc
     return shown
@@ -96,22 +128,46 @@ export class LayerService {
     }
     try {
       const ops = await layerOperations(deps.db, domain)
-      const current = installedOf(ops.filter((o) => o.id !== op.id), op.prefix as string)
+      const current = installedOf(
+        ops.filter((o) => o.id !== op.id),
+        op.prefix as string,
+      )
       if (op.operation === 'delete' || op.operation === 'clear') {
-        if (current?.status !== 'installed') return await finish('failure', `no product layer ${op.prefix as string} is installed any more`)
-        const kept = await deps.db.write(() => removeLayer(deps, w, current!.installed as Installed, op.operation === 'clear'))
-        await finish(op.operation === 'clear' ? 'cleared' : 'deleted', kept.length ? `kept classes that hold records: ${kept.join(', ')}` : 'removed')
-      } else if (op.operation === 'install' && current?.status === 'installed' && current.md5 === op.md5 && current.file === op.file) {
+        if (current?.status !== 'installed')
+          return await finish('failure', `no product layer ${op.prefix as string} is installed any more`)
+        const kept = await deps.db.write(() =>
+          removeLayer(deps, w, current!.installed as Installed, op.operation === 'clear'),
+        )
+        await finish(
+          op.operation === 'clear' ? 'cleared' : 'deleted',
+          kept.length ? `kept classes that hold records: ${kept.join(', ')}` : 'removed',
+        )
+      } else if (
+        op.operation === 'install' &&
+        current?.status === 'installed' &&
+        current.md5 === op.md5 &&
+        current.file === op.file
+      ) {
         await finish('identical', `${op.file} is already installed`)
       } else {
         const { content } = await readArchive(layersDir(deps), op.file as string)
         const installed = await deps.db.write(() => applyLayer(deps, w, content))
         const n = (k: keyof Installed) => `${installed[k].length} ${k}`
-        await finish('installed', `${op.file}: ${n('classes')}, ${n('svcscripts')}, ${n('extobjs')}, ${n('settings')}`, installed)
+        await finish(
+          'installed',
+          `${op.file}: ${n('classes')}, ${n('svcscripts')}, ${n('extobjs')}, ${n('settings')}`,
+          installed,
+        )
       }
     } catch (err) {
       const known = err instanceof LayerError || err instanceof ApiError
-      if (!known) deps.log.error('product layer failed', { domain, operation: op.operation, error: String(err), stack: (err as Error).stack })
+      if (!known)
+        deps.log.error('product layer failed', {
+          domain,
+          operation: op.operation,
+          error: String(err),
+          stack: (err as Error).stack,
+        })
       await finish('failure', known ? (err as Error).message : `internal error: ${(err as Error).message}`)
     } finally {
       await deps.model.invalidate(domain)
@@ -132,7 +188,11 @@ export class LayerService {
   }
 
   async list(req: Req): Promise<Doc[]> {
-    const { query, mask, flat } = parseListParams(req.query, { fields: FIELDS, output: FIELDS, limits: { defaultLimit: 100, maxLimit: 1000 } })
+    const { query, mask, flat } = parseListParams(req.query, {
+      fields: FIELDS,
+      output: FIELDS,
+      limits: { defaultLimit: 100, maxLimit: 1000 },
+    })
     const shown: typeof query.filter = { op: 'in', left: { field: 'kind' }, values: ['current', 'attempt'] }
     query.filter = query.filter ? { op: 'and', args: [shown, query.filter] } : shown
     if (query.order.length === 0) query.order = [{ field: 'order', desc: false }]

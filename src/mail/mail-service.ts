@@ -33,7 +33,9 @@ export class MailService {
     private readonly log: Logger,
     private readonly config: Pick<Config, 'resendApiKey' | 'resendBaseUrl' | 'mailFrom'>,
   ) {
-    this.resend = config.resendApiKey ? new Resend(config.resendApiKey, config.resendBaseUrl ? { baseUrl: config.resendBaseUrl } : undefined) : null
+    this.resend = config.resendApiKey
+      ? new Resend(config.resendApiKey, config.resendBaseUrl ? { baseUrl: config.resendBaseUrl } : undefined)
+      : null
   }
 
   /** A transaction step: the message joins the outbox with the change that causes it. */
@@ -47,7 +49,11 @@ export class MailService {
   /** After the commit: a logged message goes to the log, a pending one to the sender now. */
   async committed(mail: OutgoingMail): Promise<void> {
     if (!this.resend) {
-      this.log.info('mail (no RESEND_API_KEY: recorded in the outbox, not sent)', { to: mail.recipient, subject: mail.subject, text: mail.text })
+      this.log.info('mail (no RESEND_API_KEY: recorded in the outbox, not sent)', {
+        to: mail.recipient,
+        subject: mail.subject,
+        text: mail.text,
+      })
       return
     }
     await this.flush()
@@ -55,7 +61,10 @@ export class MailService {
 
   start(): void {
     if (!this.resend) return
-    this.timer = setInterval(() => this.flush().catch((err) => this.log.error('mail sender failed', { error: String(err) })), POLL_MS)
+    this.timer = setInterval(
+      () => this.flush().catch((err) => this.log.error('mail sender failed', { error: String(err) })),
+      POLL_MS,
+    )
     this.timer.unref()
   }
 
@@ -98,7 +107,12 @@ export class MailService {
       const message = (err as Error).message
       const retryAt = m.attempts >= MAX_ATTEMPTS ? null : this.clock.now() + backoffMs(m.attempts)
       await markMailFailed(this.db, m.id, message, retryAt)
-      this.log.warn('mail delivery failed', { mail: m.id, attempt: m.attempts, error: message, retry: retryAt !== null })
+      this.log.warn('mail delivery failed', {
+        mail: m.id,
+        attempt: m.attempts,
+        error: message,
+        retry: retryAt !== null,
+      })
     }
   }
 }

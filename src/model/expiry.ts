@@ -17,7 +17,10 @@ export class ExpirySweeper {
   constructor(private readonly deps: Deps) {}
 
   start(): void {
-    this.timer = setInterval(() => void this.sweep().catch((err) => this.deps.log.error('expiry sweep failed', { error: String(err) })), SWEEP_MS)
+    this.timer = setInterval(
+      () => void this.sweep().catch((err) => this.deps.log.error('expiry sweep failed', { error: String(err) })),
+      SWEEP_MS,
+    )
     this.timer.unref()
   }
 
@@ -43,7 +46,12 @@ export class ExpirySweeper {
         for (const model of (await deps.model.classes(domain)).values()) {
           if (!model.expiry || !model.table) continue
           const repo = deps.repo(model.table)
-          const w = { domain, now: isoTime(now), actor: { ...SYSTEM_ACTOR, type: 'system' as const }, requestId: 'expiry' }
+          const w = {
+            domain,
+            now: isoTime(now),
+            actor: { ...SYSTEM_ACTOR, type: 'system' as const },
+            requestId: 'expiry',
+          }
           removed += await deps.db.write(() => repo.removeAll(w, now))
         }
       }

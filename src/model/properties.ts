@@ -7,19 +7,38 @@ import { isPlainObject, type Doc } from '~storage/doc'
 import { badRequest, payloadTooLarge } from '../http/errors'
 import { isUuid } from '../http/req'
 
-export const DATA_TYPES = ['string', 'any', 'long', 'int', 'integer', 'datetime', 'boolean', 'time', 'date', 'float', 'enum', 'uuid', 'attachment'] as const
+export const DATA_TYPES = [
+  'string',
+  'any',
+  'long',
+  'int',
+  'integer',
+  'datetime',
+  'boolean',
+  'time',
+  'date',
+  'float',
+  'enum',
+  'uuid',
+  'attachment',
+] as const
 export type DataType = (typeof DATA_TYPES)[number]
 
 export const PROPERTY_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
 
 export const PropertySchema = v.strictObject({
-  name: v.pipe(v.string(), v.regex(PROPERTY_NAME, 'a property name is letters, digits and _ (up to 64, not starting with a digit)')),
+  name: v.pipe(
+    v.string(),
+    v.regex(PROPERTY_NAME, 'a property name is letters, digits and _ (up to 64, not starting with a digit)'),
+  ),
   caption: v.optional(v.pipe(v.string(), v.maxLength(255))),
   data_type: v.picklist(DATA_TYPES, `data_type must be one of ${DATA_TYPES.join(', ')}`),
   required: v.optional(v.boolean()),
   default: v.optional(v.unknown()),
   multi: v.optional(v.boolean()),
-  items: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1, 'an enum needs items'), v.maxLength(1000))),
+  items: v.optional(
+    v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1, 'an enum needs items'), v.maxLength(1000)),
+  ),
 })
 export type Property = v.InferOutput<typeof PropertySchema>
 
@@ -37,7 +56,8 @@ function validDate(s: string): boolean {
 
 /** One value of a property (an element, for `multi`), normalized; throws a 400 naming `path`. */
 function checkOne(p: Property, value: unknown, path: string): unknown {
-  const fail = (expected: string) => badRequest(`${path} must be ${expected}, got ${JSON.stringify(value)?.slice(0, 80)}`, path)
+  const fail = (expected: string) =>
+    badRequest(`${path} must be ${expected}, got ${JSON.stringify(value)?.slice(0, 80)}`, path)
   switch (p.data_type) {
     case 'any':
       return value
@@ -52,7 +72,8 @@ function checkOne(p: Property, value: unknown, path: string): unknown {
       return value
     case 'int':
     case 'integer':
-      if (!Number.isInteger(value) || (value as number) < -INT32 || (value as number) >= INT32) throw fail('a 32-bit whole number')
+      if (!Number.isInteger(value) || (value as number) < -INT32 || (value as number) >= INT32)
+        throw fail('a 32-bit whole number')
       return value
     case 'float':
       if (typeof value !== 'number' || !Number.isFinite(value)) throw fail('a number')
@@ -64,7 +85,8 @@ function checkOne(p: Property, value: unknown, path: string): unknown {
       if (typeof value !== 'string' || !TIME.test(value)) throw fail('a time HH:MM[:SS[.fff]]')
       return value
     case 'datetime': {
-      if (typeof value !== 'string' || !DATETIME.test(value) || Number.isNaN(Date.parse(value))) throw fail('a date and time (ISO 8601)')
+      if (typeof value !== 'string' || !DATETIME.test(value) || Number.isNaN(Date.parse(value)))
+        throw fail('a date and time (ISO 8601)')
       return new Date(value).toISOString()
     }
     case 'uuid':
@@ -74,8 +96,10 @@ function checkOne(p: Property, value: unknown, path: string): unknown {
       if (typeof value !== 'string' || !p.items!.includes(value)) throw fail(`one of ${p.items!.join(', ')}`)
       return value
     case 'attachment':
-      if (!isPlainObject(value) || typeof value.name !== 'string' || !value.name) throw fail('attachment metadata {name, size?, content_type?, ...}')
-      if (value.size !== undefined && !Number.isSafeInteger(value.size)) throw badRequest(`${path}.size must be a whole number`, `${path}.size`)
+      if (!isPlainObject(value) || typeof value.name !== 'string' || !value.name)
+        throw fail('attachment metadata {name, size?, content_type?, ...}')
+      if (value.size !== undefined && !Number.isSafeInteger(value.size))
+        throw badRequest(`${path}.size must be a whole number`, `${path}.size`)
       return value
   }
 }
@@ -99,7 +123,12 @@ export interface RecordRules {
  * A record as it will be stored. `create` and `replace` take the whole record, `patch` only the
  * changed properties (null removes one) merged into `current`.
  */
-export function validateRecord(input: Doc, rules: RecordRules, mode: 'create' | 'replace' | 'patch', current?: Doc): Doc {
+export function validateRecord(
+  input: Doc,
+  rules: RecordRules,
+  mode: 'create' | 'replace' | 'patch',
+  current?: Doc,
+): Doc {
   const out: Doc = mode === 'patch' ? { ...current } : {}
   for (const [name, value] of Object.entries(input)) {
     if (name === 'id') continue
@@ -110,11 +139,14 @@ export function validateRecord(input: Doc, rules: RecordRules, mode: 'create' | 
   }
   if (rules.fillDefaults) {
     for (const p of rules.properties.values()) {
-      if ((out[p.name] === undefined || out[p.name] === null) && p.default !== undefined && mode !== 'patch') out[p.name] = p.default
-      if (p.required && (out[p.name] === undefined || out[p.name] === null)) throw badRequest(`${p.name} is required`, p.name)
+      if ((out[p.name] === undefined || out[p.name] === null) && p.default !== undefined && mode !== 'patch')
+        out[p.name] = p.default
+      if (p.required && (out[p.name] === undefined || out[p.name] === null))
+        throw badRequest(`${p.name} is required`, p.name)
     }
   }
   const size = Buffer.byteLength(JSON.stringify(out))
-  if (size > rules.maxSize) throw payloadTooLarge(`the record is ${size} bytes; this class allows ${rules.maxSize} (opts.max_size)`, 'body')
+  if (size > rules.maxSize)
+    throw payloadTooLarge(`the record is ${size} bytes; this class allows ${rules.maxSize} (opts.max_size)`, 'body')
   return out
 }

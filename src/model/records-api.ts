@@ -6,7 +6,16 @@ import { badRequest, notFound } from '../http/errors'
 import { isUuid, type Req } from '../http/req'
 import { defineRoute, type RouteDef } from '../http/route'
 import {
-  clearRecords, createRecord, DATE, deleteRecord, listRecords, lookupRecords, patchRecord, readRecord, replaceRecord, type Target,
+  clearRecords,
+  createRecord,
+  DATE,
+  deleteRecord,
+  listRecords,
+  lookupRecords,
+  patchRecord,
+  readRecord,
+  replaceRecord,
+  type Target,
 } from './records'
 import type { ClassModel } from './registry'
 
@@ -26,8 +35,12 @@ async function resolve(req: Req): Promise<{ model: ClassModel; target: Target }>
   if (rest.length === 0) target = { date: null, id: null }
   else if (rest.length === 1 && DATE.test(rest[0]!)) target = { date: rest[0]!, id: null }
   else if (rest.length === 1 && isUuid(rest[0])) target = { date: null, id: rest[0]!.toLowerCase() }
-  else if (rest.length === 2 && DATE.test(rest[0]!) && isUuid(rest[1])) target = { date: rest[0]!, id: rest[1]!.toLowerCase() }
-  if (!target) throw notFound(`no resource ${rest.join('/')} in ${found.model.classname}: records are /<id> or /<YYYY-MM-DD>[/<id>]`)
+  else if (rest.length === 2 && DATE.test(rest[0]!) && isUuid(rest[1]))
+    target = { date: rest[0]!, id: rest[1]!.toLowerCase() }
+  if (!target)
+    throw notFound(
+      `no resource ${rest.join('/')} in ${found.model.classname}: records are /<id> or /<YYYY-MM-DD>[/<id>]`,
+    )
   return { model: found.model, target }
 }
 
@@ -37,7 +50,11 @@ function on(what: 'collection' | 'record', handle: (req: Req, model: ClassModel,
     async handle(req) {
       const { model, target } = await resolve(req)
       const isRecord = target.id !== null
-      if ((what === 'record') !== isRecord) throw badRequest(`${req.method} applies to ${what === 'record' ? 'one record: /<id>' : 'the collection'}, not to ${isRecord ? 'a record' : 'the collection'}`, 'path')
+      if ((what === 'record') !== isRecord)
+        throw badRequest(
+          `${req.method} applies to ${what === 'record' ? 'one record: /<id>' : 'the collection'}, not to ${isRecord ? 'a record' : 'the collection'}`,
+          'path',
+        )
       return handle(req, model, target)
     },
   })

@@ -31,7 +31,8 @@ function repoOf(req: Req, model: ClassModel) {
 
 function dayRange(date: string, field: string): ColumnRange {
   const start = Date.parse(`${date}T00:00:00.000Z`)
-  if (Number.isNaN(start) || !new Date(start).toISOString().startsWith(date)) throw badRequest(`${field}: ${date} is not a date`, field)
+  if (Number.isNaN(start) || !new Date(start).toISOString().startsWith(date))
+    throw badRequest(`${field}: ${date} is not a date`, field)
   return { column: 'pdate', from: new Date(start).toISOString(), to: new Date(start + DAY_MS).toISOString() }
 }
 
@@ -47,11 +48,13 @@ export function parseInterval(raw: string | undefined): ColumnRange | null {
   } catch {
     throw badRequest('interval is not valid JSON: give ["from","to"]', 'interval')
   }
-  if (!Array.isArray(value) || value.length !== 2 || !value.every((x) => typeof x === 'string')) throw badRequest('interval must be a JSON array of two dates', 'interval')
+  if (!Array.isArray(value) || value.length !== 2 || !value.every((x) => typeof x === 'string'))
+    throw badRequest('interval must be a JSON array of two dates', 'interval')
   const [from, to] = value as [string, string]
   const start = DATE.test(from) ? Date.parse(`${from}T00:00:00.000Z`) : Date.parse(from)
   const end = DATE.test(to) ? Date.parse(`${to}T00:00:00.000Z`) + DAY_MS : Date.parse(to) + 1
-  if (!validTime(start) || !validTime(end)) throw badRequest('interval: both ends must be dates or dates with times', 'interval')
+  if (!validTime(start) || !validTime(end))
+    throw badRequest('interval: both ends must be dates or dates with times', 'interval')
   if (start >= end) throw badRequest('interval: the start is after the end', 'interval')
   return { column: 'pdate', from: new Date(start).toISOString(), to: new Date(end).toISOString() }
 }
@@ -59,20 +62,35 @@ export function parseInterval(raw: string | undefined): ColumnRange | null {
 /** A partitioned class is read by date; others never are. */
 function checkAddressing(model: ClassModel, t: Target): void {
   const partitioned = model.partition !== null
-  if (t.date && !partitioned) throw badRequest(`${model.classname} is not partitioned by date: address records as /${model.classname}/<id>`, 'date')
+  if (t.date && !partitioned)
+    throw badRequest(
+      `${model.classname} is not partitioned by date: address records as /${model.classname}/<id>`,
+      'date',
+    )
   if (t.id && !t.date && partitioned) {
-    throw badRequest(`${model.classname} is partitioned by ${model.partition!.property}: address records as /<YYYY-MM-DD>/<id>`, 'date')
+    throw badRequest(
+      `${model.classname} is partitioned by ${model.partition!.property}: address records as /<YYYY-MM-DD>/<id>`,
+      'date',
+    )
   }
 }
 
 export async function listRecords(req: Req, model: ClassModel, t: Target) {
   const repo = repoOf(req, model)
   checkAddressing(model, t)
-  const { query, mask, flat } = parseListParams(req.query, { fields: model.fields, output: model.output, limits: model.limits })
+  const { query, mask, flat } = parseListParams(req.query, {
+    fields: model.fields,
+    output: model.output,
+    limits: model.limits,
+  })
   let range: ColumnRange | undefined
   if (model.partition) {
     range = (t.date ? dayRange(t.date, 'date') : parseInterval(req.query.interval)) ?? undefined
-    if (!range) throw badRequest(`${model.classname} is a ${model.storageMode} class: give interval=["from","to"] or list one day as /<YYYY-MM-DD>`, 'interval')
+    if (!range)
+      throw badRequest(
+        `${model.classname} is a ${model.storageMode} class: give interval=["from","to"] or list one day as /<YYYY-MM-DD>`,
+        'interval',
+      )
   }
   const docs = await repo.list(req.domain, query, { range, now: req.deps.clock.now() })
   return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
@@ -121,12 +139,16 @@ function stampExpiry(req: Req, model: ClassModel, body: Doc): Doc {
 
 function requirePartition(model: ClassModel, doc: Doc): void {
   if (model.partition && (doc[model.partition.property] === undefined || doc[model.partition.property] === null)) {
-    throw badRequest(`${model.partition.property} is required: it places the record in its ${model.storageMode} partition`, model.partition.property)
+    throw badRequest(
+      `${model.partition.property} is required: it places the record in its ${model.storageMode} partition`,
+      model.partition.property,
+    )
   }
 }
 
 function refuseChangesToLog(model: ClassModel): void {
-  if (model.storageMode === 'transactionlog') throw new ApiError(405, `${model.classname} is a transaction log: its records cannot change`)
+  if (model.storageMode === 'transactionlog')
+    throw new ApiError(405, `${model.classname} is a transaction log: its records cannot change`)
 }
 
 export async function createRecord(req: Req, model: ClassModel, body: unknown): Promise<Doc> {
@@ -142,7 +164,13 @@ export async function createRecord(req: Req, model: ClassModel, body: unknown): 
 }
 
 /** PUT and PATCH: the new record is made from the request body and the current record, in the write's transaction. */
-async function changeRecord(req: Req, model: ClassModel, t: Target, body: unknown, make: (input: Doc, current: Doc) => Doc): Promise<Doc> {
+async function changeRecord(
+  req: Req,
+  model: ClassModel,
+  t: Target,
+  body: unknown,
+  make: (input: Doc, current: Doc) => Doc,
+): Promise<Doc> {
   refuseChangesToLog(model)
   const input = bodyObject(body)
   if (input.id !== undefined && String(input.id).toLowerCase() !== t.id) throw badRequest('id cannot be changed', 'id')
@@ -173,7 +201,8 @@ export function patchRecord(req: Req, model: ClassModel, t: Target, body: unknow
 export async function deleteRecord(req: Req, model: ClassModel, t: Target): Promise<void> {
   refuseChangesToLog(model)
   checkAddressing(model, t)
-  if (!(await repoOf(req, model).delete(req.writeContext(), t.id!, onDay(model, t)))) throw notFound(`no record ${t.id} in ${model.classname}`)
+  if (!(await repoOf(req, model).delete(req.writeContext(), t.id!, onDay(model, t))))
+    throw notFound(`no record ${t.id} in ${model.classname}`)
   req.deps.events.kick()
 }
 
@@ -188,5 +217,11 @@ export async function clearRecords(req: Req, model: ClassModel): Promise<{ delet
 
 /** LOOKUP: ids of the records whose lookup properties (opts.lookup_properties, else the id) equal the key. */
 export function lookupRecords(req: Req, model: ClassModel, key: unknown): Promise<string[]> {
-  return lookupIds(repoOf(req, model), req.domain, model.lookup.length ? model.lookup : ['id'], key, req.deps.clock.now())
+  return lookupIds(
+    repoOf(req, model),
+    req.domain,
+    model.lookup.length ? model.lookup : ['id'],
+    key,
+    req.deps.clock.now(),
+  )
 }

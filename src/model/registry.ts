@@ -40,7 +40,8 @@ export interface ClassModel {
   expiry: { ts: string; ttl: string; tsType: string } | null
 }
 
-const opt = <T>(doc: Doc, key: string, fallback: T): T => ((doc.opts as Doc | undefined)?.[key] as T | undefined) ?? fallback
+const opt = <T>(doc: Doc, key: string, fallback: T): T =>
+  ((doc.opts as Doc | undefined)?.[key] as T | undefined) ?? fallback
 
 /** Effective properties of each class by id; throws on a parent cycle (callers validate first). */
 export function effectiveProperties(classes: Doc[]): Map<string, Property[]> {
@@ -53,7 +54,10 @@ export function effectiveProperties(classes: Doc[]): Map<string, Property[]> {
     if (seen.has(id)) throw new Error(`class ${c.classname as string} inherits from itself`)
     seen.add(id)
     const parent = byId.get(c.parent_id as string)
-    const props = [...(parent && c.parent_id !== NIL_UUID ? resolve(parent, seen) : []), ...((c.properties as Property[] | undefined) ?? [])]
+    const props = [
+      ...(parent && c.parent_id !== NIL_UUID ? resolve(parent, seen) : []),
+      ...((c.properties as Property[] | undefined) ?? []),
+    ]
     out.set(id, props)
     return props
   }
@@ -62,7 +66,10 @@ export function effectiveProperties(classes: Doc[]): Map<string, Property[]> {
 }
 
 /** The partition date (ISO, start of a day for date properties) and expiry time of a record. */
-export function derivedColumns(model: Pick<ClassModel, 'partition' | 'expiry'>, doc: Doc): { pdate: string | null; expires: number | null } {
+export function derivedColumns(
+  model: Pick<ClassModel, 'partition' | 'expiry'>,
+  doc: Doc,
+): { pdate: string | null; expires: number | null } {
   let pdate: string | null = null
   const p = model.partition && doc[model.partition.property]
   const at = typeof p === 'string' ? Date.parse(model.partition!.type === 'date' ? `${p}T00:00:00.000Z` : p) : NaN
@@ -85,15 +92,22 @@ export function buildModels(domain: string, classes: Doc[]): Map<string, ClassMo
     const byName = new Map(properties.map((p) => [p.name, p]))
     const mode = c.storage_mode as StorageMode
     const partitionProp = opt<string>(c, 'partition_property', '')
-    const partition = (mode === 'history' || mode === 'transactionlog') && byName.has(partitionProp)
-      ? { property: partitionProp, type: byName.get(partitionProp)!.data_type === 'date' ? ('date' as const) : ('datetime' as const) }
-      : null
+    const partition =
+      (mode === 'history' || mode === 'transactionlog') && byName.has(partitionProp)
+        ? {
+            property: partitionProp,
+            type: byName.get(partitionProp)!.data_type === 'date' ? ('date' as const) : ('datetime' as const),
+          }
+        : null
     const tsName = opt<string>(c, 'expires_ts_property', '')
-    const expiry = opt<string>(c, 'expires_mode', 'none') === 'create' && byName.has(tsName)
-      ? { ts: tsName, ttl: opt<string>(c, 'expires_ttl_property', ''), tsType: byName.get(tsName)!.data_type }
-      : null
+    const expiry =
+      opt<string>(c, 'expires_mode', 'none') === 'create' && byName.has(tsName)
+        ? { ts: tsName, ttl: opt<string>(c, 'expires_ttl_property', ''), tsType: byName.get(tsName)!.data_type }
+        : null
     const names = properties.map((p) => p.name)
-    const open = properties.filter((p) => p.data_type === 'any' || p.data_type === 'attachment').map((p) => `${p.name}.*`)
+    const open = properties
+      .filter((p) => p.data_type === 'any' || p.data_type === 'attachment')
+      .map((p) => `${p.name}.*`)
     const maxMask = opt<string[]>(c, 'max_mask', [])
     const maxLimit = opt<number>(c, 'max_limit', 100)
     const model: ClassModel = {
@@ -102,7 +116,11 @@ export function buildModels(domain: string, classes: Doc[]): Map<string, ClassMo
       doc: c,
       storageMode: mode,
       properties,
-      rules: { properties: byName, fillDefaults: opt(c, 'check_required_fill_defaults', true), maxSize: opt(c, 'max_size', 1_000_000) },
+      rules: {
+        properties: byName,
+        fillDefaults: opt(c, 'check_required_fill_defaults', true),
+        maxSize: opt(c, 'max_size', 1_000_000),
+      },
       table: null,
       fields: new FieldSet(['id', ...names, ...open]),
       output: new FieldSet(maxMask.length ? maxMask : ['id', ...names, ...open]),

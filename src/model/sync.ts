@@ -8,7 +8,9 @@ import { validate } from '../entities/validate'
 import { ApiError } from '../http/errors'
 import { defineRoute } from '../http/route'
 
-const Body = v.optional(v.strictObject({ timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))) }))
+const Body = v.optional(
+  v.strictObject({ timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000))) }),
+)
 
 export const syncClasses = defineRoute({
   async handle(req) {
@@ -16,7 +18,9 @@ export const syncClasses = defineRoute({
     const timeout = body?.timeout_ms ?? 10_000
     await req.deps.model.invalidate(req.domain) // read the classes afresh, as another process may have just changed them
     const loading = req.deps.model.ready(req.domain)
-    const timer = new Promise<never>((_, reject) => setTimeout(() => reject(new ApiError(504, `classes not ready within ${timeout} ms`)), timeout).unref())
+    const timer = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new ApiError(504, `classes not ready within ${timeout} ms`)), timeout).unref(),
+    )
     const models = await Promise.race([loading, timer])
     return { ready: true, classes: models.size, classnames: [...models.keys()] }
   },

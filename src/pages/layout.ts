@@ -8,12 +8,12 @@ import { defineRoute, type RouteDef } from '../http/route'
 
 export const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',
 }
-
 
 export interface Field {
   name: string
@@ -45,7 +45,14 @@ function fieldHtml(f: Field): string {
 
 export function page(title: string, intro: string, form: FormSpec, after = ''): string {
   const fields = [...form.fields]
-  if (form.confirmPassword) fields.push({ name: 'confirm', label: 'Repeat the new password', type: 'password', autocomplete: 'new-password', required: true })
+  if (form.confirmPassword)
+    fields.push({
+      name: 'confirm',
+      label: 'Repeat the new password',
+      type: 'password',
+      autocomplete: 'new-password',
+      required: true,
+    })
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -77,6 +84,9 @@ export function pageRoute(html: string): RouteDef {
 export function assetRoute(body: string, type: string): RouteDef {
   return defineRoute({
     access: 'public',
-    handle: () => new Response(body, { headers: { 'content-type': type, 'x-content-type-options': 'nosniff', 'cache-control': 'max-age=300' } }),
+    handle: () =>
+      new Response(body, {
+        headers: { 'content-type': type, 'x-content-type-options': 'nosniff', 'cache-control': 'max-age=300' },
+      }),
   })
 }

@@ -17,10 +17,15 @@ const idIn = (link: string) => /id=([0-9a-f-]{36})/.exec(link)![1]!
 
 beforeAll(async () => {
   capture = await startMailCapture()
-  t = await testService({ env: { RESEND_API_KEY: 're_test_key', RESEND_BASE_URL: capture.url, PUBLIC_URL: 'https://platform.example' } })
+  t = await testService({
+    env: { RESEND_API_KEY: 're_test_key', RESEND_BASE_URL: capture.url, PUBLIC_URL: 'https://platform.example' },
+  })
   await t.createDomain('mail.master')
   admin = await t.adminIn('mail.master')
-  await t.call('POST', '/rest/v1/domain/users', { token: admin, body: { login: 'ann', name: 'Ann', pwd: 'ann-Pass1', opts: { email: 'Ann@Example.com' } } })
+  await t.call('POST', '/rest/v1/domain/users', {
+    token: admin,
+    body: { login: 'ann', name: 'Ann', pwd: 'ann-Pass1', opts: { email: 'Ann@Example.com' } },
+  })
 })
 afterAll(async () => {
   await t.close()
@@ -28,8 +33,10 @@ afterAll(async () => {
 })
 
 const from = (address: string) => ({ 'x-real-ip': address })
-const post = (path: string, body: unknown, address = '10.9.0.1', token?: string) => t.call('POST', path, { body, headers: from(address), token })
-const patch = (path: string, body: unknown, address = '10.9.0.1') => t.call('PATCH', path, { body, headers: from(address) })
+const post = (path: string, body: unknown, address = '10.9.0.1', token?: string) =>
+  t.call('POST', path, { body, headers: from(address), token })
+const patch = (path: string, body: unknown, address = '10.9.0.1') =>
+  t.call('PATCH', path, { body, headers: from(address) })
 
 describe('password change in one step (signed in)', () => {
   test('both fields required, the current one checked, the policy applied; other sessions end', async () => {
@@ -46,13 +53,18 @@ describe('password change in one step (signed in)', () => {
       const res = await t.call('POST', '/rest/v1/iam/pwd_reset_requests', { token, body })
       expect([field, res.status, res.body.error_code, res.body.error_details?.field]).toEqual([field, 412, 1501, field])
     }
-    const done = await t.call('POST', '/rest/v1/iam/pwd_reset_requests', { token, body: { current_pwd: 'ann-Pass1', new_pwd: 'ann-Pass2' } })
+    const done = await t.call('POST', '/rest/v1/iam/pwd_reset_requests', {
+      token,
+      body: { current_pwd: 'ann-Pass1', new_pwd: 'ann-Pass2' },
+    })
     expect(done.status).toBe(200)
     expect(done.body).toEqual(ok('password changed'))
     expect((await t.call('GET', '/rest/v1/user/info', { token })).status).toBe(200)
     expect((await t.call('GET', '/rest/v1/user/info', { token: other })).status).toBe(401)
     expect(await t.login('mail.master', 'ann', 'ann-Pass2')).toBeTruthy()
-    expect((await t.call('POST', '/rest/v1/iam/pwd_reset_requests', { body: { current_pwd: 'a', new_pwd: 'b' } })).status).toBe(401)
+    expect(
+      (await t.call('POST', '/rest/v1/iam/pwd_reset_requests', { body: { current_pwd: 'a', new_pwd: 'b' } })).status,
+    ).toBe(401)
   })
 })
 
@@ -68,13 +80,18 @@ describe('password recovery in two steps', () => {
     expect(link).toStartWith('https://platform.example/pages/reset-password?id=')
     expect(mail.html).toContain(link)
     const id = idIn(link)
-    expect((await patch(`/rest/v1/iam/pwd_reset_requests/${id}`, { pwd: 'bad pwd' })).body).toMatchObject({ error_code: 1501, error_details: { field: 'pwd' } })
+    expect((await patch(`/rest/v1/iam/pwd_reset_requests/${id}`, { pwd: 'bad pwd' })).body).toMatchObject({
+      error_code: 1501,
+      error_details: { field: 'pwd' },
+    })
     const done = await patch(`/rest/v1/iam/pwd_reset_requests/${id}`, { pwd: 'ann-Pass3' })
     expect(done.body).toEqual({ ...ok('password changed'), user: { domain: 'mail.master', login: 'ann' } })
     expect((await patch(`/rest/v1/iam/pwd_reset_requests/${id}`, { pwd: 'ann-Pass4' })).status).toBe(404)
     expect((await t.call('GET', '/rest/v1/user/info', { token: session })).status).toBe(401)
     expect(await t.login('mail.master', 'ann', 'ann-Pass3')).toBeTruthy()
-    const journal = (await t.journal((await t.deps.db.get("SELECT id FROM domains WHERE name = 'mail.master'"))![0] as string)).at(-1)
+    const journal = (
+      await t.journal((await t.deps.db.get("SELECT id FROM domains WHERE name = 'mail.master'"))![0] as string)
+    ).at(-1)
     expect(journal).toMatchObject({ cmdtype: 'update', objtype: 'user', fields: 'pwd', modifiername: 'ann' })
   })
 
@@ -90,31 +107,57 @@ describe('password recovery in two steps', () => {
     const unknown = await post('/rest/v1/iam/pwd_reset_requests', { key: 'nobody@example.com' }, '10.9.1.4')
     expect(unknown.status).toBe(412)
     expect(unknown.body.error_code).toBe(1413)
-    const unknownLogin = await post('/rest/v1/iam/pwd_reset_requests', { key: 'nobody', domain: 'mail.master' }, '10.9.1.5')
+    const unknownLogin = await post(
+      '/rest/v1/iam/pwd_reset_requests',
+      { key: 'nobody', domain: 'mail.master' },
+      '10.9.1.5',
+    )
     expect(unknownLogin.body.error_code).toBe(1413)
-    expect((await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann' }, '10.9.1.6')).body).toMatchObject({ error_code: 1501, error_details: { field: 'domain' } })
-    expect((await post('/rest/v1/iam/pwd_reset_requests', {}, '10.9.1.7')).body).toMatchObject({ error_code: 1501, error_details: { field: 'key' } })
+    expect((await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann' }, '10.9.1.6')).body).toMatchObject({
+      error_code: 1501,
+      error_details: { field: 'domain' },
+    })
+    expect((await post('/rest/v1/iam/pwd_reset_requests', {}, '10.9.1.7')).body).toMatchObject({
+      error_code: 1501,
+      error_details: { field: 'key' },
+    })
     for (const [i, body] of ['"hello"', '5', '[1]'].entries()) {
-      const res = await t.call('POST', '/rest/v1/iam/pwd_reset_requests', { raw: body, headers: from(`10.9.1.${20 + i}`) })
+      const res = await t.call('POST', '/rest/v1/iam/pwd_reset_requests', {
+        raw: body,
+        headers: from(`10.9.1.${20 + i}`),
+      })
       expect([body, res.status, res.body.error_code]).toEqual([body, 412, 1501])
     }
-    expect((await patch('/rest/v1/iam/pwd_reset_requests/0192a3b4-0000-4000-8000-000000000001', { pwd: 'ann-Pass9' })).status).toBe(404)
-    expect((await patch('/rest/v1/iam/pwd_reset_requests/not-a-uuid', { pwd: 'ann-Pass9' })).body.error_details).toEqual({ field: 'id' })
+    expect(
+      (await patch('/rest/v1/iam/pwd_reset_requests/0192a3b4-0000-4000-8000-000000000001', { pwd: 'ann-Pass9' }))
+        .status,
+    ).toBe(404)
+    expect(
+      (await patch('/rest/v1/iam/pwd_reset_requests/not-a-uuid', { pwd: 'ann-Pass9' })).body.error_details,
+    ).toEqual({ field: 'id' })
   })
 
   test('two requests racing from one address: one passes', async () => {
-    const both = await Promise.all([0, 1].map(() => post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.2.9')))
+    const both = await Promise.all(
+      [0, 1].map(() => post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.2.9')),
+    )
     expect(both.map((r) => r.status).sort()).not.toEqual([200, 200])
   })
 
   test('one request a minute per address (429 with Retry-After)', async () => {
-    expect((await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.2.1')).status).toBe(200)
+    expect(
+      (await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.2.1')).status,
+    ).toBe(200)
     const again = await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.2.1')
     expect(again.status).toBe(429)
     expect(again.headers.get('retry-after')).toBe('60')
-    expect((await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.2.2')).status).toBe(200)
+    expect(
+      (await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.2.2')).status,
+    ).toBe(200)
     t.clock.advance(60_000)
-    expect((await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.2.1')).status).toBe(200)
+    expect(
+      (await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.2.1')).status,
+    ).toBe(200)
   })
 
   test('a request lives exactly one hour', async () => {
@@ -164,7 +207,12 @@ describe('mail delivery', () => {
 describe('invitations', () => {
   let bob: string
   beforeAll(async () => {
-    bob = (await t.call('POST', '/rest/v1/domain/users', { token: admin, body: { login: 'bob', opts: { email: 'bob@example.com' } } })).body.id
+    bob = (
+      await t.call('POST', '/rest/v1/domain/users', {
+        token: admin,
+        body: { login: 'bob', opts: { email: 'bob@example.com' } },
+      })
+    ).body.id
   })
 
   test('an administrator invites a user: mail with a link; PATCH sets pwd, login, name and deletes the invitation', async () => {
@@ -174,32 +222,58 @@ describe('invitations', () => {
     expect(mail.subject).toBe('Invitation to mail.master')
     const link = capture.linkIn(mail)!
     expect(link).toStartWith('https://platform.example/pages/invite?id=')
-    const done = await patch(`/rest/v1/iam/invites/${idIn(link)}`, { pwd: 'bob-Pass1', login: 'robert', name: 'Robert' })
-    expect(done.body).toEqual({ ...ok('the invitation was accepted'), user: { domain: 'mail.master', login: 'robert' } })
+    const done = await patch(`/rest/v1/iam/invites/${idIn(link)}`, {
+      pwd: 'bob-Pass1',
+      login: 'robert',
+      name: 'Robert',
+    })
+    expect(done.body).toEqual({
+      ...ok('the invitation was accepted'),
+      user: { domain: 'mail.master', login: 'robert' },
+    })
     expect((await patch(`/rest/v1/iam/invites/${idIn(link)}`, { pwd: 'bob-Pass2' })).status).toBe(404)
     const token = await t.login('mail.master', 'robert', 'bob-Pass1')
-    expect((await t.call('GET', '/rest/v1/user/info', { token })).body).toMatchObject({ login: 'robert', name: 'Robert' })
+    expect((await t.call('GET', '/rest/v1/user/info', { token })).body).toMatchObject({
+      login: 'robert',
+      name: 'Robert',
+    })
   })
 
   test('login and name stay unless given; a taken login is 412/1501', async () => {
     t.clock.advance(2 * 60_000)
     await post('/rest/v1/iam/invites', { userid: bob }, '10.9.5.2', admin)
     const id = idIn(capture.linkIn(capture.to('bob@example.com').at(-1)!)!)
-    expect((await patch(`/rest/v1/iam/invites/${id}`, { pwd: 'bob-Pass2', login: 'ann' })).body).toMatchObject({ error_code: 1501, error_details: { field: 'login' } })
-    expect((await patch(`/rest/v1/iam/invites/${id}`, { pwd: 'bob-Pass2' })).body.user).toEqual({ domain: 'mail.master', login: 'robert' })
+    expect((await patch(`/rest/v1/iam/invites/${id}`, { pwd: 'bob-Pass2', login: 'ann' })).body).toMatchObject({
+      error_code: 1501,
+      error_details: { field: 'login' },
+    })
+    expect((await patch(`/rest/v1/iam/invites/${id}`, { pwd: 'bob-Pass2' })).body.user).toEqual({
+      domain: 'mail.master',
+      login: 'robert',
+    })
   })
 
   test('only a domain administrator; unknown user 412/1413; one per 2 minutes per e-mail and per address', async () => {
     const robert = await t.login('mail.master', 'robert', 'bob-Pass2')
     expect((await post('/rest/v1/iam/invites', { userid: bob }, '10.9.6.1', robert)).status).toBe(403)
     expect((await post('/rest/v1/iam/invites', { userid: bob }, '10.9.6.1')).status).toBe(401)
-    const unknown = await post('/rest/v1/iam/invites', { userid: '0192a3b4-0000-7000-8000-000000000001' }, '10.9.6.2', admin)
+    const unknown = await post(
+      '/rest/v1/iam/invites',
+      { userid: '0192a3b4-0000-7000-8000-000000000001' },
+      '10.9.6.2',
+      admin,
+    )
     expect([unknown.status, unknown.body.error_code]).toEqual([412, 1413])
     t.clock.advance(2 * 60_000)
     expect((await post('/rest/v1/iam/invites', { userid: bob }, '10.9.6.3', admin)).status).toBe(200)
     const sameMail = await post('/rest/v1/iam/invites', { userid: bob }, '10.9.6.4', admin)
     expect(sameMail.status).toBe(429)
-    const carl = (await t.call('POST', '/rest/v1/domain/users', { token: admin, body: { login: 'carl', opts: { email: 'carl@example.com' } } })).body.id
+    const carl = (
+      await t.call('POST', '/rest/v1/domain/users', {
+        token: admin,
+        body: { login: 'carl', opts: { email: 'carl@example.com' } },
+      })
+    ).body.id
     expect((await post('/rest/v1/iam/invites', { userid: carl }, '10.9.6.3', admin)).status).toBe(429) // same address
     expect((await post('/rest/v1/iam/invites', { userid: carl }, '10.9.6.5', admin)).status).toBe(200)
   })
@@ -215,9 +289,21 @@ describe('invitations', () => {
 
 describe('self-registration', () => {
   test('closed unless the domain allows it: 412/1501 naming domain', async () => {
-    const res = await post('/rest/v1/iam/self_register_requests', { domain: 'mail.master', login: 'dan', name: 'Dan', email: 'dan@example.com' }, '10.9.8.1')
+    const res = await post(
+      '/rest/v1/iam/self_register_requests',
+      { domain: 'mail.master', login: 'dan', name: 'Dan', email: 'dan@example.com' },
+      '10.9.8.1',
+    )
     expect(res.body).toMatchObject({ error_code: 1501, error_details: { field: 'domain' } })
-    expect((await post('/rest/v1/iam/self_register_requests', { domain: 'master', login: 'dan', name: 'Dan', email: 'dan@example.com' }, '10.9.8.2')).body.error_details).toEqual({ field: 'domain' })
+    expect(
+      (
+        await post(
+          '/rest/v1/iam/self_register_requests',
+          { domain: 'master', login: 'dan', name: 'Dan', email: 'dan@example.com' },
+          '10.9.8.2',
+        )
+      ).body.error_details,
+    ).toEqual({ field: 'domain' })
   })
 
   test('values validated, login and e-mail unique (412/1501 with the field)', async () => {
@@ -238,20 +324,36 @@ describe('self-registration', () => {
   })
 
   test('a confirmation mail; PATCH {pwd} creates the account from the template, with a random id', async () => {
-    const group = (await t.call('POST', '/rest/v1/domain/groups', { token: admin, body: { code: 'newcomers' } })).body.id
-    await t.call('PATCH', '/rest/v1/domain/settings/self_register_template', { token: admin, body: { value: { roles: ['user'], groups: [group], opts: { title: 'self' } } } })
-    const res = await post('/rest/v1/iam/self_register_requests', { domain: 'MAIL.master', login: 'dan', name: 'Dan', email: 'Dan@Example.com' }, '10.9.10.1')
+    const group = (await t.call('POST', '/rest/v1/domain/groups', { token: admin, body: { code: 'newcomers' } })).body
+      .id
+    await t.call('PATCH', '/rest/v1/domain/settings/self_register_template', {
+      token: admin,
+      body: { value: { roles: ['user'], groups: [group], opts: { title: 'self' } } },
+    })
+    const res = await post(
+      '/rest/v1/iam/self_register_requests',
+      { domain: 'MAIL.master', login: 'dan', name: 'Dan', email: 'Dan@Example.com' },
+      '10.9.10.1',
+    )
     expect(res.body).toEqual(ok('a confirmation link was sent by e-mail'))
     const mail = capture.to('dan@example.com').at(-1)!
     expect(mail.subject).toBe('Confirm your registration in mail.master')
     const link = capture.linkIn(mail)!
     expect(link).toStartWith('https://platform.example/pages/confirm-registration?id=')
-    expect((await patch(`/rest/v1/iam/self_register_requests/${idIn(link)}`, { pwd: 'no' })).body.error_details).toMatchObject({ field: 'pwd' })
+    expect(
+      (await patch(`/rest/v1/iam/self_register_requests/${idIn(link)}`, { pwd: 'no' })).body.error_details,
+    ).toMatchObject({ field: 'pwd' })
     const done = await patch(`/rest/v1/iam/self_register_requests/${idIn(link)}`, { pwd: 'dan-Pass1' })
     expect(done.body).toEqual({ ...ok('the account was created'), user: { domain: 'mail.master', login: 'dan' } })
     const token = await t.login('mail.master', 'dan', 'dan-Pass1')
     const info = (await t.call('GET', '/rest/v1/user/info', { token })).body
-    expect(info).toMatchObject({ login: 'dan', name: 'Dan', email: 'dan@example.com', roles: ['user'], groups: [{ id: group, code: 'newcomers' }] })
+    expect(info).toMatchObject({
+      login: 'dan',
+      name: 'Dan',
+      email: 'dan@example.com',
+      roles: ['user'],
+      groups: [{ id: group, code: 'newcomers' }],
+    })
     expect(info.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     const stored = (await t.call('GET', `/rest/v1/domain/users/${info.id}`, { token: admin })).body
     expect(stored.opts).toEqual({ title: 'self', email: 'dan@example.com', self_registered: true })
@@ -271,11 +373,18 @@ describe('self-registration', () => {
 
 test('with an external authorization script, the whole area answers a clear error', async () => {
   const master = await t.login('master', 'admin', 'admin-Secret_1')
-  await t.call('PATCH', '/rest/v1/domain/settings/iam_token_svcscript_code', { token: master, body: { value: 'sso_check' } })
+  await t.call('PATCH', '/rest/v1/domain/settings/iam_token_svcscript_code', {
+    token: master,
+    body: { value: 'sso_check' },
+  })
   const calls: [string, string, unknown][] = [
     ['POST', '/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }],
     ['PATCH', '/rest/v1/iam/pwd_reset_requests/0192a3b4-0000-4000-8000-000000000001', { pwd: 'x' }],
-    ['POST', '/rest/v1/iam/self_register_requests', { domain: 'mail.master', login: 'z', name: 'Z', email: 'z@example.com' }],
+    [
+      'POST',
+      '/rest/v1/iam/self_register_requests',
+      { domain: 'mail.master', login: 'z', name: 'Z', email: 'z@example.com' },
+    ],
     ['PATCH', '/rest/v1/iam/invites/0192a3b4-0000-4000-8000-000000000001', { pwd: 'x' }],
   ]
   for (const [method, path, body] of calls) {

@@ -23,14 +23,30 @@ const row = async (table: string, id: string) => {
 
 describe('users', () => {
   test('create: login, name, email; the password is hashed, never stored in the doc, masked in the journal', async () => {
-    const res = await call('POST', '/rest/v1/domain/users', { login: 'ann', name: 'Ann', pwd: 'ann-Pass1', opts: { email: 'ann@example.com' } })
+    const res = await call('POST', '/rest/v1/domain/users', {
+      login: 'ann',
+      name: 'Ann',
+      pwd: 'ann-Pass1',
+      opts: { email: 'ann@example.com' },
+    })
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ login: 'ann', name: 'Ann', groups: [], roles: [], opts: { email: 'ann@example.com' } })
+    expect(res.body).toMatchObject({
+      login: 'ann',
+      name: 'Ann',
+      groups: [],
+      roles: [],
+      opts: { email: 'ann@example.com' },
+    })
     expect(res.body).not.toHaveProperty('pwd')
     expect(await row('users', res.body.id)).toEqual(res.body)
     const hash = (await t.deps.db.get('SELECT pwd_hash FROM users WHERE id = ?', [res.body.id]))![0] as string
     expect(hash).toStartWith('$argon2id$')
-    expect(await last()).toMatchObject({ cmdtype: 'create', objtype: 'user', objid: res.body.id, obj: { login: 'ann', pwd: MASKED } })
+    expect(await last()).toMatchObject({
+      cmdtype: 'create',
+      objtype: 'user',
+      objid: res.body.id,
+      obj: { login: 'ann', pwd: MASKED },
+    })
     expect(JSON.stringify(await t.journal(domain.id))).not.toContain('ann-Pass1')
     expect((await call('GET', `/rest/v1/domain/users/${res.body.id}`)).body).not.toHaveProperty('pwd')
     // and the password works
@@ -39,7 +55,10 @@ describe('users', () => {
 
   test('login is unique in the domain (409 naming login); bad values are named', async () => {
     await call('POST', '/rest/v1/domain/users', { login: 'dup' })
-    expect((await call('POST', '/rest/v1/domain/users', { login: 'dup' })).body).toMatchObject({ error_code: 1409, error_details: { field: 'login' } })
+    expect((await call('POST', '/rest/v1/domain/users', { login: 'dup' })).body).toMatchObject({
+      error_code: 1409,
+      error_details: { field: 'login' },
+    })
     const cases: [unknown, string][] = [
       [{}, 'login'],
       [{ login: 'has space' }, 'login'],
@@ -49,7 +68,11 @@ describe('users', () => {
       [{ login: 'x', groups: ['0192a3b4-0000-7000-8000-000000000001'] }, 'groups'],
       [{ login: 'x', groups: ['nope'] }, 'groups.0'],
     ]
-    for (const [body, field] of cases) expect([field, (await call('POST', '/rest/v1/domain/users', body)).body.error_details?.field]).toEqual([field, field])
+    for (const [body, field] of cases)
+      expect([field, (await call('POST', '/rest/v1/domain/users', body)).body.error_details?.field]).toEqual([
+        field,
+        field,
+      ])
   })
 
   test('the password policy applies: allowed symbols and minimum length (412, 1501, field pwd)', async () => {
@@ -61,7 +84,7 @@ describe('users', () => {
     expect(short.body.error_message).toContain('at least 8')
   })
 
-  test('a new password ends the account\'s other sessions; deleting a user ends all of them', async () => {
+  test("a new password ends the account's other sessions; deleting a user ends all of them", async () => {
     const id = (await call('POST', '/rest/v1/domain/users', { login: 'bob', pwd: 'bob-Pass1' })).body.id
     const s1 = await t.login('dir.master', 'bob', 'bob-Pass1')
     const s2 = await t.login('dir.master', 'bob', 'bob-Pass1', 'cookie')
@@ -82,7 +105,10 @@ describe('groups and roles', () => {
   let child: string
   let carol: string
   test('nested groups with roles; members are the users whose groups hold the group', async () => {
-    await call('POST', '/rest/v1/domain/roles', { name: 'auditor', routes: [{ path: '/rest/v1/journal/changes', methods: ['GET'] }] })
+    await call('POST', '/rest/v1/domain/roles', {
+      name: 'auditor',
+      routes: [{ path: '/rest/v1/journal/changes', methods: ['GET'] }],
+    })
     parent = (await call('POST', '/rest/v1/domain/groups', { code: 'company', roles: ['auditor'] })).body.id
     const c = await call('POST', '/rest/v1/domain/groups', { code: 'sales', parents: [parent] })
     expect(c.body).toMatchObject({ code: 'sales', parents: [parent], roles: [], members: [] })
@@ -98,25 +124,49 @@ describe('groups and roles', () => {
     expect((await row('users', dave)).groups).toEqual([child])
     expect((await row('users', carol)).groups).toEqual([])
     const records = (await t.journal(domain.id)).slice(-2)
-    expect(records.map((r) => [r.objtype, r.objid, r.fields])).toEqual([['user', dave, 'groups'], ['user', carol, 'groups']])
+    expect(records.map((r) => [r.objtype, r.objid, r.fields])).toEqual([
+      ['user', dave, 'groups'],
+      ['user', carol, 'groups'],
+    ])
     await call('PATCH', `/rest/v1/domain/groups/${child}`, { members: [carol, dave] })
   })
 
   test('a group cannot be inside itself; parents and roles must exist', async () => {
-    expect((await call('PATCH', `/rest/v1/domain/groups/${parent}`, { parents: [child] })).body.error_details).toEqual({ field: 'parents' })
-    expect((await call('PATCH', `/rest/v1/domain/groups/${parent}`, { parents: [parent] })).body.error_details).toEqual({ field: 'parents' })
-    expect((await call('POST', '/rest/v1/domain/groups', { code: 'x', roles: ['ghost'] })).body.error_details).toEqual({ field: 'roles' })
-    expect((await call('POST', '/rest/v1/domain/groups', { code: 'company' })).body).toMatchObject({ error_code: 1409, error_details: { field: 'code' } })
+    expect((await call('PATCH', `/rest/v1/domain/groups/${parent}`, { parents: [child] })).body.error_details).toEqual({
+      field: 'parents',
+    })
+    expect((await call('PATCH', `/rest/v1/domain/groups/${parent}`, { parents: [parent] })).body.error_details).toEqual(
+      { field: 'parents' },
+    )
+    expect((await call('POST', '/rest/v1/domain/groups', { code: 'x', roles: ['ghost'] })).body.error_details).toEqual({
+      field: 'roles',
+    })
+    expect((await call('POST', '/rest/v1/domain/groups', { code: 'company' })).body).toMatchObject({
+      error_code: 1409,
+      error_details: { field: 'code' },
+    })
   })
 
   test('roles: built-in names refused, lowercase names, parents must exist and not loop', async () => {
-    expect((await call('POST', '/rest/v1/domain/roles', { name: 'admin' })).body.error_details).toEqual({ field: 'name' })
-    expect((await call('POST', '/rest/v1/domain/roles', { name: 'Auditor' })).body.error_details).toEqual({ field: 'name' })
-    expect((await call('POST', '/rest/v1/domain/roles', { name: 'r1', routes: [{ path: 'no-slash', methods: ['GET'] }] })).body.error_details).toEqual({ field: 'routes.0.path' })
-    expect((await call('POST', '/rest/v1/domain/roles', { name: 'r1', routes: [{ path: '/x', methods: ['FETCH'] }] })).body.error_details).toEqual({ field: 'routes.0.methods.0' })
+    expect((await call('POST', '/rest/v1/domain/roles', { name: 'admin' })).body.error_details).toEqual({
+      field: 'name',
+    })
+    expect((await call('POST', '/rest/v1/domain/roles', { name: 'Auditor' })).body.error_details).toEqual({
+      field: 'name',
+    })
+    expect(
+      (await call('POST', '/rest/v1/domain/roles', { name: 'r1', routes: [{ path: 'no-slash', methods: ['GET'] }] }))
+        .body.error_details,
+    ).toEqual({ field: 'routes.0.path' })
+    expect(
+      (await call('POST', '/rest/v1/domain/roles', { name: 'r1', routes: [{ path: '/x', methods: ['FETCH'] }] })).body
+        .error_details,
+    ).toEqual({ field: 'routes.0.methods.0' })
     const a = (await call('POST', '/rest/v1/domain/roles', { name: 'ra' })).body.id
     const b = (await call('POST', '/rest/v1/domain/roles', { name: 'rb', parent_id: a })).body.id
-    expect((await call('PATCH', `/rest/v1/domain/roles/${a}`, { parent_id: b })).body.error_details).toEqual({ field: 'parent_id' })
+    expect((await call('PATCH', `/rest/v1/domain/roles/${a}`, { parent_id: b })).body.error_details).toEqual({
+      field: 'parent_id',
+    })
     expect((await call('LOOKUP', '/rest/v1/domain/roles', 'rb')).body).toEqual([b])
   })
 
@@ -139,15 +189,27 @@ describe('groups and roles', () => {
 
 describe('SIP accounts', () => {
   test('iduser must name a user of the domain; pwd is shown to administrators only', async () => {
-    const user = (await call('POST', '/rest/v1/domain/users', { login: 'erin', pwd: 'erin-Pass1', roles: ['user'] })).body.id
-    expect((await call('POST', '/rest/v1/uc/sipusers', { login: '101', iduser: '0192a3b4-0000-7000-8000-000000000001' })).body.error_details).toEqual({ field: 'iduser' })
-    const res = await call('POST', '/rest/v1/uc/sipusers', { login: '101', phonenumber: '101', iduser: user, pwd: 'sip-secret' })
+    const user = (await call('POST', '/rest/v1/domain/users', { login: 'erin', pwd: 'erin-Pass1', roles: ['user'] }))
+      .body.id
+    expect(
+      (await call('POST', '/rest/v1/uc/sipusers', { login: '101', iduser: '0192a3b4-0000-7000-8000-000000000001' }))
+        .body.error_details,
+    ).toEqual({ field: 'iduser' })
+    const res = await call('POST', '/rest/v1/uc/sipusers', {
+      login: '101',
+      phonenumber: '101',
+      iduser: user,
+      pwd: 'sip-secret',
+    })
     expect(res.body).toMatchObject({ login: '101', phonenumber: '101', iduser: user, pwd: 'sip-secret' })
     expect((await call('GET', `/rest/v1/uc/sipusers/${res.body.id}`)).body.pwd).toBe('sip-secret')
     expect(await last()).toMatchObject({ objtype: 'sipuser', obj: { pwd: MASKED } })
     expect((await call('GET', '/rest/v1/uc/sipusers')).body[0]).not.toHaveProperty('pwd')
     // a role that may read SIP accounts still does not see the password
-    await call('POST', '/rest/v1/domain/roles', { name: 'sipreader', routes: [{ path: '/rest/v1/uc/sipusers/*', methods: ['GET'] }] })
+    await call('POST', '/rest/v1/domain/roles', {
+      name: 'sipreader',
+      routes: [{ path: '/rest/v1/uc/sipusers/*', methods: ['GET'] }],
+    })
     await call('PATCH', `/rest/v1/domain/users/${user}`, { roles: ['user', 'sipreader'] })
     const erin = await t.login('dir.master', 'erin', 'erin-Pass1')
     const seen = await t.call('GET', `/rest/v1/uc/sipusers/${res.body.id}`, { token: erin })

@@ -13,16 +13,32 @@ afterAll(() => t.close())
 const call = (method: string, path: string, body?: unknown) => t.call(method, path, { token: master, body })
 
 describe('CRUD', () => {
-  test('create: the name ends with the master domain\'s name; defaults; journal in the master domain', async () => {
+  test("create: the name ends with the master domain's name; defaults; journal in the master domain", async () => {
     const res = await call('POST', base, { name: 'Acme.Master', opts: { title: 'ACME' } })
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ name: 'acme.master', solution: 'platform', opts: { title: 'ACME', isblocked: false } })
-    expect((await t.journal(t.master.id)).at(-1)).toMatchObject({ cmdtype: 'create', objtype: 'domain', objid: res.body.id })
+    expect(res.body).toMatchObject({
+      name: 'acme.master',
+      solution: 'platform',
+      opts: { title: 'ACME', isblocked: false },
+    })
+    expect((await t.journal(t.master.id)).at(-1)).toMatchObject({
+      cmdtype: 'create',
+      objtype: 'domain',
+      objid: res.body.id,
+    })
     expect((await call('GET', `${base}/${res.body.id}`)).body).toEqual(res.body)
     expect((await call('LOOKUP', base, 'acme.master')).body).toEqual([res.body.id])
     expect((await call('LOOKUP', base, res.body.id)).body).toEqual([res.body.id])
     const list = await call('GET', base)
-    expect(list.body).toEqual([{ id: res.body.id, name: 'acme.master', solution: 'platform', opts: { title: 'ACME', isblocked: false }, ext: { lwt: res.body.ext.lwt, ct: res.body.ext.ct } }])
+    expect(list.body).toEqual([
+      {
+        id: res.body.id,
+        name: 'acme.master',
+        solution: 'platform',
+        opts: { title: 'ACME', isblocked: false },
+        ext: { lwt: res.body.ext.lwt, ct: res.body.ext.ct },
+      },
+    ])
   })
 
   test('bad names are refused, naming the field', async () => {
@@ -30,12 +46,17 @@ describe('CRUD', () => {
       const res = await call('POST', base, { name })
       expect([name, res.status, res.body.error_details?.field]).toEqual([name, 400, 'name'])
     }
-    expect((await call('POST', base, { name: 'acme.master' })).body).toMatchObject({ error_code: 1409, error_details: { field: 'name' } })
+    expect((await call('POST', base, { name: 'acme.master' })).body).toMatchObject({
+      error_code: 1409,
+      error_details: { field: 'name' },
+    })
   })
 
   test('a domain cannot be renamed', async () => {
     const id = (await call('POST', base, { name: 'fixed.master' })).body.id
-    expect((await call('PATCH', `${base}/${id}`, { name: 'moved.master' })).body.error_details).toEqual({ field: 'name' })
+    expect((await call('PATCH', `${base}/${id}`, { name: 'moved.master' })).body.error_details).toEqual({
+      field: 'name',
+    })
     expect((await call('PATCH', `${base}/${id}`, { solution: 'pbx' })).body.solution).toBe('pbx')
   })
 
@@ -53,7 +74,9 @@ describe('blocking and deleting', () => {
     await t.createUser(d.id, 'user1', 'user1-Pass1', ['admin'])
     const before = await t.login('blocky.master', 'user1', 'user1-Pass1')
     await call('PATCH', `${base}/${d.id}`, { opts: { isblocked: true } })
-    const login = await t.call('POST', '/rest/v1/iam/sessions', { body: { domain: 'blocky.master', login: 'user1', pwd: 'user1-Pass1', session_type: 'token' } })
+    const login = await t.call('POST', '/rest/v1/iam/sessions', {
+      body: { domain: 'blocky.master', login: 'user1', pwd: 'user1-Pass1', session_type: 'token' },
+    })
     expect(login.status).toBe(403)
     expect(login.body.error_message).toBe('domain blocky.master is blocked')
     expect((await t.call('GET', '/rest/v1/domain/users', { token: before })).status).toBe(403)
@@ -71,7 +94,12 @@ describe('blocking and deleting', () => {
     await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type: 'x' } })
     await t.call('POST', '/rest/v1/domain/projects', { token, body: { code: 'c', name: 'n' } })
     const counted = async () =>
-      (await t.deps.db.all('SELECT (SELECT count(*) FROM extobjs WHERE domain = ?) + (SELECT count(*) FROM projects WHERE domain = ?) + (SELECT count(*) FROM users WHERE domain = ?) + (SELECT count(*) FROM journal WHERE domain = ?) + (SELECT count(*) FROM users_caches WHERE domain = ?)', [d.id, d.id, d.id, d.id, d.id]))[0]![0]
+      (
+        await t.deps.db.all(
+          'SELECT (SELECT count(*) FROM extobjs WHERE domain = ?) + (SELECT count(*) FROM projects WHERE domain = ?) + (SELECT count(*) FROM users WHERE domain = ?) + (SELECT count(*) FROM journal WHERE domain = ?) + (SELECT count(*) FROM users_caches WHERE domain = ?)',
+          [d.id, d.id, d.id, d.id, d.id],
+        )
+      )[0]![0]
     expect(await counted()).toBeGreaterThan(4)
     expect((await call('DELETE', `${base}/${d.id}`)).status).toBe(204)
     expect(await counted()).toBe(0)

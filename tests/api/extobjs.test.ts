@@ -24,18 +24,33 @@ const lastJournal = async () => (await t.journal(t.master.id)).at(-1)!
 
 describe('create', () => {
   test('answers 200 with the stored entity; row and journal record agree', async () => {
-    const res = await call('POST', base, { type: 'mytype', value: { obj: { name: 'Obj', no: 2 } }, opts: { title: 'Object 1', comment: 'c', user_tags: ['red', 'once'] } })
+    const res = await call('POST', base, {
+      type: 'mytype',
+      value: { obj: { name: 'Obj', no: 2 } },
+      opts: { title: 'Object 1', comment: 'c', user_tags: ['red', 'once'] },
+    })
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8')
     const e = res.body
     expect(e.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     expect(e.ext.ct).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     expect(e.ext.lwt).toBe(e.ext.ct)
-    expect(e).toMatchObject({ type: 'mytype', value: { obj: { name: 'Obj', no: 2 } }, opts: { title: 'Object 1', user_tags: ['red', 'once'] } })
+    expect(e).toMatchObject({
+      type: 'mytype',
+      value: { obj: { name: 'Obj', no: 2 } },
+      opts: { title: 'Object 1', user_tags: ['red', 'once'] },
+    })
     const row = await stored(e.id)
     expect(row!.type).toBe('mytype')
     expect(row!.doc).toEqual(e)
-    expect(await lastJournal()).toMatchObject({ cmdtype: 'create', objtype: 'extobj', objid: e.id, fields: null, obj: e, modifiername: 'Administrator' })
+    expect(await lastJournal()).toMatchObject({
+      cmdtype: 'create',
+      objtype: 'extobj',
+      objid: e.id,
+      fields: null,
+      obj: e,
+      modifiername: 'Administrator',
+    })
   })
 
   test('value sent as a serialized JSON string is stored parsed; a plain string stays a string', async () => {
@@ -53,7 +68,7 @@ describe('create', () => {
     expect(dup.body.error_details).toEqual({ field: 'id' })
   })
 
-  test('ext is open to clients but ct and lwt are the server\'s', async () => {
+  test("ext is open to clients but ct and lwt are the server's", async () => {
     const res = await call('POST', base, { type: 't', ext: { ct: '1999-01-01T00:00:00.000Z', source: 'crm' } })
     expect(res.body.ext.source).toBe('crm')
     expect(res.body.ext.ct).not.toBe('1999-01-01T00:00:00.000Z')
@@ -97,14 +112,23 @@ describe('create', () => {
 describe('read, list, by type, lookup', () => {
   let a: any, b: any
   beforeAll(async () => {
-    a = (await call('POST', base, { type: 'colour', value: { hex: '#f00' }, opts: { title: 'Red', user_tags: ['warm'] } })).body
+    a = (
+      await call('POST', base, { type: 'colour', value: { hex: '#f00' }, opts: { title: 'Red', user_tags: ['warm'] } })
+    ).body
     b = (await call('POST', base, { type: 'colour', value: { hex: '#00f' }, opts: { title: 'Blue' } })).body
   })
 
   test('GET one returns the whole entity; mask and flat shape it', async () => {
     expect((await call('GET', `${base}/${a.id}`)).body).toEqual(a)
-    expect((await call('GET', `${base}/${a.id}?mask=type,value.hex`)).body).toEqual({ type: 'colour', value: { hex: '#f00' } })
-    expect((await call('GET', `${base}/${a.id}?mask=id,opts&flat=true`)).body).toEqual({ id: a.id, 'opts.title': 'Red', 'opts.user_tags': ['warm'] })
+    expect((await call('GET', `${base}/${a.id}?mask=type,value.hex`)).body).toEqual({
+      type: 'colour',
+      value: { hex: '#f00' },
+    })
+    expect((await call('GET', `${base}/${a.id}?mask=id,opts&flat=true`)).body).toEqual({
+      id: a.id,
+      'opts.title': 'Red',
+      'opts.user_tags': ['warm'],
+    })
   })
 
   test('GET one: unknown id 404, malformed id 400 naming id, unknown mask field 400', async () => {
@@ -132,11 +156,20 @@ describe('read, list, by type, lookup', () => {
   })
 
   test('filter on value members, order, limit, offset', async () => {
-    const byHex = await call('GET', `${base}?filter=${encodeURIComponent('["==",["property","value.hex"],"#00f"]')}&mask=id`)
+    const byHex = await call(
+      'GET',
+      `${base}?filter=${encodeURIComponent('["==",["property","value.hex"],"#00f"]')}&mask=id`,
+    )
     expect(byHex.body).toEqual([{ id: b.id }])
-    const ordered = await call('GET', `${base}?filter=${encodeURIComponent('{"type":"colour"}')}&order=${encodeURIComponent('["opts.title"]')}&mask=opts.title`)
+    const ordered = await call(
+      'GET',
+      `${base}?filter=${encodeURIComponent('{"type":"colour"}')}&order=${encodeURIComponent('["opts.title"]')}&mask=opts.title`,
+    )
     expect(ordered.body).toEqual([{ opts: { title: 'Blue' } }, { opts: { title: 'Red' } }])
-    const paged = await call('GET', `${base}?filter=${encodeURIComponent('{"type":"colour"}')}&limit=1&offset=1&mask=id`)
+    const paged = await call(
+      'GET',
+      `${base}?filter=${encodeURIComponent('{"type":"colour"}')}&limit=1&offset=1&mask=id`,
+    )
     expect(paged.body).toEqual([{ id: b.id }])
   })
 
@@ -144,7 +177,10 @@ describe('read, list, by type, lookup', () => {
     const res = await call('GET', '/rest/v1/reference/extobjs_by_type/colour?mask=id&order=["-opts.title"]')
     expect(res.body).toEqual([{ id: a.id }, { id: b.id }])
     expect((await call('GET', '/rest/v1/reference/extobjs_by_type/no-such-type')).body).toEqual([])
-    const combined = await call('GET', `/rest/v1/reference/extobjs_by_type/colour?filter=${encodeURIComponent('{"opts.title":"Red"}')}&mask=id`)
+    const combined = await call(
+      'GET',
+      `/rest/v1/reference/extobjs_by_type/colour?filter=${encodeURIComponent('{"opts.title":"Red"}')}&mask=id`,
+    )
     expect(combined.body).toEqual([{ id: a.id }])
   })
 
@@ -170,7 +206,12 @@ describe('patch and delete', () => {
     expect(res.body.ext.ct).toBe(e.ext.ct)
     expect(res.body.ext.lwt > e.ext.lwt).toBe(true)
     expect((await stored(e.id))!.doc).toEqual(res.body)
-    expect(await lastJournal()).toMatchObject({ cmdtype: 'update', objid: e.id, fields: 'opts.title,value.v', obj: res.body })
+    expect(await lastJournal()).toMatchObject({
+      cmdtype: 'update',
+      objid: e.id,
+      fields: 'opts.title,value.v',
+      obj: res.body,
+    })
   })
 
   test('PATCH: id cannot change; same id is fine; bad fields are named; unknown id is 404', async () => {

@@ -14,7 +14,14 @@ beforeAll(async () => {
   start = new Date(t.clock.now()).toISOString()
   for (const type of ['a', 'b', 'c']) {
     t.clock.advance(1000)
-    ids.push((await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type, opts: { title: type.toUpperCase() } } })).body.id)
+    ids.push(
+      (
+        await t.call('POST', '/rest/v1/reference/extobjs', {
+          token,
+          body: { type, opts: { title: type.toUpperCase() } },
+        })
+      ).body.id,
+    )
   }
   t.clock.advance(1000)
   await t.call('PATCH', `/rest/v1/reference/extobjs/${ids[0]}`, { token, body: { opts: { title: 'A2' } } })
@@ -26,20 +33,40 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 const changes = (query: Record<string, unknown>) => {
-  const qs = Object.entries(query).map(([k, v]) => `${k}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`).join('&')
+  const qs = Object.entries(query)
+    .map(([k, v]) => `${k}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`)
+    .join('&')
   return t.call('GET', `/rest/v1/journal/changes?${qs}`, { token })
 }
 
 describe('search conditions', () => {
-  test('a time interval finds every change in it, oldest first, with the spec\'s fields', async () => {
+  test("a time interval finds every change in it, oldest first, with the spec's fields", async () => {
     const res = await changes({ params: { dtstart: start, dtstop: end } })
     expect(res.status).toBe(200)
     expect(res.body.map((r: any) => [r.cmdtype, r.objid])).toEqual([
-      ['create', ids[0]], ['create', ids[1]], ['create', ids[2]], ['update', ids[0]], ['delete', ids[1]],
+      ['create', ids[0]],
+      ['create', ids[1]],
+      ['create', ids[2]],
+      ['update', ids[0]],
+      ['delete', ids[1]],
     ])
     const update = res.body[3]
-    expect(Object.keys(update).sort()).toEqual(['cmdtype', 'dtutc', 'fields', 'modifierid', 'modifiername', 'obj', 'objid', 'objtype'])
-    expect(update).toMatchObject({ objtype: 'extobj', fields: 'opts.title', modifiername: 'Administrator', obj: { opts: { title: 'A2' } } })
+    expect(Object.keys(update).sort()).toEqual([
+      'cmdtype',
+      'dtutc',
+      'fields',
+      'modifierid',
+      'modifiername',
+      'obj',
+      'objid',
+      'objtype',
+    ])
+    expect(update).toMatchObject({
+      objtype: 'extobj',
+      fields: 'opts.title',
+      modifiername: 'Administrator',
+      obj: { opts: { title: 'A2' } },
+    })
     expect(res.body[0].fields).toBeUndefined()
   })
 
@@ -50,8 +77,11 @@ describe('search conditions', () => {
     expect(res.body.map((r: any) => r.objid)).toEqual([ids[0], ids[1]])
   })
 
-  test('objtype with objid finds one object\'s history; cmdtype narrows it', async () => {
-    expect((await changes({ params: { objtype: 'extobj', objid: ids[0] } })).body.map((r: any) => r.cmdtype)).toEqual(['create', 'update'])
+  test("objtype with objid finds one object's history; cmdtype narrows it", async () => {
+    expect((await changes({ params: { objtype: 'extobj', objid: ids[0] } })).body.map((r: any) => r.cmdtype)).toEqual([
+      'create',
+      'update',
+    ])
     expect((await changes({ params: { objtype: 'extobj', objid: ids[0], cmdtype: 'update' } })).body.length).toBe(1)
   })
 
@@ -65,7 +95,11 @@ describe('search conditions', () => {
   test('params offset and limit select the found set; the outer ones page within it', async () => {
     const found = await changes({ params: { dtstart: start, dtstop: end, offset: 1, limit: 3 } })
     expect(found.body.map((r: any) => r.objid)).toEqual([ids[1], ids[2], ids[0]])
-    const paged = await changes({ params: { dtstart: start, dtstop: end, offset: 1, limit: 3 }, offset: '1', limit: '1' })
+    const paged = await changes({
+      params: { dtstart: start, dtstop: end, offset: 1, limit: 3 },
+      offset: '1',
+      limit: '1',
+    })
     expect(paged.body.map((r: any) => r.objid)).toEqual([ids[2]])
   })
 
@@ -105,7 +139,13 @@ describe('search conditions', () => {
 
 describe('list parameters over the found records', () => {
   test('filter, mask with obj.*, flat, order', async () => {
-    const res = await changes({ params: { dtstart: start, dtstop: end }, filter: { cmdtype: 'create' }, mask: 'objid,obj.type,obj.opts', order: ['-obj.type'], flat: 'true' })
+    const res = await changes({
+      params: { dtstart: start, dtstop: end },
+      filter: { cmdtype: 'create' },
+      mask: 'objid,obj.type,obj.opts',
+      order: ['-obj.type'],
+      flat: 'true',
+    })
     expect(res.body).toEqual([
       { objid: ids[2], 'obj.type': 'c', 'obj.opts.title': 'C' },
       { objid: ids[1], 'obj.type': 'b', 'obj.opts.title': 'B' },
@@ -119,9 +159,13 @@ describe('list parameters over the found records', () => {
   })
 })
 
-test('another domain\'s journal is invisible', async () => {
+test("another domain's journal is invisible", async () => {
   await t.createDomain('other.master')
   const other = await t.adminIn('other.master')
-  const res = await t.call('GET', `/rest/v1/journal/changes?params=${encodeURIComponent(JSON.stringify({ objtype: 'extobj', objid: ids[0] }))}`, { token: other })
+  const res = await t.call(
+    'GET',
+    `/rest/v1/journal/changes?params=${encodeURIComponent(JSON.stringify({ objtype: 'extobj', objid: ids[0] }))}`,
+    { token: other },
+  )
   expect(res.body).toEqual([])
 })

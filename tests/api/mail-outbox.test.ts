@@ -11,7 +11,10 @@ beforeAll(async () => {
   t = await testService({ log: createLogger('info', (l) => lines.push(l)) })
   const d = await t.createDomain('local.master')
   const admin = await t.adminIn('local.master')
-  await t.call('POST', '/rest/v1/domain/users', { token: admin, body: { login: 'ann', opts: { email: 'ann@example.com' } } })
+  await t.call('POST', '/rest/v1/domain/users', {
+    token: admin,
+    body: { login: 'ann', opts: { email: 'ann@example.com' } },
+  })
   expect(d.id).toBeTruthy()
 })
 afterAll(() => t.close())
@@ -26,5 +29,7 @@ test('the message is in the outbox as logged, and its link is in the log', async
   expect(logged.text).toContain(link)
   // the flow can be finished from what the log shows
   const id = /id=(.+)$/.exec(link)![1]
-  expect((await t.call('PATCH', `/rest/v1/iam/pwd_reset_requests/${id}`, { body: { pwd: 'ann-Pass1' } })).status).toBe(200)
+  expect((await t.call('PATCH', `/rest/v1/iam/pwd_reset_requests/${id}`, { body: { pwd: 'ann-Pass1' } })).status).toBe(
+    200,
+  )
 })

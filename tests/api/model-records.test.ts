@@ -41,7 +41,12 @@ describe('runtime records', () => {
     const created = await call('POST', url, { title: 'Lamp', price: 9.5, tags: ['home'] })
     expect(created.body).toMatchObject({ title: 'Lamp', qty: 1, price: 9.5, tags: ['home'], state: 'new' })
     const id = created.body.id
-    expect((await t.journal(domain.id)).at(-1)).toMatchObject({ cmdtype: 'create', objtype: 'model/shop/items', objid: id, obj: created.body })
+    expect((await t.journal(domain.id)).at(-1)).toMatchObject({
+      cmdtype: 'create',
+      objtype: 'model/shop/items',
+      objid: id,
+      obj: created.body,
+    })
     expect((await call('GET', `${url}/${id}`)).body).toEqual(created.body)
     const patched = await call('PATCH', `${url}/${id}`, { qty: 3, price: null })
     expect(patched.body).toEqual({ id, title: 'Lamp', qty: 3, tags: ['home'], state: 'new' })
@@ -72,28 +77,82 @@ describe('runtime records', () => {
     }
     const r = (await call('POST', url, { title: 'y' })).body
     expect((await call('PATCH', `${url}/${r.id}`, { title: null })).body.error_details).toEqual({ field: 'title' })
-    expect((await call('PATCH', `${url}/${r.id}`, { id: '0192a3b4-0000-7000-8000-000000000001' })).body.error_details).toEqual({ field: 'id' })
+    expect(
+      (await call('PATCH', `${url}/${r.id}`, { id: '0192a3b4-0000-7000-8000-000000000001' })).body.error_details,
+    ).toEqual({ field: 'id' })
   })
 
   test('every data type', async () => {
-    const types = ['string', 'any', 'long', 'int', 'integer', 'datetime', 'boolean', 'time', 'date', 'float', 'uuid', 'attachment']
-    await defineClass({ classname: 'types/all', properties: [...types.map((dt) => ({ name: `f_${dt}`, data_type: dt })), { name: 'f_enum', data_type: 'enum', items: ['x'] }] })
+    const types = [
+      'string',
+      'any',
+      'long',
+      'int',
+      'integer',
+      'datetime',
+      'boolean',
+      'time',
+      'date',
+      'float',
+      'uuid',
+      'attachment',
+    ]
+    await defineClass({
+      classname: 'types/all',
+      properties: [
+        ...types.map((dt) => ({ name: `f_${dt}`, data_type: dt })),
+        { name: 'f_enum', data_type: 'enum', items: ['x'] },
+      ],
+    })
     const good = {
-      f_string: 's', f_any: [1, { a: 2 }], f_long: 2 ** 50, f_int: -5, f_integer: 2 ** 31 - 1, f_datetime: '2026-03-01T10:00:00+02:00', f_boolean: false,
-      f_time: '23:59:59.5', f_date: '2026-02-28', f_float: 0.25, f_uuid: '0192A3B4-0000-7000-8000-000000000001', f_attachment: { name: 'a.pdf', size: 10 }, f_enum: 'x',
+      f_string: 's',
+      f_any: [1, { a: 2 }],
+      f_long: 2 ** 50,
+      f_int: -5,
+      f_integer: 2 ** 31 - 1,
+      f_datetime: '2026-03-01T10:00:00+02:00',
+      f_boolean: false,
+      f_time: '23:59:59.5',
+      f_date: '2026-02-28',
+      f_float: 0.25,
+      f_uuid: '0192A3B4-0000-7000-8000-000000000001',
+      f_attachment: { name: 'a.pdf', size: 10 },
+      f_enum: 'x',
     }
     const res = await call('POST', '/rest/v1/model/types/all', good)
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ f_datetime: '2026-03-01T08:00:00.000Z', f_uuid: '0192a3b4-0000-7000-8000-000000000001' })
+    expect(res.body).toMatchObject({
+      f_datetime: '2026-03-01T08:00:00.000Z',
+      f_uuid: '0192a3b4-0000-7000-8000-000000000001',
+    })
     const bad: Record<string, unknown> = {
-      f_long: 1.1, f_int: 2 ** 31, f_datetime: 'yesterday', f_boolean: 'yes', f_time: '25:00', f_date: '2026-02-30', f_float: 'NaN',
-      f_uuid: '123', f_attachment: { size: 1 }, f_enum: 'y',
+      f_long: 1.1,
+      f_int: 2 ** 31,
+      f_datetime: 'yesterday',
+      f_boolean: 'yes',
+      f_time: '25:00',
+      f_date: '2026-02-30',
+      f_float: 'NaN',
+      f_uuid: '123',
+      f_attachment: { size: 1 },
+      f_enum: 'y',
     }
-    for (const [field, value] of Object.entries(bad)) expect([field, (await call('POST', '/rest/v1/model/types/all', { [field]: value })).body.error_details?.field]).toEqual([field, field])
+    for (const [field, value] of Object.entries(bad))
+      expect([
+        field,
+        (await call('POST', '/rest/v1/model/types/all', { [field]: value })).body.error_details?.field,
+      ]).toEqual([field, field])
   })
 
   test('check_required_fill_defaults false: neither defaults nor required are applied', async () => {
-    await defineClass({ classname: 'lax/items', properties: [{ name: 'a', data_type: 'string', required: true }, { name: 'b', data_type: 'int', default: 7 }], opts: { check_required_fill_defaults: false } })
+    await defineClass({
+      classname: 'lax/items',
+      properties: [
+        { name: 'a', data_type: 'string', required: true },
+        { name: 'b', data_type: 'int', default: 7 },
+      ],
+      opts: { check_required_fill_defaults: false },
+    })
     const res = await call('POST', '/rest/v1/model/lax/items', {})
     expect(res.status).toBe(200)
     expect(Object.keys(res.body)).toEqual(['id'])
@@ -102,7 +161,10 @@ describe('runtime records', () => {
   test('list: opts.max_limit caps the limit; filter, order, mask; LOOKUP by lookup_properties; CLEAR', async () => {
     for (const title of ['a', 'b', 'c', 'd']) await call('POST', url, { title, qty: title.charCodeAt(0) })
     expect((await call('GET', `${url}?limit=50`)).body).toHaveLength(3)
-    const filtered = await call('GET', `${url}?filter=${encodeURIComponent('[">",["property","qty"],98]')}&order=["-qty"]&mask=title`)
+    const filtered = await call(
+      'GET',
+      `${url}?filter=${encodeURIComponent('[">",["property","qty"],98]')}&order=["-qty"]&mask=title`,
+    )
     expect(filtered.body).toEqual([{ title: 'd' }, { title: 'c' }])
     const id = (await call('LOOKUP', url, 'b')).body
     expect(id).toHaveLength(1)
@@ -118,7 +180,14 @@ describe('runtime records', () => {
   })
 
   test('opts.max_size and opts.max_mask', async () => {
-    await defineClass({ classname: 'lim/items', properties: [{ name: 'a', data_type: 'string' }, { name: 'b', data_type: 'string' }], opts: { max_size: 100, max_mask: ['id', 'a'] } })
+    await defineClass({
+      classname: 'lim/items',
+      properties: [
+        { name: 'a', data_type: 'string' },
+        { name: 'b', data_type: 'string' },
+      ],
+      opts: { max_size: 100, max_mask: ['id', 'a'] },
+    })
     expect((await call('POST', '/rest/v1/model/lim/items', { a: 'x'.repeat(200) })).status).toBe(413)
     const r = (await call('POST', '/rest/v1/model/lim/items', { a: 'x', b: 'y' })).body
     expect((await call('GET', '/rest/v1/model/lim/items')).body).toEqual([{ id: r.id, a: 'x' }])
@@ -129,29 +198,61 @@ describe('runtime records', () => {
 
 describe('history and transactionlog records', () => {
   beforeAll(async () => {
-    await defineClass({ classname: 'calls/history', storage_mode: 'history', properties: [{ name: 'at', data_type: 'datetime' }, { name: 'who', data_type: 'string' }], opts: { partition_property: 'at' } })
-    await defineClass({ classname: 'calls/log', storage_mode: 'transactionlog', properties: [{ name: 'day', data_type: 'date' }, { name: 'event', data_type: 'string' }], opts: { partition_property: 'day' } })
+    await defineClass({
+      classname: 'calls/history',
+      storage_mode: 'history',
+      properties: [
+        { name: 'at', data_type: 'datetime' },
+        { name: 'who', data_type: 'string' },
+      ],
+      opts: { partition_property: 'at' },
+    })
+    await defineClass({
+      classname: 'calls/log',
+      storage_mode: 'transactionlog',
+      properties: [
+        { name: 'day', data_type: 'date' },
+        { name: 'event', data_type: 'string' },
+      ],
+      opts: { partition_property: 'day' },
+    })
   })
 
   test('the partition property is required; lists need an interval or a date', async () => {
-    expect((await call('POST', '/rest/v1/model/calls/history', { who: 'x' })).body.error_details).toEqual({ field: 'at' })
+    expect((await call('POST', '/rest/v1/model/calls/history', { who: 'x' })).body.error_details).toEqual({
+      field: 'at',
+    })
     const a = (await call('POST', '/rest/v1/model/calls/history', { at: '2026-01-05T23:30:00Z', who: 'ann' })).body
     const b = (await call('POST', '/rest/v1/model/calls/history', { at: '2026-01-06T00:10:00+01:00', who: 'bob' })).body // 2026-01-05T23:10Z
     const c = (await call('POST', '/rest/v1/model/calls/history', { at: '2026-01-07T08:00:00Z', who: 'cid' })).body
     expect((await call('GET', '/rest/v1/model/calls/history')).body.error_details).toEqual({ field: 'interval' })
     const ids = (res: { body: { id: string }[] }) => res.body.map((r) => r.id).sort()
-    expect(ids(await call('GET', `/rest/v1/model/calls/history?interval=${encodeURIComponent('["2026-01-05","2026-01-06"]')}`))).toEqual([a.id, b.id].sort())
-    expect(ids(await call('GET', `/rest/v1/model/calls/history?interval=${encodeURIComponent('["2026-01-05","2026-01-07"]')}`))).toEqual([a.id, b.id, c.id].sort())
+    expect(
+      ids(
+        await call('GET', `/rest/v1/model/calls/history?interval=${encodeURIComponent('["2026-01-05","2026-01-06"]')}`),
+      ),
+    ).toEqual([a.id, b.id].sort())
+    expect(
+      ids(
+        await call('GET', `/rest/v1/model/calls/history?interval=${encodeURIComponent('["2026-01-05","2026-01-07"]')}`),
+      ),
+    ).toEqual([a.id, b.id, c.id].sort())
     expect(ids(await call('GET', '/rest/v1/model/calls/history/2026-01-07'))).toEqual([c.id])
     expect((await call('GET', `/rest/v1/model/calls/history/2026-01-05/${a.id}`)).body.who).toBe('ann')
     expect((await call('GET', `/rest/v1/model/calls/history/2026-01-06/${a.id}`)).status).toBe(404)
     expect((await call('GET', `/rest/v1/model/calls/history/${a.id}`)).body.error_details).toEqual({ field: 'date' })
-    expect((await call('PATCH', `/rest/v1/model/calls/history/2026-01-05/${a.id}`, { who: 'anne' })).body.who).toBe('anne')
+    expect((await call('PATCH', `/rest/v1/model/calls/history/2026-01-05/${a.id}`, { who: 'anne' })).body.who).toBe(
+      'anne',
+    )
   })
 
   test('bad intervals are 400 naming interval', async () => {
     for (const interval of ['["2026-01-07","2026-01-05"]', '["2026-01-05"]', 'yesterday', '["a","b"]', '[1,2]']) {
-      expect([interval, (await call('GET', `/rest/v1/model/calls/history?interval=${encodeURIComponent(interval)}`)).body.error_details?.field]).toEqual([interval, 'interval'])
+      expect([
+        interval,
+        (await call('GET', `/rest/v1/model/calls/history?interval=${encodeURIComponent(interval)}`)).body.error_details
+          ?.field,
+      ]).toEqual([interval, 'interval'])
     }
     expect((await call('GET', '/rest/v1/model/calls/history/2026-02-30')).status).toBe(400)
   })
@@ -170,7 +271,10 @@ describe('history and transactionlog records', () => {
   })
 
   test('an interval at the edge of what dates can hold is a 400, not a 500', async () => {
-    const res = await call('GET', `/rest/v1/model/calls/history?interval=${encodeURIComponent('["2020-01-01","+275760-09-13T00:00:00.000Z"]')}`)
+    const res = await call(
+      'GET',
+      `/rest/v1/model/calls/history?interval=${encodeURIComponent('["2020-01-01","+275760-09-13T00:00:00.000Z"]')}`,
+    )
     expect([res.status, res.body.error_details]).toEqual([400, { field: 'interval' }])
   })
 
@@ -185,7 +289,11 @@ describe('expiry', () => {
   test('records end exactly when ts + ttl passes; the sweep journals their deletion by the system', async () => {
     await defineClass({
       classname: 'tmp/tokens',
-      properties: [{ name: 'v', data_type: 'string' }, { name: 'ts', data_type: 'long' }, { name: 'ttl', data_type: 'int' }],
+      properties: [
+        { name: 'v', data_type: 'string' },
+        { name: 'ts', data_type: 'long' },
+        { name: 'ttl', data_type: 'int' },
+      ],
       opts: { expires_mode: 'create', expires_ts_property: 'ts', expires_ttl_property: 'ttl' },
     })
     const r = (await call('POST', '/rest/v1/model/tmp/tokens', { v: 'a', ttl: 60 })).body
@@ -197,7 +305,11 @@ describe('expiry', () => {
     expect((await call('GET', `/rest/v1/model/tmp/tokens/${r.id}`)).status).toBe(404)
     expect((await call('GET', '/rest/v1/model/tmp/tokens')).body.map((x: { id: string }) => x.id)).toEqual([keep.id])
     expect(await t.deps.expiry.sweep()).toBe(1)
-    expect((await t.journal(domain.id)).at(-1)).toMatchObject({ cmdtype: 'delete', objid: r.id, modifiername: 'system' })
+    expect((await t.journal(domain.id)).at(-1)).toMatchObject({
+      cmdtype: 'delete',
+      objid: r.id,
+      modifiername: 'system',
+    })
     expect(await t.deps.expiry.sweep()).toBe(0)
   })
 })
@@ -230,7 +342,10 @@ test('another domain sees neither the classes nor the records', async () => {
   const other = await t.adminIn('other.master')
   expect((await t.call('GET', '/rest/v1/model/shop/items', { token: other })).status).toBe(404)
   expect((await t.call('LOOKUP', '/rest/v1/design/classes', { token: other, body: 'shop/items' })).status).toBe(404)
-  await t.call('POST', '/rest/v1/design/classes', { token: other, body: { classname: 'shop/items', properties: [{ name: 'title', data_type: 'string' }] } })
+  await t.call('POST', '/rest/v1/design/classes', {
+    token: other,
+    body: { classname: 'shop/items', properties: [{ name: 'title', data_type: 'string' }] },
+  })
   const mine = (await call('POST', '/rest/v1/model/shop/items', { title: 'mine' })).body
   expect((await t.call('GET', `/rest/v1/model/shop/items/${mine.id}`, { token: other })).status).toBe(404)
   expect((await t.call('GET', '/rest/v1/model/shop/items', { token: other })).body).toEqual([])

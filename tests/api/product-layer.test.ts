@@ -14,16 +14,37 @@ const EXTOBJ = '0192a3b4-0000-7000-8000-0000000000e1'
 function archive(name: string, files: Record<string, unknown>): void {
   const dir = join(t.dir, 'layers')
   mkdirSync(dir, { recursive: true })
-  const entries = Object.fromEntries(Object.entries(files).map(([path, v]) => [path, strToU8(typeof v === 'string' ? v : JSON.stringify(v))]))
+  const entries = Object.fromEntries(
+    Object.entries(files).map(([path, v]) => [path, strToU8(typeof v === 'string' ? v : JSON.stringify(v))]),
+  )
   writeFileSync(join(dir, name), zipSync(entries))
 }
 
 const v1 = {
-  'classes/base.json': { id: '0192a3b4-0000-7000-8000-0000000000c1', classname: 'crm/base', storage_mode: 'abstract', properties: [{ name: 'code', data_type: 'string' }] },
-  'classes/deals.json': { classname: 'crm/deals', parent_id: '0192a3b4-0000-7000-8000-0000000000c1', properties: [{ name: 'amount', data_type: 'float' }] },
+  'classes/base.json': {
+    id: '0192a3b4-0000-7000-8000-0000000000c1',
+    classname: 'crm/base',
+    storage_mode: 'abstract',
+    properties: [{ name: 'code', data_type: 'string' }],
+  },
+  'classes/deals.json': {
+    classname: 'crm/deals',
+    parent_id: '0192a3b4-0000-7000-8000-0000000000c1',
+    properties: [{ name: 'amount', data_type: 'float' }],
+  },
   'svcscripts/all.json': [{ code: 'crm_sync', name: 'CRM sync', scriptdata: 'log("hi")' }],
   'extobjs/config.json': { id: EXTOBJ, type: 'crm_config', value: { url: 'https://crm.example' } },
-  'settings/alerts.json': { key: 'alertcall_defaults', value: { attemptcount: 3, attempttimeoutsec: 10, callerid: 'CRM', callername: 'CRM', calltimeout: 30, trunkcount: 1 } },
+  'settings/alerts.json': {
+    key: 'alertcall_defaults',
+    value: {
+      attemptcount: 3,
+      attempttimeoutsec: 10,
+      callerid: 'CRM',
+      callername: 'CRM',
+      calltimeout: 30,
+      trunkcount: 1,
+    },
+  },
 }
 
 beforeAll(async () => {
@@ -43,21 +64,49 @@ describe('install', () => {
     archive('crm_2025.12.zip', { 'classes/old.json': { classname: 'crm/old' } })
     const res = await call('POST', URL, { prefix: 'crm' })
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ operation: 'install', prefix: 'crm', mode: 'default', file: 'crm_2026.01.zip', site: 'site1', status: 'registered', kind: 'current', order: 0 })
+    expect(res.body).toMatchObject({
+      operation: 'install',
+      prefix: 'crm',
+      mode: 'default',
+      file: 'crm_2026.01.zip',
+      site: 'site1',
+      status: 'registered',
+      kind: 'current',
+      order: 0,
+    })
     expect(res.body.dt).toMatch(/Z$/)
     await settle()
     const [current] = await listing()
-    expect(current).toMatchObject({ status: 'installed', kind: 'current', order: 0, file: 'crm_2026.01.zip', mode: 'default', site: 'site1' })
+    expect(current).toMatchObject({
+      status: 'installed',
+      kind: 'current',
+      order: 0,
+      file: 'crm_2026.01.zip',
+      mode: 'default',
+      site: 'site1',
+    })
     expect(current.md5).toMatch(/^[0-9A-F]{32}$/)
     expect(current.trace).toBe('crm_2026.01.zip: 2 classes, 1 svcscripts, 1 extobjs, 1 settings')
-    expect(Object.keys(current).sort()).toEqual(['dt', 'file', 'kind', 'md5', 'mode', 'order', 'site', 'status', 'trace'])
+    expect(Object.keys(current).sort()).toEqual([
+      'dt',
+      'file',
+      'kind',
+      'md5',
+      'mode',
+      'order',
+      'site',
+      'status',
+      'trace',
+    ])
   })
 
   test('what the layer holds is there, journaled like any change', async () => {
     const deal = await call('POST', '/rest/v1/model/crm/deals', { code: 'D1', amount: 100 })
     expect(deal.status).toBe(200)
     expect((await call('LOOKUP', '/rest/v1/service/svcscripts', 'crm_sync')).status).toBe(200)
-    expect((await call('GET', `/rest/v1/reference/extobjs/${EXTOBJ}`)).body.value).toEqual({ url: 'https://crm.example' })
+    expect((await call('GET', `/rest/v1/reference/extobjs/${EXTOBJ}`)).body.value).toEqual({
+      url: 'https://crm.example',
+    })
     expect((await call('GET', '/rest/v1/domain/settings/alertcall_defaults')).body.value.callerid).toBe('CRM')
     const objtypes = (await t.journal(await domainId())).map((r) => r.objtype)
     for (const kind of ['class', 'svcscript', 'extobj', 'setting']) expect(objtypes).toContain(kind)
@@ -67,11 +116,23 @@ describe('install', () => {
     await call('POST', URL, { prefix: 'crm' })
     await settle()
     const rows = await listing()
-    expect(rows.map((r: { status: string; kind: string; order: number }) => [r.status, r.kind, r.order])).toEqual([['installed', 'current', 0], ['identical', 'attempt', 1]])
+    expect(rows.map((r: { status: string; kind: string; order: number }) => [r.status, r.kind, r.order])).toEqual([
+      ['installed', 'current', 0],
+      ['identical', 'attempt', 1],
+    ])
   })
 
   test('a newer archive installs over it; records stay; update re-applies even when identical', async () => {
-    archive('crm_2026.02.zip', { ...v1, 'classes/deals.json': { ...v1['classes/deals.json'], properties: [{ name: 'amount', data_type: 'float' }, { name: 'stage', data_type: 'string' }] } })
+    archive('crm_2026.02.zip', {
+      ...v1,
+      'classes/deals.json': {
+        ...v1['classes/deals.json'],
+        properties: [
+          { name: 'amount', data_type: 'float' },
+          { name: 'stage', data_type: 'string' },
+        ],
+      },
+    })
     await call('POST', URL, { operation: 'install', prefix: 'crm', mode: 'default' })
     await settle()
     expect((await listing())[0]).toMatchObject({ status: 'installed', kind: 'current', file: 'crm_2026.02.zip' })
@@ -84,11 +145,18 @@ describe('install', () => {
 
   test('a broken archive leaves the domain unchanged and its record says why', async () => {
     const before = (await t.journal(await domainId())).length
-    archive('crm_2026.03.zip', { ...v1, 'svcscripts/all.json': [{ code: 'crm_new', name: 'New', scriptdata: 'x' }], 'classes/zz.json': { classname: 'crm/broken', properties: [{ name: 'x', data_type: 'text' }] } })
+    archive('crm_2026.03.zip', {
+      ...v1,
+      'svcscripts/all.json': [{ code: 'crm_new', name: 'New', scriptdata: 'x' }],
+      'classes/zz.json': { classname: 'crm/broken', properties: [{ name: 'x', data_type: 'text' }] },
+    })
     await call('POST', URL, { prefix: 'crm' })
     await settle()
     const rows = await listing()
-    expect(rows.map((r: { status: string; kind: string }) => [r.status, r.kind])).toEqual([['installed', 'current'], ['failure', 'attempt']])
+    expect(rows.map((r: { status: string; kind: string }) => [r.status, r.kind])).toEqual([
+      ['installed', 'current'],
+      ['failure', 'attempt'],
+    ])
     expect(rows[1].trace).toContain('classes/zz.json')
     expect(rows[1].trace).toContain('data_type')
     expect((await call('LOOKUP', '/rest/v1/service/svcscripts', 'crm_new')).status).toBe(404)
@@ -109,7 +177,11 @@ describe('delete and clear', () => {
     expect(res.body).toMatchObject({ operation: 'delete', prefix: 'crm', status: 'registered' })
     await settle()
     const [current] = await listing()
-    expect(current).toMatchObject({ status: 'deleted', kind: 'current', trace: 'kept classes that hold records: crm/deals, crm/base' })
+    expect(current).toMatchObject({
+      status: 'deleted',
+      kind: 'current',
+      trace: 'kept classes that hold records: crm/deals, crm/base',
+    })
     expect((await call('LOOKUP', '/rest/v1/service/svcscripts', 'crm_sync')).status).toBe(404)
     expect((await call('GET', `/rest/v1/reference/extobjs/${EXTOBJ}`)).status).toBe(404)
     expect((await call('GET', '/rest/v1/domain/settings/alertcall_defaults')).body.value.callerid).toBe('')
@@ -120,7 +192,10 @@ describe('delete and clear', () => {
   test('two delete orders at once: the second ends as a failure saying why', async () => {
     await call('POST', URL, { prefix: 'crm', operation: 'update' })
     await settle()
-    const [first, second] = await Promise.all([call('POST', URL, { operation: 'delete' }), call('POST', URL, { operation: 'delete' })])
+    const [first, second] = await Promise.all([
+      call('POST', URL, { operation: 'delete' }),
+      call('POST', URL, { operation: 'delete' }),
+    ])
     expect([first.status, second.status]).toEqual([200, 200])
     await settle()
     const rows = await listing()

@@ -28,11 +28,15 @@ describe('CRUD in a working domain', () => {
     expect(created.status).toBe(200)
     const p = created.body
     expect(p).toMatchObject({ code: '5102', name: 'ProjectY', opts: { title: '', comment: '' } })
-    expect(await t.deps.db.get('SELECT code FROM projects WHERE domain = ? AND id = ?', [domain.id, p.id])).toEqual(['5102'])
+    expect(await t.deps.db.get('SELECT code FROM projects WHERE domain = ? AND id = ?', [domain.id, p.id])).toEqual([
+      '5102',
+    ])
     expect((await t.journal(domain.id)).at(-1)).toMatchObject({ cmdtype: 'create', objtype: 'project', objid: p.id })
 
     expect((await call('GET', `${base}/${p.id}`)).body).toEqual(p)
-    expect((await call('GET', base)).body).toEqual([{ id: p.id, code: '5102', name: 'ProjectY', opts: { title: '' }, ext: { lwt: p.ext.lwt, ct: p.ext.ct } }])
+    expect((await call('GET', base)).body).toEqual([
+      { id: p.id, code: '5102', name: 'ProjectY', opts: { title: '' }, ext: { lwt: p.ext.lwt, ct: p.ext.ct } },
+    ])
     expect((await call('LOOKUP', base, '5102')).body).toEqual([p.id])
     expect((await call('LOOKUP', base, p.id)).body).toEqual([p.id])
 

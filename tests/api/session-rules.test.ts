@@ -43,7 +43,11 @@ describe('PATCH current: with an Authorization header only the token counts', ()
     expect(res.status).toBe(204)
     const next = cookieOf(res)!
     expect(next).not.toBe(cookie)
-    expect((await t.call('GET', CURRENT, { cookie: next })).body).toMatchObject({ domain: 'rules.master', domain_is_master: false, roles: ['admin'] })
+    expect((await t.call('GET', CURRENT, { cookie: next })).body).toMatchObject({
+      domain: 'rules.master',
+      domain_is_master: false,
+      roles: ['admin'],
+    })
     expect((await t.call('GET', CURRENT, { cookie })).status).toBe(401)
   })
   test('a token session switches in place and keeps its token', async () => {
@@ -53,16 +57,18 @@ describe('PATCH current: with an Authorization header only the token counts', ()
     expect(res.headers.get('set-cookie')).toBeNull()
     expect((await t.call('GET', CURRENT, { token })).body.domain).toBe('other.master')
   })
-  test('only into a domain listed in the session\'s domains', async () => {
+  test("only into a domain listed in the session's domains", async () => {
     const ann = await t.login('rules.master', 'ann', 'ann-Pass1')
     const me = await t.call('GET', CURRENT, { token: ann })
     expect(me.body.domains).toEqual([{ domain: 'rules.master', is_master: false }])
     const res = await t.call('PATCH', CURRENT, { token: ann, body: { domain: 'other.master' } })
     expect(res.status).toBe(403)
-    expect((await t.call('PATCH', CURRENT, { token: await adminToken(), body: { domain: 'no-such.master' } })).status).toBe(403)
+    expect(
+      (await t.call('PATCH', CURRENT, { token: await adminToken(), body: { domain: 'no-such.master' } })).status,
+    ).toBe(403)
     expect((await t.call('PATCH', CURRENT, { token: ann, body: {} })).body.error_details).toEqual({ field: 'domain' })
   })
-  test('a master administrator\'s domains list every domain', async () => {
+  test("a master administrator's domains list every domain", async () => {
     const domains = (await t.call('GET', CURRENT, { token: await adminToken() })).body.domains
     expect(domains).toEqual([
       { domain: 'master', is_master: true },

@@ -68,8 +68,12 @@ describe('creating a session', () => {
   test('missing or malformed fields are named', async () => {
     expect((await login({ domain: 'master', login: 'admin' })).body.error_details).toEqual({ field: 'pwd' })
     expect((await login({ domain: 'master', login: 5, pwd: 'x' })).body.error_details).toEqual({ field: 'login' })
-    expect((await login({ domain: 'master', login: 'a', pwd: 'x', session_type: 'jwt' })).body.error_details).toEqual({ field: 'session_type' })
-    expect((await login({ domain: 'master', login: 'a', pwd: 'x', extra: 1 })).body.error_details).toEqual({ field: 'extra' })
+    expect((await login({ domain: 'master', login: 'a', pwd: 'x', session_type: 'jwt' })).body.error_details).toEqual({
+      field: 'session_type',
+    })
+    expect((await login({ domain: 'master', login: 'a', pwd: 'x', extra: 1 })).body.error_details).toEqual({
+      field: 'extra',
+    })
     const notJson = await t.call('POST', '/rest/v1/iam/sessions', { raw: '{"domain":' })
     expect(notJson.status).toBe(400)
     expect(notJson.body.error_details).toEqual({ field: 'body' })
@@ -88,7 +92,19 @@ describe('the current session', () => {
     const res = await t.call('GET', '/rest/v1/iam/sessions/current', { cookie })
     expect(res.status).toBe(200)
     expect(Object.keys(res.body).sort()).toEqual(
-      ['domain', 'domain_is_master', 'domains', 'login', 'name', 'name_login', 'roles', 'solution', 'tags', 'user_id', 'webapps'].sort(),
+      [
+        'domain',
+        'domain_is_master',
+        'domains',
+        'login',
+        'name',
+        'name_login',
+        'roles',
+        'solution',
+        'tags',
+        'user_id',
+        'webapps',
+      ].sort(),
     )
     expect(res.body).toMatchObject({ domain: 'master', domain_is_master: true, login: 'admin', roles: ['admin'] })
     expect(res.body.domains).toContainEqual({ domain: 'master', is_master: true })
@@ -113,7 +129,8 @@ describe('the current session', () => {
 
   test('DELETE current with a token ends the token session and leaves the cookie session alive', async () => {
     const cookie = cookieOf(await login({ domain: 'master', login: 'admin', pwd: ADMIN_PASSWORD }))!
-    const token = (await login({ domain: 'master', login: 'admin', pwd: ADMIN_PASSWORD, session_type: 'token' })).body.session_token
+    const token = (await login({ domain: 'master', login: 'admin', pwd: ADMIN_PASSWORD, session_type: 'token' })).body
+      .session_token
     const res = await t.call('DELETE', '/rest/v1/iam/sessions/current', { token, cookie })
     expect(res.status).toBe(204)
     expect(res.headers.get('set-cookie')).toBeNull()

@@ -22,7 +22,13 @@ const group = (id: string) => caches.groups.find((g) => g.id === id)
 const sub = (id: string) => caches.subordinations.find((s) => s.top === id)?.sub
 
 test('a user is in every ancestor of its groups and holds their roles', () => {
-  expect(user('cid')).toEqual({ id: 'cid', direct_groups: ['north'], direct_roles: ['user'], deep_groups: ['company', 'north', 'sales'], deep_roles: ['seller', 'staff', 'user'] })
+  expect(user('cid')).toEqual({
+    id: 'cid',
+    direct_groups: ['north'],
+    direct_roles: ['user'],
+    deep_groups: ['company', 'north', 'sales'],
+    deep_roles: ['seller', 'staff', 'user'],
+  })
   expect(user('eve')).toEqual({ id: 'eve', direct_groups: [], direct_roles: [], deep_groups: [], deep_roles: [] })
 })
 
@@ -42,7 +48,7 @@ test('a group knows its relatives, users and roles, direct and deep', () => {
   expect(group('company')!.deep_children).toEqual(['north', 'sales', 'support'])
 })
 
-test('subordination: everyone in the groups below one\'s own groups, and oneself', () => {
+test("subordination: everyone in the groups below one's own groups, and oneself", () => {
   expect(sub('ann')).toEqual(['ann', 'bob', 'cid', 'dan'])
   expect(sub('bob')).toEqual(['bob', 'cid'])
   expect(sub('cid')).toEqual(['cid'])

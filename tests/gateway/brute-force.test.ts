@@ -21,15 +21,36 @@ afterAll(async () => {
 
 const portOf = (t: TestService) => Number(new URL(t.service.url!).port)
 
-async function send(t: TestService, from: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+async function send(
+  t: TestService,
+  from: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const c = await RawClient.open(portOf(t), '127.0.0.1', from)
-  c.write(httpRequest(method, path, { 'content-type': 'application/json', ...headers }, body === undefined ? undefined : JSON.stringify(body)))
+  c.write(
+    httpRequest(
+      method,
+      path,
+      { 'content-type': 'application/json', ...headers },
+      body === undefined ? undefined : JSON.stringify(body),
+    ),
+  )
   const [r] = await c.responses(1)
   c.end()
   return r!
 }
 const login = (t: TestService, from: string, pwd: string, headers?: Record<string, string>) =>
-  send(t, from, 'POST', '/rest/v1/iam/sessions', { domain: 'master', login: 'admin', pwd, session_type: 'token' }, headers)
+  send(
+    t,
+    from,
+    'POST',
+    '/rest/v1/iam/sessions',
+    { domain: 'master', login: 'admin', pwd, session_type: 'token' },
+    headers,
+  )
 
 describe('per client address', () => {
   test('5 failures within 3 minutes ban the address, even for correct credentials; other addresses are unaffected', async () => {
@@ -62,8 +83,15 @@ describe('per client address', () => {
   })
 
   test('requests naming a session that does not exist count as failures', async () => {
-    for (let i = 0; i < 3; i++) expect((await send(a, '127.0.0.3', 'GET', '/rest/v1/user/info', undefined, { cookie: 'RSession=made-up' })).status).toBe(401)
-    for (let i = 0; i < 2; i++) expect((await send(a, '127.0.0.3', 'GET', '/rest/v1/user/info', undefined, { authorization: 'Bearer guessed' })).status).toBe(401)
+    for (let i = 0; i < 3; i++)
+      expect(
+        (await send(a, '127.0.0.3', 'GET', '/rest/v1/user/info', undefined, { cookie: 'RSession=made-up' })).status,
+      ).toBe(401)
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await send(a, '127.0.0.3', 'GET', '/rest/v1/user/info', undefined, { authorization: 'Bearer guessed' }))
+          .status,
+      ).toBe(401)
     expect((await login(a, '127.0.0.3', ADMIN_PASSWORD)).status).toBe(429)
     // a request without any session id is not a failure
     expect((await send(a, '127.0.0.4', 'GET', '/rest/v1/user/info')).status).toBe(401)
@@ -79,7 +107,9 @@ describe('TRUST_PROXY', () => {
     expect((await login(trusting, '127.0.0.5', ADMIN_PASSWORD, { 'x-forwarded-for': '203.0.113.8' })).status).toBe(200)
     // an untrusted peer's X-Forwarded-For is ignored: its own address is what counts
     for (let i = 0; i < 5; i++) await login(trusting, '127.0.0.6', 'wrong', { 'x-forwarded-for': `198.51.100.${i}` })
-    expect((await login(trusting, '127.0.0.6', ADMIN_PASSWORD, { 'x-forwarded-for': '198.51.100.99' })).status).toBe(429)
+    expect((await login(trusting, '127.0.0.6', ADMIN_PASSWORD, { 'x-forwarded-for': '198.51.100.99' })).status).toBe(
+      429,
+    )
     await trusting.close()
   })
 })

@@ -29,7 +29,11 @@ beforeAll(async () => {
       ws.send(`echo:${typeof message === 'string' ? message : JSON.stringify(message)}`)
     },
   })
-  gw = await startGateway(app, { host: '127.0.0.1', port: 0, maxBodyBytes: 64 * 1024 * 1024 }, { headTimeoutMs: HEAD_TIMEOUT_MS })
+  gw = await startGateway(
+    app,
+    { host: '127.0.0.1', port: 0, maxBodyBytes: 64 * 1024 * 1024 },
+    { headTimeoutMs: HEAD_TIMEOUT_MS },
+  )
 })
 afterAll(async () => {
   await gw.stop()
@@ -84,18 +88,33 @@ describe('framing passes through', () => {
 
   test('three pipelined requests in one write are answered in order', async () => {
     const c = await open()
-    c.write(httpRequest('LOOKUP', '/echo', {}, '"abc"') + httpRequest('POST', '/echo', {}, '{"x":1}') + httpRequest('GET', '/echo'))
+    c.write(
+      httpRequest('LOOKUP', '/echo', {}, '"abc"') +
+        httpRequest('POST', '/echo', {}, '{"x":1}') +
+        httpRequest('GET', '/echo'),
+    )
     const rs = await c.responses(3)
-    expect(rs.map((r) => [json(r).method, json(r).bytes])).toEqual([['LOOKUP', 5], ['POST', 7], ['GET', 0]])
+    expect(rs.map((r) => [json(r).method, json(r).bytes])).toEqual([
+      ['LOOKUP', 5],
+      ['POST', 7],
+      ['GET', 0],
+    ])
     c.end()
   })
 
   test('a chunked SYNC body in small TCP pieces, with a chunk extension, then a GET', async () => {
     const c = await open()
     const body = '5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\n\r\n'
-    await c.trickle(`SYNC /echo HTTP/1.1\r\nhost: test.local\r\ntransfer-encoding: chunked\r\n\r\n${body}${httpRequest('GET', '/echo')}`, 7, 1)
+    await c.trickle(
+      `SYNC /echo HTTP/1.1\r\nhost: test.local\r\ntransfer-encoding: chunked\r\n\r\n${body}${httpRequest('GET', '/echo')}`,
+      7,
+      1,
+    )
     const rs = await c.responses(2)
-    expect(rs.map((r) => [json(r).method, json(r).bytes])).toEqual([['SYNC', 11], ['GET', 0]])
+    expect(rs.map((r) => [json(r).method, json(r).bytes])).toEqual([
+      ['SYNC', 11],
+      ['GET', 0],
+    ])
     c.end()
   })
 
@@ -110,7 +129,10 @@ describe('framing passes through', () => {
     const c = await open()
     c.write(httpRequest('LOOKUP', '/echo', {}, `"${'x'.repeat(4 * 1024 * 1024)}"`) + httpRequest('GET', '/echo'))
     const rs = await c.responses(2, 10_000)
-    expect(rs.map((r) => [json(r).method, json(r).bytes])).toEqual([['LOOKUP', 4 * 1024 * 1024 + 2], ['GET', 0]])
+    expect(rs.map((r) => [json(r).method, json(r).bytes])).toEqual([
+      ['LOOKUP', 4 * 1024 * 1024 + 2],
+      ['GET', 0],
+    ])
     c.end()
   })
 
@@ -144,7 +166,14 @@ describe('websocket', () => {
     const c = await open()
     c.write(httpRequest('GET', '/echo'))
     await c.responses(1)
-    c.write(httpRequest('GET', '/ws', { upgrade: 'websocket', connection: 'upgrade', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-version': '13' }))
+    c.write(
+      httpRequest('GET', '/ws', {
+        upgrade: 'websocket',
+        connection: 'upgrade',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'sec-websocket-version': '13',
+      }),
+    )
     c.write(httpRequest('LOOKUP', '/echo', {}, '"after"'))
     const rs = await c.responses(3)
     expect(rs[1]!.status).not.toBe(101)
@@ -165,11 +194,14 @@ describe('refused', () => {
   test('whitespace before the colon', () => refused('GET /echo HTTP/1.1\r\nhost : x\r\n\r\n', 400))
   test('Content-Length and Transfer-Encoding together', () =>
     refused('POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n', 400))
-  test('two Content-Length headers', () => refused('POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\ncontent-length: 1\r\n\r\nx', 400))
+  test('two Content-Length headers', () =>
+    refused('POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\ncontent-length: 1\r\n\r\nx', 400))
   test('obsolete line folding', () => refused('GET /echo HTTP/1.1\r\nhost: x\r\nx-a: 1\r\n  folded\r\n\r\n', 400))
   test('a bare LF in the head', () => refused('GET /echo HTTP/1.1\nhost: x\r\n\r\n', 400))
-  test('a transfer coding other than chunked', () => refused('POST /echo HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip\r\n\r\n', 400))
-  test('a head larger than the limit: 431', () => refused(`GET /echo HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(MAX_HEAD_BYTES)}\r\n\r\n`, 431))
+  test('a transfer coding other than chunked', () =>
+    refused('POST /echo HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip\r\n\r\n', 400))
+  test('a head larger than the limit: 431', () =>
+    refused(`GET /echo HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(MAX_HEAD_BYTES)}\r\n\r\n`, 431))
   test('requests already forwarded are answered before the 400', async () => {
     const c = await open()
     c.write(httpRequest('LOOKUP', '/echo', {}, '"ok"') + 'GET /echo HTTP/1.1\r\nbad header\r\n\r\n')

@@ -17,10 +17,19 @@ export async function startMailCapture() {
     hostname: '127.0.0.1',
     port: 0,
     async fetch(req) {
-      if (req.method !== 'POST' || new URL(req.url).pathname !== '/emails') return new Response('not found', { status: 404 })
-      if (failing) return Response.json({ name: 'internal_server_error', message: 'capture server told to fail', statusCode: 500 }, { status: 500 })
+      if (req.method !== 'POST' || new URL(req.url).pathname !== '/emails')
+        return new Response('not found', { status: 404 })
+      if (failing)
+        return Response.json(
+          { name: 'internal_server_error', message: 'capture server told to fail', statusCode: 500 },
+          { status: 500 },
+        )
       const body = (await req.json()) as Omit<CapturedMail, 'authorization' | 'idempotencyKey'>
-      mails.push({ ...body, authorization: req.headers.get('authorization'), idempotencyKey: req.headers.get('idempotency-key') })
+      mails.push({
+        ...body,
+        authorization: req.headers.get('authorization'),
+        idempotencyKey: req.headers.get('idempotency-key'),
+      })
       return Response.json({ id: `captured-${mails.length}` })
     },
   })

@@ -107,6 +107,12 @@ export class RawClient {
 
 /** One request line + headers + optional body, as bytes a server reads. */
 export function httpRequest(method: string, path: string, headers: Record<string, string> = {}, body?: string): string {
-  const h = { host: 'test.local', ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) }
-  return `${method} ${path} HTTP/1.1\r\n${Object.entries(h).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body ?? ''}`
+  const h = {
+    host: 'test.local',
+    ...headers,
+    ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}),
+  }
+  return `${method} ${path} HTTP/1.1\r\n${Object.entries(h)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\r\n')}\r\n\r\n${body ?? ''}`
 }

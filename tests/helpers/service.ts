@@ -59,8 +59,19 @@ export async function testService(options: TestOptions = {}) {
     kv = r.kv
     cleanupKv = r.cleanup
   }
-  const config = loadConfig({ DATA_DIR: dir, ADMIN_PASSWORD, PORT: '0', LOG_LEVEL: process.env.LOG_LEVEL, ...options.env })
-  const service: Service = await startService(config, routes, { kv, clock, listen: options.listen ?? false, log: options.log })
+  const config = loadConfig({
+    DATA_DIR: dir,
+    ADMIN_PASSWORD,
+    PORT: '0',
+    LOG_LEVEL: process.env.LOG_LEVEL,
+    ...options.env,
+  })
+  const service: Service = await startService(config, routes, {
+    kv,
+    clock,
+    listen: options.listen ?? false,
+    log: options.log,
+  })
   const { deps, app } = service
   const master = (await findMasterDomain(deps.db))!
 
@@ -93,7 +104,12 @@ export async function testService(options: TestOptions = {}) {
     return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers, text }
   }
 
-  async function login(domain: string, login: string, pwd: string, sessionType: 'cookie' | 'token' = 'token'): Promise<string> {
+  async function login(
+    domain: string,
+    login: string,
+    pwd: string,
+    sessionType: 'cookie' | 'token' = 'token',
+  ): Promise<string> {
     const res = await call('POST', '/rest/v1/iam/sessions', { body: { domain, login, pwd, session_type: sessionType } })
     if (sessionType === 'token') {
       if (res.status !== 200) throw new Error(`login failed: ${res.status} ${res.text}`)
@@ -104,12 +120,19 @@ export async function testService(options: TestOptions = {}) {
     return cookie
   }
 
-  const system = (domain: string) => ({ domain, now: new Date(clock.now()).toISOString(), actor: SYSTEM_ACTOR, requestId: 'test' })
+  const system = (domain: string) => ({
+    domain,
+    now: new Date(clock.now()).toISOString(),
+    actor: SYSTEM_ACTOR,
+    requestId: 'test',
+  })
 
   /** A working domain below the master domain, created directly in storage. */
   async function createDomain(name: string, opts: Doc = {}): Promise<{ id: string; name: string }> {
     const id = Bun.randomUUIDv7()
-    await deps.repo(domainsTable).create(system(master.id), { id, name, opts: { title: name, isblocked: false, ...opts } })
+    await deps
+      .repo(domainsTable)
+      .create(system(master.id), { id, name, opts: { title: name, isblocked: false, ...opts } })
     return { id, name }
   }
 
@@ -118,7 +141,9 @@ export async function testService(options: TestOptions = {}) {
     const id = Bun.randomUUIDv7()
     const hash = await hashPassword(pwd)
     await deps.db.write(function* () {
-      yield* deps.repo(usersTable).insert(system(domainId), { id, login, name: login, groups: [], roles, opts: {} }, { pwd_hash: hash })
+      yield* deps
+        .repo(usersTable)
+        .insert(system(domainId), { id, login, name: login, groups: [], roles, opts: {} }, { pwd_hash: hash })
       yield* rebuildCaches(domainId)
     })
     await deps.access.invalidate(domainId)
@@ -135,9 +160,17 @@ export async function testService(options: TestOptions = {}) {
 
   /** Journal rows of a domain, newest last. */
   async function journal(domainId: string) {
-    const rows = await deps.db.all('SELECT cmdtype, objtype, objid, fields, obj, modifiername FROM journal WHERE domain = ? ORDER BY seq', [domainId])
+    const rows = await deps.db.all(
+      'SELECT cmdtype, objtype, objid, fields, obj, modifiername FROM journal WHERE domain = ? ORDER BY seq',
+      [domainId],
+    )
     return rows.map(([cmdtype, objtype, objid, fields, obj, modifiername]) => ({
-      cmdtype, objtype, objid, fields, obj: JSON.parse(obj as string), modifiername,
+      cmdtype,
+      objtype,
+      objid,
+      fields,
+      obj: JSON.parse(obj as string),
+      modifiername,
     }))
   }
 

@@ -15,24 +15,38 @@ afterAll(() => t.close())
 
 describe('X-Request-Id', () => {
   test('a sane id from the client is echoed; otherwise one is generated', async () => {
-    const given = await t.request('GET', '/rest/v1/reference/extobjs', { token, headers: { 'x-request-id': 'abc-123.x' } })
+    const given = await t.request('GET', '/rest/v1/reference/extobjs', {
+      token,
+      headers: { 'x-request-id': 'abc-123.x' },
+    })
     expect(given.headers.get('x-request-id')).toBe('abc-123.x')
     const none = await t.request('GET', '/rest/v1/reference/extobjs', { token })
     const generated = /^[0-9a-f]{8}-[0-9a-z]+$/
     expect(none.headers.get('x-request-id')).toMatch(generated)
     const again = await t.request('GET', '/rest/v1/reference/extobjs', { token })
     expect(again.headers.get('x-request-id')).not.toBe(none.headers.get('x-request-id'))
-    const insane = await t.request('GET', '/rest/v1/reference/extobjs', { token, headers: { 'x-request-id': 'x'.repeat(200) } })
+    const insane = await t.request('GET', '/rest/v1/reference/extobjs', {
+      token,
+      headers: { 'x-request-id': 'x'.repeat(200) },
+    })
     expect(insane.headers.get('x-request-id')).toMatch(generated)
   })
   test('errors, 404 and 405 carry it too', async () => {
-    for (const [method, path] of [['GET', '/rest/v1/reference/extobjs'], ['GET', '/nowhere'], ['PUT', '/rest/v1/reference/extobjs']]) {
+    for (const [method, path] of [
+      ['GET', '/rest/v1/reference/extobjs'],
+      ['GET', '/nowhere'],
+      ['PUT', '/rest/v1/reference/extobjs'],
+    ]) {
       const res = await t.request(method!, path!, { headers: { 'x-request-id': 'req-42' } })
       expect(res.headers.get('x-request-id')).toBe('req-42')
     }
   })
   test('the journal records the request id of the write', async () => {
-    await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type: 'rid' }, headers: { 'x-request-id': 'write-77' } })
+    await t.call('POST', '/rest/v1/reference/extobjs', {
+      token,
+      body: { type: 'rid' },
+      headers: { 'x-request-id': 'write-77' },
+    })
     expect(await t.deps.db.get('SELECT request_id FROM journal ORDER BY seq DESC LIMIT 1')).toEqual(['write-77'])
   })
 })
@@ -46,7 +60,10 @@ describe('bodies', () => {
     expect(res.body.error_details).toEqual({ field: 'body' })
   })
   test('invalid UTF-8 is a 400', async () => {
-    const res = await t.call('POST', '/rest/v1/reference/extobjs', { token, raw: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]) })
+    const res = await t.call('POST', '/rest/v1/reference/extobjs', {
+      token,
+      raw: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
+    })
     expect(res.status).toBe(400)
     expect(res.body.error_message).toContain('UTF-8')
   })
@@ -63,7 +80,11 @@ describe('bodies', () => {
       },
     })
     const chunked = await t.app.handle(
-      new Request('http://test.local/rest/v1/reference/extobjs', { method: 'POST', body: stream, headers: { authorization: `Bearer ${token}` } }),
+      new Request('http://test.local/rest/v1/reference/extobjs', {
+        method: 'POST',
+        body: stream,
+        headers: { authorization: `Bearer ${token}` },
+      }),
     )
     expect(chunked.status).toBe(413)
   })
@@ -118,7 +139,9 @@ describe('method override', () => {
   test('any other override value is a 400 naming the header', async () => {
     const res = await raw('POST', 'DELETE')
     expect(res.status).toBe(400)
-    expect(((await res.json()) as { error_details: unknown }).error_details).toEqual({ field: 'X-HTTP-Method-Override' })
+    expect(((await res.json()) as { error_details: unknown }).error_details).toEqual({
+      field: 'X-HTTP-Method-Override',
+    })
   })
   test('an override on another method than POST is a 400', async () => {
     const res = await raw('GET', 'LOOKUP')

@@ -11,16 +11,46 @@ beforeAll(async () => {
   t = await testService()
   await t.createDomain('fuzz.master')
   tokens = { master: await t.login('master', 'admin', 'admin-Secret_1'), working: await t.adminIn('fuzz.master') }
-  await t.call('POST', '/rest/v1/design/classes', { token: tokens.working, body: { classname: 'fz/a', properties: [{ name: 'x', data_type: 'int' }] } })
+  await t.call('POST', '/rest/v1/design/classes', {
+    token: tokens.working,
+    body: { classname: 'fz/a', properties: [{ name: 'x', data_type: 'int' }] },
+  })
 })
 afterAll(() => t.close())
 
-const BODIES: (string | undefined)[] = [undefined, '', '{', 'null', '[]', '"s"', '1e999', '{"id":"zz"}', '{"a":{"b":{"c":[1,{"d":null}]}}}', JSON.stringify({ x: 'y'.repeat(5000) }), '\u0000']
-const QUERIES = ['', '?filter=[', '?filter={"a":{"b":1}}', '?filter=["==",["property"]]', '?mask=%', '?mask=a..b', '?order=[{}]', '?limit=-1', '?offset=1e99', '?flat=maybe', '?params={"dtstart":"x"}', '?interval=["b","a"]', '?attachment=x']
+const BODIES: (string | undefined)[] = [
+  undefined,
+  '',
+  '{',
+  'null',
+  '[]',
+  '"s"',
+  '1e999',
+  '{"id":"zz"}',
+  '{"a":{"b":{"c":[1,{"d":null}]}}}',
+  JSON.stringify({ x: 'y'.repeat(5000) }),
+  '\u0000',
+]
+const QUERIES = [
+  '',
+  '?filter=[',
+  '?filter={"a":{"b":1}}',
+  '?filter=["==",["property"]]',
+  '?mask=%',
+  '?mask=a..b',
+  '?order=[{}]',
+  '?limit=-1',
+  '?offset=1e99',
+  '?flat=maybe',
+  '?params={"dtstart":"x"}',
+  '?interval=["b","a"]',
+  '?attachment=x',
+]
 const IDS = ['x', '00000000-0000-0000-0000-000000000000', '%E0%A4%A', '..%2F..%2Fetc', '2026-13-45', 'a'.repeat(300)]
 
 function pathsOf(url: string): string[] {
-  if (url.endsWith('/*')) return [url.replace('/*', '/fz/a'), url.replace('/*', '/fz/a/x'), url.replace('/*', '/nope/2026-01-01/x')]
+  if (url.endsWith('/*'))
+    return [url.replace('/*', '/fz/a'), url.replace('/*', '/fz/a/x'), url.replace('/*', '/nope/2026-01-01/x')]
   if (!url.includes(':')) return [url]
   return IDS.map((id) => url.replace(/:\w+/g, id))
 }
@@ -31,7 +61,9 @@ test('no route answers 500 to bad input', async () => {
   let unauthenticated = 0
   for (const route of routes) {
     // ending the session would leave the rest of the sweep unauthenticated
-    for (const method of METHODS.filter((m) => route.module[m] && !(m === 'DELETE' && route.url === '/rest/v1/iam/sessions/current'))) {
+    for (const method of METHODS.filter(
+      (m) => route.module[m] && !(m === 'DELETE' && route.url === '/rest/v1/iam/sessions/current'),
+    )) {
       for (const path of pathsOf(route.url)) {
         for (const [who, token] of Object.entries(tokens)) {
           for (const query of QUERIES) {
@@ -39,7 +71,10 @@ test('no route answers 500 to bad input', async () => {
               const res = await t.request(method, path + query, { token, raw: body })
               calls++
               if (res.status === 401) unauthenticated++
-              if (res.status >= 500) failures.push(`${res.status} ${method} ${path}${query} as ${who} body=${JSON.stringify(body)?.slice(0, 40)}: ${(await res.text()).slice(0, 120)}`)
+              if (res.status >= 500)
+                failures.push(
+                  `${res.status} ${method} ${path}${query} as ${who} body=${JSON.stringify(body)?.slice(0, 40)}: ${(await res.text()).slice(0, 120)}`,
+                )
             }
           }
         }

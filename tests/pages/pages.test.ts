@@ -16,7 +16,10 @@ beforeAll(async () => {
   t = await testService({ listen: true, env: { RESEND_API_KEY: 're_test', RESEND_BASE_URL: capture.url } })
   await t.createDomain('web.master')
   admin = await t.adminIn('web.master')
-  await t.call('POST', '/rest/v1/domain/users', { token: admin, body: { login: 'ann', name: 'Ann', pwd: 'ann-Pass1', opts: { email: 'ann@example.com' } } })
+  await t.call('POST', '/rest/v1/domain/users', {
+    token: admin,
+    body: { login: 'ann', name: 'Ann', pwd: 'ann-Pass1', opts: { email: 'ann@example.com' } },
+  })
   browser = await launchBrowser()
 })
 afterAll(async () => {
@@ -57,10 +60,14 @@ async function signInOnPage(domain: string, login: string, pwd: string): Promise
 describe('sign in', () => {
   test('a wrong password is said plainly; the right one signs in and shows who is signed in', async () => {
     const wrong = await signInOnPage('web.master', 'ann', 'nope')
-    expect(await textOf(wrong.getByRole('status'), 'invalid domain, login or password')).toBe('invalid domain, login or password')
+    expect(await textOf(wrong.getByRole('status'), 'invalid domain, login or password')).toBe(
+      'invalid domain, login or password',
+    )
     expect(await wrong.getByLabel('Password').getAttribute('aria-invalid')).toBeNull()
     const page = await signInOnPage('web.master', 'ann', 'ann-Pass1')
-    expect(await textOf(page.locator('#whoami'), 'Signed in as Ann (ann) in web.master.')).toBe('Signed in as Ann (ann) in web.master.')
+    expect(await textOf(page.locator('#whoami'), 'Signed in as Ann (ann) in web.master.')).toBe(
+      'Signed in as Ann (ann) in web.master.',
+    )
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByRole('button', { name: 'Sign in' }).waitFor({ state: 'visible' })
   })
@@ -79,9 +86,13 @@ describe('mailed links', () => {
     expect(await textOf(page.getByRole('status'), 'The two passwords differ.')).toBe('The two passwords differ.')
     await page.getByLabel('Repeat the new password').fill('ann-Pass2')
     await page.getByRole('button', { name: 'Set the password' }).click()
-    expect(await textOf(page.getByRole('status'), 'Your password is set.')).toBe('Your password is set. You can sign in with it now.')
+    expect(await textOf(page.getByRole('status'), 'Your password is set.')).toBe(
+      'Your password is set. You can sign in with it now.',
+    )
     const signedIn = await signInOnPage('web.master', 'ann', 'ann-Pass2')
-    expect(await textOf(signedIn.locator('#whoami'), 'Signed in as Ann (ann) in web.master.')).toBe('Signed in as Ann (ann) in web.master.')
+    expect(await textOf(signedIn.locator('#whoami'), 'Signed in as Ann (ann) in web.master.')).toBe(
+      'Signed in as Ann (ann) in web.master.',
+    )
   })
 
   test('a policy violation is shown at the field', async () => {
@@ -90,12 +101,19 @@ describe('mailed links', () => {
     await page.getByLabel('New password', { exact: true }).fill('has spaces in it')
     await page.getByLabel('Repeat the new password').fill('has spaces in it')
     await page.getByRole('button', { name: 'Set the password' }).click()
-    expect(await textOf(page.getByRole('status'), 'password may contain only A-Z a-z 0-9 and _ - . ~ !')).toBe('password may contain only A-Z a-z 0-9 and _ - . ~ !')
+    expect(await textOf(page.getByRole('status'), 'password may contain only A-Z a-z 0-9 and _ - . ~ !')).toBe(
+      'password may contain only A-Z a-z 0-9 and _ - . ~ !',
+    )
     expect(await page.getByLabel('New password', { exact: true }).getAttribute('aria-invalid')).toBe('true')
   })
 
   test('invitation: open the link, choose login, name and password, sign in', async () => {
-    const bob = (await t.call('POST', '/rest/v1/domain/users', { token: admin, body: { login: 'bob', opts: { email: 'bob@example.com' } } })).body.id
+    const bob = (
+      await t.call('POST', '/rest/v1/domain/users', {
+        token: admin,
+        body: { login: 'bob', opts: { email: 'bob@example.com' } },
+      })
+    ).body.id
     expect((await t.call('POST', '/rest/v1/iam/invites', { token: admin, body: { userid: bob } })).status).toBe(200)
     const page = await open(lastLink('bob@example.com'))
     await page.getByLabel('Login (optional)').fill('robert')
@@ -103,9 +121,13 @@ describe('mailed links', () => {
     await page.getByLabel('Password', { exact: true }).fill('bob-Pass1')
     await page.getByLabel('Repeat the new password').fill('bob-Pass1')
     await page.getByRole('button', { name: 'Accept' }).click()
-    expect(await textOf(page.getByRole('status'), 'Welcome! Your account is ready. You can sign in now.')).toBe('Welcome! Your account is ready. You can sign in now.')
+    expect(await textOf(page.getByRole('status'), 'Welcome! Your account is ready. You can sign in now.')).toBe(
+      'Welcome! Your account is ready. You can sign in now.',
+    )
     const signedIn = await signInOnPage('web.master', 'robert', 'bob-Pass1')
-    expect(await textOf(signedIn.locator('#whoami'), 'Signed in as Robert (robert) in web.master.')).toBe('Signed in as Robert (robert) in web.master.')
+    expect(await textOf(signedIn.locator('#whoami'), 'Signed in as Robert (robert) in web.master.')).toBe(
+      'Signed in as Robert (robert) in web.master.',
+    )
   })
 
   test('self-registration: register on the page, open the confirmation link, choose a password, sign in', async () => {
@@ -116,19 +138,27 @@ describe('mailed links', () => {
     await page.getByLabel('Name').fill('Cleo')
     await page.getByLabel('E-mail address').fill('cleo@example.com')
     await page.getByRole('button', { name: 'Register' }).click()
-    expect(await textOf(page.getByRole('status'), 'Check your e-mail: the confirmation link is valid for one day.')).toBe('Check your e-mail: the confirmation link is valid for one day.')
+    expect(
+      await textOf(page.getByRole('status'), 'Check your e-mail: the confirmation link is valid for one day.'),
+    ).toBe('Check your e-mail: the confirmation link is valid for one day.')
     const confirm = await open(lastLink('cleo@example.com'))
     await confirm.getByLabel('Password', { exact: true }).fill('cleo-Pass1')
     await confirm.getByLabel('Repeat the new password').fill('cleo-Pass1')
     await confirm.getByRole('button', { name: 'Create the account' }).click()
-    expect(await textOf(confirm.getByRole('status'), 'Your account is ready. You can sign in now.')).toBe('Your account is ready. You can sign in now.')
+    expect(await textOf(confirm.getByRole('status'), 'Your account is ready. You can sign in now.')).toBe(
+      'Your account is ready. You can sign in now.',
+    )
     const signedIn = await signInOnPage('web.master', 'cleo', 'cleo-Pass1')
-    expect(await textOf(signedIn.locator('#whoami'), 'Signed in as Cleo (cleo) in web.master.')).toBe('Signed in as Cleo (cleo) in web.master.')
+    expect(await textOf(signedIn.locator('#whoami'), 'Signed in as Cleo (cleo) in web.master.')).toBe(
+      'Signed in as Cleo (cleo) in web.master.',
+    )
   })
 
   test('a link without its id says so instead of showing the form', async () => {
     const page = await open('/pages/reset-password')
-    expect(await textOf(page.getByRole('status'), 'This link is incomplete. Open the whole link from your e-mail.')).toBe('This link is incomplete. Open the whole link from your e-mail.')
+    expect(
+      await textOf(page.getByRole('status'), 'This link is incomplete. Open the whole link from your e-mail.'),
+    ).toBe('This link is incomplete. Open the whole link from your e-mail.')
     expect(await page.locator('form').isHidden()).toBe(true)
   })
 })
@@ -140,5 +170,6 @@ test('pages carry a strict content security policy and no referrer', async () =>
   expect(res.headers.get('referrer-policy')).toBe('no-referrer')
   const html = await res.text()
   expect(html).not.toMatch(/https?:\/\//) // no external assets
-  for (const id of (html.match(/<input id="([^"]+)"/g) ?? []).map((m) => m.slice(11, -1))) expect(html).toContain(`<label for="${id}">`)
+  for (const id of (html.match(/<input id="([^"]+)"/g) ?? []).map((m) => m.slice(11, -1)))
+    expect(html).toContain(`<label for="${id}">`)
 })

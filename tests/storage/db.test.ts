@@ -27,7 +27,10 @@ for (const [name, open] of drivers) {
     test('reads return positional rows', async () => {
       const db = await fresh()
       await db.run('INSERT INTO t VALUES (?, ?), (?, ?)', ['a', 1, 'b', 2])
-      expect(await db.all('SELECT k, v FROM t ORDER BY k')).toEqual([['a', 1], ['b', 2]])
+      expect(await db.all('SELECT k, v FROM t ORDER BY k')).toEqual([
+        ['a', 1],
+        ['b', 2],
+      ])
       expect(await db.get('SELECT v FROM t WHERE k = ?', ['b'])).toEqual([2])
       expect(await db.get('SELECT v FROM t WHERE k = ?', ['zz'])).toBeUndefined()
       expect((await db.run('UPDATE t SET v = v + 1')).changes).toBe(2)
@@ -43,7 +46,10 @@ for (const [name, open] of drivers) {
         return 'done'
       })
       expect(result).toBe('done')
-      expect(await db.all('SELECT k, v FROM t ORDER BY k')).toEqual([['a', 1], ['b', 2]])
+      expect(await db.all('SELECT k, v FROM t ORDER BY k')).toEqual([
+        ['a', 1],
+        ['b', 2],
+      ])
       await db.close()
     })
 

@@ -17,7 +17,11 @@ const subjects: [string, () => Promise<Subject>][] = [
     'memory',
     async () => {
       const clock = new ManualClock()
-      return { kv: createMemoryKv({ now: () => clock.now() }), pass: async (ms) => clock.advance(ms), cleanup: async () => {} }
+      return {
+        kv: createMemoryKv({ now: () => clock.now() }),
+        pass: async (ms) => clock.advance(ms),
+        cleanup: async () => {},
+      }
     },
   ],
   [

@@ -29,8 +29,15 @@ beforeAll(async () => {
     { id: 'c', code: 'beta', name: 'third', n: 3, flag: true, opts: { title: '100%' } },
     { id: 'd', code: 'gamma_x', name: 'fourth', n: 3 },
   ]
-  for (const r of rows) await repo.create({ domain: 'd', now: '2026-01-01T00:00:00.000Z', actor: { id: 'x', name: 'x' }, requestId: 'r' }, r)
-  await repo.create({ domain: 'other', now: '2026-01-01T00:00:00.000Z', actor: { id: 'x', name: 'x' }, requestId: 'r' }, { id: 'z', code: 'Alpha', n: 1 })
+  for (const r of rows)
+    await repo.create(
+      { domain: 'd', now: '2026-01-01T00:00:00.000Z', actor: { id: 'x', name: 'x' }, requestId: 'r' },
+      r,
+    )
+  await repo.create(
+    { domain: 'other', now: '2026-01-01T00:00:00.000Z', actor: { id: 'x', name: 'x' }, requestId: 'r' },
+    { id: 'z', code: 'Alpha', n: 1 },
+  )
 })
 afterAll(async () => {
   await db.close()
@@ -61,7 +68,11 @@ describe('filter', () => {
     ['like _ matches one character', ['like', prop('code'), 'bet_'], ['c']],
     ['like treats * and ? literally', ['like', prop('code'), 'gamma*'], []],
     ['ilike ignores case', ['ilike', prop('code'), 'AL%'], ['a', 'b']],
-    ['and, or, not', ['and', ['or', ['==', prop('n'), 1], ['==', prop('n'), 3]], ['not', ['==', prop('code'), 'beta']]], ['a', 'd']],
+    [
+      'and, or, not',
+      ['and', ['or', ['==', prop('n'), 1], ['==', prop('n'), 3]], ['not', ['==', prop('code'), 'beta']]],
+      ['a', 'd'],
+    ],
   ]
   for (const [name, expr, expected] of cases) test(name, async () => expect(await ids(f(expr))).toEqual(expected))
 
@@ -80,7 +91,10 @@ describe('order and paging', () => {
   })
   test('ties keep a stable order across pages', async () => {
     const all = await ids({ order: '["flag"]' })
-    const paged = [...(await ids({ order: '["flag"]', limit: '2' })), ...(await ids({ order: '["flag"]', offset: '2', limit: '2' }))]
+    const paged = [
+      ...(await ids({ order: '["flag"]', limit: '2' })),
+      ...(await ids({ order: '["flag"]', offset: '2', limit: '2' })),
+    ]
     expect(paged).toEqual(all)
   })
 })

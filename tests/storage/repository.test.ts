@@ -15,15 +15,36 @@ const dir = mkdtempSync(join(tmpdir(), 'platform-repo-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const projects: TableSpec = { table: 'projects', objtype: 'project', columns: { code: 'code' } }
-const users: TableSpec = { table: 'users', objtype: 'user', columns: { login: 'login' }, hidden: { pwd_hash: 'pwd' }, secrets: ['secret'] }
-const ctx = (domain: string, now = '2026-01-01T00:00:00.000Z'): WriteContext => ({ domain, now, actor: { id: 'u1', name: 'Ann' }, requestId: 'req-1' })
+const users: TableSpec = {
+  table: 'users',
+  objtype: 'user',
+  columns: { login: 'login' },
+  hidden: { pwd_hash: 'pwd' },
+  secrets: ['secret'],
+}
+const ctx = (domain: string, now = '2026-01-01T00:00:00.000Z'): WriteContext => ({
+  domain,
+  now,
+  actor: { id: 'u1', name: 'Ann' },
+  requestId: 'req-1',
+})
 
 async function journal(db: Db) {
-  return (await db.all('SELECT domain, cmdtype, objtype, objid, fields, obj, modifierid, modifiername, request_id FROM journal ORDER BY seq')).map(
-    ([domain, cmdtype, objtype, objid, fields, obj, modifierid, modifiername, request_id]) => ({
-      domain, cmdtype, objtype, objid, fields, obj: JSON.parse(obj as string), modifierid, modifiername, request_id,
-    }),
-  )
+  return (
+    await db.all(
+      'SELECT domain, cmdtype, objtype, objid, fields, obj, modifierid, modifiername, request_id FROM journal ORDER BY seq',
+    )
+  ).map(([domain, cmdtype, objtype, objid, fields, obj, modifierid, modifiername, request_id]) => ({
+    domain,
+    cmdtype,
+    objtype,
+    objid,
+    fields,
+    obj: JSON.parse(obj as string),
+    modifierid,
+    modifiername,
+    request_id,
+  }))
 }
 
 for (const [name, open] of [
@@ -41,11 +62,26 @@ for (const [name, open] of [
       const db = await fresh()
       const repo = new Repository(db, projects)
       const doc = await repo.create(ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
-      expect(doc).toEqual({ id: 'p1', code: 'c1', name: 'One', ext: { ct: '2026-01-01T00:00:00.000Z', lwt: '2026-01-01T00:00:00.000Z' } })
+      expect(doc).toEqual({
+        id: 'p1',
+        code: 'c1',
+        name: 'One',
+        ext: { ct: '2026-01-01T00:00:00.000Z', lwt: '2026-01-01T00:00:00.000Z' },
+      })
       expect(await repo.get('d1', 'p1')).toEqual(doc)
       expect(await db.get('SELECT code, version FROM projects WHERE id = ?', ['p1'])).toEqual(['c1', 1])
       expect(await journal(db)).toEqual([
-        { domain: 'd1', cmdtype: 'create', objtype: 'project', objid: 'p1', fields: null, obj: doc, modifierid: 'u1', modifiername: 'Ann', request_id: 'req-1' },
+        {
+          domain: 'd1',
+          cmdtype: 'create',
+          objtype: 'project',
+          objid: 'p1',
+          fields: null,
+          obj: doc,
+          modifierid: 'u1',
+          modifiername: 'Ann',
+          request_id: 'req-1',
+        },
       ])
       await db.close()
     })
@@ -54,12 +90,19 @@ for (const [name, open] of [
       const db = await fresh()
       const repo = new Repository(db, projects)
       await repo.create(ctx('d1'), { id: 'p1', code: 'c1', name: 'One', opts: { title: 't' } })
-      const after = await repo.modify(ctx('d1', '2026-01-02T00:00:00.000Z'), 'p1', (d) => ({ ...d, name: 'Uno', opts: { title: 't2', comment: 'c' } }))
+      const after = await repo.modify(ctx('d1', '2026-01-02T00:00:00.000Z'), 'p1', (d) => ({
+        ...d,
+        name: 'Uno',
+        opts: { title: 't2', comment: 'c' },
+      }))
       expect(after?.ext).toEqual({ ct: '2026-01-01T00:00:00.000Z', lwt: '2026-01-02T00:00:00.000Z' })
       const same = await repo.modify(ctx('d1', '2026-01-03T00:00:00.000Z'), 'p1', (d) => d)
       expect(same?.ext).toEqual(after?.ext)
       const records = await journal(db)
-      expect(records.map((r) => [r.cmdtype, r.fields])).toEqual([['create', null], ['update', 'name,opts.comment,opts.title']])
+      expect(records.map((r) => [r.cmdtype, r.fields])).toEqual([
+        ['create', null],
+        ['update', 'name,opts.comment,opts.title'],
+      ])
       expect(records[1]!.obj.name).toBe('Uno')
       expect(await db.get('SELECT version, lwt FROM projects')).toEqual([2, '2026-01-02T00:00:00.000Z'])
       await db.close()
@@ -72,7 +115,10 @@ for (const [name, open] of [
       expect(await repo.delete(ctx('d1'), 'p1')).toEqual(doc)
       expect(await repo.get('d1', 'p1')).toBeUndefined()
       expect(await repo.delete(ctx('d1'), 'p1')).toBeUndefined()
-      expect((await journal(db)).map((r) => [r.cmdtype, r.obj])).toEqual([['create', doc], ['delete', doc]])
+      expect((await journal(db)).map((r) => [r.cmdtype, r.obj])).toEqual([
+        ['create', doc],
+        ['delete', doc],
+      ])
       await db.close()
     })
 
@@ -128,9 +174,13 @@ for (const [name, open] of [
       const db = await fresh()
       const repo = new Repository(db, projects)
       await repo.create(ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
-      await db.run("CREATE TRIGGER journal_down BEFORE INSERT ON journal BEGIN SELECT RAISE(ABORT, 'journal unavailable'); END")
+      await db.run(
+        "CREATE TRIGGER journal_down BEFORE INSERT ON journal BEGIN SELECT RAISE(ABORT, 'journal unavailable'); END",
+      )
       await expect(repo.create(ctx('d1'), { id: 'p2', code: 'c2', name: 'Two' })).rejects.toThrow('journal unavailable')
-      await expect(repo.modify(ctx('d1'), 'p1', (d) => ({ ...d, name: 'changed' }))).rejects.toThrow('journal unavailable')
+      await expect(repo.modify(ctx('d1'), 'p1', (d) => ({ ...d, name: 'changed' }))).rejects.toThrow(
+        'journal unavailable',
+      )
       await expect(repo.delete(ctx('d1'), 'p1')).rejects.toThrow('journal unavailable')
       expect(await db.all('SELECT id, json_extract(doc, ?) FROM projects', ['$.name'])).toEqual([['p1', 'One']])
       await db.close()

@@ -20,9 +20,15 @@ const FAIL_BODY: Record<number, string> = {
   408: '{"error_code":1408,"error_message":"request head not received in time"}',
   431: '{"error_code":1431,"error_message":"request head too large"}',
 }
-const REASON: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }
+const REASON: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+}
 const failResponse = (status: number) =>
-  Buffer.from(`HTTP/1.1 ${status} ${REASON[status]}\r\ncontent-type: application/json\r\ncontent-length: ${FAIL_BODY[status]!.length}\r\nconnection: close\r\n\r\n${FAIL_BODY[status]}`)
+  Buffer.from(
+    `HTTP/1.1 ${status} ${REASON[status]}\r\ncontent-type: application/json\r\ncontent-length: ${FAIL_BODY[status]!.length}\r\nconnection: close\r\n\r\n${FAIL_BODY[status]}`,
+  )
 
 /** How long a failed connection waits for the app to answer what was already forwarded. */
 const FAIL_GRACE_MS = 2000
@@ -127,10 +133,13 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     send(c.client, c.toClient, data, c.up)
   }
 
-  const sweep = setInterval(() => {
-    const now = Date.now()
-    for (const c of waitingHeads) if (now - c.stream.partialSince > headTimeoutMs) fail(c, 408)
-  }, Math.min(1000, headTimeoutMs / 2))
+  const sweep = setInterval(
+    () => {
+      const now = Date.now()
+      for (const c of waitingHeads) if (now - c.stream.partialSince > headTimeoutMs) fail(c, 408)
+    },
+    Math.min(1000, headTimeoutMs / 2),
+  )
   sweep.unref()
 
   const listener = Bun.listen<Conn>({

@@ -36,7 +36,12 @@ export async function startGateway(
       else reject(new Error(`gateway could not listen on ${config.host}:${config.port}: ${e.data.message}`))
     }
     worker.onerror = (e) => reject(new Error(`gateway failed: ${e.message}`))
-    worker.postMessage({ hostname: config.host, port: config.port, upstream: socketPath, headTimeoutMs: options.headTimeoutMs })
+    worker.postMessage({
+      hostname: config.host,
+      port: config.port,
+      upstream: socketPath,
+      headTimeoutMs: options.headTimeoutMs,
+    })
   })
   // Without its gateway the public port is dead; exit so a supervisor restarts the whole service.
   worker.addEventListener('close', () => {

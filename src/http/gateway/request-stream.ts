@@ -20,7 +20,11 @@ export const MAX_HEAD_BYTES = 16 * 1024
 const MAX_CHUNK_SIZE_DIGITS = 15
 
 export const CUSTOM_METHODS = ['LOOKUP', 'SYNC', 'CLEAR'] as const
-const CUSTOM = CUSTOM_METHODS.map((m) => ({ name: m, token: Buffer.from(m + ' '), header: Buffer.from(`X-HTTP-Method-Override: ${m}\r\n`) }))
+const CUSTOM = CUSTOM_METHODS.map((m) => ({
+  name: m,
+  token: Buffer.from(m + ' '),
+  header: Buffer.from(`X-HTTP-Method-Override: ${m}\r\n`),
+}))
 
 /** Header names the scanner acts on, lower case. Client copies of X-Real-IP are renamed, never believed. */
 const H_CONTENT_LENGTH = Buffer.from('content-length')
@@ -65,7 +69,11 @@ function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad' {
     if (first) {
       const sp = buf.indexOf(SP, lineStart)
       if (sp < 0 || sp >= lineEnd || !TCHAR.test(buf.toString('latin1', lineStart, sp))) return 'bad'
-      head.custom = CUSTOM.find((c) => sp - lineStart + 1 === c.token.length && buf.compare(c.token, 0, c.token.length, lineStart, sp + 1) === 0) ?? null
+      head.custom =
+        CUSTOM.find(
+          (c) =>
+            sp - lineStart + 1 === c.token.length && buf.compare(c.token, 0, c.token.length, lineStart, sp + 1) === 0,
+        ) ?? null
       first = false
     } else {
       const c0 = buf[lineStart]
@@ -193,7 +201,8 @@ export class RequestStream {
           if (head.upgradeAt >= 0 && !upgrade) RENAMED_UPGRADE.copy(buf, head.upgradeAt)
           for (const at of head.realIpAt) RENAMED_REAL_IP.copy(buf, at)
           const tail = head.headEnd - 2 // the head without its final CRLF
-          if (head.custom) out.push(POST, buf.subarray(p + head.custom.name.length, tail), head.custom.header, this.realIp, CRLF)
+          if (head.custom)
+            out.push(POST, buf.subarray(p + head.custom.name.length, tail), head.custom.header, this.realIp, CRLF)
           else out.push(buf.subarray(p, tail), this.realIp, CRLF)
           p = seg = head.headEnd
           if (upgrade) {
