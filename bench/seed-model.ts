@@ -1,33 +1,41 @@
 /**
- * Seeds a model class with many records straight through the repository (the service must not be
+ * Seeds a model class with many records through the service's write path (the service must not be
  * running: it holds its database file exclusively). Used by bench/run.ts for the 100k-record list.
  * Usage: bun bench/seed-model.ts <DATA_DIR> <classname> <count>
  */
 import { join } from 'node:path'
-import { buildModels } from '~/model/registry'
+import { systemClock } from '~/clock'
+import { loadConfig } from '~/config'
+import { systemCtx } from '~/context'
+import { createDeps } from '~/deps'
+import { findMasterDomain } from '~/directory/domains'
+import { commit } from '~/entities/unit'
+import { createLogger } from '~/log'
 import { openEmbeddedDb } from '~storage/db-embedded'
-import { findMasterDomain } from '~storage/directory'
-import { classDocs } from '~storage/model-tables'
-import { Repository } from '~storage/repository'
+import { createMemoryKv } from '~storage/kv/memory'
 
 const [dataDir, classname, countArg] = process.argv.slice(2)
 const count = Number(countArg)
 const db = openEmbeddedDb(join(dataDir!, 'platform.db'))
-const master = (await findMasterDomain(db))!
-const model = buildModels(master.id, await classDocs(db, master.id)).get(classname!)!
-const repo = new Repository(db, model.table!)
-const w = {
-  domain: master.id,
-  now: new Date().toISOString(),
-  actor: { id: '00000000-0000-0000-0000-000000000000', name: 'bench', type: 'system' as const },
-  requestId: 'bench-seed',
-}
+const config = loadConfig({ DATA_DIR: dataDir })
+const deps = createDeps({
+  config,
+  db,
+  kv: createMemoryKv(),
+  clock: systemClock,
+  log: createLogger('error'),
+  routes: [],
+})
+const master = (await findMasterDomain(deps))!
+const model = (await deps.model.classes(master.id)).get(classname!)!
+const repo = deps.repo(model.table!)
+const ctx = systemCtx(deps, master.id, 'bench-seed')
 const started = performance.now()
 const BATCH = 5000
 for (let done = 0; done < count; done += BATCH) {
-  await db.write(function* () {
+  await commit(ctx, function* (u) {
     for (let i = done; i < Math.min(count, done + BATCH); i++) {
-      yield* repo.insert(w, {
+      yield* repo.insert(u.w, {
         id: Bun.randomUUIDv7(),
         name: `record ${i}`,
         kind: `k${i % 20}`,

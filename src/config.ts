@@ -56,6 +56,7 @@ const EnvSchema = v.object({
   LOG_LEVEL: v.optional(v.picklist(['error', 'warn', 'info', 'debug'], 'must be error, warn, info or debug'), 'info'),
   WEBHOOK_ALLOW_PRIVATE: v.optional(cidrList, ''),
   GATEWAY: v.optional(onOff, 'on'),
+  WORKERS: v.optional(onOff, 'on'),
   WEBAPPS_DIR: v.optional(v.string()),
   MAX_BODY_BYTES: v.optional(integer(1024, 1 << 30), String(16 * 1024 * 1024)),
   SESSION_IDLE_TIMEOUT_SEC: v.optional(integer(60, 30 * 86400), '1800'),
@@ -85,6 +86,8 @@ export interface Config {
   logLevel: 'error' | 'warn' | 'info' | 'debug'
   webhookAllowPrivate: string[]
   gateway: boolean
+  /** Whether this process runs background work (off: it serves requests only, other processes do the work). */
+  workers: boolean
   /** Metadata files of the web applications offered in the current session. */
   webappsDir: string
   maxBodyBytes: number
@@ -125,6 +128,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     gateway: e.GATEWAY === 'on',
+    workers: e.WORKERS === 'on',
     webappsDir: e.WEBAPPS_DIR ?? join(dataDir, 'webapps'),
     maxBodyBytes: e.MAX_BODY_BYTES,
     sessionIdleTimeoutSec: e.SESSION_IDLE_TIMEOUT_SEC,

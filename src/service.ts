@@ -1,6 +1,7 @@
 /**
- * Assembles one service instance: database (migrated), KV store, dependencies, first-start
- * bootstrap, the app, and its listener (the gateway in front, or Bun.serve directly).
+ * Assembles one service instance: database (migrated), KV store, the request-time services
+ * (deps), first-start bootstrap, the background workers, the app, and its listener (the gateway in
+ * front, or Bun.serve directly). `stop()` takes them down in the reverse order.
  */
 import { mkdirSync } from 'node:fs'
 import type { Db } from '~storage/db'
@@ -10,19 +11,23 @@ import type { Kv } from '~storage/kv/kv'
 import { createMemoryKv } from '~storage/kv/memory'
 import { createRedisKv } from '~storage/kv/redis'
 import { migrate } from '~storage/migrate'
-import { purgeExpiredRequests } from '~storage/requests'
-import { createApp, type App } from './app'
-import { systemClock, type Clock } from './clock'
+import { releaseAllClaims } from '~storage/queue'
+import { type App, createApp } from './app'
+import { type Clock, systemClock } from './clock'
 import type { Config } from './config'
 import { createDeps, type Deps } from './deps'
-import { startGateway, type Gateway } from './http/gateway/index'
+import { type Gateway, startGateway } from './http/gateway/index'
 import type { RouteEntry } from './http/route'
-import { bootstrap, type BootstrapResult } from './identity/bootstrap'
+import { type BootstrapResult, bootstrap } from './identity/bootstrap'
 import { createLogger, type Logger } from './log'
+import { WORKERS } from './workers/index'
+import { startJournalCursor } from './workers/journal-pump'
+import { type Worker, WorkerRunner } from './workers/runner'
 
 export interface Service {
   deps: Deps
   app: App
+  workers: WorkerRunner
   bootstrap: BootstrapResult
   /** Base URL of the public listener, when listening. */
   url?: string
@@ -36,6 +41,10 @@ export interface ServiceOptions {
   db?: Db
   /** false: build everything but do not listen (in-process tests use app.handle). */
   listen?: boolean
+  /** false: no background work is scheduled (tests drive workers with `workers.runOnce`). */
+  schedule?: boolean
+  /** Replaces the service's workers (tests of the runner). */
+  workers?: readonly Worker[]
   /** Told at once what the first start created, so a generated password is shown even if listening then fails. */
   onBootstrap?: (result: BootstrapResult) => void
 }
@@ -57,25 +66,26 @@ export async function startService(
   const log = options.log ?? createLogger(config.logLevel)
   const db = options.db ?? openDb(config)
   await migrate(db)
+  // an embedded file is this process's alone: a job still marked running belonged to a process that died
+  if (db.driver === 'embedded') await releaseAllClaims(db)
   const kv =
     options.kv ??
     (config.redisUrl
       ? await createRedisKv(config.redisUrl, { prefix: config.kvPrefix })
       : createMemoryKv({ prefix: config.kvPrefix }))
-  const deps = createDeps({ config, db, kv, clock: options.clock ?? systemClock, log })
+  const deps = createDeps({ config, db, kv, clock: options.clock ?? systemClock, log, routes })
   await deps.sessions.start()
   await deps.access.start()
   await deps.model.start()
-  await deps.events.start()
-  deps.expiry.start()
-  deps.mail.start()
-  const housekeeping = setInterval(() => void purgeExpiredRequests(db, deps.clock.now()).catch(() => {}), 60_000)
-  housekeeping.unref()
+  await deps.bus.start()
+  await startJournalCursor(db)
   const first = await bootstrap(deps)
   options.onBootstrap?.(first)
-  const app = createApp(deps, routes)
+  const workers = new WorkerRunner(deps, options.workers ?? WORKERS)
+  if (options.schedule !== false && config.workers) workers.start()
+  const app = createApp(deps)
 
-  let server: { stop(): Promise<void> | void } | undefined
+  let server: { stop(): Promise<void> } | undefined
   let gateway: Gateway | undefined
   let url: string | undefined
   if (options.listen !== false) {
@@ -89,23 +99,22 @@ export async function startService(
         reusePort: false,
         maxRequestBodySize: config.maxBodyBytes + 1024,
       })
-      server = { stop: async () => void (await listening.stop(true)) }
-      url = `http://${config.host}:${listening.server!.port}`
+      server = { stop: () => listening.stop(true) }
+      url = `http://${config.host}:${listening.port}`
     }
   }
 
   return {
     deps,
     app,
+    workers,
     bootstrap: first,
     url,
     async stop() {
-      clearInterval(housekeeping)
-      await deps.mail.stop()
-      await deps.expiry.stop()
-      await deps.events.stop()
       await gateway?.stop()
       await server?.stop()
+      await workers.stop()
+      await deps.bus.stop()
       await kv.close()
       await db.close()
     },

@@ -6,7 +6,7 @@
  */
 import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
-import { normalizeDbError } from './db'
+import { assertRead, normalizeDbError } from './db'
 
 /** The part of a prepared statement we use; parameters are bound from one array. */
 interface Statement {
@@ -48,12 +48,13 @@ export function openEmbeddedDb(file: string): Db {
     return stmt.all(op.args) as Row[]
   }
 
-  function drive<T>(body: () => TxStep<T>): T {
+  function drive<T>(body: () => TxStep<T>, readOnly = false): T {
     const steps = body()
     let next = steps.next()
     while (!next.done) {
       let result: unknown
       try {
+        if (readOnly) assertRead(next.value)
         result = execute(next.value)
       } catch (err) {
         next = steps.throw(normalizeDbError(err)) // the body may handle it (e.g. a duplicate key)
@@ -80,6 +81,7 @@ export function openEmbeddedDb(file: string): Db {
     run: (sql: string, args: SqlValue[] = []) => call(() => ({ changes: prepare(sql).run(args).changes })),
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
     write: <T>(body: () => TxStep<T>) => call(() => transaction.immediate(body) as T),
+    read: <T>(body: () => TxStep<T>) => call(() => drive(body, true)),
     close: async () => {
       statements.clear()
       conn.close()

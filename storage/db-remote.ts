@@ -5,7 +5,7 @@
  */
 import { createClient, type Client, type InStatement, type Transaction } from '@libsql/client'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
-import { normalizeDbError } from './db'
+import { assertRead, normalizeDbError } from './db'
 
 export function openRemoteDb(url: string, authToken?: string): Db {
   const client: Client = createClient({ url, authToken, timeout: 5000 } as Parameters<typeof createClient>[0])
@@ -64,6 +64,19 @@ export function openRemoteDb(url: string, authToken?: string): Db {
       const result = writeQueue.then(() => guarded(() => runWrite(body)))
       writeQueue = result.catch(() => {})
       return result
+    },
+    read<T>(body: () => TxStep<T>): Promise<T> {
+      return guarded(async () => {
+        const steps = body()
+        let next = steps.next()
+        while (!next.done) {
+          assertRead(next.value)
+          const op = next.value
+          const found = rows(await client.execute(statement(op.sql, op.args)))
+          next = steps.next(op.kind === 'get' ? found[0] : found)
+        }
+        return next.value
+      })
     },
     close: async () => client.close(),
   }

@@ -49,7 +49,17 @@ export interface Db {
   run(sql: string, args?: SqlValue[]): Promise<RunResult>
   /** Runs the body as one write transaction: every statement commits, or none does. */
   write<T>(body: () => TxStep<T>): Promise<T>
+  /**
+   * Runs a body of reads outside any transaction, so one query written as a step serves both inside
+   * a write transaction and on its own. A statement that writes is refused.
+   */
+  read<T>(body: () => TxStep<T>): Promise<T>
   close(): Promise<void>
+}
+
+/** The read mode's guard: only `all` and `get` may run outside a transaction. */
+export function assertRead(op: DbOp): void {
+  if (op.kind !== 'all' && op.kind !== 'get') throw new Error(`a read body yielded a ${op.kind}: writes go in db.write`)
 }
 
 /** Thrown for constraint violations, so callers need not know driver error shapes. */

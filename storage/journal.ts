@@ -64,6 +64,11 @@ export function* appendJournal(w: WriteContext, e: JournalEntry): TxStep<void> {
   )
 }
 
+/** Removes a domain's journal (the domain is being deleted). */
+export function* purgeJournal(domain: string): TxStep<void> {
+  yield* tx.run('DELETE FROM journal WHERE domain = ?', [domain])
+}
+
 /** A journal record as the event pump reads it. */
 export interface JournalChange {
   seq: number

@@ -5,18 +5,19 @@
  */
 import type { Db, SqlValue } from './db'
 import type { Doc } from './doc'
+import type { TableSpec } from './table'
 import { compileFilter, compileOrder, jsonField, type FieldResolver, type ListQuery } from './query'
 
 const resolve: FieldResolver = (path) => jsonField('doc', path)
 
 export async function listWithDefaults(
   db: Db,
-  table: string,
+  spec: TableSpec,
   domain: string,
   defaults: Doc[],
-  idField: string,
   q: ListQuery,
 ): Promise<Doc[]> {
+  const { table, idField = 'id' } = spec
   if (defaults.length === 0) return []
   const args: SqlValue[] = []
   const values = defaults.map((d) => {

@@ -1,11 +1,11 @@
 /**
  * The tables of model classes: one per class, of the standard shape plus `pdate` (the partition
  * date of history and transactionlog classes) and `expires` (ms since the epoch, for records with
- * a lifetime). Created, migrated and dropped inside the transaction that changes the class.
+ * a lifetime). Created, migrated and dropped inside the transaction that changes the class; their
+ * rows are read and written through the repository like any other table.
  */
-import type { Db, SqlValue, TxStep } from './db'
+import type { TxStep } from './db'
 import { tx } from './db'
-import type { Doc } from './doc'
 import { jsonField } from './query'
 
 /** The table of a class: both ids in hex, so names are unique and safe to splice into SQL. */
@@ -52,33 +52,6 @@ export function* indexProperties(
   }
 }
 
-export function* countRecords(table: string, domain: string): TxStep<number> {
-  return (yield* tx.get(`SELECT count(*) FROM ${table} WHERE domain = ?`, [domain]))![0] as number
-}
-
-/** Removes properties from every record (their class no longer has them). */
-export function* stripProperties(table: string, names: readonly string[]): TxStep<void> {
-  if (names.length === 0) return
-  yield* tx.run(
-    `UPDATE ${table} SET doc = json_remove(doc, ${names.map(() => '?').join(', ')})`,
-    names.map((n) => `$.${n}`),
-  )
-}
-
-/** Recomputes pdate and expires of every record (the class changed how they are derived). */
-export function* rederive(table: string, compute: (doc: Doc) => { pdate: SqlValue; expires: SqlValue }): TxStep<void> {
-  const rows = yield* tx.all(`SELECT domain, id, doc FROM ${table}`)
-  for (const [domain, id, doc] of rows) {
-    const d = compute(JSON.parse(doc as string) as Doc)
-    yield* tx.run(`UPDATE ${table} SET pdate = ?, expires = ? WHERE domain = ? AND id = ?`, [
-      d.pdate,
-      d.expires,
-      domain as string,
-      id as string,
-    ])
-  }
-}
-
 /** Records without a partition date (a history class needs one in every record). */
 export function* countUndated(table: string, domain: string): TxStep<number> {
   return (yield* tx.get(`SELECT count(*) FROM ${table} WHERE domain = ? AND pdate IS NULL`, [domain]))![0] as number
@@ -89,31 +62,5 @@ export function* recordTablesOf(domain: string): TxStep<string[]> {
   const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?`, [
     `rec_${domain.replace(/-/g, '')}_%`,
   ])
-  return rows.map((r) => r[0] as string)
-}
-
-/** The class docs of a domain, ordered by classname. */
-export async function classDocs(db: Db, domain: string): Promise<Doc[]> {
-  const rows = await db.all('SELECT doc FROM classes WHERE domain = ? ORDER BY classname', [domain])
-  return rows.map((r) => JSON.parse(r[0] as string) as Doc)
-}
-
-/** The same, inside a transaction. */
-export function* classDocsTx(domain: string): TxStep<Doc[]> {
-  const rows = yield* tx.all('SELECT doc FROM classes WHERE domain = ? ORDER BY classname', [domain])
-  return rows.map((r) => JSON.parse(r[0] as string) as Doc)
-}
-
-/** Every record doc of a class table (for journaling a class's deletion). */
-export function* allRecords(table: string, domain: string): TxStep<Doc[]> {
-  const rows = yield* tx.all(`SELECT doc FROM ${table} WHERE domain = ? ORDER BY id`, [domain])
-  return rows.map((r) => JSON.parse(r[0] as string) as Doc)
-}
-
-/** Domains that have classes whose records expire. */
-export async function domainsWithExpiringClasses(db: Db): Promise<string[]> {
-  const rows = await db.all(
-    `SELECT DISTINCT domain FROM classes WHERE ${jsonField('doc', 'opts.expires_mode')} = 'create'`,
-  )
   return rows.map((r) => r[0] as string)
 }

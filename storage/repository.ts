@@ -6,37 +6,12 @@
  */
 import type { Db, Row, SqlValue, TxStep } from './db'
 import { ConstraintError, tx } from './db'
-import { changedPaths, getPath, isPlainObject, MASKED, maskPaths, type Doc } from './doc'
-import { appendJournal, type WriteContext } from './journal'
-import { compileFilter, compileOrder, jsonField, type FieldResolver, type ListQuery } from './query'
+import { changedPaths, type Doc, getPath, isPlainObject, MASKED, maskPaths } from './doc'
+import { appendJournal, type JournalEntry, type WriteContext } from './journal'
+import { compileFilter, compileOrder, type FieldResolver, jsonField, type ListQuery } from './query'
+import type { TableSpec } from './table'
 
-export interface TableSpec {
-  table: string
-  /** Entity type recorded in the journal. */
-  objtype: string
-  /** Doc field stored in the `id` column: 'id' (default) or a key such as 'key'. */
-  idField?: string
-  /** Indexed columns mirrored from doc paths: column name -> doc path. */
-  columns?: Record<string, string>
-  /**
-   * Top-level fields kept in columns of their own (as JSON) instead of the doc: large values that
-   * lists never show, so listing never reads them.
-   */
-  detached?: string[]
-  /**
-   * Columns kept out of the doc (password hashes), by the field name the journal shows for them:
-   * never read by lists or GET, journaled only as a masked value.
-   */
-  hidden?: Record<string, string>
-  /** Doc paths whose values the journal masks. */
-  secrets?: string[]
-  /** Whether ext.ct / ext.lwt are stamped into the doc (default true). */
-  stamps?: boolean
-  /** Columns computed from the doc on every write (a partition date, an expiry time). */
-  derived?: Record<string, (doc: Doc) => SqlValue>
-  /** The table has an `expires` column (ms since the epoch): reads given a time skip what expired. */
-  expiring?: boolean
-}
+export type { TableSpec } from './table'
 
 /** A range over one derived column, for lists of partitioned tables: from <= column < to. */
 export interface ColumnRange {
@@ -48,13 +23,16 @@ export interface ColumnRange {
 /** Changes that only touch these never count as an update. */
 const STAMP_PATHS = new Set(['ext.ct', 'ext.lwt'])
 
+const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(',')
+
 export class Repository {
   readonly idField: string
   private readonly columns: [column: string, path: string][]
   private readonly detached: string[]
   private readonly hidden: string[]
   private readonly derived: [column: string, compute: (doc: Doc) => SqlValue][]
-  private readonly resolveField: FieldResolver
+  /** The SQL expression of a (validated) field path: a column or a JSON extraction. */
+  readonly resolveField: FieldResolver
   private readonly sql: Record<'get' | 'insert' | 'update' | 'delete', string>
 
   constructor(
@@ -68,8 +46,10 @@ export class Repository {
     this.derived = Object.entries(spec.derived ?? {})
     const byPath = new Map(this.columns.map(([column, path]) => [path, column]))
     byPath.set(this.idField, 'id')
-    byPath.set('ext.ct', 'ct')
-    byPath.set('ext.lwt', 'lwt')
+    if (!spec.bare) {
+      byPath.set('ext.ct', 'ct')
+      byPath.set('ext.lwt', 'lwt')
+    }
     for (const d of this.detached) byPath.set(d, d)
     this.resolveField = (path) => {
       const column = byPath.get(path)
@@ -80,10 +60,13 @@ export class Repository {
 
     const t = spec.table
     const written = [...this.detached, ...this.columns.map(([c]) => c), ...this.hidden, ...this.derived.map(([c]) => c)]
+    const alive = spec.expiring ? ' AND (expires IS NULL OR expires > ?)' : ''
     this.sql = {
-      get: `SELECT ${['doc', ...this.detached, ...this.hidden].join(', ')} FROM ${t} WHERE domain = ? AND id = ?${spec.expiring ? ' AND (expires IS NULL OR expires > ?)' : ''}`,
-      insert: `INSERT INTO ${t} (domain, id, doc, ct, lwt, version${written.map((c) => `, ${c}`).join('')})
-               VALUES (?, ?, ?, ?, ?, 1${written.map(() => ', ?').join('')})`,
+      get: `SELECT ${['doc', ...this.detached, ...this.hidden].join(', ')} FROM ${t} WHERE domain = ? AND id = ?${alive}`,
+      insert: spec.bare
+        ? `INSERT INTO ${t} (domain, id, doc) VALUES (?, ?, ?)`
+        : `INSERT INTO ${t} (domain, id, doc, ct, lwt, version${written.map((c) => `, ${c}`).join('')})
+           VALUES (?, ?, ?, ?, ?, 1${written.map(() => ', ?').join('')})`,
       update: `UPDATE ${t} SET doc = ?, lwt = ?, version = version + 1${written.map((c) => `, ${c} = ?`).join('')}
                WHERE domain = ? AND id = ?`,
       delete: `DELETE FROM ${t} WHERE domain = ? AND id = ?`,
@@ -94,6 +77,8 @@ export class Repository {
   private pointArgs(domain: string, id: string, now: number): SqlValue[] {
     return this.spec.expiring ? [domain, id, now] : [domain, id]
   }
+
+  // ---- reads ----
 
   /** The stored JSON text of one entity: the hot point read passes it through unparsed. */
   async getText(domain: string, id: string, now = Date.now()): Promise<string | undefined> {
@@ -120,9 +105,9 @@ export class Repository {
     const args: SqlValue[] = [domain]
     let where = 'domain = ?'
     if (options.range) {
-      if (!this.derived.some(([c]) => c === options.range!.column))
-        throw new Error(`${this.spec.table} has no column ${options.range.column}`)
-      where += ` AND ${options.range.column} >= ? AND ${options.range.column} < ?`
+      const { column } = options.range
+      if (!this.derived.some(([c]) => c === column)) throw new Error(`${this.spec.table} has no column ${column}`)
+      where += ` AND ${column} >= ? AND ${column} < ?`
       args.push(options.range.from, options.range.to)
     }
     if (this.spec.expiring && options.now !== undefined) {
@@ -150,18 +135,89 @@ export class Repository {
     return rows.map((r) => r[0] as string)
   }
 
-  // ---- mutations: transaction steps, and one-transaction wrappers ----
+  /**
+   * Entities whose field equals `value`, in one domain or (null) in every domain, with their hidden
+   * values: finding an account by login, a domain by name, users by e-mail address.
+   */
+  async findBy(domain: string | null, field: string, value: SqlValue, limit = 1000) {
+    const scope = domain === null ? '' : 'domain = ? AND '
+    const rows = await this.db.all(
+      `SELECT domain, ${['doc', ...this.detached, ...this.hidden].join(', ')} FROM ${this.spec.table}
+       WHERE ${scope}${this.resolveField(field)} = ? ORDER BY domain, id LIMIT ?`,
+      domain === null ? [value, limit] : [domain, value, limit],
+    )
+    return rows.map((r) => {
+      const row = r.slice(1)
+      return { domain: r[0] as string, doc: JSON.parse(this.docText(row)) as Doc, hidden: this.hiddenOf(row) }
+    })
+  }
+
+  // ---- reads as transaction steps (run on their own with `db.read`) ----
+
+  /** Every entity of a domain, by id. */
+  *all(domain: string): TxStep<Doc[]> {
+    const rows = yield* tx.all(`SELECT doc FROM ${this.spec.table} WHERE domain = ? ORDER BY id`, [domain])
+    return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+  }
+
+  /** The entities of a domain with these ids, by id. */
+  *getMany(domain: string, ids: readonly string[]): TxStep<Doc[]> {
+    if (ids.length === 0) return []
+    const rows = yield* tx.all(
+      `SELECT doc FROM ${this.spec.table} WHERE domain = ? AND id IN (${placeholders(ids.length)}) ORDER BY id`,
+      [domain, ...ids],
+    )
+    return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+  }
+
+  /** Which of the given values a field holds in a domain (ids that exist, role names that exist). */
+  *existing(domain: string, field: string, values: readonly string[]): TxStep<Set<string>> {
+    if (values.length === 0) return new Set()
+    const expr = this.resolveField(field)
+    const rows = yield* tx.all(
+      `SELECT ${expr} FROM ${this.spec.table} WHERE domain = ? AND ${expr} IN (${placeholders(values.length)})`,
+      [domain, ...values],
+    )
+    return new Set(rows.map((r) => r[0] as string))
+  }
+
+  /** Ids of the entities whose field equals the value (SIP accounts of a user). */
+  *idsWhere(domain: string, field: string, value: SqlValue): TxStep<string[]> {
+    const rows = yield* tx.all(
+      `SELECT id FROM ${this.spec.table} WHERE domain = ? AND ${this.resolveField(field)} = ? ORDER BY id`,
+      [domain, value],
+    )
+    return rows.map((r) => r[0] as string)
+  }
+
+  /** Ids of the entities whose array field contains the value (users in a group, groups under a parent). */
+  *idsContaining(domain: string, field: string, value: string): TxStep<string[]> {
+    const rows = yield* tx.all(
+      `SELECT id FROM ${this.spec.table} WHERE domain = ?
+       AND EXISTS (SELECT 1 FROM json_each(doc, '$.${field}') WHERE value = ?) ORDER BY id`,
+      [domain, value],
+    )
+    return rows.map((r) => r[0] as string)
+  }
+
+  /** The number of entities in a domain. */
+  *count(domain: string): TxStep<number> {
+    return (yield* tx.get(`SELECT count(*) FROM ${this.spec.table} WHERE domain = ?`, [domain]))![0] as number
+  }
+
+  // ---- mutations: transaction steps ----
 
   *insert(w: WriteContext, input: Doc, hidden: Record<string, SqlValue> = {}): TxStep<Doc> {
     const doc = this.stamp(input, w.now, w.now)
     const id = String(doc[this.idField])
     const row = this.rowValues(doc, hidden)
+    const args = this.spec.bare ? [w.domain, id, row.doc] : [w.domain, id, row.doc, w.now, w.now, ...row.columns]
     try {
-      yield* tx.run(this.sql.insert, [w.domain, id, row.doc, w.now, w.now, ...row.columns])
+      yield* tx.run(this.sql.insert, args)
     } catch (err) {
       throw this.explainConstraint(err, id)
     }
-    yield* appendJournal(w, {
+    yield* this.journal(w, {
       cmdtype: 'create',
       objtype: this.spec.objtype,
       objid: id,
@@ -195,7 +251,7 @@ export class Repository {
     } catch (err) {
       throw this.explainConstraint(err, id)
     }
-    yield* appendJournal(w, {
+    yield* this.journal(w, {
       cmdtype: 'update',
       objtype: this.spec.objtype,
       objid: id,
@@ -213,12 +269,8 @@ export class Repository {
     const before = JSON.parse(this.docText(row)) as Doc
     check?.(before)
     yield* tx.run(this.sql.delete, [w.domain, id])
-    yield* appendJournal(w, {
-      cmdtype: 'delete',
-      objtype: this.spec.objtype,
-      objid: id,
-      obj: this.journalObj(before, this.hiddenOf(row)),
-    })
+    const obj = this.journalObj(before, this.hiddenOf(row))
+    yield* this.journal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id, obj })
     return before
   }
 
@@ -231,32 +283,55 @@ export class Repository {
     )
     for (const [id, doc] of rows) {
       yield* tx.run(this.sql.delete, [w.domain, id as string])
-      yield* appendJournal(w, {
-        cmdtype: 'delete',
-        objtype: this.spec.objtype,
-        objid: id as string,
-        obj: this.journalObj(JSON.parse(doc as string) as Doc, {}),
-      })
+      const obj = this.journalObj(JSON.parse(doc as string) as Doc, {})
+      yield* this.journal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id as string, obj })
     }
     return rows.length
   }
 
-  create(w: WriteContext, doc: Doc, hidden?: Record<string, SqlValue>): Promise<Doc> {
-    return this.db.write(() => this.insert(w, doc, hidden))
+  /** Replaces every row of a domain (derived data rebuilt as a whole; not journaled). */
+  *replaceAll(domain: string, docs: readonly Doc[]): TxStep<void> {
+    if (this.spec.journal !== false) throw new Error(`${this.spec.table} is journaled: write it entity by entity`)
+    yield* tx.run(`DELETE FROM ${this.spec.table} WHERE domain = ?`, [domain])
+    for (const doc of docs) yield* this.insert({ domain, now: '', actor: { id: '', name: '' }, requestId: '' }, doc)
   }
 
-  modify(w: WriteContext, id: string, change: Parameters<Repository['update']>[2]): Promise<Doc | undefined> {
-    return this.db.write(() => this.update(w, id, change))
+  /** Removes every row of a domain without journaling: the domain itself, journal included, is going. */
+  *purge(domain: string): TxStep<void> {
+    yield* tx.run(`DELETE FROM ${this.spec.table} WHERE domain = ?`, [domain])
   }
 
-  delete(w: WriteContext, id: string, check?: (current: Doc) => void): Promise<Doc | undefined> {
-    return this.db.write(() => this.remove(w, id, check))
+  /** Removes top-level fields from every stored doc (a model class dropped the properties). */
+  *stripFields(names: readonly string[]): TxStep<void> {
+    if (names.length === 0) return
+    const paths = names.map((n) => `$.${n}`)
+    yield* tx.run(`UPDATE ${this.spec.table} SET doc = json_remove(doc, ${placeholders(names.length)})`, paths)
+  }
+
+  /** Recomputes the derived columns of every row (their derivation changed). */
+  *rederive(): TxStep<void> {
+    if (this.derived.length === 0) return
+    const rows = yield* tx.all(`SELECT domain, id, doc FROM ${this.spec.table}`)
+    const set = this.derived.map(([c]) => `${c} = ?`).join(', ')
+    for (const [domain, id, text] of rows) {
+      const doc = JSON.parse(text as string) as Doc
+      const values = this.derived.map(([, compute]) => compute(doc))
+      yield* tx.run(`UPDATE ${this.spec.table} SET ${set} WHERE domain = ? AND id = ?`, [
+        ...values,
+        domain as string,
+        id as string,
+      ])
+    }
   }
 
   // ---- helpers ----
 
+  private *journal(w: WriteContext, entry: JournalEntry): TxStep<void> {
+    if (this.spec.journal !== false) yield* appendJournal(w, entry)
+  }
+
   private stamp(doc: Doc, ct: string, lwt: string): Doc {
-    if (this.spec.stamps === false) return doc
+    if (this.spec.stamps === false || this.spec.bare) return doc
     const ext = isPlainObject(doc.ext) ? doc.ext : {}
     return { ...doc, ext: { ...ext, ct, lwt } }
   }
@@ -274,10 +349,8 @@ export class Repository {
       return v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : (v as SqlValue)
     })
     const derived = this.derived.map(([, compute]) => compute(full))
-    return {
-      doc: JSON.stringify(doc),
-      columns: [...detached, ...mirrored, ...this.hidden.map((h) => hidden[h] ?? null), ...derived],
-    }
+    const columns = [...detached, ...mirrored, ...this.hidden.map((h) => hidden[h] ?? null), ...derived]
+    return { doc: JSON.stringify(doc), columns }
   }
 
   /** The whole document as JSON text: the stored doc with its detached fields spliced back in. */

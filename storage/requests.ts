@@ -52,3 +52,8 @@ export function* takeRequest(id: string, kind: RequestKind, now: number): TxStep
 export async function purgeExpiredRequests(db: Db, now: number): Promise<number> {
   return (await db.run('DELETE FROM iam_requests WHERE expires <= ?', [now])).changes
 }
+
+/** Removes a domain's pending requests (the domain is being deleted). */
+export function* purgeRequests(domain: string): TxStep<void> {
+  yield* tx.run('DELETE FROM iam_requests WHERE domain = ?', [domain])
+}

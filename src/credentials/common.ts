@@ -5,21 +5,22 @@
  */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
-import { findMasterDomain } from '~storage/directory'
-import { isPlainObject, type Doc } from '~storage/doc'
+import { type Doc, isPlainObject } from '~storage/doc'
 import { DuplicateError } from '~storage/repository'
-import { findRequest, insertRequest, takeRequest, type RequestKind, type StoredRequest } from '~storage/requests'
-import { isoTime } from '../clock'
-export { DAY_MS, HOUR_MS } from '../clock'
+import { findRequest, insertRequest, type RequestKind, type StoredRequest, takeRequest } from '~storage/requests'
+import type { Ctx } from '../context'
 import type { Deps } from '../deps'
-import { settingValue } from '../entities/settings'
+import { findMasterDomain } from '../directory/domains'
+import { type User, users } from '../directory/users'
+import { commit } from '../entities/unit'
 import { issuePath } from '../entities/validate'
-import { ApiError, fieldInvalid, tooManyRequests } from '../http/errors'
+import { patchStep, preparePatch } from '../entities/writes'
+import { ApiError, fieldInvalid, tooManyRequests } from '../errors'
 import type { Req } from '../http/req'
-import { usersTable } from '../identity/directory'
-import { hashPassword } from '../identity/passwords'
-import { checkPasswordPolicy } from '../identity/password-policy'
-import type { OutgoingMail } from '../mail/mail-service'
+import { enqueueMail, type OutgoingMail } from '../mail/mail'
+import { settingValue } from '../settings/settings'
+
+export { DAY_MS, HOUR_MS } from '../clock'
 
 export interface Envelope {
   error_code: 0
@@ -71,24 +72,22 @@ export async function limitRate(req: Req, action: string, keys: string[], window
 
 /** With an external authorization script (master-domain setting iam_token_svcscript_code), passwords are not ours to manage. */
 export async function refuseWithExternalAuth(deps: Deps): Promise<void> {
-  const master = await findMasterDomain(deps.db)
+  const master = await findMasterDomain(deps)
   const code = master ? await settingValue<string>(deps, master.id, 'iam_token_svcscript_code') : ''
-  if (code)
+  if (code) {
     throw new ApiError(
       403,
       `passwords are managed by the external authorization script '${code}'; this endpoint is not available`,
     )
+  }
 }
 
-/** Stores a new request and its mail in one transaction, then sends (or logs) the mail. */
-export async function openRequest(req: Req, request: StoredRequest, mail: OutgoingMail): Promise<void> {
-  const mailService = req.deps.mail
-  const created = isoTime(req.deps.clock.now())
-  await req.deps.db.write(function* () {
-    yield* insertRequest(request, created)
-    yield* mailService.enqueue(mail)
+/** Stores a new request and its mail in one transaction; the mail goes out after the commit. */
+export async function openRequest(ctx: Ctx, request: StoredRequest, mail: OutgoingMail): Promise<void> {
+  await commit(ctx, function* (u) {
+    yield* insertRequest(request, u.w.now)
+    yield* enqueueMail(u, mail)
   })
-  await mailService.committed(mail)
 }
 
 /** The request a mailed link names (`/<id>` of the path), while it is current; else 404. */
@@ -111,33 +110,24 @@ export function* consume(pending: StoredRequest, now: number, what: string): TxS
 }
 
 /**
- * Sets a user's password (after the domain's policy), in one transaction with `before` (consuming a
- * request) and an optional change of the doc; journaled as the user's update. Every session of the
- * account ends, except `keepSession`. Answers the updated user.
+ * Sets the password of the account `ctx` acts as (policy of its domain; optional login and name),
+ * in one transaction with `before` (consuming a request); journaled as the user's update. The
+ * users entity ends the account's sessions, except the session of `ctx`. Answers the updated user.
  */
 export async function setPassword(
-  req: Req,
-  account: { domain: string; userId: string; actor: { id: string; name: string } },
+  ctx: Ctx,
   pwd: string,
-  options: { before?: () => TxStep<void>; change?: (doc: Doc) => Doc; keepSession?: string } = {},
-): Promise<Doc> {
-  await checkPasswordPolicy(req.deps, account.domain, pwd)
-  const hash = await hashPassword(pwd)
-  const w = {
-    domain: account.domain,
-    now: isoTime(req.deps.clock.now()),
-    actor: account.actor,
-    requestId: req.requestId,
-  }
-  const users = req.deps.repo(usersTable)
-  let updated: Doc | undefined
+  options: { before?: () => TxStep<void>; login?: string; name?: string } = {},
+): Promise<User> {
+  const changes: Doc = { pwd }
+  if (options.login !== undefined) changes.login = options.login
+  if (options.name !== undefined) changes.name = options.name
+  const prepared = await preparePatch(ctx, users, ctx.actor.id, changes)
+  let updated: User | undefined
   try {
-    updated = await req.deps.db.write(function* () {
+    updated = await commit(ctx, function* (u) {
       if (options.before) yield* options.before()
-      return yield* users.update(w, account.userId, (doc, hidden) => {
-        hidden.pwd_hash = hash
-        return options.change ? options.change(doc) : doc
-      })
+      return yield* patchStep(u, prepared, ctx.actor.id)
     })
   } catch (err) {
     if (err instanceof DuplicateError)
@@ -145,14 +135,12 @@ export async function setPassword(
     throw err
   }
   if (!updated) throw new ApiError(404, 'the account no longer exists')
-  await req.deps.sessions.destroyUser(account.domain, account.userId, options.keepSession)
-  await req.deps.access.invalidate(account.domain)
   return updated
 }
 
 /** The envelope of a second step: the account's domain name and login. */
-export async function accountEnvelope(req: Req, message: string, domainId: string, login: string): Promise<Envelope> {
-  const domain = await req.deps.access.domainInfo(domainId)
+export async function accountEnvelope(deps: Deps, message: string, domainId: string, login: string): Promise<Envelope> {
+  const domain = await deps.access.domainInfo(domainId)
   return envelope(message, { domain: domain?.name ?? '', login })
 }
 

@@ -4,11 +4,11 @@
  * holding the link sets the password, and optionally the login and name).
  */
 import * as v from 'valibot'
-import type { Doc } from '~storage/doc'
 import { login as loginSchema, uuid } from '../directory/schemas'
-import { ApiError, fieldInvalid, forbidden } from '../http/errors'
+import { ApiError, fieldInvalid, forbidden } from '../errors'
 import { defineRoute } from '../http/route'
-import { usersTable } from '../identity/directory'
+import { users } from '../directory/users'
+import { accountCtx } from '../context'
 import { invitationMail } from '../mail/templates'
 import {
   accountEnvelope,
@@ -39,9 +39,10 @@ export const createInvitation = defineRoute({
   access: 'session',
   async handle(req) {
     await refuseWithExternalAuth(req.deps)
-    if (!req.roles.includes('admin')) throw forbidden('only an administrator of the domain may send invitations')
+    const { ctx } = req
+    if (!ctx.roles.includes('admin')) throw forbidden('only an administrator of the domain may send invitations')
     const { userid } = validateFields(Invite, await req.json())
-    const user = await req.deps.repo(usersTable).get(req.domain, userid)
+    const user = await req.deps.repo(users.table).get(ctx.domain, userid)
     if (!user) throw new ApiError(412, `there is no user ${userid} in this domain`, { field: 'userid' }, 1413)
     const email = emailOf(user)
     if (!email) throw fieldInvalid('userid', 'the user has no e-mail address to send the invitation to')
@@ -49,16 +50,16 @@ export const createInvitation = defineRoute({
 
     const now = req.deps.clock.now()
     const id = crypto.randomUUID()
-    const s = req.signedIn
+    const s = req.session
     const mail = {
-      domain: req.domain,
+      domain: ctx.domain,
       recipient: email,
       ...invitationMail(pageLink(req.deps, 'invite', id), user.login as string, s.domainName, s.name || s.login),
     }
     const invite = {
       id,
       kind: 'invite' as const,
-      domain: req.domain,
+      domain: ctx.domain,
       expires: now + INVITATION_LIFETIME_MS,
       doc: {
         userId: userid,
@@ -69,7 +70,7 @@ export const createInvitation = defineRoute({
         remoteIp: req.clientAddress,
       },
     }
-    await openRequest(req, invite, mail)
+    await openRequest(ctx, invite, mail)
     return envelope('the invitation was sent by e-mail')
   },
 })
@@ -79,20 +80,12 @@ export const acceptInvitation = defineRoute({
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'invite', 'invitation')
     const body = validateFields(Accept, await req.json())
-    const userId = pending.doc.userId as string
-    const updated = await setPassword(
-      req,
-      { domain: pending.domain, userId, actor: { id: userId, name: pending.doc.login as string } },
-      body.pwd,
-      {
-        before: () => consume(pending, now, 'invitation'),
-        change: (doc: Doc) => ({
-          ...doc,
-          ...(body.login !== undefined && { login: body.login }),
-          ...(body.name !== undefined && { name: body.name }),
-        }),
-      },
-    )
-    return accountEnvelope(req, 'the invitation was accepted', pending.domain, updated.login as string)
+    const account = { id: pending.doc.userId as string, name: pending.doc.login as string }
+    const updated = await setPassword(accountCtx(req.deps, pending.domain, account, req.requestId), body.pwd, {
+      before: () => consume(pending, now, 'invitation'),
+      login: body.login,
+      name: body.name,
+    })
+    return accountEnvelope(req.deps, 'the invitation was accepted', pending.domain, updated.login)
   },
 })

@@ -4,13 +4,14 @@
  * request id (valid one hour), and `{pwd}` on that id sets the password.
  */
 import * as v from 'valibot'
-import { findDomainByName, findUserByLogin, findUsersByEmail } from '~storage/directory'
-import { isPlainObject, type Doc } from '~storage/doc'
-import { ApiError, fieldInvalid, unauthorized } from '../http/errors'
+import { type Doc, isPlainObject } from '~storage/doc'
+import { accountCtx, inDomain, sessionCtx, systemCtx } from '../context'
+import { findDomainByName } from '../directory/domains'
+import { findAccount, findAccountsByEmail, users } from '../directory/users'
+import { ApiError, fieldInvalid, unauthorized } from '../errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
 import { credentialOf, sessionFor } from '../identity/authenticate'
-import { usersTable } from '../identity/directory'
 import { verifyPassword } from '../identity/passwords'
 import { resetPasswordMail } from '../mail/templates'
 import {
@@ -56,15 +57,11 @@ async function changeOwnPassword(req: Req, body: Doc) {
   const session = await sessionFor(req, credentialOf(req))
   if (!session) throw unauthorized('changing a password in one step needs a session')
   const { current_pwd, new_pwd } = validateFields(OneStep, body)
-  const stored = await req.deps.repo(usersTable).getHidden(session.homeDomainId, session.userId)
+  const stored = await req.deps.repo(users.table).getHidden(session.homeDomainId, session.userId)
   if (!(await verifyPassword(current_pwd, stored?.pwd_hash as string | undefined)))
     throw fieldInvalid('current_pwd', 'the current password is wrong')
-  const account = {
-    domain: session.homeDomainId,
-    userId: session.userId,
-    actor: { id: session.userId, name: session.name || session.login },
-  }
-  await setPassword(req, account, new_pwd, { keepSession: session.id })
+  // the account lives in its home domain; the session that changes it stays
+  await setPassword(inDomain(sessionCtx(req.deps, session, req.requestId), session.homeDomainId), new_pwd)
   return envelope('password changed')
 }
 
@@ -72,16 +69,16 @@ async function changeOwnPassword(req: Req, body: Doc) {
 async function requestReset(req: Req, body: Doc | undefined) {
   await limitRate(req, 'password recovery', [req.clientAddress], RESET_RATE_WINDOW_MS)
   const { key, domain: domainName } = validateFields(TwoStep, body)
-  const domain = domainName ? await findDomainByName(req.deps.db, domainName) : null
+  const domain = domainName ? await findDomainByName(req.deps, domainName) : null
   if (domainName && !domain) throw fieldInvalid('domain', `there is no domain ${domainName}`)
   let accounts: { domain: string; doc: Doc }[] = []
   if (domain) {
-    const byLogin = await findUserByLogin(req.deps.db, domain.id, key)
+    const byLogin = await findAccount(req.deps, domain.id, key)
     accounts = byLogin
       ? [{ domain: domain.id, doc: byLogin.doc }]
-      : await findUsersByEmail(req.deps.db, key.toLowerCase(), domain.id)
+      : await findAccountsByEmail(req.deps, key.toLowerCase(), domain.id)
   } else if (key.includes('@')) {
-    accounts = await findUsersByEmail(req.deps.db, key.toLowerCase(), null)
+    accounts = await findAccountsByEmail(req.deps, key.toLowerCase(), null)
   } else {
     throw fieldInvalid('domain', 'domain is required when the key is a login')
   }
@@ -100,7 +97,8 @@ async function requestReset(req: Req, body: Doc | undefined) {
       ...resetPasswordMail(pageLink(req.deps, 'reset-password', id), login, info?.name ?? ''),
     }
     const doc = { userId: a.doc.id, login, email: mail.recipient, remoteIp: req.clientAddress }
-    await openRequest(req, { id, kind: 'pwd_reset', domain: a.domain, expires: now + RESET_LIFETIME_MS, doc }, mail)
+    const request = { id, kind: 'pwd_reset' as const, domain: a.domain, expires: now + RESET_LIFETIME_MS, doc }
+    await openRequest(systemCtx(req.deps, a.domain, req.requestId), request, mail)
   }
   return envelope('a link to set a new password was sent by e-mail')
 }
@@ -111,11 +109,14 @@ export const completePasswordReset = defineRoute({
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'pwd_reset', 'password reset request')
     const { pwd } = validateFields(NewPassword, await req.json())
-    const userId = pending.doc.userId as string
     const login = pending.doc.login as string
-    await setPassword(req, { domain: pending.domain, userId, actor: { id: userId, name: login } }, pwd, {
-      before: () => consume(pending, now, 'password reset request'),
-    })
-    return accountEnvelope(req, 'password changed', pending.domain, login)
+    const account = accountCtx(
+      req.deps,
+      pending.domain,
+      { id: pending.doc.userId as string, name: login },
+      req.requestId,
+    )
+    await setPassword(account, pwd, { before: () => consume(pending, now, 'password reset request') })
+    return accountEnvelope(req.deps, 'password changed', pending.domain, login)
   },
 })

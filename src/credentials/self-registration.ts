@@ -4,19 +4,21 @@
  * .../<id> `{pwd}` (creates the account from the domain setting self_register_template).
  */
 import * as v from 'valibot'
-import { existingIds, findDomainByName, findUserByLogin, findUsersByEmail } from '~storage/directory'
 import type { Doc } from '~storage/doc'
 import { DuplicateError } from '~storage/repository'
-import { isoTime } from '../clock'
-import { rebuildCaches } from '../directory/maintain'
+import { SYSTEM_ACTOR, systemCtx } from '../context'
+import { findDomainByName } from '../directory/domains'
+import { groups } from '../directory/groups'
+import { isBuiltinRole } from '../directory/maintain'
+import { roles } from '../directory/roles'
 import { email as emailSchema, login as loginSchema } from '../directory/schemas'
-import { settingValue } from '../entities/settings'
-import { fieldInvalid } from '../http/errors'
+import { findAccount, findAccountsByEmail, users } from '../directory/users'
+import { commit } from '../entities/unit'
+import { insertStep } from '../entities/writes'
+import { fieldInvalid } from '../errors'
 import { defineRoute } from '../http/route'
-import { SYSTEM_ACTOR, usersTable } from '../identity/directory'
-import { hashPassword } from '../identity/passwords'
-import { checkPasswordPolicy } from '../identity/password-policy'
 import { selfRegistrationMail } from '../mail/templates'
+import { settingValue } from '../settings/settings'
 import {
   accountEnvelope,
   consume,
@@ -53,7 +55,7 @@ export const createSelfRegistration = defineRoute({
     await refuseWithExternalAuth(req.deps)
     await limitRate(req, 'self-registration', [req.clientAddress], SELF_REGISTRATION_RATE_WINDOW_MS)
     const body = validateFields(Register, await req.json())
-    const domain = await findDomainByName(req.deps.db, body.domain)
+    const domain = await findDomainByName(req.deps, body.domain)
     if (
       !domain ||
       domain.parentId === '' ||
@@ -61,9 +63,9 @@ export const createSelfRegistration = defineRoute({
     ) {
       throw fieldInvalid('domain', `self-registration is not open in ${body.domain}`)
     }
-    if (await findUserByLogin(req.deps.db, domain.id, body.login))
+    if (await findAccount(req.deps, domain.id, body.login))
       throw fieldInvalid('login', `login ${body.login} is taken in this domain`)
-    if ((await findUsersByEmail(req.deps.db, body.email, domain.id, 1)).length)
+    if ((await findAccountsByEmail(req.deps, body.email, domain.id, 1)).length)
       throw fieldInvalid('email', `${body.email} already has an account in this domain`)
 
     const now = req.deps.clock.now()
@@ -80,7 +82,7 @@ export const createSelfRegistration = defineRoute({
       expires: now + SELF_REGISTRATION_LIFETIME_MS,
       doc: { ...body, remoteIp: req.clientAddress },
     }
-    await openRequest(req, request, mail)
+    await openRequest(systemCtx(req.deps, domain.id, req.requestId), request, mail)
     return envelope('a confirmation link was sent by e-mail')
   },
 })
@@ -90,39 +92,33 @@ export const confirmSelfRegistration = defineRoute({
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'self_register', 'registration request')
     const { pwd } = validateFields(Confirm, await req.json())
-    await checkPasswordPolicy(req.deps, pending.domain, pwd)
-    const hash = await hashPassword(pwd)
+    // the account is made by the service, on behalf of the person who confirmed the link
+    const ctx = systemCtx(req.deps, pending.domain, req.requestId, { ...SYSTEM_ACTOR, name: 'self-registration' })
+    const { hidden } = await users.hooks.prepare!(ctx, { pwd }) // the domain's password policy, then the hash
     const template = await settingValue<Template>(req.deps, pending.domain, 'self_register_template')
     const r = pending.doc
-    const user: Doc = {
-      id: crypto.randomUUID(),
-      login: r.login,
-      name: r.name,
-      roles: template.roles,
-      groups: [],
-      opts: { ...template.opts, email: r.email, self_registered: true },
-    }
-    const w = {
-      domain: pending.domain,
-      now: isoTime(now),
-      actor: { ...SYSTEM_ACTOR, name: 'self-registration' },
-      requestId: req.requestId,
-    }
-    const users = req.deps.repo(usersTable)
-    const groups = template.groups
     try {
-      await req.deps.db.write(function* () {
+      await commit(ctx, function* (u) {
         yield* consume(pending, now, 'registration request')
-        // groups of the template that no longer exist are skipped rather than failing the registration
-        const existing = yield* existingIds('groups', pending.domain, groups)
-        yield* users.insert(w, { ...user, groups: groups.filter((g) => existing.has(g)) }, { pwd_hash: hash })
-        yield* rebuildCaches(pending.domain)
+        // groups and roles of the template that no longer exist are skipped rather than failing the registration
+        const knownGroups = yield* req.deps.repo(groups.table).existing(pending.domain, 'id', template.groups)
+        const custom = template.roles.filter((name) => !isBuiltinRole(name))
+        const knownRoles = yield* req.deps.repo(roles.table).existing(pending.domain, 'name', custom)
+        const doc: Doc = {
+          id: crypto.randomUUID(),
+          login: r.login,
+          name: r.name,
+          roles: template.roles.filter((name) => isBuiltinRole(name) || knownRoles.has(name)),
+          groups: template.groups.filter((g) => knownGroups.has(g)),
+          opts: { ...template.opts, email: r.email, self_registered: true },
+        }
+        // the template is the domain administrator's: its opts are kept as given, not checked as a request body
+        yield* insertStep(u, { entity: users, doc, input: doc, hidden: hidden ?? {} })
       })
     } catch (err) {
       if (err instanceof DuplicateError) throw fieldInvalid('login', `login ${r.login as string} was taken meanwhile`)
       throw err
     }
-    await req.deps.access.invalidate(pending.domain)
-    return accountEnvelope(req, 'the account was created', pending.domain, r.login as string)
+    return accountEnvelope(req.deps, 'the account was created', pending.domain, r.login as string)
   },
 })

@@ -1,26 +1,24 @@
-/** Read access to the derived caches, and the one write they allow: a user's direct groups. */
+/** The derived caches as collections (read-only), and the one write they allow: a user's direct groups. */
 import * as v from 'valibot'
-import { cacheDoc } from '~storage/directory'
 import type { Doc } from '~storage/doc'
-import { defineEntity, type Entity } from '../entities/entity'
+import { defineCollection } from '../entities/entity'
 import { validate } from '../entities/validate'
-import { bodyObject, patchEntity } from '../entities/writes'
-import { ApiError, badRequest, notFound } from '../http/errors'
+import { bodyObject, patchEntity, sameId } from '../entities/writes'
+import { ApiError, badRequest, notFound } from '../errors'
 import { parseFlat, parseMask } from '../http/list-query'
 import { present } from '../http/present'
 import { defineRoute, type RouteDef } from '../http/route'
 import { uuidList } from './schemas'
 import { users } from './users'
 
-/** A read-only collection over a cache table (never written through the generic routes). */
-const cache = (name: string, table: string, idField: string, fields: string[]): Entity =>
-  defineEntity({
+/** A cache table: derived data, rewritten as a whole with every directory change and never journaled. */
+const cache = (name: string, table: string, idField: string, fields: string[]) =>
+  defineCollection({
     name,
-    table: { table, objtype: name, idField, stamps: false },
+    table: { table, objtype: name, idField, stamps: false, journal: false, bare: true },
     fields,
     listFields: fields,
     lookupFields: [idField],
-    create: {},
   })
 
 export const usersCaches = cache('user cache', 'users_caches', 'id', [
@@ -47,7 +45,7 @@ export const subordinationsCaches = cache('subordination cache', 'subordinations
 export const readSubordination: RouteDef = defineRoute({
   async handle(req) {
     const top = req.uuidParam('top')
-    const doc = await cacheDoc(req.deps.db, 'subordinations_caches', req.domain, top)
+    const doc = await req.deps.repo(subordinationsCaches.table).get(req.ctx.domain, top)
     if (!doc) throw notFound(`no subordination cache for ${top}`)
     const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, subordinationsCaches.fields)
     return present(doc, mask, parseFlat(req.query.flat))
@@ -60,23 +58,27 @@ export const readSubordination: RouteDef = defineRoute({
  */
 export const patchUserCache: RouteDef = defineRoute({
   async handle(req) {
+    const { ctx } = req
     const id = req.uuidParam('id')
     const body = bodyObject(await req.json())
-    if (body.id !== undefined && String(body.id).toLowerCase() !== id) throw badRequest('id cannot be changed', 'id')
-    const before = await cacheDoc(req.deps.db, 'users_caches', req.domain, id)
+    sameId(body, id)
+    const caches = req.deps.repo(usersCaches.table)
+    const before = await caches.get(ctx.domain, id)
     if (!before) throw notFound(`user ${id} not found`)
     if (body.direct_groups === undefined) return { id }
     const { direct_groups } = validate(v.object({ direct_groups: uuidList }), { direct_groups: body.direct_groups })
-    await patchEntity(req, users, id, { groups: direct_groups }).catch((err: unknown) => {
+    await patchEntity(ctx, users, id, { groups: direct_groups }).catch((err: unknown) => {
       // the user's `groups` field is this cache's `direct_groups`
-      if (err instanceof ApiError && err.details?.field === 'groups')
+      if (err instanceof ApiError && err.details?.field === 'groups') {
         throw badRequest(err.message.replace(/^groups/, 'direct_groups'), 'direct_groups')
+      }
       throw err
     })
-    const after = (await cacheDoc(req.deps.db, 'users_caches', req.domain, id))!
+    const after = (await caches.get(ctx.domain, id))!
     const changed: Doc = { id }
-    for (const [key, value] of Object.entries(after))
+    for (const [key, value] of Object.entries(after)) {
       if (JSON.stringify(value) !== JSON.stringify(before[key])) changed[key] = value
+    }
     return changed
   },
 })

@@ -2,20 +2,23 @@
  * Domains (/rest/v1/domain/domains), served in the master domain: the working domains below it.
  * A working domain's name ends with the master domain's name (`acme.master`) and cannot change. A
  * blocked domain (`opts.isblocked`) refuses sign-ins and requests (except from master
- * administrators). Deleting a domain deletes everything it holds.
+ * administrators). Deleting a domain deletes everything it holds. A domain row's `domain` column
+ * holds its parent's id ('' for the master domain).
  */
 import * as v from 'valibot'
-import { purgeDomain, userIdsTx } from '~storage/directory'
+import type { TxStep } from '~storage/db'
 import type { Doc } from '~storage/doc'
+import type { Store } from '../deps'
 import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
-import { badRequest } from '../http/errors'
-import { domainsTable } from '../identity/directory'
+import { badRequest } from '../errors'
+import { purgeDomain } from './purge'
+import { users } from './users'
 
 const LABELS = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/
 
 export const domains = defineEntity({
   name: 'domain',
-  table: domainsTable,
+  table: { table: 'domains', objtype: 'domain', columns: { name: 'name' } },
   domainKind: 'master',
   fields: [...COMMON_FIELDS, 'name', 'solution', 'opts.isblocked'],
   listFields: ['id', 'name', 'solution', 'opts.title', 'opts.isblocked', 'ext.lwt', 'ext.ct'],
@@ -26,15 +29,12 @@ export const domains = defineEntity({
     opts: opts({ isblocked: v.optional(v.boolean()) }),
     ext,
   },
-  finish: (doc: Doc) =>
-    withDefaults(
-      { ...doc, opts: withDefaults((doc.opts as Doc | undefined) ?? {}, { isblocked: false }) },
-      { solution: 'platform' },
-    ),
+  finish: (doc) =>
+    withDefaults({ ...doc, opts: withDefaults(doc.opts ?? {}, { isblocked: false }) }, { solution: 'platform' }),
   hooks: {
-    async prepare(req, input) {
+    async prepare(ctx, input) {
       if (input.name !== undefined) {
-        const parent = req.signedIn.domainName
+        const parent = (await ctx.deps.access.domainInfo(ctx.domain))?.name ?? ''
         const name = input.name as string
         if (!LABELS.test(name))
           throw badRequest('name: a domain name is DNS-like: lowercase letters, digits, - and dots', 'name')
@@ -43,21 +43,59 @@ export const domains = defineEntity({
       }
       return { input }
     },
-    *inTransaction(_req, _w, change) {
-      if (change.before && change.after && change.before.name !== change.after.name)
-        throw badRequest('name: a domain cannot be renamed', 'name')
-      if (!change.after) {
-        const id = change.before!.id as string
-        change.extra = { users: yield* userIdsTx(id) }
-        yield* purgeDomain(id)
-      }
-    },
-    async afterCommit(req, change) {
-      const id = (change.after ?? change.before)!.id as string
-      await req.deps.access.invalidate(id)
+    *inTransaction(u, change): TxStep<void> {
+      const { before, after } = change
+      if (before && after && before.name !== after.name) throw badRequest('name: a domain cannot be renamed', 'name')
+      const id = (after ?? before)!.id
+      const { access, sessions } = u.ctx.deps
+      u.afterCommit(`access:${id}`, () => access.invalidate(id))
+      if (after) return
       // the sessions of a deleted domain's accounts end with it
-      for (const user of (change.extra?.users as string[] | undefined) ?? [])
-        await req.deps.sessions.destroyUser(id, user)
+      const accounts = (yield* u.ctx.deps.repo(users.table).all(id)).map((d) => d.id as string)
+      yield* purgeDomain(u.ctx.deps, id)
+      u.afterCommit(`sessions-of-domain:${id}`, async () => {
+        for (const user of accounts) await sessions.destroyUser(id, user)
+      })
     },
   },
 })
+
+export interface StoredDomain {
+  /** Parent domain id; '' for the master domain. */
+  parentId: string
+  id: string
+  name: string
+  doc: Doc
+}
+
+export const isMasterDomain = (d: StoredDomain) => d.parentId === ''
+export const isBlocked = (d: StoredDomain) => (d.doc.opts as Doc | undefined)?.isblocked === true
+
+const stored = (row: { domain: string; doc: Doc }): StoredDomain => ({
+  parentId: row.domain,
+  id: row.doc.id as string,
+  name: row.doc.name as string,
+  doc: row.doc,
+})
+
+async function findOne(deps: Store, field: 'name' | 'id', value: string): Promise<StoredDomain | null> {
+  const [row] = await deps.repo(domains.table).findBy(null, field, value, 1)
+  return row ? stored(row) : null
+}
+
+export const findDomainByName = (deps: Store, name: string) => findOne(deps, 'name', name)
+export const findDomainById = (deps: Store, id: string) => findOne(deps, 'id', id)
+
+export async function findMasterDomain(deps: Store): Promise<StoredDomain | null> {
+  const [master] = await deps.db.read(() => deps.repo(domains.table).all(''))
+  return master ? stored({ domain: '', doc: master }) : null
+}
+
+/** Every domain, master first, then the working domains by name. */
+export async function listDomains(deps: Store): Promise<StoredDomain[]> {
+  const master = await findMasterDomain(deps)
+  if (!master) return []
+  const below = await deps.db.read(() => deps.repo(domains.table).all(master.id))
+  const working = below.map((doc) => stored({ domain: master.id, doc })).sort((a, b) => (a.name < b.name ? -1 : 1))
+  return [master, ...working]
+}

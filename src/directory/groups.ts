@@ -1,20 +1,17 @@
 /** Groups (/rest/v1/domain/groups): nested through `parents`, carrying roles; `members` are the users in them. */
 import * as v from 'valibot'
-import { allDocs, idsContaining, usersInGroup } from '~storage/directory'
-import type { Doc } from '~storage/doc'
-import type { TableSpec } from '~storage/repository'
+import type { TxStep } from '~storage/db'
+import type { Ctx } from '../context'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, text, withDefaults } from '../entities/entity'
-import { badRequest } from '../http/errors'
-import { usersTable } from '../identity/directory'
+import { badRequest } from '../errors'
 import { createsCycle } from './caches'
 import { editList, rebuildCaches, requireIds, requireRoles, strings, unique } from './maintain'
 import { roleList, uuidList } from './schemas'
-
-export const groupsTable: TableSpec = { table: 'groups', objtype: 'group', columns: { code: 'code' } }
+import { users } from './users'
 
 export const groups = defineEntity({
   name: 'group',
-  table: groupsTable,
+  table: { table: 'groups', objtype: 'group', columns: { code: 'code' } },
   fields: [...COMMON_FIELDS, 'code', 'name', 'description', 'parents', 'roles'],
   listFields: ['id', 'code', 'name', 'description', 'parents', 'roles', 'opts.title', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'code'],
@@ -30,46 +27,48 @@ export const groups = defineEntity({
     ext,
   },
   virtual: ['members'],
-  finish: (doc: Doc) => withDefaults(doc, { description: '', parents: [], roles: [] }),
+  finish: (doc) => withDefaults(doc, { description: '', parents: [], roles: [] }),
   hooks: {
-    *inTransaction(req, w, change) {
-      const users = req.deps.repo(usersTable)
-      const id = (change.after ?? change.before)!.id as string
+    *inTransaction(u, change): TxStep<void> {
+      const repo = u.ctx.deps.repo(groups.table)
+      const domain = u.w.domain
+      const id = (change.after ?? change.before)!.id
       if (change.after) {
         const parents = strings(change.after.parents)
-        yield* requireIds('groups', w.domain, parents, 'parents')
-        const all = (yield* allDocs('groups', w.domain)).map((g) => ({
+        yield* requireIds(u, groups, parents, 'parents')
+        const all = (yield* repo.all(domain)).map((g) => ({
           id: g.id as string,
           parents: strings(g.parents),
           roles: [],
         }))
         if (createsCycle(id, parents, all)) throw badRequest('parents: a group cannot be inside itself', 'parents')
-        yield* requireRoles(w.domain, change.after.roles, 'roles')
+        yield* requireRoles(u, change.after.roles, 'roles')
         const members = change.input?.members
         if (members !== undefined) {
-          yield* requireIds('users', w.domain, members, 'members')
+          yield* requireIds(u, users, members, 'members')
           const wanted = new Set(members as string[])
-          const current = new Set(yield* idsContaining('users', 'groups', w.domain, id))
-          for (const u of wanted)
-            if (!current.has(u)) yield* editList(users, w, u, 'groups', (gs) => unique([...gs, id]))
-          for (const u of current)
-            if (!wanted.has(u)) yield* editList(users, w, u, 'groups', (gs) => gs.filter((g) => g !== id))
+          const current = new Set(yield* u.ctx.deps.repo(users.table).idsContaining(domain, 'groups', id))
+          for (const m of wanted)
+            if (!current.has(m)) yield* editList(u, users, m, 'groups', (gs) => unique([...gs, id]))
+          for (const m of current)
+            if (!wanted.has(m)) yield* editList(u, users, m, 'groups', (gs) => gs.filter((g) => g !== id))
         }
       } else {
         // a deleted group leaves its users and its child groups
-        for (const u of yield* idsContaining('users', 'groups', w.domain, id))
-          yield* editList(users, w, u, 'groups', (gs) => gs.filter((g) => g !== id))
-        const groupsRepo = req.deps.repo(groupsTable)
-        for (const g of yield* idsContaining('groups', 'parents', w.domain, id))
-          yield* editList(groupsRepo, w, g, 'parents', (ps) => ps.filter((p) => p !== id))
+        for (const m of yield* u.ctx.deps.repo(users.table).idsContaining(domain, 'groups', id)) {
+          yield* editList(u, users, m, 'groups', (gs) => gs.filter((g) => g !== id))
+        }
+        for (const g of yield* repo.idsContaining(domain, 'parents', id)) {
+          yield* editList(u, groups, g, 'parents', (ps) => ps.filter((p) => p !== id))
+        }
       }
-      yield* rebuildCaches(w.domain)
+      yield* rebuildCaches(u)
     },
-    async view(req, doc) {
-      return { ...doc, members: await usersInGroup(req.deps.db, req.domain, doc.id as string) }
-    },
-    async afterCommit(req) {
-      await req.deps.access.invalidate(req.domain)
+    async view(ctx: Ctx, doc) {
+      const members = await ctx.deps.db.read(() =>
+        ctx.deps.repo(users.table).idsContaining(ctx.domain, 'groups', doc.id),
+      )
+      return { ...doc, members }
     },
   },
 })

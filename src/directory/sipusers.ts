@@ -1,22 +1,20 @@
 /** SIP accounts (/rest/v1/uc/sipusers): login, phone number, the user they belong to; the password is for administrators' eyes only. */
 import * as v from 'valibot'
-import type { Doc } from '~storage/doc'
-import type { TableSpec } from '~storage/repository'
+import type { TxStep } from '~storage/db'
 import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
-import { NIL_UUID } from '../http/req'
+import { NIL_UUID } from '../ids'
 import { requireIds } from './maintain'
 import { uuid } from './schemas'
-
-export const sipusersTable: TableSpec = {
-  table: 'sipusers',
-  objtype: 'sipuser',
-  columns: { login: 'login', phonenumber: 'phonenumber', iduser: 'iduser' },
-  secrets: ['pwd'],
-}
+import { users } from './users'
 
 export const sipusers = defineEntity({
   name: 'sipuser',
-  table: sipusersTable,
+  table: {
+    table: 'sipusers',
+    objtype: 'sipuser',
+    columns: { login: 'login', phonenumber: 'phonenumber', iduser: 'iduser' },
+    secrets: ['pwd'],
+  },
   domainKind: 'working',
   fields: [...COMMON_FIELDS, 'login', 'phonenumber', 'iduser', 'name'],
   listFields: ['id', 'login', 'phonenumber', 'iduser', 'name', 'opts.title', 'ext.lwt', 'ext.ct'],
@@ -35,14 +33,14 @@ export const sipusers = defineEntity({
     opts: opts(),
     ext,
   },
-  finish: (doc: Doc) => withDefaults(doc, { iduser: NIL_UUID }),
+  finish: (doc) => withDefaults(doc, { iduser: NIL_UUID }),
   hooks: {
-    *inTransaction(_req, w, change) {
+    *inTransaction(u, change): TxStep<void> {
       const iduser = change.after?.iduser
-      if (iduser && iduser !== NIL_UUID) yield* requireIds('users', w.domain, [iduser], 'iduser')
+      if (iduser && iduser !== NIL_UUID) yield* requireIds(u, users, [iduser], 'iduser')
     },
-    view(req, doc) {
-      if (req.roles.includes('admin')) return doc
+    view(ctx, doc) {
+      if (ctx.roles.includes('admin')) return doc
       const { pwd: _pwd, ...rest } = doc
       return rest
     },

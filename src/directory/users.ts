@@ -1,19 +1,20 @@
 /** Users (/rest/v1/domain/users): login unique per domain, write-only password, groups and roles. */
 import * as v from 'valibot'
-import { sipuserIdsOf } from '~storage/directory'
-import type { Doc } from '~storage/doc'
-import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
-import { usersTable } from '../identity/directory'
-import { hashPassword } from '../identity/passwords'
+import type { TxStep } from '~storage/db'
+import type { Deps } from '../deps'
+import { COMMON_FIELDS, type DocOf, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
+import { NIL_UUID } from '../ids'
 import { checkPasswordPolicy } from '../identity/password-policy'
-import { NIL_UUID } from '../http/req'
-import { sipusersTable } from './sipusers'
+import { hashPassword } from '../identity/passwords'
+import { groups } from './groups'
 import { rebuildCaches, requireIds, requireRoles } from './maintain'
 import { email, login, roleList, uuidList } from './schemas'
+import { sipusers } from './sipusers'
 
 export const users = defineEntity({
   name: 'user',
-  table: usersTable,
+  // the password hash lives in a column of its own, so no read of the doc can leak it
+  table: { table: 'users', objtype: 'user', columns: { login: 'login' }, hidden: { pwd_hash: 'pwd' } },
   fields: [...COMMON_FIELDS, 'login', 'name', 'groups', 'roles', 'opts.email', 'opts.tags', 'opts.self_registered'],
   listFields: ['id', 'login', 'name', 'opts.title', 'opts.email', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'login'],
@@ -32,33 +33,55 @@ export const users = defineEntity({
   },
   // the password never reaches the doc: prepare() turns it into a hash in a hidden column
   virtual: ['pwd'],
-  finish: (doc: Doc) => withDefaults(doc, { name: '', groups: [], roles: [] }),
+  finish: (doc) => withDefaults(doc, { name: '', groups: [], roles: [] }),
   hooks: {
-    async prepare(req, input) {
+    async prepare(ctx, input) {
       if (input.pwd === undefined) return { input }
-      await checkPasswordPolicy(req.deps, req.domain, input.pwd as string)
+      await checkPasswordPolicy(ctx.deps, ctx.domain, input.pwd as string)
       return { input, hidden: { pwd_hash: await hashPassword(input.pwd as string) } }
     },
-    *inTransaction(req, w, change) {
+    *inTransaction(u, change): TxStep<void> {
+      const { sessions, repo } = u.ctx.deps
+      const domain = u.w.domain
+      const id = (change.after ?? change.before)!.id
       if (change.after) {
-        yield* requireIds('groups', w.domain, change.after.groups, 'groups')
-        yield* requireRoles(w.domain, change.after.roles, 'roles')
+        yield* requireIds(u, groups, change.after.groups, 'groups')
+        yield* requireRoles(u, change.after.roles, 'roles')
       } else {
         // SIP accounts of a deleted user stay, unattached
-        const accounts = req.deps.repo(sipusersTable)
-        for (const id of yield* sipuserIdsOf(w.domain, change.before!.id as string)) {
-          yield* accounts.update(w, id, (doc) => ({ ...doc, iduser: NIL_UUID }))
+        for (const account of yield* repo(sipusers.table).idsWhere(domain, 'iduser', id)) {
+          yield* repo(sipusers.table).update(u.w, account, (doc) => ({ ...doc, iduser: NIL_UUID }))
         }
       }
-      yield* rebuildCaches(w.domain)
-    },
-    async afterCommit(req, change) {
-      await req.deps.access.invalidate(req.domain)
-      const id = (change.before ?? change.after)!.id as string
+      yield* rebuildCaches(u)
       // a deleted account signs out everywhere; a new password ends the account's other sessions
-      if (!change.after) await req.deps.sessions.destroyUser(req.domain, id)
-      else if (change.before && change.input?.pwd !== undefined)
-        await req.deps.sessions.destroyUser(req.domain, id, req.session?.id)
+      if (!change.after) u.afterCommit(`sessions:${domain}:${id}`, () => sessions.destroyUser(domain, id))
+      else if (change.before && change.input?.pwd !== undefined) {
+        const keep = u.ctx.session?.id
+        u.afterCommit(`sessions:${domain}:${id}`, () => sessions.destroyUser(domain, id, keep))
+      }
     },
   },
 })
+
+export type User = DocOf<typeof users>
+
+export interface StoredAccount {
+  domain: string
+  doc: User
+  pwdHash: string | null
+}
+
+/** The account with this login in a domain, with its password hash. */
+export async function findAccount(deps: Deps, domain: string, login: string): Promise<StoredAccount | null> {
+  const [row] = await deps.repo(users.table).findBy(domain, 'login', login, 1)
+  return row ? { domain, doc: row.doc as User, pwdHash: row.hidden.pwd_hash as string | null } : null
+}
+
+/** Accounts with this e-mail address (lower case), in one domain or in all; at most `limit`. */
+export async function findAccountsByEmail(deps: Deps, email: string, domain: string | null, limit = 10) {
+  return (await deps.repo(users.table).findBy(domain, 'opts.email', email, limit)).map(({ domain, doc }) => ({
+    domain,
+    doc: doc as User,
+  }))
+}

@@ -1,39 +1,20 @@
 /**
- * An entity definition: everything the generic routes need to serve a collection of the standard
- * shape. Adding a resource starts here (see README, "Adding a resource").
+ * Collections and entities. A collection is a table of the standard shape that lists, reads and
+ * looks up like every other; an entity is a collection clients write, with its body schema and its
+ * hooks. The table spec (storage layout) lives here, next to the fields it stores. Adding a
+ * resource starts here (see README, "Adding a resource").
  */
 import * as v from 'valibot'
 import type { SqlValue, TxStep } from '~storage/db'
 import type { Doc } from '~storage/doc'
-import type { WriteContext } from '~storage/journal'
 import type { TableSpec } from '~storage/repository'
+import type { Ctx } from '../context'
 import { FieldSet } from '../http/fields'
 import type { ListLimits } from '../http/list-query'
-import type { Req } from '../http/req'
 import type { DomainKind } from '../http/route'
+import type { Unit } from './unit'
 
-/** One write as hooks see it: the entity before and after, and the validated input (with virtual fields). */
-export interface Change {
-  before?: Doc
-  after?: Doc
-  input?: Doc
-  /** What the transaction hook learned for the after-commit hook (ids of deleted users, say). */
-  extra?: Doc
-}
-
-/** Entity-specific behaviour around the generic writes and reads. */
-export interface EntityHooks {
-  /** Async work before the transaction (hashing a password); may move input into hidden columns. */
-  prepare?(req: Req, input: Doc): Promise<{ input: Doc; hidden?: Record<string, SqlValue> }>
-  /** Inside the write transaction, after the row changed: check references, keep derived data. */
-  inTransaction?(req: Req, w: WriteContext, change: Change): TxStep<void>
-  /** After the commit: end sessions, drop caches. */
-  afterCommit?(req: Req, change: Change): Promise<void>
-  /** Shapes one entity for the caller (adds computed fields, hides what the caller may not see). */
-  view?(req: Req, doc: Doc): Doc | Promise<Doc>
-}
-
-export interface Entity {
+export interface Collection {
   /** Singular name used in messages ("project"). */
   name: string
   table: TableSpec
@@ -45,20 +26,52 @@ export interface Entity {
   /** Fields LOOKUP compares its key with. */
   lookupFields: readonly string[]
   limits: ListLimits
+}
+
+/** One write as hooks see it: the entity before and after, and the validated input (with virtual fields). */
+export interface Change<T> {
+  before?: T
+  after?: T
+  input?: Doc
+}
+
+/** Entity-specific behaviour around the generic writes and reads. */
+export interface EntityHooks<T> {
+  /** Async work before the transaction (hashing a password); may move input into hidden columns. */
+  prepare?(ctx: Ctx, input: Doc): Promise<{ input: Doc; hidden?: Record<string, SqlValue> }>
+  /**
+   * Inside the write transaction, after the row changed: check references, keep derived data in
+   * step, and queue what must follow the commit on the unit (`u.afterCommit`).
+   */
+  inTransaction?(u: Unit, change: Change<T>): TxStep<void>
+  /** Shapes one entity for the caller (adds computed fields, hides what the caller may not see). */
+  view?(ctx: Ctx, doc: T): Doc | Promise<Doc>
+}
+
+export interface Entity<T extends Doc = Doc> extends Collection {
   /** Body of a create, without `id` (checked separately). */
   create: v.GenericSchema<unknown, Doc>
-  /** Body of a patch, without `id`. */
+  /** Body of a patch, without `id`: any part of a create; a null member of `opts` removes it. */
   patch: v.GenericSchema<unknown, Doc>
   /** Checks and normalizations beyond the schema, applied to the complete new doc. */
-  finish?(doc: Doc): Doc
+  finish?(doc: T): T
   /** Input fields that are not stored in the doc (hooks act on them). */
   virtual: readonly string[]
-  hooks: EntityHooks
+  hooks: EntityHooks<T>
 }
+
+// biome-ignore lint: a registry holds entities of every document type
+export type AnyEntity = Entity<any>
+
+/** The document type of an entity: `type User = DocOf<typeof users>`. */
+export type DocOf<E> = E extends Entity<infer T> ? T : never
+
+/** The stored document of an entity whose create body has these entries. */
+export type EntityDoc<E extends v.ObjectEntries> = { id: string } & v.InferOutput<v.StrictObjectSchema<E, undefined>>
 
 export const DEFAULT_LIMITS: ListLimits = { defaultLimit: 100, maxLimit: 1000 }
 
-export function defineEntity(def: {
+export function defineCollection(def: {
   name: string
   table: TableSpec
   domainKind?: DomainKind
@@ -66,12 +79,7 @@ export function defineEntity(def: {
   listFields: string[]
   lookupFields: string[]
   limits?: ListLimits
-  create: v.ObjectEntries
-  finish?: (doc: Doc) => Doc
-  virtual?: string[]
-  hooks?: EntityHooks
-}): Entity {
-  const create = v.strictObject(def.create)
+}): Collection {
   return {
     name: def.name,
     table: def.table,
@@ -80,19 +88,50 @@ export function defineEntity(def: {
     listFields: new FieldSet(def.listFields),
     lookupFields: def.lookupFields,
     limits: def.limits ?? DEFAULT_LIMITS,
-    create: create as unknown as v.GenericSchema<unknown, Doc>,
-    patch: v.partial(create) as unknown as v.GenericSchema<unknown, Doc>,
+  }
+}
+
+export function defineEntity<const E extends v.ObjectEntries>(def: {
+  name: string
+  table: TableSpec
+  domainKind?: DomainKind
+  fields: string[]
+  listFields: string[]
+  lookupFields: string[]
+  limits?: ListLimits
+  create: E
+  finish?: (doc: EntityDoc<E>) => EntityDoc<E>
+  virtual?: string[]
+  hooks?: EntityHooks<EntityDoc<E>>
+}): Entity<EntityDoc<E>> {
+  return {
+    ...defineCollection(def),
+    create: v.strictObject(def.create) as unknown as v.GenericSchema<unknown, Doc>,
+    patch: v.partial(v.strictObject(patchable(def.create))) as unknown as v.GenericSchema<unknown, Doc>,
     finish: def.finish,
     virtual: def.virtual ?? [],
     hooks: def.hooks ?? {},
   }
 }
 
+/** The create entries with each member of `opts` also accepting null (PATCH removes it). */
+function patchable(entries: v.ObjectEntries): v.ObjectEntries {
+  const opts = entries.opts as { wrapped?: { type?: string; entries?: v.ObjectEntries } } | undefined
+  const inner = opts?.wrapped
+  if (inner?.type !== 'strict_object' || !inner.entries) return entries
+  const nullable = (s: v.ObjectEntries[string]) => {
+    const wrapped = (s as { type: string; wrapped?: v.GenericSchema }).type === 'optional' ? (s as { wrapped: v.GenericSchema }).wrapped : s
+    return v.optional(v.nullable(wrapped))
+  }
+  const members = Object.fromEntries(Object.entries(inner.entries).map(([k, s]) => [k, nullable(s)]))
+  return { ...entries, opts: v.optional(v.strictObject(members)) }
+}
+
 /** The doc with each missing member set to its default (members keep their order; defaults go last). */
-export function withDefaults(doc: Doc, defaults: Doc): Doc {
-  const out = { ...doc }
-  for (const [k, v] of Object.entries(defaults)) if (out[k] === undefined) out[k] = v
-  return out
+export function withDefaults<T extends Doc>(doc: T, defaults: Partial<T>): T {
+  const out: Doc = { ...doc }
+  for (const [k, value] of Object.entries(defaults)) if (out[k] === undefined) out[k] = value
+  return out as T
 }
 
 // ---- schema pieces shared by entities ----
@@ -107,14 +146,14 @@ export const requiredText = (max = 1024) =>
   )
 
 /** `opts` with the common title and comment plus entity-specific members. */
-export const opts = (extra: v.ObjectEntries = {}) =>
+export const opts = <E extends v.ObjectEntries = {}>(extra: E = {} as E) =>
   v.optional(v.strictObject({ title: v.optional(text()), comment: v.optional(text(4096)), ...extra }))
 
 /** `ext` is open to clients; ct and lwt are set by the server and ignored on input. */
 export const ext = v.optional(
   v.pipe(
     v.record(v.string(), v.unknown()),
-    v.transform(({ ct: _ct, lwt: _lwt, ...rest }) => rest),
+    v.transform(({ ct: _ct, lwt: _lwt, ...rest }): Doc => rest),
   ),
 )
 

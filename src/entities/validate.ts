@@ -1,6 +1,6 @@
 /** Runs a valibot schema over request input and turns the first issue into a 400 naming the field. */
 import * as v from 'valibot'
-import { badRequest } from '../http/errors'
+import { badRequest } from '../errors'
 
 export function issuePath(issue: v.BaseIssue<unknown>): string {
   return (issue.path ?? []).map((p) => String(p.key)).join('.')

@@ -1,27 +1,36 @@
 /**
- * Create, patch and remove for any entity: validation, the entity's hooks, and one write
- * transaction holding the row, its journal record and whatever the hooks keep in step with it.
- * Routes (and later the websocket) call these; nothing else writes entities.
+ * Create, update and remove for any entity, in two phases: `prepare*` validates and runs the
+ * entity's async preparation outside any transaction; the `*Step` functions are transaction steps
+ * (row, journal record, the entity's hook) that compose inside one `commit` (entities/unit.ts).
+ * `createEntity`, `patchEntity` and `removeEntity` are both phases in one transaction of their own.
  */
-import { isPlainObject, type Doc } from '~storage/doc'
-import { badRequest, notFound } from '../http/errors'
-import { isUuid, NIL_UUID, type Req } from '../http/req'
+import type { SqlValue, TxStep } from '~storage/db'
+import { type Doc, isPlainObject } from '~storage/doc'
+import type { Ctx } from '../context'
+import { badRequest, notFound } from '../errors'
+import { givenId, newId } from '../ids'
 import type { Change, Entity } from './entity'
+import { commit, type Unit } from './unit'
 import { validate } from './validate'
 
 /** Top-level members merged one level deep by PATCH (null removes a key); others are replaced. */
 const MERGED_MEMBERS = new Set(['opts', 'ext'])
 
+/** `changes` laid over `current`: a member that is null is removed. */
+export function mergeMembers(current: Doc, changes: Doc): Doc {
+  const merged: Doc = { ...current }
+  for (const [k, value] of Object.entries(changes)) {
+    if (value === null) delete merged[k]
+    else merged[k] = value
+  }
+  return merged
+}
+
 export function applyPatch(current: Doc, changes: Doc): Doc {
   const next: Doc = { ...current }
   for (const [key, value] of Object.entries(changes)) {
-    if (MERGED_MEMBERS.has(key) && isPlainObject(value) && isPlainObject(current[key])) {
-      const merged: Doc = { ...(current[key] as Doc) }
-      for (const [k, val] of Object.entries(value)) {
-        if (val === null) delete merged[k]
-        else merged[k] = val
-      }
-      next[key] = merged
+    if (MERGED_MEMBERS.has(key) && isPlainObject(value)) {
+      next[key] = mergeMembers(isPlainObject(current[key]) ? current[key] : {}, value)
     } else next[key] = value
   }
   return next
@@ -32,88 +41,113 @@ export function bodyObject(body: unknown): Doc {
   return body
 }
 
-function newId(value: unknown): string {
-  if (!isUuid(value)) throw badRequest(`id must be a UUID, got ${JSON.stringify(value)}`, 'id')
-  if (value === NIL_UUID) throw badRequest('id must not be the nil UUID', 'id')
-  return value.toLowerCase()
+/** The body's `id` must be absent or equal to the addressed one. */
+export function sameId(body: Doc, id: string, field = 'id', what = 'id'): void {
+  if (body[field] !== undefined && String(body[field]).toLowerCase() !== id)
+    throw badRequest(`${what} cannot be changed`, field)
 }
 
-function stored(entity: Entity, input: Doc): Doc {
+export interface Prepared<T extends Doc> {
+  entity: Entity<T>
+  /** The new doc (create) or the changes to lay over the current one (patch). */
+  doc: Doc
+  /** The validated input, virtual fields included (hooks act on them). */
+  input: Doc
+  hidden: Record<string, SqlValue>
+}
+
+function stored(entity: Entity<Doc>, input: Doc): Doc {
   const doc = { ...input }
   for (const f of entity.virtual) delete doc[f]
   return doc
 }
 
-export async function createEntity(req: Req, entity: Entity, body: unknown): Promise<Doc> {
-  const { id: givenId, ...rest } = bodyObject(body)
-  const id = givenId === undefined ? Bun.randomUUIDv7() : newId(givenId)
-  let input: Doc = validate(entity.create, rest)
-  let hidden = {}
-  if (entity.hooks.prepare) ({ input, hidden = {} } = await entity.hooks.prepare(req, input))
-  let doc: Doc = { id, ...stored(entity, input) }
+async function prepareInput<T extends Doc>(ctx: Ctx, entity: Entity<T>, input: Doc) {
+  if (!entity.hooks.prepare) return { input, hidden: {} }
+  const prepared = await entity.hooks.prepare(ctx, input)
+  return { input: prepared.input, hidden: prepared.hidden ?? {} }
+}
+
+export async function prepareCreate<T extends Doc>(ctx: Ctx, entity: Entity<T>, body: unknown): Promise<Prepared<T>> {
+  const { id: requested, ...rest } = bodyObject(body)
+  const id = requested === undefined ? newId() : givenId(requested)
+  const { input, hidden } = await prepareInput(ctx, entity, validate(entity.create, rest))
+  let doc = { id, ...stored(entity, input) } as unknown as T
   if (entity.finish) doc = entity.finish(doc)
-  const repo = req.deps.repo(entity.table)
-  const w = req.writeContext()
-  const hook = entity.hooks.inTransaction
-  const after = await req.deps.db.write(function* () {
-    const created = yield* repo.insert(w, doc, hidden)
-    if (hook) yield* hook(req, w, { after: created, input: { id, ...input } })
-    return created
-  })
-  await entity.hooks.afterCommit?.(req, { after, input })
-  req.deps.events.kick()
+  return { entity, doc, input: { id, ...input }, hidden }
+}
+
+export async function preparePatch<T extends Doc>(ctx: Ctx, entity: Entity<T>, id: string, body: unknown) {
+  const rest = bodyObject(body)
+  sameId(rest, id, 'id', `${entity.name} id`)
+  const { id: _id, ...changes } = rest
+  const { input, hidden } = await prepareInput(ctx, entity, validate(entity.patch, changes))
+  return { entity, doc: stored(entity, input), input: { id, ...input }, hidden } satisfies Prepared<T>
+}
+
+export function* insertStep<T extends Doc>(u: Unit, p: Prepared<T>): TxStep<T> {
+  const created = (yield* u.ctx.deps.repo(p.entity.table).insert(u.w, p.doc, p.hidden)) as T
+  if (p.entity.hooks.inTransaction) yield* p.entity.hooks.inTransaction(u, { after: created, input: p.input })
+  return created
+}
+
+/**
+ * Replaces the stored doc by `change(current)` (the entity's `finish` applied) and runs the hook;
+ * undefined when there is no such entity.
+ */
+export function* updateStep<T extends Doc>(
+  u: Unit,
+  entity: Entity<T>,
+  id: string,
+  change: (current: T) => Doc,
+  options: { hidden?: Record<string, SqlValue>; input?: Doc } = {},
+): TxStep<T | undefined> {
+  let before: T | undefined
+  const after = (yield* u.ctx.deps.repo(entity.table).update(u.w, id, (current, hiddenValues) => {
+    before = current as T
+    Object.assign(hiddenValues, options.hidden)
+    const next = change(current as T) as T
+    return entity.finish ? entity.finish(next) : next
+  })) as T | undefined
+  if (!after) return undefined
+  const c: Change<T> = { before, after, input: options.input }
+  if (entity.hooks.inTransaction) yield* entity.hooks.inTransaction(u, c)
   return after
 }
 
-export async function patchEntity(req: Req, entity: Entity, id: string, body: unknown): Promise<Doc> {
-  const { id: bodyId, ...rest } = bodyObject(body)
-  if (bodyId !== undefined && String(bodyId).toLowerCase() !== id)
-    throw badRequest(`${entity.name} id cannot be changed`, 'id')
-  let input: Doc = validate(entity.patch, rest)
-  let hidden: Record<string, unknown> = {}
-  if (entity.hooks.prepare) ({ input, hidden = {} } = await entity.hooks.prepare(req, input))
-  const changes = stored(entity, input)
-  const repo = req.deps.repo(entity.table)
-  const w = req.writeContext()
-  const hook = entity.hooks.inTransaction
-  const change = await req.deps.db.write(function* () {
-    let before: Doc | undefined
-    const after = yield* repo.update(w, id, (current, hiddenValues) => {
-      before = current
-      Object.assign(hiddenValues, hidden)
-      const next = applyPatch(current, changes)
-      return entity.finish ? entity.finish(next) : next
-    })
-    if (!after) return undefined
-    const c: Change = { before: before!, after, input: { id, ...input } }
-    if (hook) yield* hook(req, w, c)
-    return c
+/** PATCH semantics: the prepared changes merged into the current doc. */
+export function* patchStep<T extends Doc>(u: Unit, p: Prepared<T>, id: string): TxStep<T | undefined> {
+  return yield* updateStep(u, p.entity, id, (current) => applyPatch(current, p.doc), {
+    hidden: p.hidden,
+    input: p.input,
   })
-  if (!change) throw notFound(`${entity.name} ${id} not found`)
-  await entity.hooks.afterCommit?.(req, change)
-  req.deps.events.kick()
-  return change.after!
 }
 
-export async function removeEntity(req: Req, entity: Entity, id: string): Promise<void> {
-  const repo = req.deps.repo(entity.table)
-  const w = req.writeContext()
-  const hook = entity.hooks.inTransaction
-  const change = await req.deps.db.write(function* () {
-    const removed = yield* repo.remove(w, id)
-    if (!removed) return undefined
-    const c: Change = { before: removed }
-    if (hook) yield* hook(req, w, c)
-    return c
-  })
-  if (!change) throw notFound(`${entity.name} ${id} not found`)
-  await entity.hooks.afterCommit?.(req, change)
-  req.deps.events.kick()
+export function* removeStep<T extends Doc>(u: Unit, entity: Entity<T>, id: string): TxStep<T | undefined> {
+  const removed = (yield* u.ctx.deps.repo(entity.table).remove(u.w, id)) as T | undefined
+  if (removed && entity.hooks.inTransaction) yield* entity.hooks.inTransaction(u, { before: removed })
+  return removed
+}
+
+export async function createEntity<T extends Doc>(ctx: Ctx, entity: Entity<T>, body: unknown): Promise<T> {
+  const prepared = await prepareCreate(ctx, entity, body)
+  return commit(ctx, (u) => insertStep(u, prepared))
+}
+
+export async function patchEntity<T extends Doc>(ctx: Ctx, entity: Entity<T>, id: string, body: unknown): Promise<T> {
+  const prepared = await preparePatch(ctx, entity, id, body)
+  const after = await commit(ctx, (u) => patchStep(u, prepared, id))
+  if (!after) throw notFound(`${entity.name} ${id} not found`)
+  return after
+}
+
+export async function removeEntity<T extends Doc>(ctx: Ctx, entity: Entity<T>, id: string): Promise<void> {
+  if (!(await commit(ctx, (u) => removeStep(u, entity, id)))) throw notFound(`${entity.name} ${id} not found`)
 }
 
 /** One entity as the caller may see it, or 404. */
-export async function readEntity(req: Req, entity: Entity, id: string): Promise<Doc> {
-  const doc = await req.deps.repo(entity.table).get(req.domain, id)
+export async function readEntity<T extends Doc>(ctx: Ctx, entity: Entity<T>, id: string): Promise<Doc> {
+  const doc = (await ctx.deps.repo(entity.table).get(ctx.domain, id)) as T | undefined
   if (!doc) throw notFound(`${entity.name} ${id} not found`)
-  return entity.hooks.view ? entity.hooks.view(req, doc) : doc
+  return entity.hooks.view ? entity.hooks.view(ctx, doc) : doc
 }

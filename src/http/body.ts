@@ -1,5 +1,5 @@
 /** Request bodies: read within the configured size limit, then parsed as JSON. */
-import { badRequest, payloadTooLarge } from './errors'
+import { badRequest, payloadTooLarge } from '../errors'
 
 export async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length')

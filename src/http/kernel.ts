@@ -1,26 +1,26 @@
 /**
- * Turns route files into Elysia routes: one wrapper per method that assigns the request id,
- * resolves the effective method, authenticates, runs the handler and shapes the response or the
- * error. LOOKUP, SYNC and CLEAR arrive as POST + X-HTTP-Method-Override (see src/http/gateway).
+ * The HTTP side of a call: request id, effective method (LOOKUP, SYNC and CLEAR arrive as POST +
+ * X-HTTP-Method-Override, see src/http/gateway), client address, credentials and body from the
+ * request; then `runRoute` (src/http/dispatch.ts), the same path every transport takes; then the
+ * outcome as a Response.
  */
-import type { Elysia } from 'elysia'
-import { DuplicateError } from '~storage/repository'
 import type { Deps } from '../deps'
+import { badRequest } from '../errors'
 import { authenticate } from '../identity/authenticate'
-import { inCidrs, type Cidr } from './cidr'
-import { ApiError, badRequest } from './errors'
-import { JSON_TYPE, jsonResponse } from './json'
-import { Req } from './req'
-import { METHODS, OVERRIDE_METHODS, type Method, type RouteDef, type RouteEntry } from './route'
+import { readCookie, SESSION_COOKIE } from '../identity/cookies'
+import { readBodyBytes, readJsonBody } from './body'
+import { type Cidr, inCidrs } from './cidr'
+import { errorOutcome, type Outcome, runRoute } from './dispatch'
+import { JSON_TYPE, JsonText } from './json'
+import type { RequestSource } from './req'
+import { OVERRIDE_METHODS } from './route'
 
 export const OVERRIDE_HEADER = 'x-http-method-override'
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
 
-interface ElysiaContext {
-  request: Request
-  params: Record<string, string>
-  query: Record<string, string | undefined>
-  server: { requestIP(r: Request): { address: string } | null } | null
+/** The part of Bun's server a request handler uses. */
+export interface PeerLookup {
+  requestIP(request: Request): { address: string } | null
 }
 
 /** Generated request ids: a random per-process prefix and a counter, unique across a cluster and cheap. */
@@ -36,12 +36,10 @@ export function requestIdOf(request: Request): string {
  * The client's address: the peer (on the gateway's private unix socket, the peer the gateway
  * reports); when the peer is a trusted proxy, the last address in X-Forwarded-For it did not add.
  */
-export function clientAddressOf(ctx: ElysiaContext, trusted: Cidr[]): string {
-  const peer = unmapped(
-    ctx.server?.requestIP(ctx.request)?.address ?? ctx.request.headers.get('x-real-ip') ?? 'unknown',
-  )
+export function clientAddressOf(request: Request, server: PeerLookup | undefined, trusted: Cidr[]): string {
+  const peer = unmapped(server?.requestIP(request)?.address ?? request.headers.get('x-real-ip') ?? 'unknown')
   if (trusted.length === 0 || !inCidrs(peer, trusted)) return peer
-  const hops = (ctx.request.headers.get('x-forwarded-for') ?? '')
+  const hops = (request.headers.get('x-forwarded-for') ?? '')
     .split(',')
     .map((h) => unmapped(h.trim()))
     .filter(Boolean)
@@ -53,102 +51,73 @@ export function clientAddressOf(ctx: ElysiaContext, trusted: Cidr[]): string {
 const unmapped = (address: string) =>
   address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address
 
-export function mountRoutes(app: Elysia, routes: RouteEntry[], deps: Deps): void {
-  for (const { url, module } of routes) {
-    const exported = METHODS.filter((m) => module[m])
-    const allow = [...new Set(exported.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m])))].join(', ')
-    for (const method of exported) {
-      if (method === 'POST' || OVERRIDE_METHODS.has(method)) continue
-      const def = module[method]!
-      // Destructured so that Elysia's static analysis sees which parts of the context are used: a
-      // handler that passes the whole context on makes Elysia build cookie jars and copy every response.
-      app.route(
-        method,
-        url,
-        ({ request, params, query, server }: ElysiaContext) =>
-          run(deps, def, method, url, { request, params, query, server }),
-        { parse: 'none' } as never,
-      )
-    }
-    if (exported.some((m) => m === 'POST' || OVERRIDE_METHODS.has(m))) {
-      app.route(
-        'POST',
-        url,
-        ({ request, params, query, server }: ElysiaContext) =>
-          dispatchPost(deps, module, url, allow, { request, params, query, server }),
-        { parse: 'none' } as never,
-      )
-    }
-    app.all(url, ({ request }: ElysiaContext) => methodNotAllowed(request, allow))
+function httpSource(deps: Deps, request: Request, server: PeerLookup | undefined): RequestSource {
+  return {
+    json: () => readJsonBody(request, deps.config.maxBodyBytes),
+    bytes: () => readBodyBytes(request, deps.config.maxBodyBytes),
+    header: (name) => request.headers.get(name),
+    clientAddress: () => clientAddressOf(request, server, deps.trustedProxies),
+    credentials() {
+      const auth = request.headers.get('authorization')
+      const token = auth === null ? null : auth.startsWith('Bearer ') ? auth.slice(7).trim() : ''
+      return { token, cookie: readCookie(request.headers.get('cookie'), SESSION_COOKIE) }
+    },
   }
 }
 
-/** POST serves the route's POST, or the method named by the override header. */
-function dispatchPost(deps: Deps, module: RouteEntry['module'], url: string, allow: string, ctx: ElysiaContext) {
-  const override = ctx.request.headers.get(OVERRIDE_HEADER)
-  if (override === null)
-    return module.POST ? run(deps, module.POST, 'POST', url, ctx) : methodNotAllowed(ctx.request, allow)
-  const method = override.trim().toUpperCase()
-  if (!OVERRIDE_METHODS.has(method)) {
-    return errorResponse(
-      badRequest(
-        `X-HTTP-Method-Override must be LOOKUP, SYNC or CLEAR, got ${JSON.stringify(override)}`,
-        'X-HTTP-Method-Override',
-      ),
-      requestIdOf(ctx.request),
-      deps,
-    )
-  }
-  const def = module[method as Method]
-  return def ? run(deps, def, method, url, ctx) : methodNotAllowed(ctx.request, allow)
+/** Path and query of a request URL, without building a URL object on the hot path. */
+function splitUrl(url: string): { rawPath: string; query: Record<string, string | undefined> } {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const q = url.indexOf('?', start)
+  const hash = url.indexOf('#', start)
+  const end = hash < 0 ? url.length : hash
+  if (q < 0 || q > end) return { rawPath: url.slice(start, end), query: {} }
+  const query: Record<string, string | undefined> = {}
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1, end))) if (!(k in query)) query[k] = v
+  return { rawPath: url.slice(start, q), query }
 }
 
-async function run(deps: Deps, def: RouteDef, method: string, url: string, ctx: ElysiaContext): Promise<Response> {
-  const requestId = requestIdOf(ctx.request)
+export async function handleHttp(deps: Deps, request: Request, server?: PeerLookup): Promise<Response> {
+  const requestId = requestIdOf(request)
   try {
-    if (method === ctx.request.method && ctx.request.headers.has(OVERRIDE_HEADER)) {
-      throw badRequest('X-HTTP-Method-Override is accepted only with POST', 'X-HTTP-Method-Override')
+    const { rawPath, query } = splitUrl(request.url)
+    const override = request.headers.get(OVERRIDE_HEADER)
+    let method = request.method
+    if (override !== null && method === 'POST') {
+      method = override.trim().toUpperCase()
+      if (!OVERRIDE_METHODS.has(method)) {
+        const message = `X-HTTP-Method-Override must be LOOKUP, SYNC or CLEAR, got ${JSON.stringify(override)}`
+        throw badRequest(message, 'X-HTTP-Method-Override')
+      }
     }
-    const req = new Req(deps, ctx.request, method, url, ctx.params ?? {}, ctx.query ?? {}, requestId, () =>
-      clientAddressOf(ctx, deps.trustedProxies),
-    )
-    if (def.access !== 'public') await authenticate(req, def)
-    const result = await def.handle(req)
-    return respond(result, req)
+    const source = httpSource(deps, request, server)
+    const call = {
+      method,
+      rawPath,
+      query,
+      requestId,
+      source,
+      misusedOverride: override !== null && request.method !== 'POST',
+    }
+    return toResponse(await runRoute(deps, call, authenticate), requestId, request.method === 'HEAD')
   } catch (err) {
-    return errorResponse(err, requestId, deps, `${method} ${url}`)
+    return toResponse(errorOutcome(deps, err, requestId), requestId, false)
   }
 }
 
-function respond(result: unknown, req: Req): Response {
-  const headers = { 'x-request-id': req.requestId, ...req.headers }
+export function toResponse(outcome: Outcome, requestId: string, head: boolean): Response {
+  const headers: Record<string, string> = { 'x-request-id': requestId, ...outcome.headers }
   let response: Response
-  if (result instanceof Response) {
-    response = result
+  if (outcome.body instanceof Response) {
+    response = outcome.body
     for (const [name, value] of Object.entries(headers)) response.headers.set(name, value)
-  } else if (result === undefined) response = new Response(null, { status: 204, headers })
-  else response = jsonResponse(result, 200, headers)
-  for (const cookie of req.cookies) response.headers.append('set-cookie', cookie)
-  return response
-}
-
-/** The one mapping from anything thrown to the wire error body. */
-export function errorResponse(err: unknown, requestId: string, deps: Deps, where?: string): Response {
-  let e: ApiError
-  if (err instanceof ApiError) e = err
-  else if (err instanceof DuplicateError)
-    e = new ApiError(409, `${err.field} already exists in this domain`, { field: err.field })
-  else {
-    deps.log.error('unhandled error', { requestId, where, error: String(err), stack: (err as Error)?.stack })
-    e = new ApiError(500, 'internal error')
+  } else if (outcome.body === undefined) {
+    response = new Response(null, { status: outcome.status, headers })
+  } else {
+    const text = outcome.body instanceof JsonText ? outcome.body.text : JSON.stringify(outcome.body)
+    headers['content-type'] = JSON_TYPE
+    response = new Response(head ? null : text, { status: outcome.status, headers })
   }
-  return jsonResponse(e.body(), e.status, { 'x-request-id': requestId, ...e.headers })
-}
-
-function methodNotAllowed(request: Request, allow: string): Response {
-  const body = { error_code: 1405, error_message: `${request.method} is not allowed here; allowed: ${allow}` }
-  return new Response(JSON.stringify(body), {
-    status: 405,
-    headers: { 'content-type': JSON_TYPE, allow, 'x-request-id': requestIdOf(request) },
-  })
+  for (const cookie of outcome.cookies) response.headers.append('set-cookie', cookie)
+  return response
 }

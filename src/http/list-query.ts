@@ -4,7 +4,7 @@
  * against the collection's FieldSet; every limit below is a named constant.
  */
 import type { CompareOp, FilterNode, Literal, ListQuery, Operand, OrderItem } from '~storage/query'
-import { badRequest } from './errors'
+import { badRequest } from '../errors'
 import type { FieldSet } from './fields'
 
 export const MAX_FILTER_LENGTH = 8192

@@ -1,84 +1,112 @@
-/** One request as a handler sees it: parameters, body, the signed-in session, response extras. */
-import type { WriteContext } from '~storage/journal'
-import { isoTime } from '../clock'
+/**
+ * One call of a route, as its handler sees it: the route's parameters, the body, the admitted actor
+ * context, and response extras. The transport behind it (an HTTP request, a websocket frame, a
+ * script's data call) is hidden behind a `RequestSource`, so one handler serves them all.
+ */
+import type { Ctx } from '../context'
 import type { Deps } from '../deps'
+import { badRequest, unauthorized } from '../errors'
 import type { Session } from '../identity/sessions'
-import { readJsonBody } from './body'
-import { badRequest, unauthorized } from './errors'
+import { isUuid } from '../ids'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-export const NIL_UUID = '00000000-0000-0000-0000-000000000000'
+/** The credential a call presents: a bearer token ('' when the header is malformed), a session cookie. */
+export interface Presented {
+  token: string | null
+  cookie: string | null
+}
 
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value)
+/** What a transport provides to a call. */
+export interface RequestSource {
+  /** The body parsed as JSON (undefined when empty), read within the configured size limit. */
+  json(): Promise<unknown>
+  /** The body as bytes, read within the configured size limit. */
+  bytes(): Promise<Uint8Array>
+  header(name: string): string | null
+  clientAddress(): string
+  credentials(): Presented
+}
+
+export interface CallTarget {
+  /** The effective method (LOOKUP for POST + X-HTTP-Method-Override: LOOKUP). */
+  method: string
+  /** The URL pattern of the route (`/rest/v1/domain/projects/:id`). */
+  route: string
+  /** The URL path, decoded; throws a 400 when it is not valid percent-encoding. */
+  path: () => string
+  params: Record<string, string>
+  query: Record<string, string | undefined>
+  requestId: string
 }
 
 export class Req {
-  session: Session | null = null
-  /** Roles of the session in its current domain, read live when the request was authenticated. */
-  roles: string[] = []
+  private admitted?: Ctx
+  private decodedPath?: string
+  private address?: string
   /** Extra response headers; Set-Cookie values go to `cookies`. */
   readonly headers: Record<string, string> = {}
   readonly cookies: string[] = []
+  readonly method: string
+  readonly route: string
+  readonly params: Record<string, string>
+  readonly query: Record<string, string | undefined>
+  readonly requestId: string
 
   constructor(
     readonly deps: Deps,
-    readonly request: Request,
-    /** The effective method (LOOKUP for POST + X-HTTP-Method-Override: LOOKUP). */
-    readonly method: string,
-    /** The URL pattern of the route (`/rest/v1/domain/projects/:id`). */
-    readonly route: string,
-    readonly params: Record<string, string>,
-    readonly query: Record<string, string | undefined>,
-    readonly requestId: string,
-    /** Looked up only when asked for: finding the peer costs a system call. */
-    private readonly peerAddress: () => string,
-  ) {}
-
-  private address?: string
-  get clientAddress(): string {
-    return (this.address ??= this.peerAddress())
+    private readonly target: CallTarget,
+    private readonly source: RequestSource,
+  ) {
+    this.method = target.method
+    this.route = target.route
+    this.params = target.params
+    this.query = target.query
+    this.requestId = target.requestId
   }
 
-  /** The URL path, without the query string. */
+  /** The actor context admitted to this route; a 401 for a route that admitted nobody. */
+  get ctx(): Ctx {
+    if (!this.admitted) throw unauthorized()
+    return this.admitted
+  }
+
+  /** Whether a context was admitted (public routes admit nobody). */
+  get isAdmitted(): boolean {
+    return this.admitted !== undefined
+  }
+
+  admit(ctx: Ctx): void {
+    this.admitted = ctx
+  }
+
+  /** The signed-in session, for handlers that act on it. */
+  get session(): Session {
+    const s = this.ctx.session
+    if (!s) throw unauthorized('this endpoint needs a signed-in user')
+    return s
+  }
+
   get path(): string {
-    const url = this.request.url
-    const start = url.indexOf('/', url.indexOf('//') + 2)
-    const q = url.indexOf('?', start)
-    try {
-      return decodeURI(url.slice(start, q < 0 ? undefined : q))
-    } catch {
-      throw badRequest('the URL path is not valid percent-encoding', 'path')
-    }
+    return (this.decodedPath ??= this.target.path())
+  }
+
+  get clientAddress(): string {
+    return (this.address ??= this.source.clientAddress())
   }
 
   header(name: string): string | null {
-    return this.request.headers.get(name)
+    return this.source.header(name)
   }
 
-  /** The parsed JSON body (undefined when empty), read within the configured size limit. */
+  credentials(): Presented {
+    return this.source.credentials()
+  }
+
   json(): Promise<unknown> {
-    return readJsonBody(this.request, this.deps.config.maxBodyBytes)
+    return this.source.json()
   }
 
-  /** The session, for handlers of routes that require one. */
-  get signedIn(): Session {
-    if (!this.session) throw unauthorized()
-    return this.session
-  }
-
-  private domainOverride?: string
-
-  /** The tenant every storage call of this request is scoped to. */
-  get domain(): string {
-    return this.domainOverride ?? this.signedIn.domainId
-  }
-
-  /** The same request acting in another domain (a user's own account lives in its home domain). */
-  inDomain(domainId: string): Req {
-    const view = Object.create(this) as Req
-    view.domainOverride = domainId
-    return view
+  bytes(): Promise<Uint8Array> {
+    return this.source.bytes()
   }
 
   /** A path parameter that must be a UUID; returned in lower case. */
@@ -86,16 +114,5 @@ export class Req {
     const value = this.params[name]
     if (!isUuid(value)) throw badRequest(`${name} in the path must be a UUID, got ${JSON.stringify(value ?? '')}`, name)
     return value.toLowerCase()
-  }
-
-  /** Who writes, where and when: what the repository records in the journal. */
-  writeContext(): WriteContext {
-    const s = this.signedIn
-    return {
-      domain: this.domain,
-      now: isoTime(this.deps.clock.now()),
-      actor: { id: s.userId, name: s.name || s.login },
-      requestId: this.requestId,
-    }
   }
 }

@@ -5,14 +5,15 @@
  */
 import type { FilterNode, Literal } from '~storage/query'
 import type { Repository } from '~storage/repository'
-import type { Entity } from '../entities/entity'
+import type { Collection, Entity } from '../entities/entity'
 import { createEntity, patchEntity, readEntity, removeEntity } from '../entities/writes'
-import { ApiError, badRequest, notFound } from './errors'
+import { ApiError, badRequest, notFound } from '../errors'
+import { isUuid } from '../ids'
 import { JsonText } from './json'
 import { parseFlat, parseListParams, parseMask } from './list-query'
 import { present } from './present'
-import { isUuid, type Req } from './req'
-import { defineRoute, type Access, type RouteDef } from './route'
+import type { Req } from './req'
+import { type Access, defineRoute, type RouteDef } from './route'
 
 interface Options {
   access?: Access
@@ -29,24 +30,24 @@ function withEqualities(filter: FilterNode | null, equal: Record<string, Literal
 
 /** `match` adds equality conditions taken from the request (a path segment) to the client's filter. */
 export function list(
-  entity: Entity,
+  collection: Collection,
   options: Options & { match?: (req: Req) => Record<string, Literal> } = {},
 ): RouteDef {
-  const shape = { fields: entity.fields, output: entity.listFields, limits: entity.limits }
+  const shape = { fields: collection.fields, output: collection.listFields, limits: collection.limits }
   return defineRoute({
     access: options.access,
-    domainKind: entity.domainKind,
+    domainKind: collection.domainKind,
     async handle(req) {
       const { query, mask, flat } = parseListParams(req.query, shape)
       if (options.match) query.filter = withEqualities(query.filter, options.match(req))
-      const docs = await req.deps.repo(entity.table).list(req.domain, query)
-      const paths = mask ?? entity.listFields.paths
+      const docs = await req.deps.repo(collection.table).list(req.ctx.domain, query)
+      const paths = mask ?? collection.listFields.paths
       return docs.map((d) => present(d, paths, flat))
     },
   })
 }
 
-export function read(entity: Entity, options: Options = {}): RouteDef {
+export function read(entity: Collection & Partial<Pick<Entity, 'hooks'>>, options: Options = {}): RouteDef {
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
@@ -54,13 +55,17 @@ export function read(entity: Entity, options: Options = {}): RouteDef {
       const id = req.uuidParam('id')
       const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, entity.fields)
       const flat = parseFlat(req.query.flat)
-      if (!mask && !flat && !entity.hooks.view) {
+      if (!mask && !flat && !entity.hooks?.view) {
         // the hot point read: the stored text goes out unparsed
-        const text = await req.deps.repo(entity.table).getText(req.domain, id)
+        const text = await req.deps.repo(entity.table).getText(req.ctx.domain, id)
         if (text === undefined) throw notFound(`${entity.name} ${id} not found`)
         return new JsonText(text)
       }
-      return present(await readEntity(req, entity, id), mask, flat)
+      const doc = entity.hooks
+        ? await readEntity(req.ctx, entity as Entity, id)
+        : await req.deps.repo(entity.table).get(req.ctx.domain, id)
+      if (!doc) throw notFound(`${entity.name} ${id} not found`)
+      return present(doc, mask, flat)
     },
   })
 }
@@ -70,8 +75,8 @@ export function create(entity: Entity, options: Options = {}): RouteDef {
     access: options.access,
     domainKind: entity.domainKind,
     async handle(req) {
-      const doc = await createEntity(req, entity, await req.json())
-      return entity.hooks.view ? entity.hooks.view(req, doc) : doc
+      const doc = await createEntity(req.ctx, entity, await req.json())
+      return entity.hooks.view ? entity.hooks.view(req.ctx, doc) : doc
     },
   })
 }
@@ -81,8 +86,8 @@ export function patch(entity: Entity, options: Options = {}): RouteDef {
     access: options.access,
     domainKind: entity.domainKind,
     async handle(req) {
-      const doc = await patchEntity(req, entity, req.uuidParam('id'), await req.json())
-      return entity.hooks.view ? entity.hooks.view(req, doc) : doc
+      const doc = await patchEntity(req.ctx, entity, req.uuidParam('id'), await req.json())
+      return entity.hooks.view ? entity.hooks.view(req.ctx, doc) : doc
     },
   })
 }
@@ -92,7 +97,7 @@ export function remove(entity: Entity, options: Options = {}): RouteDef {
     access: options.access,
     domainKind: entity.domainKind,
     async handle(req) {
-      await removeEntity(req, entity, req.uuidParam('id'))
+      await removeEntity(req.ctx, entity, req.uuidParam('id'))
       return undefined
     },
   })
@@ -119,10 +124,11 @@ export async function lookupIds(
 }
 
 /** LOOKUP: the body is a JSON string or number; the answer is the ids whose key fields equal it. */
-export function lookup(entity: Entity, options: Options = {}): RouteDef {
+export function lookup(collection: Collection, options: Options = {}): RouteDef {
   return defineRoute({
     access: options.access,
-    domainKind: entity.domainKind,
-    handle: async (req) => lookupIds(req.deps.repo(entity.table), req.domain, entity.lookupFields, await req.json()),
+    domainKind: collection.domainKind,
+    handle: async (req) =>
+      lookupIds(req.deps.repo(collection.table), req.ctx.domain, collection.lookupFields, await req.json()),
   })
 }

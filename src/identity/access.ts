@@ -3,13 +3,14 @@
  * (from the users_caches table), the routes of each role (with inheritance) and the state of each
  * domain. A change to the directory or to a domain invalidates the domain's entries everywhere.
  */
-import { findDomainById } from '~storage/directory'
-import type { Db } from '~storage/db'
-import type { Doc } from '~storage/doc'
 import type { Kv } from '~storage/kv/kv'
 import type { Clock } from '../clock'
-import { DomainCaches, type DomainCache } from '../domain-cache'
-import { isBlocked, isMasterDomain } from './directory'
+import type { Store } from '../deps'
+import { usersCaches } from '../directory/caches-api'
+import { findDomainById, isBlocked, isMasterDomain } from '../directory/domains'
+import { roles } from '../directory/roles'
+import { type DomainCache, DomainCaches } from '../domain-cache'
+import { chainOf } from '../entities/tree'
 import type { Session } from './sessions'
 
 const CHANNEL = 'access-invalidate'
@@ -45,7 +46,7 @@ export class AccessCache {
   private readonly domains: DomainCache<DomainInfo | null>
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     kv: Kv,
     clock: Clock,
   ) {
@@ -67,27 +68,25 @@ export class AccessCache {
   /** Direct and inherited (through groups) roles of a user; none when the user no longer exists. */
   rolesOf(domain: string, userId: string): string[] | Promise<string[]> {
     return this.roles(domain, `${domain}:${userId}`, async () => {
-      const row = await this.db.get('SELECT doc FROM users_caches WHERE domain = ? AND id = ?', [domain, userId])
-      return row ? ((JSON.parse(row[0] as string) as Doc).deep_roles as string[]) : []
+      const cache = await this.store.repo(usersCaches.table).get(domain, userId)
+      return (cache?.deep_roles as string[] | undefined) ?? []
     })
   }
 
   /** The grants of every custom role of a domain, each including those of its ancestors. */
   grantsOf(domain: string): Map<string, RouteGrant[]> | Promise<Map<string, RouteGrant[]>> {
     return this.grantMaps(domain, domain, async () => {
-      const rows = await this.db.all('SELECT doc FROM roles WHERE domain = ?', [domain])
-      const roles = rows.map((r) => JSON.parse(r[0] as string) as Doc)
-      const byId = new Map(roles.map((r) => [r.id as string, r]))
+      const { db, repo } = this.store
+      const all = await db.read(() => repo(roles.table).all(domain))
+      const byId = new Map(all.map((r) => [r.id as string, r]))
       const out = new Map<string, RouteGrant[]>()
-      for (const role of roles) {
-        const grants: RouteGrant[] = []
-        const seen = new Set<string>()
-        for (let r: Doc | undefined = role; r && !seen.has(r.id as string); r = byId.get(r.parent_id as string)) {
-          seen.add(r.id as string)
-          for (const g of (r.routes as { path: string; methods: string[] }[] | undefined) ?? [])
-            grants.push(compileGrant(g.path, g.methods))
-        }
-        out.set(role.name as string, grants)
+      for (const role of all) {
+        const chain = chainOf(role.id as string, byId)
+        const routes = chain.flatMap((r) => (r.routes as { path: string; methods: string[] }[] | undefined) ?? [])
+        out.set(
+          role.name as string,
+          routes.map((g) => compileGrant(g.path, g.methods)),
+        )
       }
       return out
     })
@@ -95,7 +94,7 @@ export class AccessCache {
 
   domainInfo(domainId: string): DomainInfo | null | Promise<DomainInfo | null> {
     return this.domains(domainId, domainId, async () => {
-      const d = await findDomainById(this.db, domainId)
+      const d = await findDomainById(this.store, domainId)
       if (!d) return null
       return {
         id: d.id,

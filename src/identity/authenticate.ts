@@ -1,15 +1,17 @@
 /**
- * Who is calling: the session named by `Authorization: Bearer <id>` or by the RSession cookie, and
- * whether the route admits it: the session's domain must still exist (and not be blocked), be of
- * the route's kind, and one of the session's roles must grant the route. A request carrying an
- * Authorization header is judged by that header alone.
+ * Who is calling, and whether the route admits it. Over HTTP the caller is the session named by
+ * `Authorization: Bearer <id>` or by the RSession cookie (a request carrying an Authorization
+ * header is judged by that header alone). Any caller, HTTP or not, is then admitted the same way:
+ * its domain must still exist and not be blocked, be of the route's kind, and one of its roles
+ * must grant the route.
  */
-import { forbidden, unauthorized } from '../http/errors'
+import { type Ctx, sessionCtx } from '../context'
+import { forbidden, unauthorized } from '../errors'
 import type { Req } from '../http/req'
 import type { RouteDef } from '../http/route'
 import { grants } from './access'
 import { recordFailure } from './brute-force'
-import { readCookie, SESSION_COOKIE, sessionCookie } from './cookies'
+import { sessionCookie } from './cookies'
 import type { Session } from './sessions'
 
 export interface Credential {
@@ -17,17 +19,10 @@ export interface Credential {
   id: string
 }
 
-export function bearerToken(req: Req): string | null {
-  const auth = req.header('authorization')
-  if (auth === null) return null
-  return auth.startsWith('Bearer ') ? auth.slice(7).trim() || null : ''
-}
-
 /** The token when an Authorization header is present (even if malformed: ''), else the cookie. */
 export function credentialOf(req: Req): Credential | null {
-  const token = bearerToken(req)
+  const { token, cookie } = req.credentials()
   if (token !== null) return { kind: 'token', id: token }
-  const cookie = readCookie(req.header('cookie'), SESSION_COOKIE)
   return cookie ? { kind: 'cookie', id: cookie } : null
 }
 
@@ -43,28 +38,36 @@ export async function sessionFor(req: Req, cred: Credential | null): Promise<Ses
   return null
 }
 
+/** The HTTP admission: the presented session becomes the context, which is then admitted; the lifetime slides. */
 export async function authenticate(req: Req, def: RouteDef): Promise<void> {
   const cred = credentialOf(req)
   const session = await sessionFor(req, cred)
   if (!session) throw unauthorized(cred ? 'session not found or expired' : 'authorization required')
+  await admit(req, sessionCtx(req.deps, session, req.requestId), def)
+  await slide(req, session)
+}
+
+/**
+ * Admits a context to a route, or throws 401/403. A session's roles are read live here, so a
+ * change to them applies to open sessions at once; other actors bring their roles with them.
+ */
+export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
   const { access } = req.deps
-  const domain = await access.domainInfo(session.domainId)
+  const domain = await access.domainInfo(ctx.domain)
   if (!domain) throw unauthorized('the domain of this session no longer exists')
-  const roles = await access.sessionRoles(session)
-  if (domain.blocked && !(session.homeIsMaster && roles.includes('admin')))
-    throw forbidden(`domain ${domain.name} is blocked`)
-  req.session = session
-  req.roles = roles
+  const roles = ctx.session ? await access.sessionRoles(ctx.session) : ctx.roles
+  const superuser = ctx.session ? ctx.session.homeIsMaster && roles.includes('admin') : ctx.actor.type === 'system'
+  if (domain.blocked && !superuser) throw forbidden(`domain ${domain.name} is blocked`)
+  req.admit({ ...ctx, roles })
   if (def.domainKind === 'master' && !domain.isMaster)
     throw forbidden('this endpoint is served in the master domain only')
   if (def.domainKind === 'working' && domain.isMaster)
     throw forbidden('this endpoint is served in working domains only')
   if (def.access === 'permission' && !roles.includes('admin')) {
-    if (!grants(roles, await access.grantsOf(session.domainId), req.method, req.path)) {
+    if (!grants(roles, await access.grantsOf(ctx.domain), req.method, req.path)) {
       throw forbidden(`no role of this session grants ${req.method} ${req.path}`)
     }
   }
-  await slide(req, session)
 }
 
 /** Sliding lifetime: extend when due, and re-issue the cookie of a cookie session. */

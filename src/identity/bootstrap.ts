@@ -2,12 +2,14 @@
  * First start: create the master domain and its administrator, once. Later starts (and other
  * processes of a cluster starting at the same time) find them and change nothing.
  */
-import { findMasterDomain } from '~storage/directory'
 import { DuplicateError } from '~storage/repository'
-import { isoTime } from '../clock'
+import { systemCtx } from '../context'
 import type { Deps } from '../deps'
-import { rebuildCaches } from '../directory/maintain'
-import { domainsTable, SYSTEM_ACTOR, usersTable } from './directory'
+import { domains, findMasterDomain } from '../directory/domains'
+import { users } from '../directory/users'
+import { commit } from '../entities/unit'
+import { insertStep } from '../entities/writes'
+import { newId } from '../ids'
 import { generatePassword, hashPassword } from './passwords'
 
 export interface BootstrapResult {
@@ -18,28 +20,17 @@ export interface BootstrapResult {
 }
 
 export async function bootstrap(deps: Deps): Promise<BootstrapResult> {
-  if (await findMasterDomain(deps.db)) return { created: false }
+  if (await findMasterDomain(deps)) return { created: false }
   const { config } = deps
   const password = config.adminPassword ?? generatePassword()
   const hash = await hashPassword(password)
-  const masterId = Bun.randomUUIDv7()
-  const now = isoTime(deps.clock.now())
-  const w = (domain: string) => ({ domain, now, actor: SYSTEM_ACTOR, requestId: 'bootstrap' })
-  const domains = deps.repo(domainsTable)
-  const users = deps.repo(usersTable)
+  const master = { id: newId(), name: config.masterDomain, opts: { title: 'Master domain', isblocked: false } }
+  const admin = { id: newId(), login: config.adminLogin, name: 'Administrator', groups: [], roles: ['admin'], opts: {} }
   try {
-    await deps.db.write(function* () {
-      yield* domains.insert(w(''), {
-        id: masterId,
-        name: config.masterDomain,
-        opts: { title: 'Master domain', isblocked: false },
-      })
-      yield* users.insert(
-        w(masterId),
-        { id: Bun.randomUUIDv7(), login: config.adminLogin, name: 'Administrator', roles: ['admin'], opts: {} },
-        { pwd_hash: hash },
-      )
-      yield* rebuildCaches(masterId)
+    // the master domain's row has no parent: its `domain` column is ''
+    await commit(systemCtx(deps, '', 'bootstrap'), function* (u) {
+      yield* insertStep(u, { entity: domains, doc: master, input: master, hidden: {} })
+      yield* insertStep(u.inDomain(master.id), { entity: users, doc: admin, input: admin, hidden: { pwd_hash: hash } })
     })
   } catch (err) {
     if (err instanceof DuplicateError) return { created: false } // another process won the race

@@ -8,7 +8,7 @@
  * password is checked) and is taken back when it succeeds, so parallel guesses cannot slip past
  * the limit while each other's checks are still running.
  */
-import { tooManyRequests } from '../http/errors'
+import { tooManyRequests } from '../errors'
 import type { Req } from '../http/req'
 
 export const FAILURE_WINDOW_MS = 3 * 60_000

@@ -1,8 +1,8 @@
 /** The current-session object of GET /rest/v1/iam/sessions/current. */
-import { findUserByLogin, listDomains } from '~storage/directory'
 import type { Doc } from '~storage/doc'
 import type { Deps } from '../deps'
-import { isMasterDomain } from './directory'
+import { isMasterDomain, listDomains } from '../directory/domains'
+import { findAccount } from '../directory/users'
 import type { Session } from './sessions'
 import { webappsFor } from './webapps'
 
@@ -31,7 +31,7 @@ export async function reachableDomains(
   s: Session,
 ): Promise<{ domain: string; is_master: boolean; id: string }[]> {
   if (await isSuperuser(deps, s))
-    return (await listDomains(deps.db)).map((d) => ({ domain: d.name, is_master: isMasterDomain(d), id: d.id }))
+    return (await listDomains(deps)).map((d) => ({ domain: d.name, is_master: isMasterDomain(d), id: d.id }))
   const home = await deps.access.domainInfo(s.homeDomainId)
   return home ? [{ domain: home.name, is_master: home.isMaster, id: home.id }] : []
 }
@@ -39,7 +39,7 @@ export async function reachableDomains(
 export async function currentSession(deps: Deps, s: Session): Promise<CurrentSession> {
   const domain = await deps.access.domainInfo(s.domainId)
   const roles = await deps.access.sessionRoles(s)
-  const account = await findUserByLogin(deps.db, s.homeDomainId, s.login)
+  const account = await findAccount(deps, s.homeDomainId, s.login)
   const name = (account?.doc.name as string | undefined) ?? s.name
   const tags = (account?.doc.opts as Doc | undefined)?.tags
   return {

@@ -1,8 +1,8 @@
 /** Checking credentials: domain name, login and password. Every failure looks the same to the caller. */
-import { findDomainByName, findUserByLogin } from '~storage/directory'
 import type { Deps } from '../deps'
-import { forbidden } from '../http/errors'
-import { isBlocked, isMasterDomain } from './directory'
+import { findDomainByName, isBlocked, isMasterDomain } from '../directory/domains'
+import { findAccount } from '../directory/users'
+import { forbidden } from '../errors'
 import { verifyPassword } from './passwords'
 import type { NewSession, Session } from './sessions'
 
@@ -14,8 +14,8 @@ export interface Credentials {
 
 /** The session to create for these credentials, or null when they are wrong. */
 export async function checkCredentials(deps: Deps, c: Credentials, kind: Session['kind']): Promise<NewSession | null> {
-  const domain = await findDomainByName(deps.db, c.domain.toLowerCase())
-  const account = domain ? await findUserByLogin(deps.db, domain.id, c.login) : null
+  const domain = await findDomainByName(deps, c.domain.toLowerCase())
+  const account = domain ? await findAccount(deps, domain.id, c.login) : null
   // verified even when the account is missing, so timing does not tell which part was wrong
   const valid = await verifyPassword(c.pwd, account?.pwdHash)
   if (!domain || !account || !valid) return null

@@ -3,8 +3,8 @@
  * (setting `password_policy`). A violation is 412 with error_code 1501 naming the field.
  */
 import type { Deps } from '../deps'
-import { settingValue } from '../entities/settings'
-import { fieldInvalid } from '../http/errors'
+import { settingValue } from '../settings/settings'
+import { fieldInvalid } from '../errors'
 
 const ALLOWED = /^[A-Za-z0-9_\-.~!]*$/
 /** Longer passwords only cost hashing time. */

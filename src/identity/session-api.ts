@@ -1,15 +1,14 @@
 /** /rest/v1/iam/sessions: sign in, read, switch and end the current session (SPEC "Sessions"). */
 import * as v from 'valibot'
-import { findDomainByName } from '~storage/directory'
 import { validate } from '../entities/validate'
-import { ApiError, badRequest, forbidden, unauthorized } from '../http/errors'
+import { ApiError, badRequest, forbidden, unauthorized } from '../errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
-import { bearerToken, credentialOf, sessionFor } from './authenticate'
+import { findDomainByName, isMasterDomain } from '../directory/domains'
+import { credentialOf, sessionFor } from './authenticate'
 import { beginSignIn } from './brute-force'
-import { deletedSessionCookie, readCookie, SESSION_COOKIE, sessionCookie } from './cookies'
+import { deletedSessionCookie, sessionCookie } from './cookies'
 import { currentSession, reachableDomains } from './current'
-import { isMasterDomain } from './directory'
 import { checkCredentials } from './login'
 import type { NewSession, Session } from './sessions'
 
@@ -31,7 +30,7 @@ function cookieFor(req: Req, s: Session): string {
 }
 
 async function cookieSession(req: Req): Promise<Session | null> {
-  const id = readCookie(req.header('cookie'), SESSION_COOKIE)
+  const id = req.credentials().cookie
   return sessionFor(req, id ? { kind: 'cookie', id } : null)
 }
 
@@ -77,7 +76,7 @@ export const createSession = defineRoute({
 export const getCurrentSession = defineRoute({
   access: 'public',
   async handle(req) {
-    const token = bearerToken(req)
+    const token = req.credentials().token
     const session = (token ? await sessionFor(req, { kind: 'token', id: token }) : null) ?? (await cookieSession(req))
     if (!session) throw unauthorized('no current session')
     return currentSession(req.deps, session)
@@ -100,7 +99,7 @@ export const switchDomain = defineRoute({
     const { domain: name } = validate(SwitchBody, await req.json())
     const target = (await reachableDomains(req.deps, session)).find((d) => d.domain === name.toLowerCase())
     if (!target) throw forbidden(`domain ${name} is not among the domains of this session`)
-    const domain = await findDomainByName(req.deps.db, target.domain)
+    const domain = await findDomainByName(req.deps, target.domain)
     if (!domain) throw forbidden(`domain ${name} no longer exists`)
     const moved: NewSession = {
       ...session,

@@ -1,19 +1,22 @@
 /** GET/PATCH /rest/v1/user/info and GET /rest/v1/iam/roles: what every signed-in user may read about itself. */
 import * as v from 'valibot'
-import { cacheDoc, groupsByIds, roleNames, sipAccountsOf } from '~storage/directory'
 import type { Doc } from '~storage/doc'
+import { inDomain } from '../context'
+import { usersCaches } from '../directory/caches-api'
+import { groups as groupsEntity } from '../directory/groups'
 import { BUILTIN_ROLES } from '../directory/maintain'
+import { roles } from '../directory/roles'
+import { sipusers } from '../directory/sipusers'
 import { users } from '../directory/users'
 import { validate } from '../entities/validate'
 import { bodyObject, patchEntity } from '../entities/writes'
-import { notFound } from '../http/errors'
+import { notFound } from '../errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
-import { usersTable } from './directory'
 
 async function account(req: Req): Promise<Doc> {
-  const s = req.signedIn
-  const doc = await req.deps.repo(usersTable).get(s.homeDomainId, s.userId)
+  const s = req.session
+  const doc = await req.deps.repo(users.table).get(s.homeDomainId, s.userId)
   if (!doc) throw notFound('the account of this session no longer exists')
   return doc
 }
@@ -21,11 +24,14 @@ async function account(req: Req): Promise<Doc> {
 export const getUserInfo = defineRoute({
   access: 'session',
   async handle(req) {
-    const s = req.signedIn
+    const s = req.session
+    const { db, repo } = req.deps
     const user = await account(req)
     const home = await req.deps.access.domainInfo(s.homeDomainId)
-    const cache = await cacheDoc(req.deps.db, 'users_caches', s.homeDomainId, s.userId)
-    const groups = await groupsByIds(req.deps.db, s.homeDomainId, (cache?.deep_groups as string[] | undefined) ?? [])
+    const cache = await repo(usersCaches.table).get(s.homeDomainId, s.userId)
+    const deepGroups = (cache?.deep_groups as string[] | undefined) ?? []
+    const groups = await db.read(() => repo(groupsEntity.table).getMany(s.homeDomainId, deepGroups))
+    const accounts = await repo(sipusers.table).findBy(s.homeDomainId, 'iduser', s.userId)
     const opts = (user.opts as Doc | undefined) ?? {}
     return {
       id: user.id,
@@ -41,7 +47,7 @@ export const getUserInfo = defineRoute({
         opts: { title: (g.opts as Doc | undefined)?.title ?? '' },
       })),
       roles: (cache?.deep_roles as string[] | undefined) ?? [],
-      sip_accounts: (await sipAccountsOf(req.deps.db, s.homeDomainId, s.userId)).map((a) => ({
+      sip_accounts: accounts.map(({ doc: a }) => ({
         id: a.id,
         login: a.login,
         phonenumber: a.phonenumber ?? '',
@@ -57,9 +63,8 @@ export const patchUserInfo = defineRoute({
   access: 'session',
   async handle(req) {
     const { name } = validate(NameOnly, bodyObject(await req.json()))
-    const s = req.signedIn
     // the account lives in the session's home domain (a switched master administrator stays itself)
-    await patchEntity(req.inDomain(s.homeDomainId), users, s.userId, { name })
+    await patchEntity(inDomain(req.ctx, req.session.homeDomainId), users, req.session.userId, { name })
     return { name }
   },
 })
@@ -67,6 +72,8 @@ export const patchUserInfo = defineRoute({
 export const listRoles = defineRoute({
   access: 'session',
   async handle(req) {
-    return [...BUILTIN_ROLES, ...(await roleNames(req.deps.db, req.domain))].map((role) => ({ role }))
+    const custom = await req.deps.db.read(() => req.deps.repo(roles.table).all(req.ctx.domain))
+    const names = custom.map((r) => r.name as string).sort()
+    return [...BUILTIN_ROLES, ...names].map((role) => ({ role }))
   },
 })

@@ -5,12 +5,12 @@
 import * as v from 'valibot'
 import { searchJournal, type JournalSearch } from '~storage/journal'
 import { validate } from '../entities/validate'
-import { badRequest } from '../http/errors'
+import { badRequest } from '../errors'
 import { FieldSet } from '../http/fields'
 import { parseListParams } from '../http/list-query'
 import { present } from '../http/present'
-import { isUuid } from '../http/req'
 import { defineRoute } from '../http/route'
+import { isUuid } from '../ids'
 
 const FIELDS = new FieldSet([
   'cmdtype',
@@ -89,7 +89,7 @@ export const listChanges = defineRoute({
   async handle(req) {
     const search = parseSearch(req.query.params)
     const { query, mask, flat } = parseListParams(req.query, { fields: FIELDS, output: FIELDS, limits: LIMITS })
-    const records = await searchJournal(req.deps.db, req.domain, search, query)
+    const records = await searchJournal(req.deps.db, req.ctx.domain, search, query)
     return records.map(({ seq: _seq, ...r }) => present(r, mask ?? OUTPUT, flat))
   },
 })

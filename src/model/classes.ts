@@ -6,27 +6,11 @@
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
 import type { Doc } from '~storage/doc'
-import { appendJournal, type WriteContext } from '~storage/journal'
-import {
-  allRecords,
-  classDocsTx,
-  countRecords,
-  countUndated,
-  createRecordTable,
-  dropRecordTable,
-  indexProperties,
-  recordTable,
-  rederive,
-  stripProperties,
-} from '~storage/model-tables'
-import type { TableSpec } from '~storage/repository'
 import { COMMON_FIELDS, defineEntity, ext, text, withDefaults } from '../entities/entity'
-import { badRequest, conflict } from '../http/errors'
-import { NIL_UUID } from '../http/req'
+import { badRequest } from '../errors'
+import { NIL_UUID } from '../ids'
+import { applyClassChange } from './class-change'
 import { checkValue, PropertySchema, type Property } from './properties'
-import { buildModels, derivedColumns, effectiveProperties, type ClassModel } from './registry'
-
-export const classesTable: TableSpec = { table: 'classes', objtype: 'class', columns: { classname: 'classname' } }
 
 const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/
 const LOOKS_LIKE_DATE_OR_ID = /^(\d{4}-\d{2}-\d{2}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i
@@ -95,8 +79,8 @@ const OPTS_DEFAULTS: Doc = {
 }
 
 /** Checks of one class on its own: property names, enums, defaults. */
-function finish(doc: Doc): Doc {
-  const out = withDefaults(doc, {
+function finish<T extends Doc>(doc: T): T {
+  const out = withDefaults<Doc>(doc, {
     name: '',
     description: '',
     parent_id: NIL_UUID,
@@ -116,145 +100,12 @@ function finish(doc: Doc): Doc {
       throw badRequest(`${at}.items: items go with data_type enum, and an enum needs them`, `${at}.items`)
     if (p.default !== undefined) checkValue(p, p.default, `${at}.default`)
   })
-  return out
-}
-
-/** Checks that need the other classes of the domain: parent, inherited names, options naming properties. */
-function checkAgainstDomain(c: Doc, all: Doc[]): ClassModel {
-  const byId = new Map(all.map((x) => [x.id as string, x]))
-  const parent = c.parent_id as string
-  if (parent !== NIL_UUID) {
-    if (!byId.has(parent)) throw badRequest(`parent_id: there is no class ${parent} in this domain`, 'parent_id')
-    for (
-      let p: Doc | undefined = byId.get(parent), n = 0;
-      p && n <= all.length;
-      p = byId.get(p.parent_id as string), n++
-    ) {
-      if (p.id === c.id) throw badRequest('parent_id: a class cannot inherit from itself', 'parent_id')
-    }
-  }
-  const props = effectiveProperties(all)
-  for (const x of all) {
-    const list = props.get(x.id as string)!
-    const dup = list.find((p, i) => list.findIndex((q) => q.name === p.name) !== i)
-    if (dup)
-      throw badRequest(
-        `properties: ${dup.name} is also defined by an ancestor of ${x.classname as string}`,
-        'properties',
-      )
-  }
-  const model = buildModels('', all).get(c.classname as string)!
-  const byName = model.rules.properties
-  const opts = c.opts as Doc
-  const known = (name: string) => name === 'id' || byName.has(name)
-  for (const key of ['lookup_properties', 'max_mask'] as const) {
-    const bad = (opts[key] as string[]).find((n) => !known(n))
-    if (bad !== undefined) throw badRequest(`opts.${key}: there is no property ${bad}`, `opts.${key}`)
-  }
-  const badIndexed = (opts.indexes as string[][]).flat().find((n) => !byName.has(n))
-  if (badIndexed !== undefined) throw badRequest(`opts.indexes: there is no property ${badIndexed}`, 'opts.indexes')
-  const mode = c.storage_mode as string
-  if (mode === 'history' || mode === 'transactionlog') {
-    const p = byName.get(opts.partition_property as string)
-    if (!p || (p.data_type !== 'date' && p.data_type !== 'datetime') || p.multi) {
-      throw badRequest(
-        `opts.partition_property: a ${mode} class is partitioned by a date or datetime property`,
-        'opts.partition_property',
-      )
-    }
-  }
-  if (opts.expires_mode === 'create') {
-    const ts = byName.get(opts.expires_ts_property as string)
-    const ttl = byName.get(opts.expires_ttl_property as string)
-    if (!ts || !['datetime', 'long'].includes(ts.data_type))
-      throw badRequest('opts.expires_ts_property: name a datetime or long property', 'opts.expires_ts_property')
-    if (!ttl || !['int', 'integer', 'long'].includes(ttl.data_type))
-      throw badRequest('opts.expires_ttl_property: name a whole-number property (seconds)', 'opts.expires_ttl_property')
-  }
-  return model
-}
-
-/** Keeps a class's table in step with its definition. */
-function* migrate(w: WriteContext, before: Doc | undefined, after: Doc | undefined, all: Doc[]): TxStep<void> {
-  const c = (after ?? before)!
-  const table = recordTable(w.domain, c.id as string)
-  if (!after) {
-    if (all.some((x) => x.parent_id === c.id))
-      throw conflict(`class ${c.classname as string} has subclasses; delete them first`)
-    if (before!.storage_mode !== 'abstract') {
-      for (const record of yield* allRecords(table, w.domain)) {
-        yield* appendJournal(w, {
-          cmdtype: 'delete',
-          objtype: `model/${c.classname as string}`,
-          objid: record.id as string,
-          obj: record,
-        })
-      }
-      yield* dropRecordTable(table)
-    }
-    return
-  }
-  const model = checkAgainstDomain(after, all)
-  if (after.storage_mode === 'abstract') {
-    if (before && before.storage_mode !== 'abstract') {
-      if ((yield* countRecords(table, w.domain)) > 0)
-        throw conflict('storage_mode: a class with records cannot become abstract', 'storage_mode')
-      yield* dropRecordTable(table)
-    }
-  } else {
-    yield* createRecordTable(table)
-    yield* indexProperties(
-      table,
-      model.lookup.filter((p) => p !== 'id'),
-      (after.opts as Doc).indexes as string[][],
-    )
-  }
-  if (!before) return
-  // properties gone from this class or its ancestors leave the records of it and its subclasses
-  const oldNames = new Set(
-    effectiveProperties(all.map((x) => (x.id === c.id ? before : x)))
-      .get(c.id as string)!
-      .map((p) => p.name),
-  )
-  const gone = [...oldNames].filter((n) => !model.rules.properties.has(n))
-  const affected = [c, ...all.filter((x) => descendsFrom(x, c.id as string, all))]
-  for (const x of affected)
-    if (x.storage_mode !== 'abstract') yield* stripProperties(recordTable(w.domain, x.id as string), gone)
-  const derivation = (d: Doc) =>
-    JSON.stringify([
-      d.storage_mode,
-      (d.opts as Doc).partition_property,
-      (d.opts as Doc).expires_mode,
-      (d.opts as Doc).expires_ts_property,
-      (d.opts as Doc).expires_ttl_property,
-    ])
-  if (after.storage_mode !== 'abstract' && derivation(before) !== derivation(after)) {
-    yield* rederive(table, (d) => derivedColumns(model, d))
-    const undated = model.partition ? yield* countUndated(table, w.domain) : 0
-    if (undated)
-      throw conflict(
-        `opts.partition_property: ${undated} record(s) have no date in ${model.partition!.property}`,
-        'opts.partition_property',
-      )
-  }
-}
-
-/** Inside the transaction that changed a class (created: no `before`; deleted: no `after`): checks and storage. */
-export function* applyClassChange(w: WriteContext, before: Doc | undefined, after: Doc | undefined): TxStep<void> {
-  const all = yield* classDocsTx(w.domain)
-  yield* migrate(w, before, after, all)
-}
-
-function descendsFrom(x: Doc, ancestor: string, all: Doc[]): boolean {
-  const byId = new Map(all.map((c) => [c.id as string, c]))
-  for (let p = byId.get(x.parent_id as string), n = 0; p && n <= all.length; p = byId.get(p.parent_id as string), n++)
-    if (p.id === ancestor) return true
-  return false
+  return out as T
 }
 
 export const classes = defineEntity({
   name: 'class',
-  table: classesTable,
+  table: { table: 'classes', objtype: 'class', columns: { classname: 'classname' } },
   fields: [
     ...COMMON_FIELDS,
     'classname',
@@ -304,9 +155,11 @@ export const classes = defineEntity({
   },
   finish,
   hooks: {
-    inTransaction: (_req, w, change) => applyClassChange(w, change.before, change.after),
-    async afterCommit(req) {
-      await req.deps.model.invalidate(req.domain)
+    *inTransaction(u, change): TxStep<void> {
+      const domain = u.w.domain
+      const all = yield* u.ctx.deps.repo(classes.table).all(domain)
+      yield* applyClassChange(u, change.before, change.after, all)
+      u.afterCommit(`model:${domain}`, () => u.ctx.deps.model.invalidate(domain))
     },
   },
 })

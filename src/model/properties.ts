@@ -4,8 +4,8 @@
  */
 import * as v from 'valibot'
 import { isPlainObject, type Doc } from '~storage/doc'
-import { badRequest, payloadTooLarge } from '../http/errors'
-import { isUuid } from '../http/req'
+import { badRequest, payloadTooLarge } from '../errors'
+import { isUuid } from '../ids'
 
 export const DATA_TYPES = [
   'string',

@@ -2,8 +2,9 @@
  * /rest/v1/model/<classname>[/<YYYY-MM-DD>][/<id>]: the records of a class. The classname may hold
  * slashes, so the path is matched against the domain's classnames, longest first.
  */
-import { badRequest, notFound } from '../http/errors'
-import { isUuid, type Req } from '../http/req'
+import { badRequest, notFound } from '../errors'
+import type { Req } from '../http/req'
+import { isUuid } from '../ids'
 import { defineRoute, type RouteDef } from '../http/route'
 import {
   clearRecords,
@@ -17,7 +18,7 @@ import {
   replaceRecord,
   type Target,
 } from './records'
-import type { ClassModel } from './registry'
+import type { ClassModel } from './class-model'
 
 async function resolve(req: Req): Promise<{ model: ClassModel; target: Target }> {
   let segments: string[]
@@ -28,7 +29,7 @@ async function resolve(req: Req): Promise<{ model: ClassModel; target: Target }>
   }
   // an encoded slash would name another class than the path that role grants are matched against
   if (segments.some((s) => s.includes('/'))) throw badRequest('a path segment may not contain an encoded /', 'path')
-  const found = await req.deps.model.resolve(req.domain, segments)
+  const found = await req.deps.model.resolve(req.ctx.domain, segments)
   if (!found) throw notFound(`no class ${segments.join('/')} in this domain`)
   const rest = found.rest
   let target: Target | null = null
@@ -63,15 +64,15 @@ function on(what: 'collection' | 'record', handle: (req: Req, model: ClassModel,
 export const modelGet = defineRoute({
   async handle(req) {
     const { model, target } = await resolve(req)
-    return target.id ? readRecord(req, model, target) : listRecords(req, model, target)
+    return target.id ? readRecord(req.ctx, model, target, req.query) : listRecords(req.ctx, model, target, req.query)
   },
 })
 export const modelPost = on('collection', async (req, model, t) => {
   if (t.date) throw badRequest('records are created on the collection, not on a date', 'path')
-  return createRecord(req, model, await req.json())
+  return createRecord(req.ctx, model, await req.json())
 })
-export const modelPut = on('record', async (req, model, t) => replaceRecord(req, model, t, await req.json()))
-export const modelPatch = on('record', async (req, model, t) => patchRecord(req, model, t, await req.json()))
-export const modelDelete = on('record', (req, model, t) => deleteRecord(req, model, t))
-export const modelLookup = on('collection', async (req, model) => lookupRecords(req, model, await req.json()))
-export const modelClear = on('collection', (req, model) => clearRecords(req, model))
+export const modelPut = on('record', async (req, model, t) => replaceRecord(req.ctx, model, t, await req.json()))
+export const modelPatch = on('record', async (req, model, t) => patchRecord(req.ctx, model, t, await req.json()))
+export const modelDelete = on('record', (req, model, t) => deleteRecord(req.ctx, model, t))
+export const modelLookup = on('collection', async (req, model) => lookupRecords(req.ctx, model, await req.json()))
+export const modelClear = on('collection', (req, model) => clearRecords(req.ctx, model))

@@ -5,15 +5,19 @@
 import type { Doc } from '~storage/doc'
 import type { ColumnRange } from '~storage/repository'
 import { DAY_MS, isoTime } from '../clock'
-import { bodyObject } from '../entities/writes'
-import { ApiError, badRequest, notFound } from '../http/errors'
+import type { Ctx } from '../context'
+import { commit } from '../entities/unit'
+import { bodyObject, sameId } from '../entities/writes'
+import { ApiError, badRequest, notFound } from '../errors'
 import { JsonText } from '../http/json'
 import { parseFlat, parseListParams, parseMask } from '../http/list-query'
 import { present } from '../http/present'
 import { lookupIds } from '../http/resource'
-import { isUuid, NIL_UUID, type Req } from '../http/req'
+import { givenId, newId } from '../ids'
+import type { ClassModel } from './class-model'
 import { validateRecord } from './properties'
-import type { ClassModel } from './registry'
+
+type Query = Record<string, string | undefined>
 
 /** A day in a record path: /<YYYY-MM-DD>. */
 export const DATE = /^\d{4}-\d{2}-\d{2}$/
@@ -24,9 +28,9 @@ export interface Target {
   id: string | null
 }
 
-function repoOf(req: Req, model: ClassModel) {
+function repoOf(ctx: Ctx, model: ClassModel) {
   if (!model.table) throw badRequest(`${model.classname} is an abstract class: it has no records`, 'classname')
-  return req.deps.repo(model.table)
+  return ctx.deps.repo(model.table)
 }
 
 function dayRange(date: string, field: string): ColumnRange {
@@ -75,24 +79,24 @@ function checkAddressing(model: ClassModel, t: Target): void {
   }
 }
 
-export async function listRecords(req: Req, model: ClassModel, t: Target) {
-  const repo = repoOf(req, model)
+export async function listRecords(ctx: Ctx, model: ClassModel, t: Target, params: Query) {
+  const repo = repoOf(ctx, model)
   checkAddressing(model, t)
-  const { query, mask, flat } = parseListParams(req.query, {
+  const { query, mask, flat } = parseListParams(params, {
     fields: model.fields,
     output: model.output,
     limits: model.limits,
   })
   let range: ColumnRange | undefined
   if (model.partition) {
-    range = (t.date ? dayRange(t.date, 'date') : parseInterval(req.query.interval)) ?? undefined
+    range = (t.date ? dayRange(t.date, 'date') : parseInterval(params.interval)) ?? undefined
     if (!range)
       throw badRequest(
         `${model.classname} is a ${model.storageMode} class: give interval=["from","to"] or list one day as /<YYYY-MM-DD>`,
         'interval',
       )
   }
-  const docs = await repo.list(req.domain, query, { range, now: req.deps.clock.now() })
+  const docs = await repo.list(ctx.domain, query, { range, now: ctx.deps.clock.now() })
   return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
 }
 
@@ -105,9 +109,9 @@ function onDay(model: ClassModel, t: Target): (doc: Doc) => void {
   }
 }
 
-async function current(req: Req, model: ClassModel, t: Target): Promise<Doc> {
+async function current(ctx: Ctx, model: ClassModel, t: Target): Promise<Doc> {
   checkAddressing(model, t)
-  const doc = await repoOf(req, model).get(req.domain, t.id!, req.deps.clock.now())
+  const doc = await repoOf(ctx, model).get(ctx.domain, t.id!, ctx.deps.clock.now())
   if (!doc) throw notFound(`no record ${t.id} in ${model.classname}`)
   onDay(model, t)(doc)
   return doc
@@ -118,22 +122,22 @@ function inDay(model: ClassModel, doc: Doc, date: string): boolean {
   return new Date(model.partition!.type === 'date' ? `${value}T00:00:00Z` : value).toISOString().slice(0, 10) === date
 }
 
-export async function readRecord(req: Req, model: ClassModel, t: Target) {
-  const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, model.fields)
-  const flat = parseFlat(req.query.flat)
+export async function readRecord(ctx: Ctx, model: ClassModel, t: Target, params: Query) {
+  const mask = params.mask === undefined ? null : parseMask(params.mask, model.fields)
+  const flat = parseFlat(params.flat)
   if (!mask && !flat && !t.date) {
     checkAddressing(model, t)
-    const text = await repoOf(req, model).getText(req.domain, t.id!, req.deps.clock.now())
+    const text = await repoOf(ctx, model).getText(ctx.domain, t.id!, ctx.deps.clock.now())
     if (text === undefined) throw notFound(`no record ${t.id} in ${model.classname}`)
     return new JsonText(text)
   }
-  return present(await current(req, model, t), mask, flat)
+  return present(await current(ctx, model, t), mask, flat)
 }
 
 /** A record without its lifetime's start gets the time of its creation. */
-function stampExpiry(req: Req, model: ClassModel, body: Doc): Doc {
+function stampExpiry(ctx: Ctx, model: ClassModel, body: Doc): Doc {
   if (!model.expiry || body[model.expiry.ts] !== undefined) return body
-  const now = req.deps.clock.now()
+  const now = ctx.deps.clock.now()
   return { ...body, [model.expiry.ts]: model.expiry.tsType === 'long' ? now : isoTime(now) }
 }
 
@@ -151,21 +155,18 @@ function refuseChangesToLog(model: ClassModel): void {
     throw new ApiError(405, `${model.classname} is a transaction log: its records cannot change`)
 }
 
-export async function createRecord(req: Req, model: ClassModel, body: unknown): Promise<Doc> {
-  const repo = repoOf(req, model)
+export async function createRecord(ctx: Ctx, model: ClassModel, body: unknown): Promise<Doc> {
+  const repo = repoOf(ctx, model)
   const input = bodyObject(body)
-  const id = input.id === undefined ? Bun.randomUUIDv7() : String(input.id).toLowerCase()
-  if (!isUuid(id) || id === NIL_UUID) throw badRequest(`id must be a UUID, got ${JSON.stringify(input.id)}`, 'id')
-  const doc = { id, ...validateRecord(stampExpiry(req, model, input), model.rules, 'create') }
+  const id = input.id === undefined ? newId() : givenId(input.id)
+  const doc = { id, ...validateRecord(stampExpiry(ctx, model, input), model.rules, 'create') }
   requirePartition(model, doc)
-  const created = await repo.create(req.writeContext(), doc)
-  req.deps.events.kick()
-  return created
+  return commit(ctx, (u) => repo.insert(u.w, doc))
 }
 
 /** PUT and PATCH: the new record is made from the request body and the current record, in the write's transaction. */
 async function changeRecord(
-  req: Req,
+  ctx: Ctx,
   model: ClassModel,
   t: Target,
   body: unknown,
@@ -173,55 +174,50 @@ async function changeRecord(
 ): Promise<Doc> {
   refuseChangesToLog(model)
   const input = bodyObject(body)
-  if (input.id !== undefined && String(input.id).toLowerCase() !== t.id) throw badRequest('id cannot be changed', 'id')
+  sameId(input, t.id!)
   checkAddressing(model, t)
-  const updated = await repoOf(req, model).modify(req.writeContext(), t.id!, (cur) => {
-    onDay(model, t)(cur)
-    const doc: Doc = { id: t.id, ...make(input, cur) }
-    requirePartition(model, doc)
-    return doc
-  })
+  const repo = repoOf(ctx, model)
+  const updated = await commit(ctx, (u) =>
+    repo.update(u.w, t.id!, (cur) => {
+      onDay(model, t)(cur)
+      const doc: Doc = { id: t.id, ...make(input, cur) }
+      requirePartition(model, doc)
+      return doc
+    }),
+  )
   if (!updated) throw notFound(`no record ${t.id} in ${model.classname}`)
-  req.deps.events.kick()
   return updated
 }
 
-export function replaceRecord(req: Req, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
-  return changeRecord(req, model, t, body, (input, cur) => {
+export function replaceRecord(ctx: Ctx, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
+  return changeRecord(ctx, model, t, body, (input, cur) => {
     const doc = validateRecord(input, model.rules, 'replace')
     if (model.expiry && doc[model.expiry.ts] === undefined) doc[model.expiry.ts] = cur[model.expiry.ts] // the lifetime still counts from creation
     return doc
   })
 }
 
-export function patchRecord(req: Req, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
-  return changeRecord(req, model, t, body, (input, cur) => validateRecord(input, model.rules, 'patch', cur))
+export function patchRecord(ctx: Ctx, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
+  return changeRecord(ctx, model, t, body, (input, cur) => validateRecord(input, model.rules, 'patch', cur))
 }
 
-export async function deleteRecord(req: Req, model: ClassModel, t: Target): Promise<void> {
+export async function deleteRecord(ctx: Ctx, model: ClassModel, t: Target): Promise<void> {
   refuseChangesToLog(model)
   checkAddressing(model, t)
-  if (!(await repoOf(req, model).delete(req.writeContext(), t.id!, onDay(model, t))))
+  const repo = repoOf(ctx, model)
+  if (!(await commit(ctx, (u) => repo.remove(u.w, t.id!, onDay(model, t))))) {
     throw notFound(`no record ${t.id} in ${model.classname}`)
-  req.deps.events.kick()
+  }
 }
 
 /** CLEAR: every record of the class goes, each deletion journaled. */
-export async function clearRecords(req: Req, model: ClassModel): Promise<{ deleted: number }> {
-  const repo = repoOf(req, model)
-  const w = req.writeContext()
-  const deleted = await req.deps.db.write(() => repo.removeAll(w))
-  req.deps.events.kick()
-  return { deleted }
+export async function clearRecords(ctx: Ctx, model: ClassModel): Promise<{ deleted: number }> {
+  const repo = repoOf(ctx, model)
+  return { deleted: await commit(ctx, (u) => repo.removeAll(u.w)) }
 }
 
 /** LOOKUP: ids of the records whose lookup properties (opts.lookup_properties, else the id) equal the key. */
-export function lookupRecords(req: Req, model: ClassModel, key: unknown): Promise<string[]> {
-  return lookupIds(
-    repoOf(req, model),
-    req.domain,
-    model.lookup.length ? model.lookup : ['id'],
-    key,
-    req.deps.clock.now(),
-  )
+export function lookupRecords(ctx: Ctx, model: ClassModel, key: unknown): Promise<string[]> {
+  const fields = model.lookup.length ? model.lookup : ['id']
+  return lookupIds(repoOf(ctx, model), ctx.domain, fields, key, ctx.deps.clock.now())
 }

@@ -1,155 +1,23 @@
 /**
- * The classes of each domain as the record routes use them: effective properties (inherited
- * first), validation rules, list limits and the table. Built from the classes table and cached
- * (DomainCaches): a change to a class invalidates its domain everywhere.
+ * The classes of each domain as the record routes use them (compiled by class-model.ts), cached
+ * per domain (DomainCaches): a change to a class invalidates its domain in every process.
  */
-import type { Db } from '~storage/db'
-import type { Doc } from '~storage/doc'
 import type { Kv } from '~storage/kv/kv'
-import { classDocs, createRecordTable, recordTable } from '~storage/model-tables'
-import type { TableSpec } from '~storage/repository'
+import { createRecordTable } from '~storage/model-tables'
 import type { Clock } from '../clock'
-import { DomainCaches, type DomainCache } from '../domain-cache'
-import { FieldSet } from '../http/fields'
-import type { ListLimits } from '../http/list-query'
-import { NIL_UUID } from '../http/req'
-import type { Property, RecordRules } from './properties'
+import type { Store } from '../deps'
+import { type DomainCache, DomainCaches } from '../domain-cache'
+import { buildModels, type ClassModel } from './class-model'
+import { classes } from './classes'
 
 const CHANNEL = 'model-invalidate'
-
-export type StorageMode = 'runtime' | 'abstract' | 'category' | 'history' | 'transactionlog'
-
-export interface ClassModel {
-  id: string
-  classname: string
-  doc: Doc
-  storageMode: StorageMode
-  /** Own and inherited properties, ancestors' first. */
-  properties: Property[]
-  rules: RecordRules
-  /** null for abstract classes: they have no records. */
-  table: TableSpec | null
-  fields: FieldSet
-  /** What a list may output: opts.max_mask, or every field. */
-  output: FieldSet
-  /** What a list outputs without a mask: opts.max_mask, or (null) whole records. */
-  defaultOutput: string[] | null
-  limits: ListLimits
-  lookup: string[]
-  partition: { property: string; type: 'date' | 'datetime' } | null
-  expiry: { ts: string; ttl: string; tsType: string } | null
-}
-
-const opt = <T>(doc: Doc, key: string, fallback: T): T =>
-  ((doc.opts as Doc | undefined)?.[key] as T | undefined) ?? fallback
-
-/** Effective properties of each class by id; throws on a parent cycle (callers validate first). */
-export function effectiveProperties(classes: Doc[]): Map<string, Property[]> {
-  const byId = new Map(classes.map((c) => [c.id as string, c]))
-  const out = new Map<string, Property[]>()
-  const resolve = (c: Doc, seen: Set<string>): Property[] => {
-    const id = c.id as string
-    const known = out.get(id)
-    if (known) return known
-    if (seen.has(id)) throw new Error(`class ${c.classname as string} inherits from itself`)
-    seen.add(id)
-    const parent = byId.get(c.parent_id as string)
-    const props = [
-      ...(parent && c.parent_id !== NIL_UUID ? resolve(parent, seen) : []),
-      ...((c.properties as Property[] | undefined) ?? []),
-    ]
-    out.set(id, props)
-    return props
-  }
-  for (const c of classes) resolve(c, new Set())
-  return out
-}
-
-/** The partition date (ISO, start of a day for date properties) and expiry time of a record. */
-export function derivedColumns(
-  model: Pick<ClassModel, 'partition' | 'expiry'>,
-  doc: Doc,
-): { pdate: string | null; expires: number | null } {
-  let pdate: string | null = null
-  const p = model.partition && doc[model.partition.property]
-  const at = typeof p === 'string' ? Date.parse(model.partition!.type === 'date' ? `${p}T00:00:00.000Z` : p) : NaN
-  if (Number.isFinite(at)) pdate = new Date(at).toISOString() // a value that is no date leaves the record out of every day
-  let expires: number | null = null
-  if (model.expiry) {
-    const ts = doc[model.expiry.ts]
-    const ttl = doc[model.expiry.ttl]
-    const start = typeof ts === 'number' ? ts : typeof ts === 'string' ? Date.parse(ts) : NaN
-    if (Number.isFinite(start) && typeof ttl === 'number') expires = start + ttl * 1000
-  }
-  return { pdate, expires }
-}
-
-export function buildModels(domain: string, classes: Doc[]): Map<string, ClassModel> {
-  const props = effectiveProperties(classes)
-  const models = new Map<string, ClassModel>()
-  for (const c of classes) {
-    const properties = props.get(c.id as string)!
-    const byName = new Map(properties.map((p) => [p.name, p]))
-    const mode = c.storage_mode as StorageMode
-    const partitionProp = opt<string>(c, 'partition_property', '')
-    const partition =
-      (mode === 'history' || mode === 'transactionlog') && byName.has(partitionProp)
-        ? {
-            property: partitionProp,
-            type: byName.get(partitionProp)!.data_type === 'date' ? ('date' as const) : ('datetime' as const),
-          }
-        : null
-    const tsName = opt<string>(c, 'expires_ts_property', '')
-    const expiry =
-      opt<string>(c, 'expires_mode', 'none') === 'create' && byName.has(tsName)
-        ? { ts: tsName, ttl: opt<string>(c, 'expires_ttl_property', ''), tsType: byName.get(tsName)!.data_type }
-        : null
-    const names = properties.map((p) => p.name)
-    const open = properties
-      .filter((p) => p.data_type === 'any' || p.data_type === 'attachment')
-      .map((p) => `${p.name}.*`)
-    const maxMask = opt<string[]>(c, 'max_mask', [])
-    const maxLimit = opt<number>(c, 'max_limit', 100)
-    const model: ClassModel = {
-      id: c.id as string,
-      classname: c.classname as string,
-      doc: c,
-      storageMode: mode,
-      properties,
-      rules: {
-        properties: byName,
-        fillDefaults: opt(c, 'check_required_fill_defaults', true),
-        maxSize: opt(c, 'max_size', 1_000_000),
-      },
-      table: null,
-      fields: new FieldSet(['id', ...names, ...open]),
-      output: new FieldSet(maxMask.length ? maxMask : ['id', ...names, ...open]),
-      defaultOutput: maxMask.length ? maxMask : null,
-      limits: { defaultLimit: Math.min(100, maxLimit), maxLimit },
-      lookup: opt<string[]>(c, 'lookup_properties', []),
-      partition,
-      expiry,
-    }
-    if (mode !== 'abstract') {
-      model.table = {
-        table: recordTable(domain, model.id),
-        objtype: `model/${model.classname}`,
-        stamps: false,
-        expiring: true,
-        derived: { pdate: (d) => derivedColumns(model, d).pdate, expires: (d) => derivedColumns(model, d).expires },
-      }
-    }
-    models.set(model.classname, model)
-  }
-  return models
-}
 
 export class ModelRegistry {
   private readonly caches: DomainCaches
   private readonly models: DomainCache<Map<string, ClassModel>>
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     kv: Kv,
     clock: Clock,
   ) {
@@ -167,13 +35,20 @@ export class ModelRegistry {
 
   /** The classes of a domain by classname. */
   async classes(domain: string): Promise<Map<string, ClassModel>> {
-    return this.models(domain, domain, async () => buildModels(domain, await classDocs(this.db, domain)))
+    return this.models(domain, domain, async () => {
+      const { db, repo } = this.store
+      const docs = await db.read(() => repo(classes.table).all(domain))
+      return buildModels(
+        domain,
+        docs.sort((a, b) => ((a.classname as string) < (b.classname as string) ? -1 : 1)),
+      )
+    })
   }
 
   /** The classes of a domain with every record table in place (SYNC). */
   async ready(domain: string): Promise<Map<string, ClassModel>> {
     const models = await this.classes(domain)
-    await this.db.write(function* () {
+    await this.store.db.write(function* () {
       for (const m of models.values()) if (m.table) yield* createRecordTable(m.table.table)
     })
     return models

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot'
 import { validate } from '../entities/validate'
-import { ApiError } from '../http/errors'
+import { ApiError } from '../errors'
 import { defineRoute } from '../http/route'
 
 const Body = v.optional(
@@ -16,8 +16,8 @@ export const syncClasses = defineRoute({
   async handle(req) {
     const body = validate(Body, await req.json())
     const timeout = body?.timeout_ms ?? 10_000
-    await req.deps.model.invalidate(req.domain) // read the classes afresh, as another process may have just changed them
-    const loading = req.deps.model.ready(req.domain)
+    await req.deps.model.invalidate(req.ctx.domain) // read the classes afresh, as another process may have just changed them
+    const loading = req.deps.model.ready(req.ctx.domain)
     const timer = new Promise<never>((_, reject) =>
       setTimeout(() => reject(new ApiError(504, `classes not ready within ${timeout} ms`)), timeout).unref(),
     )

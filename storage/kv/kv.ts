@@ -7,6 +7,8 @@
 export interface Lock {
   /** Releases the lock if this holder still owns it; false when it had already expired. */
   release(): Promise<boolean>
+  /** Renews the lifetime while this holder still owns it; false when the lock was lost. */
+  extend(ttlMs: number): Promise<boolean>
 }
 
 export type MessageHandler = (message: string) => void

@@ -139,6 +139,12 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
           data.delete(prefix + key)
           return true
         },
+        async extend(ttl) {
+          const e = live(key)
+          if (e?.value !== token) return false
+          e.expiresAt = now() + ttl
+          return true
+        },
       }
       return lock
     },

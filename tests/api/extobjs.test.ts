@@ -1,6 +1,6 @@
 // /rest/v1/reference/extobjs and extobjs_by_type: each write checked in the response, the row and the journal.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { MAX_VALUE_BYTES } from '~/entities/extobjs'
+import { MAX_VALUE_BYTES } from '~/reference/extobjs'
 import { testService, type TestService } from '../helpers/service'
 
 let t: TestService

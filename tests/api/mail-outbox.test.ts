@@ -2,7 +2,7 @@
 // log with its link, so a newcomer can finish each flow locally.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createLogger } from '~/log'
-import { mailTo } from '~storage/outbox'
+import { mailTo } from '~/mail/mail'
 import { testService, type TestService } from '../helpers/service'
 
 let t: TestService

@@ -1,7 +1,7 @@
 // /rest/v1/model/<classname>: records of each storage mode, validated by data type, journaled,
 // expiring by the test clock, and announced as modelevents.data_changed.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { PlatformEvent } from '~/events/stream'
+import type { PlatformEvent } from '~/events/event'
 import { testService, type TestService } from '../helpers/service'
 
 let t: TestService
@@ -304,26 +304,28 @@ describe('expiry', () => {
     t.clock.advance(1)
     expect((await call('GET', `/rest/v1/model/tmp/tokens/${r.id}`)).status).toBe(404)
     expect((await call('GET', '/rest/v1/model/tmp/tokens')).body.map((x: { id: string }) => x.id)).toEqual([keep.id])
-    expect(await t.deps.expiry.sweep()).toBe(1)
+    expect(await t.run('model-expiry')).toBe(1)
     expect((await t.journal(domain.id)).at(-1)).toMatchObject({
       cmdtype: 'delete',
       objid: r.id,
       modifiername: 'system',
     })
-    expect(await t.deps.expiry.sweep()).toBe(0)
+    expect(await t.run('model-expiry')).toBe(0)
   })
 })
 
 describe('events', () => {
   test('every change emits modelevents.data_changed with operation, old and new instance, initiator', async () => {
     await defineClass({ classname: 'ev/things', properties: [{ name: 'n', data_type: 'int' }] })
-    await t.deps.events.drain()
+    await t.run('journal-pump')
     const seen: PlatformEvent[] = []
-    const stop = t.deps.events.on((e) => e.domain === domain.id && e.data.class === 'ev/things' && seen.push(e))
+    const stop = t.deps.bus.on(
+      (e: PlatformEvent) => e.domain === domain.id && e.data.class === 'ev/things' && seen.push(e),
+    )
     const r = (await call('POST', '/rest/v1/model/ev/things', { n: 1 })).body
     await call('PATCH', `/rest/v1/model/ev/things/${r.id}`, { n: 2 })
     await call('DELETE', `/rest/v1/model/ev/things/${r.id}`)
-    await t.deps.events.drain()
+    await t.run('journal-pump')
     for (let i = 0; i < 100 && seen.length < 3; i++) await Bun.sleep(5)
     stop()
     const me = (await t.call('GET', '/rest/v1/iam/sessions/current', { token })).body.user_id

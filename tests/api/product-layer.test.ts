@@ -55,7 +55,7 @@ beforeAll(async () => {
 afterAll(() => t.close())
 const call = (method: string, path: string, body?: unknown) => t.call(method, path, { token, body })
 const domainId = async () => (await t.deps.db.get("SELECT id FROM domains WHERE name = 'layer.master'"))![0] as string
-const settle = async () => t.deps.layers.idle(await domainId())
+const settle = () => t.run('layer-orders')
 const listing = async () => (await call('GET', URL)).body
 
 describe('install', () => {

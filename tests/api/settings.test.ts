@@ -1,6 +1,6 @@
 // /rest/v1/domain/settings: a fixed catalog with defaults; PATCH stores and journals; key cannot change.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { SETTINGS } from '~/entities/settings'
+import { SETTINGS } from '~/settings/settings'
 import { testService, type TestService } from '../helpers/service'
 
 let t: TestService

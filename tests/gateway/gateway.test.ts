@@ -2,7 +2,6 @@
 // chunked bodies and websocket upgrades pass through; malformed or slow heads are refused.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createApp } from '~/app'
-import { readBodyBytes } from '~/http/body'
 import { startGateway, type Gateway } from '~/http/gateway/index'
 import { MAX_HEAD_BYTES } from '~/http/gateway/request-stream'
 import { defineRoute, type RouteModule } from '~/http/route'
@@ -16,14 +15,14 @@ const HEAD_TIMEOUT_MS = 400
 const echo = defineRoute({
   access: 'public',
   async handle(req) {
-    const body = await readBodyBytes(req.request, 64 * 1024 * 1024)
+    const body = await req.bytes()
     return { method: req.method, bytes: body.byteLength, client: req.clientAddress, untrusted: req.header('x-untr-ip') }
   },
 })
 const echoModule: RouteModule = { GET: echo, POST: echo, LOOKUP: echo, SYNC: echo, CLEAR: echo }
 
 beforeAll(async () => {
-  t = await testService()
+  t = await testService({ env: { MAX_BODY_BYTES: String(64 * 1024 * 1024) } })
   const app = createApp(t.deps, [{ url: '/echo', file: 'test', module: echoModule }]).ws('/ws', {
     message(ws, message) {
       ws.send(`echo:${typeof message === 'string' ? message : JSON.stringify(message)}`)

@@ -8,13 +8,13 @@ import { join } from 'node:path'
 import { routes } from '../../routes/_manifest.gen'
 import { ManualClock } from '~/clock'
 import { loadConfig } from '~/config'
-import { rebuildCaches } from '~/directory/maintain'
-import { domainsTable, SYSTEM_ACTOR, usersTable } from '~/identity/directory'
-import { hashPassword } from '~/identity/passwords'
+import { systemCtx } from '~/context'
+import { domains, findMasterDomain } from '~/directory/domains'
+import { users } from '~/directory/users'
+import { createEntity } from '~/entities/writes'
 import { OVERRIDE_HEADER } from '~/http/kernel'
 import type { Logger } from '~/log'
-import { startService, type Service } from '~/service'
-import { findMasterDomain } from '~storage/directory'
+import { type Service, startService } from '~/service'
 import type { Doc } from '~storage/doc'
 import type { Kv } from '~storage/kv/kv'
 import { createMemoryKv } from '~storage/kv/memory'
@@ -33,6 +33,8 @@ export interface TestOptions {
   /** Share a Redis key prefix with another test service (two processes of one cluster). */
   kvPrefix?: string
   log?: Logger
+  /** Run the background workers on their schedules; by default tests drive them with `t.run(name)`. */
+  schedule?: boolean
 }
 
 export interface RequestOptions {
@@ -71,9 +73,10 @@ export async function testService(options: TestOptions = {}) {
     clock,
     listen: options.listen ?? false,
     log: options.log,
+    schedule: options.schedule ?? false,
   })
   const { deps, app } = service
-  const master = (await findMasterDomain(deps.db))!
+  const master = (await findMasterDomain(deps))!
 
   /**
    * In-process requests have no peer; like the gateway, the helper names the client in X-Real-IP:
@@ -120,35 +123,21 @@ export async function testService(options: TestOptions = {}) {
     return cookie
   }
 
-  const system = (domain: string) => ({
-    domain,
-    now: new Date(clock.now()).toISOString(),
-    actor: SYSTEM_ACTOR,
-    requestId: 'test',
-  })
-
-  /** A working domain below the master domain, created directly in storage. */
+  /** A working domain below the master domain, created through the write path as the system. */
   async function createDomain(name: string, opts: Doc = {}): Promise<{ id: string; name: string }> {
-    const id = Bun.randomUUIDv7()
-    await deps
-      .repo(domainsTable)
-      .create(system(master.id), { id, name, opts: { title: name, isblocked: false, ...opts } })
-    return { id, name }
+    const body = { name, opts: { title: name, isblocked: false, ...opts } }
+    const created = await createEntity(systemCtx(deps, master.id, 'test'), domains, body)
+    return { id: created.id, name }
   }
 
-  /** A user created directly in storage. */
+  /** A user created through the write path as the system. */
   async function createUser(domainId: string, login: string, pwd: string, roles: string[] = ['user']): Promise<string> {
-    const id = Bun.randomUUIDv7()
-    const hash = await hashPassword(pwd)
-    await deps.db.write(function* () {
-      yield* deps
-        .repo(usersTable)
-        .insert(system(domainId), { id, login, name: login, groups: [], roles, opts: {} }, { pwd_hash: hash })
-      yield* rebuildCaches(domainId)
-    })
-    await deps.access.invalidate(domainId)
-    return id
+    const body = { login, name: login, groups: [], roles, opts: {}, pwd }
+    return (await createEntity(systemCtx(deps, domainId, 'test'), users, body)).id
   }
+
+  /** One pass of a background worker (tests drive workers instead of waiting for their schedule). */
+  const run = (worker: string) => service.workers.runOnce(worker)
 
   /** A token session of the master administrator switched into the given domain. */
   async function adminIn(domain: string): Promise<string> {
@@ -188,6 +177,7 @@ export async function testService(options: TestOptions = {}) {
     adminIn,
     createDomain,
     createUser,
+    run,
     journal,
     async close() {
       await service.stop()

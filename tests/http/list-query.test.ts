@@ -1,6 +1,6 @@
 // The list-parameter parser, table-driven: what each input becomes, and which inputs are refused and why.
 import { describe, expect, test } from 'bun:test'
-import { ApiError } from '~/http/errors'
+import { ApiError } from '~/errors'
 import { FieldSet } from '~/http/fields'
 import {
   MAX_FILTER_DEPTH,

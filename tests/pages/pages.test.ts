@@ -29,7 +29,11 @@ afterAll(async () => {
 })
 
 /** The mailed link, pointed at the listener of this test (PUBLIC_URL is not known before it starts). */
-const lastLink = (to: string) => capture.linkIn(capture.to(to).at(-1)!)!.replace(/^https?:\/\/[^/]+/, t.service.url!)
+/** The link of the newest mail to an address, once the mail worker has delivered what is queued. */
+async function lastLink(to: string): Promise<string> {
+  await t.run('mail-outbox')
+  return capture.linkIn(capture.to(to).at(-1)!)!.replace(/^https?:\/\/[^/]+/, t.service.url!)
+}
 
 async function open(path: string): Promise<Page> {
   const context = await browser.newContext()
@@ -79,7 +83,7 @@ describe('mailed links', () => {
     await ask.getByLabel('Login or e-mail address').fill('ann@example.com')
     await ask.getByRole('button', { name: 'Send the link' }).click()
     expect(await textOf(ask.getByRole('status'), 'a link is on its way')).toContain('a link is on its way')
-    const page = await open(lastLink('ann@example.com'))
+    const page = await open(await lastLink('ann@example.com'))
     await page.getByLabel('New password', { exact: true }).fill('ann-Pass2')
     await page.getByLabel('Repeat the new password').fill('ann-Pass-typo')
     await page.getByRole('button', { name: 'Set the password' }).click()
@@ -97,7 +101,7 @@ describe('mailed links', () => {
 
   test('a policy violation is shown at the field', async () => {
     await t.call('POST', '/rest/v1/iam/pwd_reset_requests', { body: { key: 'ann', domain: 'web.master' } })
-    const page = await open(lastLink('ann@example.com'))
+    const page = await open(await lastLink('ann@example.com'))
     await page.getByLabel('New password', { exact: true }).fill('has spaces in it')
     await page.getByLabel('Repeat the new password').fill('has spaces in it')
     await page.getByRole('button', { name: 'Set the password' }).click()
@@ -115,7 +119,7 @@ describe('mailed links', () => {
       })
     ).body.id
     expect((await t.call('POST', '/rest/v1/iam/invites', { token: admin, body: { userid: bob } })).status).toBe(200)
-    const page = await open(lastLink('bob@example.com'))
+    const page = await open(await lastLink('bob@example.com'))
     await page.getByLabel('Login (optional)').fill('robert')
     await page.getByLabel('Name (optional)').fill('Robert')
     await page.getByLabel('Password', { exact: true }).fill('bob-Pass1')
@@ -141,7 +145,7 @@ describe('mailed links', () => {
     expect(
       await textOf(page.getByRole('status'), 'Check your e-mail: the confirmation link is valid for one day.'),
     ).toBe('Check your e-mail: the confirmation link is valid for one day.')
-    const confirm = await open(lastLink('cleo@example.com'))
+    const confirm = await open(await lastLink('cleo@example.com'))
     await confirm.getByLabel('Password', { exact: true }).fill('cleo-Pass1')
     await confirm.getByLabel('Repeat the new password').fill('cleo-Pass1')
     await confirm.getByRole('button', { name: 'Create the account' }).click()

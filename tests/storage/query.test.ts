@@ -7,8 +7,13 @@ import { FieldSet } from '~/http/fields'
 import { parseListParams } from '~/http/list-query'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import type { Db } from '~storage/db'
+import type { Doc } from '~storage/doc'
+import type { WriteContext } from '~storage/journal'
 import { migrate } from '~storage/migrate'
 import { Repository } from '~storage/repository'
+
+// one write transaction per call, as the service's write path (src/entities/unit.ts) makes them
+const create = (repo: Repository, w: WriteContext, doc: Doc) => repo.db.write(() => repo.insert(w, doc))
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-query-'))
 let db: Db
@@ -30,11 +35,13 @@ beforeAll(async () => {
     { id: 'd', code: 'gamma_x', name: 'fourth', n: 3 },
   ]
   for (const r of rows)
-    await repo.create(
+    await create(
+      repo,
       { domain: 'd', now: '2026-01-01T00:00:00.000Z', actor: { id: 'x', name: 'x' }, requestId: 'r' },
       r,
     )
-  await repo.create(
+  await create(
+    repo,
     { domain: 'other', now: '2026-01-01T00:00:00.000Z', actor: { id: 'x', name: 'x' }, requestId: 'r' },
     { id: 'z', code: 'Alpha', n: 1 },
   )

@@ -5,11 +5,18 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { openRemoteDb } from '~storage/db-remote'
-import type { Db } from '~storage/db'
-import { MASKED } from '~storage/doc'
+import type { Db, SqlValue } from '~storage/db'
+import { type Doc, MASKED } from '~storage/doc'
 import type { WriteContext } from '~storage/journal'
 import { migrate } from '~storage/migrate'
 import { DuplicateError, Repository, type TableSpec } from '~storage/repository'
+
+// one write transaction per call, as the service's write path (src/entities/unit.ts) makes them
+const create = (repo: Repository, w: WriteContext, doc: Doc, hidden?: Record<string, SqlValue>) =>
+  repo.db.write(() => repo.insert(w, doc, hidden))
+const modify = (repo: Repository, w: WriteContext, id: string, change: Parameters<Repository['update']>[2]) =>
+  repo.db.write(() => repo.update(w, id, change))
+const remove = (repo: Repository, w: WriteContext, id: string) => repo.db.write(() => repo.remove(w, id))
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-repo-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -61,7 +68,7 @@ for (const [name, open] of [
     test('create stamps ext, stores the row and journals it in the same transaction', async () => {
       const db = await fresh()
       const repo = new Repository(db, projects)
-      const doc = await repo.create(ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
+      const doc = await create(repo, ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
       expect(doc).toEqual({
         id: 'p1',
         code: 'c1',
@@ -89,14 +96,14 @@ for (const [name, open] of [
     test('update journals the changed fields in flat form; a no-op update writes nothing', async () => {
       const db = await fresh()
       const repo = new Repository(db, projects)
-      await repo.create(ctx('d1'), { id: 'p1', code: 'c1', name: 'One', opts: { title: 't' } })
-      const after = await repo.modify(ctx('d1', '2026-01-02T00:00:00.000Z'), 'p1', (d) => ({
+      await create(repo, ctx('d1'), { id: 'p1', code: 'c1', name: 'One', opts: { title: 't' } })
+      const after = await modify(repo, ctx('d1', '2026-01-02T00:00:00.000Z'), 'p1', (d) => ({
         ...d,
         name: 'Uno',
         opts: { title: 't2', comment: 'c' },
       }))
       expect(after?.ext).toEqual({ ct: '2026-01-01T00:00:00.000Z', lwt: '2026-01-02T00:00:00.000Z' })
-      const same = await repo.modify(ctx('d1', '2026-01-03T00:00:00.000Z'), 'p1', (d) => d)
+      const same = await modify(repo, ctx('d1', '2026-01-03T00:00:00.000Z'), 'p1', (d) => d)
       expect(same?.ext).toEqual(after?.ext)
       const records = await journal(db)
       expect(records.map((r) => [r.cmdtype, r.fields])).toEqual([
@@ -111,10 +118,10 @@ for (const [name, open] of [
     test('remove journals the object as it was before', async () => {
       const db = await fresh()
       const repo = new Repository(db, projects)
-      const doc = await repo.create(ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
-      expect(await repo.delete(ctx('d1'), 'p1')).toEqual(doc)
+      const doc = await create(repo, ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
+      expect(await remove(repo, ctx('d1'), 'p1')).toEqual(doc)
       expect(await repo.get('d1', 'p1')).toBeUndefined()
-      expect(await repo.delete(ctx('d1'), 'p1')).toBeUndefined()
+      expect(await remove(repo, ctx('d1'), 'p1')).toBeUndefined()
       expect((await journal(db)).map((r) => [r.cmdtype, r.obj])).toEqual([
         ['create', doc],
         ['delete', doc],
@@ -125,11 +132,11 @@ for (const [name, open] of [
     test('every read and write is scoped by its domain', async () => {
       const db = await fresh()
       const repo = new Repository(db, projects)
-      await repo.create(ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
-      await repo.create(ctx('d2'), { id: 'p2', code: 'c1', name: 'Two' })
+      await create(repo, ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
+      await create(repo, ctx('d2'), { id: 'p2', code: 'c1', name: 'Two' })
       expect(await repo.get('d2', 'p1')).toBeUndefined()
-      expect(await repo.modify(ctx('d2'), 'p1', (d) => ({ ...d, name: 'hijack' }))).toBeUndefined()
-      expect(await repo.delete(ctx('d2'), 'p1')).toBeUndefined()
+      expect(await modify(repo, ctx('d2'), 'p1', (d) => ({ ...d, name: 'hijack' }))).toBeUndefined()
+      expect(await remove(repo, ctx('d2'), 'p1')).toBeUndefined()
       expect(await repo.lookup('d2', ['id', 'code'], 'c1')).toEqual(['p2'])
       const all = { filter: null, order: [], offset: 0, limit: 10 }
       expect((await repo.list('d1', all)).map((d) => d.id)).toEqual(['p1'])
@@ -140,11 +147,11 @@ for (const [name, open] of [
     test('a duplicate unique key names the field', async () => {
       const db = await fresh()
       const repo = new Repository(db, projects)
-      await repo.create(ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
-      const dupCode = await repo.create(ctx('d1'), { id: 'p2', code: 'c1', name: 'Two' }).catch((e) => e)
+      await create(repo, ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
+      const dupCode = await create(repo, ctx('d1'), { id: 'p2', code: 'c1', name: 'Two' }).catch((e) => e)
       expect(dupCode).toBeInstanceOf(DuplicateError)
       expect(dupCode.field).toBe('code')
-      const dupId = await repo.create(ctx('d1'), { id: 'p1', code: 'c9', name: 'Two' }).catch((e) => e)
+      const dupId = await create(repo, ctx('d1'), { id: 'p1', code: 'c9', name: 'Two' }).catch((e) => e)
       expect(dupId.field).toBe('id')
       expect((await journal(db)).length).toBe(1)
       await db.close()
@@ -153,9 +160,9 @@ for (const [name, open] of [
     test('secrets are masked in the journal and hidden columns never reach the doc', async () => {
       const db = await fresh()
       const repo = new Repository(db, users)
-      await repo.create(ctx('d1'), { id: 'u9', login: 'bob', secret: 'plain-secret' }, { pwd_hash: 'HASH1' })
+      await create(repo, ctx('d1'), { id: 'u9', login: 'bob', secret: 'plain-secret' }, { pwd_hash: 'HASH1' })
       expect(await repo.getHidden('d1', 'u9')).toEqual({ pwd_hash: 'HASH1' })
-      await repo.modify(ctx('d1'), 'u9', (d, hidden) => {
+      await modify(repo, ctx('d1'), 'u9', (d, hidden) => {
         hidden.pwd_hash = 'HASH2'
         return d
       })
@@ -173,15 +180,17 @@ for (const [name, open] of [
     test('when the journal insert fails, the entity write is rolled back', async () => {
       const db = await fresh()
       const repo = new Repository(db, projects)
-      await repo.create(ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
+      await create(repo, ctx('d1'), { id: 'p1', code: 'c1', name: 'One' })
       await db.run(
         "CREATE TRIGGER journal_down BEFORE INSERT ON journal BEGIN SELECT RAISE(ABORT, 'journal unavailable'); END",
       )
-      await expect(repo.create(ctx('d1'), { id: 'p2', code: 'c2', name: 'Two' })).rejects.toThrow('journal unavailable')
-      await expect(repo.modify(ctx('d1'), 'p1', (d) => ({ ...d, name: 'changed' }))).rejects.toThrow(
+      await expect(create(repo, ctx('d1'), { id: 'p2', code: 'c2', name: 'Two' })).rejects.toThrow(
         'journal unavailable',
       )
-      await expect(repo.delete(ctx('d1'), 'p1')).rejects.toThrow('journal unavailable')
+      await expect(modify(repo, ctx('d1'), 'p1', (d) => ({ ...d, name: 'changed' }))).rejects.toThrow(
+        'journal unavailable',
+      )
+      await expect(remove(repo, ctx('d1'), 'p1')).rejects.toThrow('journal unavailable')
       expect(await db.all('SELECT id, json_extract(doc, ?) FROM projects', ['$.name'])).toEqual([['p1', 'One']])
       await db.close()
     })

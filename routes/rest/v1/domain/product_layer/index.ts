@@ -1,4 +1,4 @@
-import { listLayers, orderLayer } from '~/layers/service'
+import { listLayersRoute, orderLayerRoute } from '~/layers/layers-api'
 
-export const GET = listLayers
-export const POST = orderLayer
+export const GET = listLayersRoute
+export const POST = orderLayerRoute

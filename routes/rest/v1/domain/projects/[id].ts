@@ -1,4 +1,4 @@
-import { projects } from '~/entities/projects'
+import { projects } from '~/projects/projects'
 import { patch, read, remove } from '~/http/resource'
 
 export const GET = read(projects)

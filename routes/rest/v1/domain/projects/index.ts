@@ -1,4 +1,4 @@
-import { projects } from '~/entities/projects'
+import { projects } from '~/projects/projects'
 import { create, list, lookup } from '~/http/resource'
 
 export const GET = list(projects)

@@ -1,4 +1,4 @@
-import { patchSettingRoute, readSettingRoute } from '~/entities/settings-api'
+import { patchSettingRoute, readSettingRoute } from '~/settings/settings-api'
 
 export const GET = readSettingRoute
 export const PATCH = patchSettingRoute

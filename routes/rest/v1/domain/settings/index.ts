@@ -1,3 +1,3 @@
-import { listSettingsRoute } from '~/entities/settings-api'
+import { listSettingsRoute } from '~/settings/settings-api'
 
 export const GET = listSettingsRoute

@@ -1,4 +1,4 @@
-import { extobjs } from '~/entities/extobjs'
+import { extobjs } from '~/reference/extobjs'
 import { patch, read, remove } from '~/http/resource'
 
 export const GET = read(extobjs)

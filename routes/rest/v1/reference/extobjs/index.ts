@@ -1,4 +1,4 @@
-import { extobjs } from '~/entities/extobjs'
+import { extobjs } from '~/reference/extobjs'
 import { create, list, lookup } from '~/http/resource'
 
 export const GET = list(extobjs)

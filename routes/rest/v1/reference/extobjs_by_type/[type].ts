@@ -1,4 +1,4 @@
-import { extobjs } from '~/entities/extobjs'
+import { extobjs } from '~/reference/extobjs'
 import { list } from '~/http/resource'
 
 /** The extobj list restricted to the `type` in the path. */

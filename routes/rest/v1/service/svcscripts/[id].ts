@@ -1,4 +1,4 @@
-import { svcscripts } from '~/entities/svcscripts'
+import { svcscripts } from '~/scripts/svcscripts'
 import { patch, read, remove } from '~/http/resource'
 
 export const GET = read(svcscripts)

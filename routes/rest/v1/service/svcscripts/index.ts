@@ -1,4 +1,4 @@
-import { svcscripts } from '~/entities/svcscripts'
+import { svcscripts } from '~/scripts/svcscripts'
 import { create, list, lookup } from '~/http/resource'
 
 export const GET = list(svcscripts)

@@ -1,5 +1,5 @@
 /** Projects (/rest/v1/domain/projects): groups of entities within a working domain. */
-import { COMMON_FIELDS, defineEntity, ext, opts, requiredText } from './entity'
+import { COMMON_FIELDS, defineEntity, ext, opts, requiredText } from '../entities/entity'
 
 export const projects = defineEntity({
   name: 'project',

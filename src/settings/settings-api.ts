@@ -1,5 +1,5 @@
 /** Routes of /rest/v1/domain/settings. */
-import { DEFAULT_LIMITS } from './entity'
+import { DEFAULT_LIMITS } from '../entities/entity'
 import { FieldSet } from '../http/fields'
 import { parseFlat, parseListParams, parseMask } from '../http/list-query'
 import { present } from '../http/present'
@@ -11,7 +11,7 @@ const listShape = { fields: settingFields, output: new FieldSet(['key', 'value']
 export const listSettingsRoute = defineRoute({
   async handle(req) {
     const { query, mask, flat } = parseListParams(req.query, listShape)
-    const docs = await listSettings(req.deps, req.domain, query)
+    const docs = await listSettings(req.deps, req.ctx.domain, query)
     return docs.map((d) => present(d, mask ?? SETTING_LIST_DEFAULT, flat))
   },
 })
@@ -19,12 +19,12 @@ export const listSettingsRoute = defineRoute({
 export const readSettingRoute = defineRoute({
   async handle(req) {
     const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, settingFields)
-    return present(await getSetting(req.deps, req.domain, req.params.key), mask, parseFlat(req.query.flat))
+    return present(await getSetting(req.deps, req.ctx.domain, req.params.key), mask, parseFlat(req.query.flat))
   },
 })
 
 export const patchSettingRoute = defineRoute({
   async handle(req) {
-    return patchSetting(req.deps, req.writeContext(), req.params.key, await req.json())
+    return patchSetting(req.ctx, req.params.key, await req.json())
   },
 })

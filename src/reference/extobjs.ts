@@ -1,8 +1,7 @@
 /** External objects (/rest/v1/reference/extobjs): typed documents of arbitrary JSON. */
 import * as v from 'valibot'
-import type { Doc } from '~storage/doc'
-import { payloadTooLarge } from '../http/errors'
-import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, text } from './entity'
+import { payloadTooLarge } from '../errors'
+import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, text } from '../entities/entity'
 
 /** "The size of data in one object is no more than 10 MB." Measured on the serialized value. */
 export const MAX_VALUE_BYTES = 10 * 1024 * 1024
@@ -22,7 +21,7 @@ function parseSerialized(value: unknown): unknown {
   }
 }
 
-function finish(doc: Doc): Doc {
+function finish<T extends { value?: unknown }>(doc: T): T {
   const value = parseSerialized(doc.value)
   if (value !== undefined && Buffer.byteLength(JSON.stringify(value)) > MAX_VALUE_BYTES) {
     throw payloadTooLarge(`value is larger than ${MAX_VALUE_BYTES} bytes`, 'value')

@@ -4,15 +4,18 @@
  * until then. `key` cannot change.
  */
 import * as v from 'valibot'
-import { isPlainObject, type Doc } from '~storage/doc'
+import { type Doc, isPlainObject } from '~storage/doc'
 import { listWithDefaults } from '~storage/keyed'
-import type { WriteContext } from '~storage/journal'
 import type { ListQuery } from '~storage/query'
 import type { TableSpec } from '~storage/repository'
+import type { Ctx } from '../context'
 import type { Deps } from '../deps'
-import { badRequest, notFound } from '../http/errors'
+import type { TxStep } from '~storage/db'
+import { commit, type Unit } from '../entities/unit'
+import { validate } from '../entities/validate'
+import { mergeMembers } from '../entities/writes'
+import { badRequest, notFound } from '../errors'
 import { FieldSet } from '../http/fields'
-import { validate } from './validate'
 
 interface SettingDef {
   value: v.GenericSchema
@@ -50,6 +53,7 @@ export const SETTINGS: Record<string, SettingDef> = {
   iam_token_svcscript_code: { value: v.string(), default: '' },
 }
 
+/** Keyed by the setting's key (in the `id` column); the journal names a setting by its key. */
 export const settingsTable: TableSpec = { table: 'settings', objtype: 'setting', idField: 'key', stamps: false }
 export const settingFields = new FieldSet(['key', 'value', 'value.*'])
 /** The list shows `key` unless the mask asks for `value` too. */
@@ -64,7 +68,7 @@ function settingDef(key: string | undefined): SettingDef {
 }
 
 export function listSettings(deps: Deps, domain: string, q: ListQuery): Promise<Doc[]> {
-  return listWithDefaults(deps.db, settingsTable.table, domain, Object.keys(SETTINGS).map(defaultDoc), 'key', q)
+  return listWithDefaults(deps.db, settingsTable, domain, Object.keys(SETTINGS).map(defaultDoc), q)
 }
 
 export async function getSetting(deps: Deps, domain: string, key: string | undefined): Promise<Doc> {
@@ -79,32 +83,24 @@ export async function settingValue<T>(deps: Deps, domain: string, key: keyof typ
 
 /** An object value is merged one level deep (null removes a member); any other value is replaced. */
 function nextValue(def: SettingDef, current: unknown, given: unknown): unknown {
-  let value = given
-  if (isPlainObject(current) && isPlainObject(given)) {
-    const merged: Doc = { ...current }
-    for (const [k, val] of Object.entries(given)) {
-      if (val === null) delete merged[k]
-      else merged[k] = val
-    }
-    value = merged
-  }
+  const value = isPlainObject(current) && isPlainObject(given) ? mergeMembers(current, given) : given
   return validate(v.object({ value: def.value }), { value }).value
 }
 
-export async function patchSetting(deps: Deps, w: WriteContext, key: string | undefined, body: unknown): Promise<Doc> {
+export async function patchSetting(ctx: Ctx, key: string | undefined, body: unknown): Promise<Doc> {
   const def = settingDef(key)
   if (!isPlainObject(body)) throw badRequest('body must be a JSON object', 'body')
   const { key: bodyKey, value, ...rest } = body
   if (bodyKey !== undefined && bodyKey !== key) throw badRequest('key cannot be changed', 'key')
   const unknownField = Object.keys(rest)[0]
   if (unknownField) throw badRequest(`unknown field '${unknownField}'`, unknownField)
-  if (value === undefined) return getSetting(deps, w.domain, key)
-  const repo = deps.repo(settingsTable)
-  return deps.db.write(function* () {
-    const updated = yield* repo.update(w, key!, (current) => ({
-      ...current,
-      value: nextValue(def, current.value, value),
-    }))
-    return updated ?? (yield* repo.insert(w, { key: key!, value: nextValue(def, def.default, value) }))
-  })
+  if (value === undefined) return getSetting(ctx.deps, ctx.domain, key)
+  return commit(ctx, (u) => writeSetting(u, key!, (current) => nextValue(def, current, value)))
+}
+
+/** Stores a setting's next value, made from its current one (the default until the domain stored one). */
+export function* writeSetting(u: Unit, key: string, next: (current: unknown) => unknown): TxStep<Doc> {
+  const repo = u.ctx.deps.repo(settingsTable)
+  const updated = yield* repo.update(u.w, key, (current) => ({ ...current, value: next(current.value) }))
+  return updated ?? (yield* repo.insert(u.w, { key, value: next(settingDef(key).default) }))
 }

@@ -1,8 +1,7 @@
 /** Service scripts (/rest/v1/service/svcscripts): code unique per domain, name, script text. */
 import * as v from 'valibot'
-import type { Doc } from '~storage/doc'
-import { NIL_UUID } from '../http/req'
-import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, withDefaults } from './entity'
+import { NIL_UUID } from '../ids'
+import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, withDefaults } from '../entities/entity'
 
 export const svcscripts = defineEntity({
   name: 'svcscript',
@@ -18,5 +17,5 @@ export const svcscripts = defineEntity({
     opts: opts(),
     ext,
   },
-  finish: (doc: Doc) => withDefaults(doc, { projectid: NIL_UUID }),
+  finish: (doc) => withDefaults(doc, { projectid: NIL_UUID }),
 })

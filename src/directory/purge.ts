@@ -1,0 +1,20 @@
+/**
+ * Deleting a domain deletes everything it holds, inside the transaction that deletes the domain:
+ * the rows of every registered table, its model classes' tables, its journal, its pending
+ * credential requests and queued work. tests/api/domains.test.ts checks that no table keeps a row.
+ */
+import type { TxStep } from '~storage/db'
+import { purgeJournal } from '~storage/journal'
+import { dropRecordTable, recordTablesOf } from '~storage/model-tables'
+import { purgeQueue } from '~storage/queue'
+import { purgeRequests } from '~storage/requests'
+import type { Deps } from '../deps'
+import { tables } from '../entities/registry'
+
+export function* purgeDomain(deps: Deps, domain: string): TxStep<void> {
+  for (const spec of tables()) if (spec.table !== 'domains') yield* deps.repo(spec).purge(domain)
+  for (const table of yield* recordTablesOf(domain)) yield* dropRecordTable(table)
+  yield* purgeJournal(domain)
+  yield* purgeRequests(domain)
+  yield* purgeQueue(domain)
+}

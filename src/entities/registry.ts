@@ -1,0 +1,53 @@
+/**
+ * The entity registry: every collection of the service with its table spec, in one list. What
+ * spans collections reads it instead of naming tables: deleting a domain purges every table,
+ * the journal's object types come from it, and tests compare each spec with its migration.
+ * (Model classes add one table each at run time; see src/model/class-model.ts.)
+ *
+ * Read through functions, not module-level constants: entities import what they cascade to, and
+ * some of those import the registry back.
+ */
+import type { TableSpec } from '~storage/repository'
+import { groupsCaches, subordinationsCaches, usersCaches } from '../directory/caches-api'
+import { domains } from '../directory/domains'
+import { groups } from '../directory/groups'
+import { roles } from '../directory/roles'
+import { sipusers } from '../directory/sipusers'
+import { users } from '../directory/users'
+import { layersTable } from '../layers/orders'
+import { classes } from '../model/classes'
+import { projects } from '../projects/projects'
+import { extobjs } from '../reference/extobjs'
+import { svcscripts } from '../scripts/svcscripts'
+import { settingsTable } from '../settings/settings'
+import type { AnyEntity, Collection } from './entity'
+
+/** The entities clients write, in the order a reader meets them in the README. */
+export const entities = (): AnyEntity[] => [
+  domains,
+  users,
+  groups,
+  roles,
+  sipusers,
+  projects,
+  extobjs,
+  svcscripts,
+  classes,
+]
+
+/** Read-only collections derived from entities. */
+export const derivedCollections = (): Collection[] => [usersCaches, groupsCaches, subordinationsCaches]
+
+/** Every table of the standard shape. */
+export const tables = (): TableSpec[] => [
+  ...entities().map((e) => e.table),
+  ...derivedCollections().map((c) => c.table),
+  settingsTable,
+  layersTable,
+]
+
+/** The object types the journal records (model records add `model/<classname>`). */
+export const journalObjtypes = (): string[] =>
+  tables()
+    .filter((t) => t.journal !== false)
+    .map((t) => t.objtype)

@@ -1,0 +1,60 @@
+/**
+ * The one write path. A unit of work is one write transaction in the making: its steps (generator
+ * functions, see storage/db.ts) compose with `yield*`, so one transaction can create, change and
+ * delete entities of several kinds; what must happen after the commit (cache invalidation, ending
+ * sessions, waking a worker) is queued on the unit and runs once per commit, after it.
+ *
+ *   const user = await commit(ctx, function* (u) {
+ *     const created = yield* insertStep(u, prepared)   // row + journal + the entity's hook
+ *     u.afterCommit(`access:${u.w.domain}`, () => ctx.deps.access.invalidate(u.w.domain))
+ *     return created
+ *   })
+ *
+ * Validation and async preparation (password hashing) happen before `commit`: a step cannot await.
+ */
+import type { TxStep } from '~storage/db'
+import type { WriteContext } from '~storage/journal'
+import { type Ctx, inDomain, writeContext } from '../context'
+
+export interface Unit {
+  readonly ctx: Ctx
+  /** Who writes, where and when; one time for every record of the transaction. */
+  readonly w: WriteContext
+  /** Queues an effect for after the commit; effects under the same key run once. */
+  afterCommit(key: string, effect: () => unknown): void
+  /** The same transaction acting in another domain. */
+  inDomain(domain: string): Unit
+}
+
+function makeUnit(ctx: Ctx, now: number, effects: Map<string, () => unknown>): Unit {
+  return {
+    ctx,
+    w: writeContext(ctx, now),
+    afterCommit(key, effect) {
+      if (!effects.has(key)) effects.set(key, effect)
+    },
+    inDomain: (domain) => makeUnit(inDomain(ctx, domain), now, effects),
+  }
+}
+
+/**
+ * Runs the body as one write transaction, then its after-commit effects, then wakes the journal
+ * pump (every commit may have journaled). An effect that fails does not undo the commit; the first
+ * failure is rethrown once every effect has run, so the caller learns of it.
+ */
+export async function commit<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>): Promise<T> {
+  const effects = new Map<string, () => unknown>()
+  const unit = makeUnit(ctx, ctx.deps.clock.now(), effects)
+  const result = await ctx.deps.db.write(() => body(unit))
+  ctx.deps.signals.raise('journal')
+  let failure: unknown
+  for (const effect of effects.values()) {
+    try {
+      await effect()
+    } catch (err) {
+      failure ??= err
+    }
+  }
+  if (failure !== undefined) throw failure
+  return result
+}

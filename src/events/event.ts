@@ -1,0 +1,50 @@
+/**
+ * Platform events: a class and a name, a domain, the objects they are bound to, and a payload.
+ * Every committed journal record becomes `modelevents.data_changed` (operation 0 delete, 1 create,
+ * 2 modify; old and new instance; who made the change): the journal pump worker
+ * (src/workers/journal-pump.ts) publishes them on the bus; other sources (scripts, telephony)
+ * publish their own events there.
+ */
+import type { Doc } from '~storage/doc'
+import type { JournalChange } from '~storage/journal'
+
+export interface PlatformEvent {
+  /** Event class and name: `modelevents` / `data_changed`. */
+  class: string
+  event: string
+  /** Domain id. */
+  domain: string
+  time: string
+  /** What the event is bound to, for subscriptions: `{type: 'class', value: 'users'}`, `{type: 'sipuser', value: '101'}`. */
+  objects: { type: string; value: string }[]
+  data: Doc
+  /** Journal sequence number, for events from the journal. */
+  seq?: number
+}
+
+const OPERATION = { delete: 0, create: 1, update: 2 } as const
+
+/** The data class of a journal record: a model record's classname, else the entity type. */
+export const dataClassOf = (objtype: string) => (objtype.startsWith('model/') ? objtype.slice(6) : objtype)
+
+export function dataChanged(c: JournalChange): PlatformEvent {
+  const dataClass = dataClassOf(c.objtype)
+  return {
+    class: 'modelevents',
+    event: 'data_changed',
+    domain: c.domain,
+    time: c.dtutc,
+    seq: c.seq,
+    objects: [{ type: 'class', value: dataClass }],
+    data: {
+      class: dataClass,
+      operation: OPERATION[c.cmdtype],
+      id: c.objid,
+      // before the change (after it, for a create); after it (before it, for a delete)
+      old: c.cmdtype === 'update' ? c.prev : c.obj,
+      new: c.obj,
+      initiator_type: c.initiator,
+      initiator_id: c.modifierid,
+    },
+  }
+}

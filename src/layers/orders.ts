@@ -1,0 +1,207 @@
+/**
+ * POST and GET /rest/v1/domain/product_layer. An order (install, update, delete, clear) is recorded
+ * at once (`registered`) together with its job on the durable queue, and carried out by the
+ * layer-orders worker, one at a time per domain across the cluster; its record then says
+ * `installed`, `identical`, `deleted`, `cleared` or `failure` (with the reason in `trace`). The
+ * listing shows the current state (kind current, order 0) and the attempts after it (kind attempt,
+ * order 1, 2, …): an identical or failed attempt leaves the current state as it was.
+ */
+import { join } from 'node:path'
+import * as v from 'valibot'
+import type { TxStep } from '~storage/db'
+import type { Doc } from '~storage/doc'
+import { completeJob, type Job } from '~storage/queue'
+import type { TableSpec } from '~storage/repository'
+import { type Actor, type Ctx, SYSTEM_ACTOR } from '../context'
+import type { Deps } from '../deps'
+import { commit, type Unit } from '../entities/unit'
+import { validate } from '../entities/validate'
+import { ApiError, badRequest, conflict } from '../errors'
+import { FieldSet } from '../http/fields'
+import { parseListParams } from '../http/list-query'
+import { present } from '../http/present'
+import { newId } from '../ids'
+import { enqueue } from '../queue'
+import { applyLayer, type Installed, removeLayer } from './apply'
+import { LayerError, latestArchive, md5, readArchive } from './archive'
+
+export const LAYER_ORDER = 'layer-order'
+/** An order whose carrying out crashed its process this often is given up as a failure. */
+const MAX_ATTEMPTS = 3
+
+const Order = v.strictObject({
+  operation: v.optional(
+    v.picklist(['install', 'update', 'delete', 'clear'], 'operation is install, update, delete or clear'),
+  ),
+  prefix: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.-]{1,128}$/, 'a prefix is letters, digits and _ . -'))),
+  mode: v.optional(v.picklist(['default'], 'mode is default')),
+})
+
+/** One row per order, its state in the doc; the service's own bookkeeping, not journaled. */
+export const layersTable: TableSpec = {
+  table: 'product_layers',
+  objtype: 'product_layer',
+  stamps: false,
+  journal: false,
+}
+const SETTLED_ELSEWHERE = new Set(['identical', 'failure'])
+
+export const layersDir = (deps: Deps) => join(deps.config.dataDir, 'layers')
+
+/** The operation whose result is the domain's layer now, for a prefix: the latest successful one. */
+function installedOf(ops: Doc[], prefix?: string): Doc | undefined {
+  return ops
+    .filter((o) => (!prefix || o.prefix === prefix) && ['installed', 'deleted', 'cleared'].includes(o.status as string))
+    .at(-1)
+}
+
+/** Every operation of a domain, oldest first (ids are time-ordered). */
+const operations = (deps: Deps, domain: string) => deps.db.read(() => deps.repo(layersTable).all(domain))
+
+/** Current is the newest operation that did not end identical or failed; attempts are those after it. */
+function* relabel(u: Unit): TxStep<void> {
+  const repo = u.ctx.deps.repo(layersTable)
+  const ops = yield* repo.all(u.w.domain)
+  const currentAt = ops.findLastIndex((o) => !SETTLED_ELSEWHERE.has(o.status as string))
+  for (const [i, o] of ops.entries()) {
+    const kind = i === currentAt ? 'current' : i > currentAt ? 'attempt' : 'history'
+    const order = i === currentAt ? 0 : i > currentAt ? i - currentAt : -1
+    yield* repo.update(u.w, o.id as string, (doc) => ({ ...doc, kind, order }))
+  }
+}
+
+export async function orderLayer(ctx: Ctx, body: unknown): Promise<Doc> {
+  const { deps } = ctx
+  const o = validate(Order, body ?? {})
+  const operation = o.operation ?? 'install'
+  let prefix = o.prefix
+  let file = ''
+  let sum = ''
+  if (operation === 'install' || operation === 'update') {
+    if (!prefix) throw badRequest(`${operation} needs a prefix`, 'prefix')
+    const found = latestArchive(layersDir(deps), prefix)
+    if (!found) throw badRequest(`no archive named ${prefix}*.zip in the layers directory`, 'prefix')
+    file = found
+    sum = md5(new Uint8Array(await Bun.file(join(layersDir(deps), found)).arrayBuffer()))
+  } else {
+    const current = installedOf(await operations(deps, ctx.domain), prefix)
+    if (!current || current.status !== 'installed') {
+      throw conflict(`no product layer${prefix ? ` ${prefix}` : ''} is installed in this domain`)
+    }
+    prefix = current.prefix as string
+    file = current.file as string
+  }
+  const doc: Doc = {
+    id: newId(),
+    operation,
+    prefix,
+    mode: o.mode ?? 'default',
+    file,
+    site: deps.config.site,
+    dt: '',
+    status: 'registered',
+    md5: sum,
+    trace: '',
+    kind: 'current',
+    order: 0,
+  }
+  await commit(ctx, function* (u) {
+    yield* deps.repo(layersTable).insert(u.w, { ...doc, dt: u.w.now })
+    yield* relabel(u)
+    // the changes are the orderer's, made when the worker gets to them
+    const payload = { opId: doc.id, actor: ctx.actor, requestId: ctx.requestId }
+    yield* enqueue(u, { kind: LAYER_ORDER, serial: ctx.domain, payload })
+  })
+  const { id: _id, ...shown } = (await deps.repo(layersTable).get(ctx.domain, doc.id as string))!
+  return shown
+}
+
+/**
+ * Carries out one order. The change, the order's final state and the job's completion commit in
+ * one transaction: a crash before it leaves the job to run again, a crash after it leaves nothing.
+ */
+export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
+  const payload = job.payload as { opId: string; actor?: Actor; requestId?: string }
+  const ctx: Ctx = {
+    deps,
+    domain: job.domain,
+    actor: payload.actor ?? SYSTEM_ACTOR,
+    roles: ['admin'],
+    requestId: payload.requestId ?? job.id,
+  }
+  const op = await deps.repo(layersTable).get(job.domain, payload.opId)
+  const finish = (u: Unit, status: string, trace: string, installed?: Installed) =>
+    (function* () {
+      const done = { status, trace, dt: u.w.now, ...(installed && { installed }) }
+      yield* deps.repo(layersTable).update(u.w, payload.opId, (doc) => ({ ...doc, ...done }))
+      yield* relabel(u)
+      yield* completeJob(job.id, u.w.now, { status })
+    })()
+  if (!op) return void (await commit(ctx, () => completeJob(job.id, new Date(deps.clock.now()).toISOString())))
+  try {
+    if (job.attempts > MAX_ATTEMPTS) throw new LayerError(`gave up after ${MAX_ATTEMPTS} attempts that did not finish`)
+    const ops = await operations(deps, job.domain)
+    const current = installedOf(
+      ops.filter((o) => o.id !== op.id),
+      op.prefix as string,
+    )
+    if (op.operation === 'delete' || op.operation === 'clear') {
+      if (current?.status !== 'installed') {
+        throw new LayerError(`no product layer ${op.prefix as string} is installed any more`)
+      }
+      await commit(ctx, function* (u) {
+        const kept = yield* removeLayer(u, current.installed as Installed, op.operation === 'clear')
+        const status = op.operation === 'clear' ? 'cleared' : 'deleted'
+        yield* finish(u, status, kept.length ? `kept classes that hold records: ${kept.join(', ')}` : 'removed')
+      })
+    } else if (
+      op.operation === 'install' &&
+      current?.status === 'installed' &&
+      current.md5 === op.md5 &&
+      current.file === op.file
+    ) {
+      await commit(ctx, (u) => finish(u, 'identical', `${op.file} is already installed`))
+    } else {
+      const { content } = await readArchive(layersDir(deps), op.file as string)
+      await commit(ctx, function* (u) {
+        const installed = yield* applyLayer(u, content)
+        const n = (k: keyof Installed) => `${installed[k].length} ${k}`
+        const trace = `${op.file}: ${n('classes')}, ${n('svcscripts')}, ${n('extobjs')}, ${n('settings')}`
+        yield* finish(u, 'installed', trace, installed)
+      })
+    }
+  } catch (err) {
+    const known = err instanceof LayerError || err instanceof ApiError
+    if (!known) {
+      const failure = { domain: job.domain, operation: op.operation, error: String(err), stack: (err as Error).stack }
+      deps.log.error('product layer failed', failure)
+    }
+    const trace = known ? (err as Error).message : `internal error: ${(err as Error).message}`
+    await commit(ctx, (u) => finish(u, 'failure', trace))
+  }
+}
+
+const FIELDS = new FieldSet([
+  'operation',
+  'prefix',
+  'mode',
+  'site',
+  'status',
+  'dt',
+  'file',
+  'md5',
+  'trace',
+  'kind',
+  'order',
+])
+const OUTPUT = ['mode', 'site', 'status', 'dt', 'file', 'md5', 'trace', 'kind', 'order']
+
+export async function listLayers(ctx: Ctx, params: Record<string, string | undefined>): Promise<Doc[]> {
+  const limits = { defaultLimit: 100, maxLimit: 1000 }
+  const { query, mask, flat } = parseListParams(params, { fields: FIELDS, output: FIELDS, limits })
+  const shown: typeof query.filter = { op: 'in', left: { field: 'kind' }, values: ['current', 'attempt'] }
+  query.filter = query.filter ? { op: 'and', args: [shown, query.filter] } : shown
+  if (query.order.length === 0) query.order = [{ field: 'order', desc: false }]
+  const docs = await ctx.deps.repo(layersTable).list(ctx.domain, query)
+  return docs.map((d) => present(d, mask ?? OUTPUT, flat))
+}

@@ -1,0 +1,134 @@
+/**
+ * The classes of a domain compiled for the record routes: effective properties (inherited first),
+ * validation rules, list limits, partitioning, expiry and the table spec of each class. Pure: the
+ * registry (registry.ts) caches what this builds.
+ */
+import type { Doc } from '~storage/doc'
+import { recordTable } from '~storage/model-tables'
+import type { TableSpec } from '~storage/repository'
+import { chainOf } from '../entities/tree'
+import { FieldSet } from '../http/fields'
+import type { ListLimits } from '../http/list-query'
+import type { Property, RecordRules } from './properties'
+
+export type StorageMode = 'runtime' | 'abstract' | 'category' | 'history' | 'transactionlog'
+
+export interface ClassModel {
+  id: string
+  classname: string
+  doc: Doc
+  storageMode: StorageMode
+  /** Own and inherited properties, ancestors' first. */
+  properties: Property[]
+  rules: RecordRules
+  /** null for abstract classes: they have no records. */
+  table: TableSpec | null
+  fields: FieldSet
+  /** What a list may output: opts.max_mask, or every field. */
+  output: FieldSet
+  /** What a list outputs without a mask: opts.max_mask, or (null) whole records. */
+  defaultOutput: string[] | null
+  limits: ListLimits
+  lookup: string[]
+  partition: { property: string; type: 'date' | 'datetime' } | null
+  expiry: { ts: string; ttl: string; tsType: string } | null
+}
+
+const opt = <T>(doc: Doc, key: string, fallback: T): T =>
+  ((doc.opts as Doc | undefined)?.[key] as T | undefined) ?? fallback
+
+/** Effective properties of each class by id: its ancestors' first, then its own. */
+export function effectiveProperties(classes: Doc[]): Map<string, Property[]> {
+  const byId = new Map(classes.map((c) => [c.id as string, c]))
+  const out = new Map<string, Property[]>()
+  for (const c of classes) {
+    const chain = chainOf(c.id as string, byId)
+    out.set(
+      c.id as string,
+      chain.reverse().flatMap((x) => (x.properties as Property[] | undefined) ?? []),
+    )
+  }
+  return out
+}
+
+/** The journal and event type of a class's records. */
+export const recordObjtype = (classname: string) => `model/${classname}`
+
+/** The partition date (ISO, start of a day for date properties) and expiry time of a record. */
+export function derivedColumns(
+  model: Pick<ClassModel, 'partition' | 'expiry'>,
+  doc: Doc,
+): { pdate: string | null; expires: number | null } {
+  let pdate: string | null = null
+  const p = model.partition && doc[model.partition.property]
+  const at = typeof p === 'string' ? Date.parse(model.partition!.type === 'date' ? `${p}T00:00:00.000Z` : p) : NaN
+  if (Number.isFinite(at)) pdate = new Date(at).toISOString() // a value that is no date leaves the record out of every day
+  let expires: number | null = null
+  if (model.expiry) {
+    const ts = doc[model.expiry.ts]
+    const ttl = doc[model.expiry.ttl]
+    const start = typeof ts === 'number' ? ts : typeof ts === 'string' ? Date.parse(ts) : NaN
+    if (Number.isFinite(start) && typeof ttl === 'number') expires = start + ttl * 1000
+  }
+  return { pdate, expires }
+}
+
+export function buildModels(domain: string, classes: Doc[]): Map<string, ClassModel> {
+  const props = effectiveProperties(classes)
+  const models = new Map<string, ClassModel>()
+  for (const c of classes) {
+    const properties = props.get(c.id as string)!
+    const byName = new Map(properties.map((p) => [p.name, p]))
+    const mode = c.storage_mode as StorageMode
+    const partitionProp = opt<string>(c, 'partition_property', '')
+    const partition =
+      (mode === 'history' || mode === 'transactionlog') && byName.has(partitionProp)
+        ? {
+            property: partitionProp,
+            type: byName.get(partitionProp)!.data_type === 'date' ? ('date' as const) : ('datetime' as const),
+          }
+        : null
+    const tsName = opt<string>(c, 'expires_ts_property', '')
+    const expiry =
+      opt<string>(c, 'expires_mode', 'none') === 'create' && byName.has(tsName)
+        ? { ts: tsName, ttl: opt<string>(c, 'expires_ttl_property', ''), tsType: byName.get(tsName)!.data_type }
+        : null
+    const names = properties.map((p) => p.name)
+    const open = properties
+      .filter((p) => p.data_type === 'any' || p.data_type === 'attachment')
+      .map((p) => `${p.name}.*`)
+    const maxMask = opt<string[]>(c, 'max_mask', [])
+    const maxLimit = opt<number>(c, 'max_limit', 100)
+    const model: ClassModel = {
+      id: c.id as string,
+      classname: c.classname as string,
+      doc: c,
+      storageMode: mode,
+      properties,
+      rules: {
+        properties: byName,
+        fillDefaults: opt(c, 'check_required_fill_defaults', true),
+        maxSize: opt(c, 'max_size', 1_000_000),
+      },
+      table: null,
+      fields: new FieldSet(['id', ...names, ...open]),
+      output: new FieldSet(maxMask.length ? maxMask : ['id', ...names, ...open]),
+      defaultOutput: maxMask.length ? maxMask : null,
+      limits: { defaultLimit: Math.min(100, maxLimit), maxLimit },
+      lookup: opt<string[]>(c, 'lookup_properties', []),
+      partition,
+      expiry,
+    }
+    if (mode !== 'abstract') {
+      model.table = {
+        table: recordTable(domain, model.id),
+        objtype: recordObjtype(model.classname),
+        stamps: false,
+        expiring: true,
+        derived: { pdate: (d) => derivedColumns(model, d).pdate, expires: (d) => derivedColumns(model, d).expires },
+      }
+    }
+    models.set(model.classname, model)
+  }
+  return models
+}

@@ -1,0 +1,21 @@
+/**
+ * Wake-ups inside one process: a commit raises `journal`, a queued job raises `queue:<kind>`, and
+ * the worker runner wakes the workers listening for them. Losing one costs only latency: every
+ * worker also runs on its own schedule, which is what other processes of a cluster rely on.
+ */
+export type SignalName = 'journal' | `queue:${string}`
+
+export class Signals {
+  private readonly listeners = new Map<SignalName, Set<() => void>>()
+
+  on(name: SignalName, listener: () => void): () => void {
+    let set = this.listeners.get(name)
+    if (!set) this.listeners.set(name, (set = new Set()))
+    set.add(listener)
+    return () => set.delete(listener)
+  }
+
+  raise(name: SignalName): void {
+    for (const listener of this.listeners.get(name) ?? []) listener()
+  }
+}

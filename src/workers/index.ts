@@ -1,0 +1,9 @@
+/** Every background worker of the service; src/service.ts runs them with one WorkerRunner. */
+import { housekeeping } from './housekeeping'
+import { journalPump } from './journal-pump'
+import { layerOrders } from './layer-orders'
+import { mailOutbox } from './mail-outbox'
+import { modelExpiry } from './model-expiry'
+import type { Worker } from './runner'
+
+export const WORKERS: readonly Worker[] = [journalPump, mailOutbox, modelExpiry, layerOrders, housekeeping]

@@ -1,0 +1,29 @@
+/**
+ * The journal is the outbox of events: this worker publishes every committed journal record as
+ * `modelevents.data_changed` on the bus, after a cursor kept in the database, so a crash between a
+ * commit and its publication loses nothing (an event may be published twice, never lost). Woken
+ * by every commit in this process; the schedule catches commits of other processes.
+ */
+import { journalAfter, journalCursor, moveJournalCursor } from '~storage/journal'
+import { dataChanged } from '../events/event'
+import type { Worker } from './runner'
+
+const CURSOR = 'events'
+const BATCH = 500
+
+export const journalPump: Worker = {
+  name: 'journal-pump',
+  every: 500,
+  wakeOn: ['journal'],
+  exclusive: 'cluster',
+  async step(deps) {
+    const cursor = await journalCursor(deps.db, CURSOR)
+    const changes = await journalAfter(deps.db, cursor, BATCH)
+    for (const change of changes) await deps.bus.publish(dataChanged(change))
+    if (changes.length) await moveJournalCursor(deps.db, CURSOR, changes.at(-1)!.seq)
+    return changes.length
+  },
+}
+
+/** Starts the cursor at the journal's end on a new database, so history is not replayed as news. */
+export const startJournalCursor = (db: Parameters<typeof journalCursor>[0]) => journalCursor(db, CURSOR)

@@ -1,0 +1,62 @@
+/**
+ * Delivers queued mail through Resend, with retries and backoff (30 s, 2 min, 8 min, 32 min) and an
+ * idempotency key, each attempt's outcome recorded on the message. Every process may run it: each
+ * message is claimed by one of them. (Without RESEND_API_KEY nothing is queued: see src/mail/mail.ts.)
+ */
+import { Resend } from 'resend'
+import { claimJobs, completeJob, failJob, type Job } from '~storage/queue'
+import { isoTime } from '../clock'
+import type { Deps } from '../deps'
+import { MAIL, type OutgoingMail } from '../mail/mail'
+import type { Worker } from './runner'
+
+export const MAX_ATTEMPTS = 5
+const LEASE_MS = 5 * 60_000
+const BATCH = 20
+const backoffMs = (attempt: number) => 30_000 * 4 ** (attempt - 1)
+
+const clients = new WeakMap<Deps, Resend | null>()
+function resendOf(deps: Deps): Resend | null {
+  if (!clients.has(deps)) {
+    const { resendApiKey, resendBaseUrl } = deps.config
+    clients.set(
+      deps,
+      resendApiKey ? new Resend(resendApiKey, resendBaseUrl ? { baseUrl: resendBaseUrl } : undefined) : null,
+    )
+  }
+  return clients.get(deps)!
+}
+
+async function deliver(deps: Deps, resend: Resend, job: Job): Promise<void> {
+  const m = job.payload as unknown as Omit<OutgoingMail, 'domain'>
+  const { db, clock, log, config } = deps
+  const done = isoTime(clock.now())
+  try {
+    const { data, error } = await resend.emails.send(
+      { from: config.mailFrom, to: m.recipient, subject: m.subject, text: m.text, html: m.html },
+      { idempotencyKey: job.id }, // a retried message is not delivered twice by the provider
+    )
+    if (error) throw new Error(`${error.name}: ${error.message}`)
+    await db.write(() => completeJob(job.id, done, { provider_id: data?.id ?? null }))
+  } catch (err) {
+    const message = (err as Error).message
+    const retryAt = job.attempts >= MAX_ATTEMPTS ? null : clock.now() + backoffMs(job.attempts)
+    await db.write(() => failJob(job.id, done, message, retryAt))
+    log.warn('mail delivery failed', { mail: job.id, attempt: job.attempts, error: message, retry: retryAt !== null })
+  }
+}
+
+export const mailOutbox: Worker = {
+  name: 'mail-outbox',
+  every: 1000,
+  wakeOn: [`queue:${MAIL}`],
+  exclusive: 'process',
+  async step(deps) {
+    const resend = resendOf(deps)
+    if (!resend) return 0 // without a provider, messages are logged when they are queued
+    const now = deps.clock.now()
+    const batch = await claimJobs(deps.db, MAIL, now, now + LEASE_MS, BATCH)
+    await Promise.all(batch.map((job) => deliver(deps, resend, job)))
+    return batch.length
+  },
+}

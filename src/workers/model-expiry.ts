@@ -1,0 +1,29 @@
+/**
+ * Records of classes with `expires_mode: create` end when `expires_ts_property` plus
+ * `expires_ttl_property` seconds have passed. Reads hide them from that moment (exactly, by the
+ * service clock); this worker then deletes them, journaled as deletions by the system.
+ */
+import { systemCtx } from '../context'
+import { commit } from '../entities/unit'
+import { classes } from '../model/classes'
+import type { Worker } from './runner'
+
+export const modelExpiry: Worker = {
+  name: 'model-expiry',
+  every: 5000,
+  exclusive: 'cluster',
+  async step(deps, signal) {
+    const now = deps.clock.now()
+    const expiring = await deps.repo(classes.table).findBy(null, 'opts.expires_mode', 'create')
+    let removed = 0
+    for (const domain of new Set(expiring.map((c) => c.domain))) {
+      if (signal.aborted) break
+      for (const model of (await deps.model.classes(domain)).values()) {
+        if (!model.expiry || !model.table) continue
+        const repo = deps.repo(model.table)
+        removed += await commit(systemCtx(deps, domain, 'expiry'), (u) => repo.removeAll(u.w, now))
+      }
+    }
+    return removed
+  },
+}

@@ -1,0 +1,170 @@
+/**
+ * The one runner of background work. A worker is a name, a schedule (an interval, or a cron pattern
+ * through croner), the signals that wake it early, whether one process of the cluster runs it at a
+ * time, and a `step` that does one batch and returns how much it did. The runner gives every worker
+ * the same rules: one pass at a time per process (a wake-up during a pass runs another pass after
+ * it); a pass repeats its step while the step finds work; a cluster lease (a KV lock renewed while
+ * the pass runs, the pass stopped if it is lost); errors logged with the worker's name; `stop()`
+ * waits for passes in flight; `runOnce` for tests.
+ */
+import { Cron } from 'croner'
+import type { Lock } from '~storage/kv/kv'
+import type { Deps } from '../deps'
+import type { SignalName } from '../signals'
+
+export interface Worker {
+  name: string
+  /** Runs every `every` ms when nothing wakes it earlier... */
+  every?: number
+  /** ...or on a cron pattern (croner syntax, seconds allowed). */
+  cron?: string
+  wakeOn?: SignalName[]
+  /** 'cluster': one process of the cluster at a time; 'process': every process (rows are claimed). */
+  exclusive: 'cluster' | 'process'
+  /** One batch of work; how much it did (more than zero: there may be more, so it runs again at once). */
+  step(deps: Deps, signal: AbortSignal): Promise<number>
+}
+
+export interface RunnerOptions {
+  /** Lifetime of a cluster lease; renewed at a third of it while a pass runs. */
+  leaseMs?: number
+  /** Steps a pass may take before it yields to the schedule (a bound on one pass's length). */
+  maxStepsPerPass?: number
+}
+
+interface State {
+  worker: Worker
+  running: Promise<number> | null
+  again: boolean
+  timer?: ReturnType<typeof setTimeout>
+  cron?: Cron
+  runs: number
+  failures: number
+}
+
+export class WorkerRunner {
+  private readonly states = new Map<string, State>()
+  private readonly unsubscribe: (() => void)[] = []
+  private stopping = false
+  private readonly leaseMs: number
+  private readonly maxSteps: number
+
+  constructor(
+    private readonly deps: Deps,
+    workers: readonly Worker[],
+    options: RunnerOptions = {},
+  ) {
+    this.leaseMs = options.leaseMs ?? 30_000
+    this.maxSteps = options.maxStepsPerPass ?? 1000
+    for (const worker of workers) {
+      if (this.states.has(worker.name)) throw new Error(`two workers are named ${worker.name}`)
+      this.states.set(worker.name, { worker, running: null, again: false, runs: 0, failures: 0 })
+    }
+  }
+
+  /** Schedules every worker and listens for their wake-ups. */
+  start(): void {
+    for (const state of this.states.values()) {
+      const { worker } = state
+      for (const signal of worker.wakeOn ?? [])
+        this.unsubscribe.push(this.deps.signals.on(signal, () => this.wake(worker.name)))
+      if (worker.cron) state.cron = new Cron(worker.cron, { protect: true }, () => this.wake(worker.name))
+      else this.schedule(state)
+    }
+  }
+
+  /** Runs the worker soon: now if idle, after the current pass if one runs. */
+  wake(name: string): void {
+    const state = this.state(name)
+    if (this.stopping) return
+    if (state.running) {
+      state.again = true
+      return
+    }
+    void this.pass(state)
+  }
+
+  /** One pass now (or the end of the one running, then another): for tests and shutdown. */
+  async runOnce(name: string): Promise<number> {
+    const state = this.state(name)
+    while (state.running) await state.running
+    return this.pass(state)
+  }
+
+  /** Stops scheduling and waits for the passes in flight. */
+  async stop(): Promise<void> {
+    this.stopping = true
+    for (const off of this.unsubscribe.splice(0)) off()
+    for (const state of this.states.values()) {
+      clearTimeout(state.timer)
+      state.cron?.stop()
+    }
+    await Promise.all([...this.states.values()].map((s) => s.running))
+  }
+
+  /** Runs and failures of each worker since start (for health reports). */
+  stats(): Record<string, { runs: number; failures: number; running: boolean }> {
+    return Object.fromEntries(
+      [...this.states].map(([name, s]) => [name, { runs: s.runs, failures: s.failures, running: s.running !== null }]),
+    )
+  }
+
+  private state(name: string): State {
+    const state = this.states.get(name)
+    if (!state) throw new Error(`no worker named ${name}`)
+    return state
+  }
+
+  private schedule(state: State): void {
+    clearTimeout(state.timer)
+    if (this.stopping || state.worker.every === undefined) return
+    state.timer = setTimeout(() => this.wake(state.worker.name), state.worker.every)
+    state.timer.unref?.()
+  }
+
+  private pass(state: State): Promise<number> {
+    const run = this.runPass(state.worker).finally(() => {
+      state.running = null
+      state.runs++
+      if (state.again && !this.stopping) {
+        state.again = false
+        void this.pass(state)
+      } else this.schedule(state)
+    })
+    state.running = run
+    return run
+  }
+
+  private async runPass(worker: Worker): Promise<number> {
+    const abort = new AbortController()
+    let lock: Lock | null = null
+    let renewal: ReturnType<typeof setInterval> | undefined
+    try {
+      if (worker.exclusive === 'cluster') {
+        lock = await this.deps.kv.lock(`worker:${worker.name}`, this.leaseMs)
+        if (!lock) return 0 // another process holds the lease; it does this work
+        renewal = setInterval(() => {
+          void lock!.extend(this.leaseMs).then(
+            (kept) => kept || abort.abort(new Error('the cluster lease was lost')),
+            () => abort.abort(new Error('the cluster lease could not be renewed')),
+          )
+        }, this.leaseMs / 3)
+      }
+      let total = 0
+      for (let i = 0; i < this.maxSteps && !abort.signal.aborted && !this.stopping; i++) {
+        const done = await worker.step(this.deps, abort.signal)
+        total += done
+        if (done === 0) break
+      }
+      if (abort.signal.aborted) throw abort.signal.reason
+      return total
+    } catch (err) {
+      this.state(worker.name).failures++
+      this.deps.log.error('worker failed', { worker: worker.name, error: String(err), stack: (err as Error)?.stack })
+      return 0
+    } finally {
+      clearInterval(renewal)
+      await lock?.release().catch(() => {})
+    }
+  }
+}

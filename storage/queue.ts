@@ -1,0 +1,147 @@
+/**
+ * The durable queue (storage/migrations/0005_queue.sql): work that must survive a restart. Jobs are
+ * enqueued in the transaction that causes them, claimed with a lease by whichever process is free,
+ * and finished, retried or failed with their outcome recorded. Delivery is at least once: a job
+ * whose holder died runs again when its lease ends.
+ */
+import type { Db, TxStep } from './db'
+import { tx } from './db'
+import type { Doc } from './doc'
+
+export type JobStatus = 'pending' | 'running' | 'done' | 'failed'
+
+export interface NewJob {
+  id?: string
+  kind: string
+  domain: string
+  /** Jobs of one kind with the same serial run one at a time, in order. */
+  serial?: string
+  payload: Doc
+  /** Due time, ms since the epoch. */
+  runAt: number
+}
+
+export interface Job {
+  id: string
+  kind: string
+  domain: string
+  payload: Doc
+  status: JobStatus
+  attempts: number
+  created: string
+  finished: string | null
+  error: string | null
+  result: Doc | null
+}
+
+const COLUMNS = 'id, kind, domain, payload, status, attempts, created, finished, error, result'
+const toJob = (r: unknown[]): Job => ({
+  id: r[0] as string,
+  kind: r[1] as string,
+  domain: r[2] as string,
+  payload: JSON.parse(r[3] as string) as Doc,
+  status: r[4] as JobStatus,
+  attempts: r[5] as number,
+  created: r[6] as string,
+  finished: r[7] as string | null,
+  error: r[8] as string | null,
+  result: r[9] === null ? null : (JSON.parse(r[9] as string) as Doc),
+})
+
+/** Adds a job; with `done`, a job that needs no work is recorded as done with that result. */
+export function* enqueueJob(job: NewJob, created: string, done?: Doc): TxStep<string> {
+  const id = job.id ?? crypto.randomUUID()
+  yield* tx.run(
+    `INSERT INTO queue (id, kind, domain, serial, payload, status, run_at, created, finished, result)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      id,
+      job.kind,
+      job.domain,
+      job.serial ?? null,
+      JSON.stringify(job.payload),
+      done ? 'done' : 'pending',
+      job.runAt,
+      created,
+      done ? created : null,
+      done ? JSON.stringify(done) : null,
+    ],
+  )
+  return id
+}
+
+/**
+ * Claims up to `limit` jobs of a kind due at `now`, in one statement, so each job goes to one
+ * process. A job waits while an earlier job of its serial is not finished.
+ */
+export async function claimJobs(db: Db, kind: string, now: number, leaseUntil: number, limit: number): Promise<Job[]> {
+  const rows = await db.all(
+    `UPDATE queue SET status = 'running', attempts = attempts + 1, run_at = ?
+     WHERE seq IN (
+       SELECT q.seq FROM queue q
+       WHERE q.kind = ? AND q.status IN ('pending', 'running') AND q.run_at <= ?
+         AND (q.serial IS NULL OR NOT EXISTS (
+           SELECT 1 FROM queue e WHERE e.kind = q.kind AND e.serial = q.serial AND e.seq < q.seq
+             AND e.status IN ('pending', 'running')))
+       ORDER BY q.run_at, q.seq LIMIT ?)
+     RETURNING ${COLUMNS}`,
+    [leaseUntil, kind, now, limit],
+  )
+  return rows.map(toJob)
+}
+
+/** Keeps the claims of a live holder: their leases end at `until` instead. */
+export async function extendLeases(db: Db, ids: readonly string[], until: number): Promise<void> {
+  if (ids.length === 0) return
+  await db.run(`UPDATE queue SET run_at = ? WHERE status = 'running' AND id IN (${ids.map(() => '?').join(',')})`, [
+    until,
+    ...ids,
+  ])
+}
+
+export function* completeJob(id: string, finished: string, result: Doc | null = null): TxStep<void> {
+  yield* tx.run(`UPDATE queue SET status = 'done', finished = ?, error = NULL, result = ? WHERE id = ?`, [
+    finished,
+    result === null ? null : JSON.stringify(result),
+    id,
+  ])
+}
+
+/** A failed attempt: due again at `retryAt`, or given up for good when it is null. */
+export function* failJob(id: string, finished: string, error: string, retryAt: number | null): TxStep<void> {
+  yield* tx.run(`UPDATE queue SET status = ?, error = ?, run_at = ?, finished = ? WHERE id = ?`, [
+    retryAt === null ? 'failed' : 'pending',
+    error,
+    retryAt ?? 0,
+    retryAt === null ? finished : null,
+    id,
+  ])
+}
+
+/**
+ * Every claim becomes pending again: for a process that owns its database file alone (embedded
+ * driver), whatever is `running` at start belonged to a process that died.
+ */
+export async function releaseAllClaims(db: Db): Promise<number> {
+  return (await db.run(`UPDATE queue SET status = 'pending', run_at = 0 WHERE status = 'running'`)).changes
+}
+
+/** Removes finished jobs older than `before` (ISO time); returns how many. */
+export async function pruneJobs(db: Db, before: string): Promise<number> {
+  return (await db.run(`DELETE FROM queue WHERE status IN ('done', 'failed') AND finished < ?`, [before])).changes
+}
+
+/** Removes a domain's jobs (the domain is being deleted). */
+export function* purgeQueue(domain: string): TxStep<void> {
+  yield* tx.run('DELETE FROM queue WHERE domain = ?', [domain])
+}
+
+export async function jobsOf(db: Db, kind: string, where: { domain?: string; payload?: Doc } = {}): Promise<Job[]> {
+  const conds = ['kind = ?']
+  const args: string[] = [kind]
+  if (where.domain !== undefined) conds.push('domain = ?'), args.push(where.domain)
+  for (const [k, v] of Object.entries(where.payload ?? {}))
+    conds.push(`json_extract(payload, '$.${k}') = ?`), args.push(String(v))
+  const rows = await db.all(`SELECT ${COLUMNS} FROM queue WHERE ${conds.join(' AND ')} ORDER BY seq DESC`, args)
+  return rows.map(toJob)
+}
