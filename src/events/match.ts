@@ -5,11 +5,10 @@
  */
 import { isPlainObject, type Doc } from '~storage/doc'
 import type { FilterNode } from '~storage/query'
-// The service's error type is moving to src/errors.ts; this line is the only one to change.
-import { badRequest } from '../http/errors'
+import { badRequest } from '../errors'
 import { pick } from '../http/present'
 import { filterHolds } from './filter-eval'
-import type { PlatformEvent } from './stream'
+import type { PlatformEvent } from './event'
 
 /** `{class, event}` of `CLASS.EVENT`; `event` is ANY_EVENT for `CLASS.*`. */
 export interface EventMask {

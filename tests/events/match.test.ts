@@ -1,9 +1,9 @@
 // The subscription matcher, table-driven: masks and objects as both sources send them, and which
 // events a subscription's terms let through with which data. Filter operators: filter-eval.test.ts.
 import { describe, expect, test } from 'bun:test'
-import { ApiError } from '~/http/errors'
+import { ApiError } from '~/errors'
 import { matches, parseEventMasks, parseObjects, shape, type SubscriptionTerms } from '~/events/match'
-import { dataChanged, type PlatformEvent } from '~/events/stream'
+import { dataChanged, type PlatformEvent } from '~/events/event'
 import type { Doc } from '~storage/doc'
 import type { CmdType } from '~storage/journal'
 import type { FilterNode } from '~storage/query'
