@@ -1,7 +1,25 @@
-/** The real Redis the tests use (`.ci/run` makes sure one answers), with a fresh key prefix per caller. */
+/** The real Redis the tests use (`npm test` starts a private one), with a fresh key prefix per caller. */
+import { connect } from 'node:net'
 import { createRedisKv } from '~storage/kv/redis'
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+/** Fails at once when nothing answers (node-redis would retry for as long as the test runs). */
+function redisAnswers(): Promise<boolean> {
+  const { hostname, port } = new URL(TEST_REDIS_URL)
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port || 6379), timeout: 2000 }, () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+    socket.once('timeout', () => {
+      socket.destroy()
+      resolve(false)
+    })
+  })
+}
+let reachable: Promise<boolean> | undefined
 
 export function testPrefix(): string {
   return `test:${crypto.randomUUID().slice(0, 8)}:`
@@ -9,6 +27,10 @@ export function testPrefix(): string {
 
 /** A Redis Kv under a fresh prefix; `cleanup` deletes every key it made. */
 export async function testRedisKv(prefix = testPrefix()) {
+  if (!(await (reachable ??= redisAnswers())))
+    throw new Error(
+      `no Redis at ${TEST_REDIS_URL}: run the tests with npm test, which starts one, or set TEST_REDIS_URL`,
+    )
   const kv = await createRedisKv(TEST_REDIS_URL, { prefix })
   return {
     kv,

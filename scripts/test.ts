@@ -1,0 +1,121 @@
+/**
+ * `npm test [-- <bun test arguments>]`: checks the format and the types, provisions what the tests
+ * need (Debian's chromium and redis-server, installed when missing; a private Redis on a free port
+ * for this run only, unless TEST_REDIS_URL names one), runs `bun test` and exits with its status.
+ */
+import { mkdtempSync, existsSync, rmSync } from 'node:fs'
+import { connect, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { CHROMIUM } from '../tests/helpers/browser'
+
+const ROOT = join(import.meta.dir, '..')
+const tool = (name: string) => join(ROOT, 'node_modules/.bin', name)
+
+function mustPass(command: string[], what: string): void {
+  if (Bun.spawnSync(command, { cwd: ROOT, stdio: ['inherit', 'inherit', 'inherit'] }).exitCode !== 0) {
+    console.error(`${what} failed`)
+    process.exit(1)
+  }
+}
+
+/** apt-get install, through sudo unless root; the package lists are refreshed once when the first try fails. */
+function aptInstall(pkg: string, reason: string): boolean {
+  console.log(`installing ${pkg} from Debian packages (${reason})`)
+  const sudo = process.getuid?.() === 0 ? [] : ['sudo']
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  let output = ''
+  const attempt = (command: string[]) => {
+    const done = Bun.spawnSync([...sudo, ...command], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    output = done.stdout.toString() + done.stderr.toString()
+    return done.exitCode === 0
+  }
+  const installed =
+    attempt(['apt-get', 'install', '-y', pkg]) ||
+    (attempt(['apt-get', 'update']) && attempt(['apt-get', 'install', '-y', pkg]))
+  console.log(
+    installed ? `installed ${pkg}` : `could not install ${pkg}:\n${output.trim().split('\n').slice(-10).join('\n')}`,
+  )
+  return installed
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function redisAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' }, () => socket.write('PING\r\n'))
+    socket.once('data', (data) => {
+      socket.destroy()
+      resolve(data.toString().startsWith('+PONG'))
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+/** A redis-server for this run only: a free port, a temp dir, nothing persisted. */
+async function startPrivateRedis() {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-test-redis-'))
+  const port = await freePort()
+  const log = join(dir, 'redis.log')
+  const server = Bun.spawn(
+    ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { cwd: dir, stdio: ['ignore', Bun.file(log), Bun.file(log)] },
+  )
+  const stop = async () => {
+    server.kill()
+    await server.exited
+    rmSync(dir, { recursive: true, force: true })
+  }
+  for (let tries = 0; tries < 100 && server.exitCode === null; tries++) {
+    if (await redisAnswers(port)) return { url: `redis://127.0.0.1:${port}`, stop }
+    await Bun.sleep(50)
+  }
+  console.error(`redis-server did not start on port ${port}:\n${await Bun.file(log).text()}`)
+  await stop()
+  process.exit(1)
+}
+
+mustPass([tool('biome'), 'format', '.'], 'format check (npm run format fixes it)')
+mustPass([tool('tsc'), '--noEmit', '-p', '.'], 'type check')
+
+// Without it the page tests fail, each naming the reason; the other suites still run.
+if (!existsSync(CHROMIUM)) aptInstall('chromium', `${CHROMIUM} not found`)
+
+let redis: Awaited<ReturnType<typeof startPrivateRedis>> | undefined
+let redisUrl = process.env.TEST_REDIS_URL
+if (!redisUrl) {
+  if (!Bun.which('redis-server') && !aptInstall('redis-server', 'redis-server not found')) process.exit(1)
+  redis = await startPrivateRedis()
+  redisUrl = redis.url
+  console.log(`private redis-server for this run at ${redisUrl}`)
+}
+
+const tests = Bun.spawn([process.execPath, 'test', '--timeout', '20000', '--parallel=2', ...process.argv.slice(2)], {
+  cwd: ROOT,
+  env: { ...process.env, TEST_REDIS_URL: redisUrl },
+  stdio: ['inherit', 'inherit', 'inherit'],
+})
+// Ctrl-C or a kill must not leave the private Redis behind.
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+  ['SIGHUP', 129],
+] as const) {
+  process.on(signal, async () => {
+    tests.kill(signal)
+    await redis?.stop()
+    process.exit(code)
+  })
+}
+const status = await tests.exited
+await redis?.stop()
+process.exit(status)
