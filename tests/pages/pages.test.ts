@@ -1,14 +1,14 @@
 // The system web pages end to end in headless Chromium: open the mailed link, submit the form, then
 // sign in with the new password on the sign-in page.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, Locator, Page } from 'playwright-core'
-import { launchBrowser } from '../helpers/browser'
+import type { Locator, Page } from 'playwright-core'
+import { sharedBrowser } from '../helpers/browser'
 import { startMailCapture } from '../helpers/mail-capture'
 import { testService, type TestService } from '../helpers/service'
 
 let t: TestService
 let capture: Awaited<ReturnType<typeof startMailCapture>>
-let browser: Browser
+const browser = sharedBrowser()
 let admin: string
 
 beforeAll(async () => {
@@ -20,10 +20,9 @@ beforeAll(async () => {
     token: admin,
     body: { login: 'ann', name: 'Ann', pwd: 'ann-Pass1', opts: { email: 'ann@example.com' } },
   })
-  browser = await launchBrowser()
 })
 afterAll(async () => {
-  await browser?.close()
+  await browser.close()
   await t.close()
   capture.stop()
 })
@@ -36,7 +35,7 @@ async function lastLink(to: string): Promise<string> {
 }
 
 async function open(path: string): Promise<Page> {
-  const context = await browser.newContext()
+  const context = await (await browser.get()).newContext()
   const page = await context.newPage()
   await page.goto(path.startsWith('http') ? path : `${t.service.url}${path}`)
   return page
