@@ -65,6 +65,56 @@ const EnvSchema = v.object({
 
 export type Env = v.InferOutput<typeof EnvSchema>
 
+type EnvName = keyof typeof EnvSchema.entries
+
+/**
+ * What `--help` says of each variable. Typed by the schema, so a variable cannot be added without
+ * its line here; `computed` describes a default that depends on other variables (the schema's own
+ * defaults are read from it).
+ */
+const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
+  PORT: { meaning: 'public port (0 picks a free one)' },
+  HOST: { meaning: 'bind address' },
+  DATA_DIR: { meaning: 'libSQL file and other local data' },
+  LIBSQL_URL: {
+    meaning: 'file: uses the embedded driver; libsql://, http(s):// a libSQL server (cluster)',
+    computed: 'file:$DATA_DIR/platform.db',
+  },
+  LIBSQL_AUTH_TOKEN: { meaning: 'token for a libSQL server' },
+  REDIS_URL: { meaning: 'redis://host:6379; required for a cluster', computed: 'unset (the in-process store)' },
+  KV_PREFIX: { meaning: 'prefix of every Redis key and channel (several services on one Redis)' },
+  MASTER_DOMAIN: { meaning: 'name of the master domain created on the first start' },
+  ADMIN_LOGIN: { meaning: 'login of the first administrator' },
+  ADMIN_PASSWORD: { meaning: 'password of the first administrator', computed: 'generated, printed once' },
+  PUBLIC_URL: { meaning: 'base of links in e-mails; https: also marks cookies Secure', computed: 'http://HOST:PORT' },
+  RESEND_API_KEY: {
+    meaning: 'Resend API key; mail is delivered through Resend',
+    computed: 'unset (mail is only logged)',
+  },
+  RESEND_BASE_URL: { meaning: 'Resend endpoint', computed: "Resend's" },
+  MAIL_FROM: { meaning: 'sender of mail' },
+  SITE: { meaning: 'site of this process in a cluster' },
+  NODE_NAME: { meaning: 'name of this process in a cluster', computed: 'host name + pid' },
+  TRUST_PROXY: { meaning: 'CIDR list whose X-Forwarded-For is believed' },
+  LOG_LEVEL: { meaning: 'error, warn, info or debug' },
+  WEBHOOK_ALLOW_PRIVATE: { meaning: 'CIDR list of private addresses webhooks may reach (webhooks: not built yet)' },
+  GATEWAY: { meaning: 'off binds Bun.serve directly (no LOOKUP/SYNC/CLEAR on the wire)' },
+  WEBAPPS_DIR: { meaning: 'web-application metadata files offered in the session', computed: '$DATA_DIR/webapps' },
+  MAX_BODY_BYTES: { meaning: 'largest request body; larger ones get 413' },
+  SESSION_IDLE_TIMEOUT_SEC: { meaning: 'sliding idle lifetime of a session' },
+  SESSION_MAX_PER_USER: { meaning: 'concurrent sessions per user; the oldest is ended beyond it' },
+}
+
+/** Every variable the service reads, with its default and meaning, in the schema's order. */
+export function describeEnv(): { name: string; default: string; meaning: string }[] {
+  return (Object.keys(EnvSchema.entries) as EnvName[]).map((name) => {
+    const { meaning, computed } = ENV_HELP[name]
+    const fallback = v.getDefault(EnvSchema.entries[name])
+    const shown = computed ?? (fallback === undefined ? 'unset' : fallback === '' ? 'empty' : String(fallback))
+    return { name, default: shown, meaning }
+  })
+}
+
 export interface Config {
   port: number
   host: string

@@ -1,10 +1,17 @@
-/** Process entry: configuration, the service, the first-start banner, and a clean stop on signals. */
+/** Process entry: the command line, configuration, the service, the first-start banner, and a clean stop on signals. */
+import { readCommandLine } from './cli'
 import { ConfigError, loadConfig } from './config'
 import type { RouteEntry } from './http/route'
 import type { BootstrapResult } from './identity/bootstrap'
 import { startService } from './service'
 
-export async function main(routes: RouteEntry[]): Promise<void> {
+export async function main(routes: RouteEntry[], args = process.argv.slice(2)): Promise<void> {
+  const command = readCommandLine(args)
+  if (command.run === 'print') return void console.log(command.text)
+  if (command.run === 'refuse') {
+    console.error(command.message)
+    process.exit(2)
+  }
   let config
   try {
     config = loadConfig()

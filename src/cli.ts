@@ -1,0 +1,39 @@
+/** The command line: `--help` and `--version` answer without starting anything; other arguments are refused. */
+import { basename } from 'node:path'
+import pkg from '../package.json' with { type: 'json' }
+import { describeEnv } from './config'
+
+export type Command = { run: 'start' } | { run: 'print'; text: string } | { run: 'refuse'; message: string }
+
+/** The single binary is named by its file; otherwise the service runs as a script. */
+const PROGRAM = Bun.main.startsWith('/$bunfs/') ? basename(process.execPath) : 'bun server.ts'
+
+export function readCommandLine(args: string[], program = PROGRAM): Command {
+  if (args.length === 0) return { run: 'start' }
+  if (args.length === 1 && args[0] === '--version') return { run: 'print', text: pkg.version }
+  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) return { run: 'print', text: usage(program) }
+  return { run: 'refuse', message: `${program}: unknown argument ${JSON.stringify(args[0])} (try --help)` }
+}
+
+export function usage(program: string): string {
+  const env = describeEnv()
+  const width = Math.max(...env.map((e) => e.name.length))
+  return `${pkg.name} ${pkg.version}: ${pkg.description}
+
+usage: ${program}            start the service (SIGINT or SIGTERM stops it)
+       ${program} --help     print this text
+       ${program} --version  print the version
+
+Configuration comes from environment variables, all optional (an empty one counts as unset;
+a bad value stops the start with a message naming it):
+
+${env.map((e) => `  ${e.name.padEnd(width)}  ${e.meaning}\n  ${''.padEnd(width)}  default: ${e.default}`).join('\n')}
+
+Data: everything the service keeps is under DATA_DIR (./data in the working directory unless set):
+the libSQL database platform.db (unless LIBSQL_URL names a server), product-layer archives in
+layers/ and web-application metadata in webapps/. Sessions and counters are kept in Redis
+(REDIS_URL) or in process memory. The first start on an empty database creates the master domain
+and its administrator and prints a generated password once. Temporary files (the gateway's
+socket, and in the single binary the libSQL addon) go to TMPDIR.
+`
+}
