@@ -28,6 +28,8 @@ export async function startGateway(
   const socketPath = join(dir, 'app.sock')
   const listening = app.listen({ unix: socketPath, maxRequestBodySize: config.maxBodyBytes + 1024 })
 
+  // The single binary carries the worker as an entrypoint at its root, where this URL points once
+  // bundled (scripts/build.ts); in a checkout it is the file beside this one.
   const worker = new Worker(new URL('./worker.ts', import.meta.url).href)
   let stopping = false
   const port = await new Promise<number>((resolve, reject) => {

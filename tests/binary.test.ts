@@ -1,0 +1,105 @@
+// The single binary: `bun run build` makes one executable that answers --version and --help without
+// starting, and from an empty folder outside the checkout (no node_modules within reach) starts with
+// its data in ./data, signs in and answers a LOOKUP through its gateway.
+import { afterAll, expect, test } from 'bun:test'
+import type { Subprocess } from 'bun'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pkg from '../package.json' with { type: 'json' }
+import { describeEnv } from '~/config'
+import { httpRequest, RawClient } from './helpers/raw-http'
+
+const ROOT = join(import.meta.dir, '..')
+const dir = mkdtempSync(join(tmpdir(), 'platform-binary-'))
+const binDir = join(dir, 'bin')
+const binary = join(binDir, 'platform')
+/** Where the binary runs: empty, and outside the checkout. */
+const runDir = join(dir, 'run')
+mkdirSync(runDir)
+const password = 'admin-Secret_1'
+/** Nothing of this test process's environment (DATA_DIR, REDIS_URL, LOG_LEVEL...) reaches the binary. */
+const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: tmpdir(), ADMIN_PASSWORD: password, PORT: '0' }
+
+let service: Subprocess<'ignore', 'pipe', 'pipe'> | undefined
+afterAll(async () => {
+  service?.kill('SIGKILL')
+  await service?.exited
+  rmSync(dir, { recursive: true, force: true })
+})
+
+async function runBinary(...args: string[]) {
+  const done = Bun.spawn([binary, ...args], { cwd: runDir, env, stdout: 'pipe', stderr: 'pipe' })
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(done.stdout).text(),
+    new Response(done.stderr).text(),
+    done.exited,
+  ])
+  return { stdout, stderr, code }
+}
+
+test('bun run build makes one executable file', async () => {
+  const build = Bun.spawnSync([process.execPath, 'run', 'build', '--outfile', binary], { cwd: ROOT, stderr: 'pipe' })
+  expect(build.stdout.toString()).toStartWith(`built ${binary} `)
+  expect(build.exitCode).toBe(0)
+  expect(readdirSync(binDir)).toEqual(['platform'])
+}, 60_000)
+
+test('--version and --help answer without starting; other arguments are refused', async () => {
+  expect(await runBinary('--version')).toEqual({ stdout: `${pkg.version}\n`, stderr: '', code: 0 })
+  const help = await runBinary('--help')
+  expect(help.code).toBe(0)
+  expect(help.stdout).toContain('usage: platform ')
+  for (const variable of describeEnv()) expect(help.stdout).toContain(`  ${variable.name} `)
+  expect(await runBinary('--port=1')).toEqual({
+    stdout: '',
+    stderr: 'platform: unknown argument "--port=1" (try --help)\n',
+    code: 2,
+  })
+  expect(readdirSync(runDir)).toEqual([]) // no data directory: nothing started
+})
+
+test('from an empty folder it starts, signs in and answers LOOKUP through the gateway', async () => {
+  service = Bun.spawn([binary], { cwd: runDir, env, stdout: 'pipe', stderr: 'pipe' })
+  const output = { stdout: '', stderr: '' }
+  const collect = async (stream: ReadableStream<Uint8Array>, into: 'stdout' | 'stderr') => {
+    for await (const chunk of stream) output[into] += new TextDecoder().decode(chunk)
+  }
+  void collect(service.stdout, 'stdout')
+  void collect(service.stderr, 'stderr')
+  let url: string | undefined
+  for (const until = Date.now() + 15_000; !url && service.exitCode === null && Date.now() < until; await Bun.sleep(20))
+    url = /"msg":"listening","url":"([^"]+)"/.exec(output.stdout)?.[1]
+  if (!url) throw new Error(`the binary did not report listening\nstdout: ${output.stdout}\nstderr: ${output.stderr}`)
+  expect(output.stdout).toContain('first start: created master domain "master" with administrator "admin"')
+  expect(existsSync(join(runDir, 'data/platform.db'))).toBe(true)
+
+  const signIn = await fetch(`${url}/rest/v1/iam/sessions`, {
+    method: 'POST',
+    body: JSON.stringify({ domain: 'master', login: 'admin', pwd: password, session_type: 'token' }),
+  })
+  expect(signIn.status).toBe(200)
+  const { session_token: token } = (await signIn.json()) as { session_token: string }
+  const created = await fetch(`${url}/rest/v1/reference/extobjs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: JSON.stringify({ type: 'note', value: {} }),
+  })
+  expect(created.status).toBe(200)
+  const { id } = (await created.json()) as { id: string }
+
+  // Bun's fetch would send LOOKUP as GET: the request goes over a plain socket
+  const client = await RawClient.open(Number(new URL(url).port))
+  client.write(
+    httpRequest(
+      'LOOKUP',
+      '/rest/v1/reference/extobjs',
+      { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      '"note"',
+    ),
+  )
+  const [lookup] = await client.responses(1)
+  client.end()
+  expect(lookup?.status).toBe(200)
+  expect(JSON.parse(lookup!.body)).toEqual([id])
+})
