@@ -61,8 +61,11 @@ function redisAnswers(port: number): Promise<boolean> {
   })
 }
 
-/** A redis-server for this run only: a free port, a temp dir, nothing persisted. */
-async function startPrivateRedis() {
+/** Stops the private Redis and removes its directory; set as soon as it is spawned. */
+let stopRedis: (() => Promise<void>) | undefined
+
+/** A redis-server for this run only: a free port, a temp dir, nothing persisted. Answers its URL. */
+async function startPrivateRedis(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'platform-test-redis-'))
   const port = await freePort()
   const log = join(dir, 'redis.log')
@@ -70,17 +73,17 @@ async function startPrivateRedis() {
     ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
     { cwd: dir, stdio: ['ignore', Bun.file(log), Bun.file(log)] },
   )
-  const stop = async () => {
+  stopRedis = async () => {
     server.kill()
     await server.exited
     rmSync(dir, { recursive: true, force: true })
   }
   for (let tries = 0; tries < 100 && server.exitCode === null; tries++) {
-    if (await redisAnswers(port)) return { url: `redis://127.0.0.1:${port}`, stop }
+    if (await redisAnswers(port)) return `redis://127.0.0.1:${port}`
     await Bun.sleep(50)
   }
   console.error(`redis-server did not start on port ${port}:\n${await Bun.file(log).text()}`)
-  await stop()
+  await stopRedis()
   process.exit(1)
 }
 
@@ -90,20 +93,7 @@ mustPass([tool('tsc'), '--noEmit', '-p', '.'], 'type check')
 // Without it the page tests fail, each naming the reason; the other suites still run.
 if (!existsSync(CHROMIUM)) aptInstall('chromium', `${CHROMIUM} not found`)
 
-let redis: Awaited<ReturnType<typeof startPrivateRedis>> | undefined
-let redisUrl = process.env.TEST_REDIS_URL
-if (!redisUrl) {
-  if (!Bun.which('redis-server') && !aptInstall('redis-server', 'redis-server not found')) process.exit(1)
-  redis = await startPrivateRedis()
-  redisUrl = redis.url
-  console.log(`private redis-server for this run at ${redisUrl}`)
-}
-
-const tests = Bun.spawn([process.execPath, 'test', '--timeout', '20000', '--parallel=2', ...process.argv.slice(2)], {
-  cwd: ROOT,
-  env: { ...process.env, TEST_REDIS_URL: redisUrl },
-  stdio: ['inherit', 'inherit', 'inherit'],
-})
+let tests: Bun.Subprocess | undefined
 // Ctrl-C or a kill must not leave the private Redis behind.
 for (const [signal, code] of [
   ['SIGINT', 130],
@@ -111,11 +101,24 @@ for (const [signal, code] of [
   ['SIGHUP', 129],
 ] as const) {
   process.on(signal, async () => {
-    tests.kill(signal)
-    await redis?.stop()
+    tests?.kill(signal)
+    await stopRedis?.()
     process.exit(code)
   })
 }
+
+let redisUrl = process.env.TEST_REDIS_URL
+if (!redisUrl) {
+  if (!Bun.which('redis-server') && !aptInstall('redis-server', 'redis-server not found')) process.exit(1)
+  redisUrl = await startPrivateRedis()
+  console.log(`private redis-server for this run at ${redisUrl}`)
+}
+
+tests = Bun.spawn([process.execPath, 'test', '--timeout', '20000', '--parallel=2', ...process.argv.slice(2)], {
+  cwd: ROOT,
+  env: { ...process.env, TEST_REDIS_URL: redisUrl },
+  stdio: ['inherit', 'inherit', 'inherit'],
+})
 const status = await tests.exited
-await redis?.stop()
+await stopRedis?.()
 process.exit(status)
