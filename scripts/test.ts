@@ -3,7 +3,7 @@
  * need (Debian's chromium and redis-server, installed when missing; a private Redis on a free port
  * for this run only, unless TEST_REDIS_URL names one), runs `bun test` and exits with its status.
  */
-import { mkdtempSync, existsSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,20 +19,29 @@ function mustPass(command: string[], what: string): void {
   }
 }
 
-/** apt-get install, through sudo unless root; the package lists are refreshed once when the first try fails. */
+/**
+ * apt-get install, through sudo unless root; the package lists are refreshed once when the first
+ * try fails. It waits for a dpkg lock held by another install (another checkout's test run, say).
+ */
 function aptInstall(pkg: string, reason: string): boolean {
   console.log(`installing ${pkg} from Debian packages (${reason})`)
   const sudo = process.getuid?.() === 0 ? [] : ['sudo']
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
   let output = ''
-  const attempt = (command: string[]) => {
-    const done = Bun.spawnSync([...sudo, ...command], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    output = done.stdout.toString() + done.stderr.toString()
-    return done.exitCode === 0
+  const attempt = (...args: string[]) => {
+    try {
+      const done = Bun.spawnSync([...sudo, 'apt-get', '-o', 'DPkg::Lock::Timeout=300', ...args], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      output = done.stdout.toString() + done.stderr.toString()
+      return done.exitCode === 0
+    } catch (err) {
+      output = (err as Error).message // no apt-get, or no sudo
+      return false
+    }
   }
-  const installed =
-    attempt(['apt-get', 'install', '-y', pkg]) ||
-    (attempt(['apt-get', 'update']) && attempt(['apt-get', 'install', '-y', pkg]))
+  const installed = attempt('install', '-y', pkg) || (attempt('update') && attempt('install', '-y', pkg))
   console.log(
     installed ? `installed ${pkg}` : `could not install ${pkg}:\n${output.trim().split('\n').slice(-10).join('\n')}`,
   )
