@@ -11,7 +11,7 @@ const PROGRAM = Bun.main.startsWith('/$bunfs/') ? basename(process.execPath) : '
 export function readCommandLine(args: string[], program = PROGRAM): Command {
   if (args.length === 0) return { run: 'start' }
   if (args.length === 1 && args[0] === '--version') return { run: 'print', text: pkg.version }
-  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) return { run: 'print', text: usage(program) }
+  if (args.length === 1 && args[0] === '--help') return { run: 'print', text: usage(program) }
   return { run: 'refuse', message: `${program}: unknown argument ${JSON.stringify(args[0])} (try --help)` }
 }
 

@@ -7,7 +7,10 @@ import { startService } from './service'
 
 export async function main(routes: RouteEntry[], args = process.argv.slice(2)): Promise<void> {
   const command = readCommandLine(args)
-  if (command.run === 'print') return void console.log(command.text)
+  if (command.run === 'print') {
+    console.log(command.text)
+    return
+  }
   if (command.run === 'refuse') {
     console.error(command.message)
     process.exit(2)
