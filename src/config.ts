@@ -99,6 +99,7 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   LOG_LEVEL: { meaning: 'error, warn, info or debug' },
   WEBHOOK_ALLOW_PRIVATE: { meaning: 'CIDR list of private addresses webhooks may reach (webhooks: not built yet)' },
   GATEWAY: { meaning: 'off binds Bun.serve directly (no LOOKUP/SYNC/CLEAR on the wire)' },
+  WORKERS: { meaning: 'off: this process serves requests only; background work runs in other processes' },
   WEBAPPS_DIR: { meaning: 'web-application metadata files offered in the session', computed: '$DATA_DIR/webapps' },
   MAX_BODY_BYTES: { meaning: 'largest request body; larger ones get 413' },
   SESSION_IDLE_TIMEOUT_SEC: { meaning: 'sliding idle lifetime of a session' },

@@ -120,7 +120,10 @@ function patchable(entries: v.ObjectEntries): v.ObjectEntries {
   const inner = opts?.wrapped
   if (inner?.type !== 'strict_object' || !inner.entries) return entries
   const nullable = (s: v.ObjectEntries[string]) => {
-    const wrapped = (s as { type: string; wrapped?: v.GenericSchema }).type === 'optional' ? (s as { wrapped: v.GenericSchema }).wrapped : s
+    const wrapped =
+      (s as { type: string; wrapped?: v.GenericSchema }).type === 'optional'
+        ? (s as { wrapped: v.GenericSchema }).wrapped
+        : s
     return v.optional(v.nullable(wrapped))
   }
   const members = Object.fromEntries(Object.entries(inner.entries).map(([k, s]) => [k, nullable(s)]))
