@@ -4,12 +4,12 @@
  * statement is scoped by the domain it is given, and every mutation writes its journal record in
  * the same transaction.
  */
-import type { Db, Row, SqlValue, TxStep } from './db'
+import type { Db, SqlValue, TxStep } from './db'
 import { ConstraintError, tx } from './db'
-import { changedPaths, type Doc, getPath, isPlainObject, MASKED, maskPaths } from './doc'
+import { changedPaths, type Doc, getPath } from './doc'
 import { appendJournal, type JournalEntry, type WriteContext } from './journal'
-import { compileFilter, compileOrder, type FieldResolver, jsonField, type ListQuery } from './query'
-import type { TableSpec } from './table'
+import { compileFilter, compileOrder, type FieldResolver, type ListQuery } from './query'
+import { type TableSpec, TableLayout } from './table'
 
 export type { TableSpec } from './table'
 
@@ -26,43 +26,19 @@ const STAMP_PATHS = new Set(['ext.ct', 'ext.lwt'])
 const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(',')
 
 export class Repository {
-  readonly idField: string
-  private readonly columns: [column: string, path: string][]
-  private readonly detached: string[]
-  private readonly hidden: string[]
-  private readonly derived: [column: string, compute: (doc: Doc) => SqlValue][]
-  /** The SQL expression of a (validated) field path: a column or a JSON extraction. */
-  readonly resolveField: FieldResolver
+  readonly layout: TableLayout
   private readonly sql: Record<'get' | 'insert' | 'update' | 'delete', string>
 
   constructor(
     readonly db: Db,
     readonly spec: TableSpec,
   ) {
-    this.idField = spec.idField ?? 'id'
-    this.columns = Object.entries(spec.columns ?? {})
-    this.detached = spec.detached ?? []
-    this.hidden = Object.keys(spec.hidden ?? {})
-    this.derived = Object.entries(spec.derived ?? {})
-    const byPath = new Map(this.columns.map(([column, path]) => [path, column]))
-    byPath.set(this.idField, 'id')
-    if (!spec.bare) {
-      byPath.set('ext.ct', 'ct')
-      byPath.set('ext.lwt', 'lwt')
-    }
-    for (const d of this.detached) byPath.set(d, d)
-    this.resolveField = (path) => {
-      const column = byPath.get(path)
-      if (column) return column
-      const top = path.split('.', 1)[0]!
-      return this.detached.includes(top) ? jsonField(top, path.slice(top.length + 1)) : jsonField('doc', path)
-    }
-
+    const layout = (this.layout = new TableLayout(spec))
     const t = spec.table
-    const written = [...this.detached, ...this.columns.map(([c]) => c), ...this.hidden, ...this.derived.map(([c]) => c)]
+    const { written } = layout
     const alive = spec.expiring ? ' AND (expires IS NULL OR expires > ?)' : ''
     this.sql = {
-      get: `SELECT ${['doc', ...this.detached, ...this.hidden].join(', ')} FROM ${t} WHERE domain = ? AND id = ?${alive}`,
+      get: `SELECT ${layout.selected.join(', ')} FROM ${t} WHERE domain = ? AND id = ?${alive}`,
       insert: spec.bare
         ? `INSERT INTO ${t} (domain, id, doc) VALUES (?, ?, ?)`
         : `INSERT INTO ${t} (domain, id, doc, ct, lwt, version${written.map((c) => `, ${c}`).join('')})
@@ -71,6 +47,11 @@ export class Repository {
                WHERE domain = ? AND id = ?`,
       delete: `DELETE FROM ${t} WHERE domain = ? AND id = ?`,
     }
+  }
+
+  /** The SQL expression of a (validated) field path: a column or a JSON extraction. */
+  get resolveField(): FieldResolver {
+    return this.layout.resolveField
   }
 
   /** Arguments of the point read: an expiring table also needs the time (what expired is gone). */
@@ -83,7 +64,7 @@ export class Repository {
   /** The stored JSON text of one entity: the hot point read passes it through unparsed. */
   async getText(domain: string, id: string, now = Date.now()): Promise<string | undefined> {
     const row = await this.db.get(this.sql.get, this.pointArgs(domain, id, now))
-    return row && this.docText(row)
+    return row && this.layout.docText(row)
   }
 
   async get(domain: string, id: string, now?: number): Promise<Doc | undefined> {
@@ -94,7 +75,7 @@ export class Repository {
   /** The hidden column values of one entity (e.g. a password hash). */
   async getHidden(domain: string, id: string): Promise<Record<string, SqlValue> | undefined> {
     const row = await this.db.get(this.sql.get, this.pointArgs(domain, id, Date.now()))
-    return row && this.hiddenOf(row)
+    return row && this.layout.hiddenOf(row)
   }
 
   /**
@@ -106,7 +87,8 @@ export class Repository {
     let where = 'domain = ?'
     if (options.range) {
       const { column } = options.range
-      if (!this.derived.some(([c]) => c === column)) throw new Error(`${this.spec.table} has no column ${column}`)
+      if (!this.layout.derived.some(([c]) => c === column))
+        throw new Error(`${this.spec.table} has no column ${column}`)
       where += ` AND ${column} >= ? AND ${column} < ?`
       args.push(options.range.from, options.range.to)
     }
@@ -114,11 +96,11 @@ export class Repository {
       where += ' AND (expires IS NULL OR expires > ?)'
       args.push(options.now)
     }
-    if (q.filter) where += ` AND ${compileFilter(q.filter, this.resolveField, args)}`
+    if (q.filter) where += ` AND ${compileFilter(q.filter, this.layout.resolveField, args)}`
     args.push(q.limit, q.offset)
     const rows = await this.db.all(
       `SELECT doc FROM ${this.spec.table} WHERE ${where}
-       ORDER BY ${compileOrder(q.order, this.resolveField, 'id')} LIMIT ? OFFSET ?`,
+       ORDER BY ${compileOrder(q.order, this.layout.resolveField, 'id')} LIMIT ? OFFSET ?`,
       args,
     )
     return rows.map((r) => JSON.parse(r[0] as string) as Doc)
@@ -126,7 +108,7 @@ export class Repository {
 
   /** Ids of the entities whose value in any of the given fields equals `value`. */
   async lookup(domain: string, fields: readonly string[], value: string | number, now = Date.now()): Promise<string[]> {
-    const cond = fields.map((f) => `${this.resolveField(f)} = ?`).join(' OR ')
+    const cond = fields.map((f) => `${this.layout.resolveField(f)} = ?`).join(' OR ')
     const alive = this.spec.expiring ? ' AND (expires IS NULL OR expires > ?)' : ''
     const rows = await this.db.all(
       `SELECT id FROM ${this.spec.table} WHERE domain = ? AND (${cond})${alive} ORDER BY id LIMIT 1000`,
@@ -142,13 +124,17 @@ export class Repository {
   async findBy(domain: string | null, field: string, value: SqlValue, limit = 1000) {
     const scope = domain === null ? '' : 'domain = ? AND '
     const rows = await this.db.all(
-      `SELECT domain, ${['doc', ...this.detached, ...this.hidden].join(', ')} FROM ${this.spec.table}
-       WHERE ${scope}${this.resolveField(field)} = ? ORDER BY domain, id LIMIT ?`,
+      `SELECT domain, ${['doc', ...this.layout.detached, ...this.layout.hidden].join(', ')} FROM ${this.spec.table}
+       WHERE ${scope}${this.layout.resolveField(field)} = ? ORDER BY domain, id LIMIT ?`,
       domain === null ? [value, limit] : [domain, value, limit],
     )
     return rows.map((r) => {
       const row = r.slice(1)
-      return { domain: r[0] as string, doc: JSON.parse(this.docText(row)) as Doc, hidden: this.hiddenOf(row) }
+      return {
+        domain: r[0] as string,
+        doc: JSON.parse(this.layout.docText(row)) as Doc,
+        hidden: this.layout.hiddenOf(row),
+      }
     })
   }
 
@@ -173,7 +159,7 @@ export class Repository {
   /** Which of the given values a field holds in a domain (ids that exist, role names that exist). */
   *existing(domain: string, field: string, values: readonly string[]): TxStep<Set<string>> {
     if (values.length === 0) return new Set()
-    const expr = this.resolveField(field)
+    const expr = this.layout.resolveField(field)
     const rows = yield* tx.all(
       `SELECT ${expr} FROM ${this.spec.table} WHERE domain = ? AND ${expr} IN (${placeholders(values.length)})`,
       [domain, ...values],
@@ -184,7 +170,7 @@ export class Repository {
   /** Ids of the entities whose field equals the value (SIP accounts of a user). */
   *idsWhere(domain: string, field: string, value: SqlValue): TxStep<string[]> {
     const rows = yield* tx.all(
-      `SELECT id FROM ${this.spec.table} WHERE domain = ? AND ${this.resolveField(field)} = ? ORDER BY id`,
+      `SELECT id FROM ${this.spec.table} WHERE domain = ? AND ${this.layout.resolveField(field)} = ? ORDER BY id`,
       [domain, value],
     )
     return rows.map((r) => r[0] as string)
@@ -208,9 +194,9 @@ export class Repository {
   // ---- mutations: transaction steps ----
 
   *insert(w: WriteContext, input: Doc, hidden: Record<string, SqlValue> = {}): TxStep<Doc> {
-    const doc = this.stamp(input, w.now, w.now)
-    const id = String(doc[this.idField])
-    const row = this.rowValues(doc, hidden)
+    const doc = this.layout.stamp(input, w.now, w.now)
+    const id = String(doc[this.layout.idField])
+    const row = this.layout.rowValues(doc, hidden)
     const args = this.spec.bare ? [w.domain, id, row.doc] : [w.domain, id, row.doc, w.now, w.now, ...row.columns]
     try {
       yield* tx.run(this.sql.insert, args)
@@ -221,7 +207,7 @@ export class Repository {
       cmdtype: 'create',
       objtype: this.spec.objtype,
       objid: id,
-      obj: this.journalObj(doc, hidden),
+      obj: this.layout.journalObj(doc, hidden),
     })
     return doc
   }
@@ -237,15 +223,15 @@ export class Repository {
   ): TxStep<Doc | undefined> {
     const row = yield* tx.get(this.sql.get, this.pointArgs(w.domain, id, Date.parse(w.now)))
     if (!row) return undefined
-    const before = JSON.parse(this.docText(row)) as Doc
-    const oldHidden = this.hiddenOf(row)
+    const before = JSON.parse(this.layout.docText(row)) as Doc
+    const oldHidden = this.layout.hiddenOf(row)
     const hidden = { ...oldHidden }
     const ct = getPath(before, 'ext.ct') as string | undefined
-    const after = this.stamp(change(structuredClone(before), hidden), ct ?? w.now, w.now)
+    const after = this.layout.stamp(change(structuredClone(before), hidden), ct ?? w.now, w.now)
     const changed = changedPaths(before, after, STAMP_PATHS)
-    for (const h of this.hidden) if (hidden[h] !== oldHidden[h]) changed.push(this.spec.hidden![h]!)
+    for (const h of this.layout.hidden) if (hidden[h] !== oldHidden[h]) changed.push(this.spec.hidden![h]!)
     if (changed.length === 0) return before
-    const values = this.rowValues(after, hidden)
+    const values = this.layout.rowValues(after, hidden)
     try {
       yield* tx.run(this.sql.update, [values.doc, w.now, ...values.columns, w.domain, id])
     } catch (err) {
@@ -256,8 +242,8 @@ export class Repository {
       objtype: this.spec.objtype,
       objid: id,
       fields: changed.join(','),
-      obj: this.journalObj(after, hidden),
-      prev: this.journalObj(before, oldHidden),
+      obj: this.layout.journalObj(after, hidden),
+      prev: this.layout.journalObj(before, oldHidden),
     })
     return after
   }
@@ -266,10 +252,10 @@ export class Repository {
   *remove(w: WriteContext, id: string, check?: (current: Doc) => void): TxStep<Doc | undefined> {
     const row = yield* tx.get(this.sql.get, this.pointArgs(w.domain, id, Date.parse(w.now)))
     if (!row) return undefined
-    const before = JSON.parse(this.docText(row)) as Doc
+    const before = JSON.parse(this.layout.docText(row)) as Doc
     check?.(before)
     yield* tx.run(this.sql.delete, [w.domain, id])
-    const obj = this.journalObj(before, this.hiddenOf(row))
+    const obj = this.layout.journalObj(before, this.layout.hiddenOf(row))
     yield* this.journal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id, obj })
     return before
   }
@@ -283,7 +269,7 @@ export class Repository {
     )
     for (const [id, doc] of rows) {
       yield* tx.run(this.sql.delete, [w.domain, id as string])
-      const obj = this.journalObj(JSON.parse(doc as string) as Doc, {})
+      const obj = this.layout.journalObj(JSON.parse(doc as string) as Doc, {})
       yield* this.journal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id as string, obj })
     }
     return rows.length
@@ -310,12 +296,12 @@ export class Repository {
 
   /** Recomputes the derived columns of every row (their derivation changed). */
   *rederive(): TxStep<void> {
-    if (this.derived.length === 0) return
+    if (this.layout.derived.length === 0) return
     const rows = yield* tx.all(`SELECT domain, id, doc FROM ${this.spec.table}`)
-    const set = this.derived.map(([c]) => `${c} = ?`).join(', ')
+    const set = this.layout.derived.map(([c]) => `${c} = ?`).join(', ')
     for (const [domain, id, text] of rows) {
       const doc = JSON.parse(text as string) as Doc
-      const values = this.derived.map(([, compute]) => compute(doc))
+      const values = this.layout.derived.map(([, compute]) => compute(doc))
       yield* tx.run(`UPDATE ${this.spec.table} SET ${set} WHERE domain = ? AND id = ?`, [
         ...values,
         domain as string,
@@ -330,62 +316,11 @@ export class Repository {
     if (this.spec.journal !== false) yield* appendJournal(w, entry)
   }
 
-  private stamp(doc: Doc, ct: string, lwt: string): Doc {
-    if (this.spec.stamps === false || this.spec.bare) return doc
-    const ext = isPlainObject(doc.ext) ? doc.ext : {}
-    return { ...doc, ext: { ...ext, ct, lwt } }
-  }
-
-  /** The stored doc (without detached fields), and the detached, mirrored and hidden column values. */
-  private rowValues(full: Doc, hidden: Record<string, SqlValue>): { doc: string; columns: SqlValue[] } {
-    const doc: Doc = { ...full }
-    const detached = this.detached.map((f) => {
-      const v = doc[f]
-      delete doc[f]
-      return v === undefined ? null : JSON.stringify(v)
-    })
-    const mirrored = this.columns.map(([, path]) => {
-      const v = getPath(full, path)
-      return v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : (v as SqlValue)
-    })
-    const derived = this.derived.map(([, compute]) => compute(full))
-    const columns = [...detached, ...mirrored, ...this.hidden.map((h) => hidden[h] ?? null), ...derived]
-    return { doc: JSON.stringify(doc), columns }
-  }
-
-  /** The whole document as JSON text: the stored doc with its detached fields spliced back in. */
-  private docText(row: Row): string {
-    let text = row[0] as string
-    this.detached.forEach((field, i) => {
-      const value = row[1 + i] as string | null
-      if (value === null) return
-      const member = `${JSON.stringify(field)}:${value}`
-      text = text.length > 2 ? `${text.slice(0, -1)},${member}}` : `{${member}}`
-    })
-    return text
-  }
-
-  private hiddenOf(row: Row): Record<string, SqlValue> {
-    const out: Record<string, SqlValue> = {}
-    const start = 1 + this.detached.length
-    this.hidden.forEach((h, i) => (out[h] = row[start + i] as SqlValue))
-    return out
-  }
-
-  /** The object as the journal records it: secrets masked, a set hidden value shown only as masked. */
-  private journalObj(doc: Doc, hidden: Record<string, SqlValue>): Doc {
-    const obj = { ...maskPaths(doc, this.spec.secrets ?? []) }
-    for (const h of this.hidden) if (hidden[h] !== null && hidden[h] !== undefined) obj[this.spec.hidden![h]!] = MASKED
-    return obj
-  }
-
   /** Names the doc field behind a unique-index violation, so callers can report it. */
   private explainConstraint(err: unknown, id: string): unknown {
     if (!(err instanceof ConstraintError) || err.kind !== 'unique') return err
     const column = /\.(\w+)\s*$/.exec(err.message)?.[1]
-    const path =
-      column === 'id' ? this.idField : (this.columns.find(([c]) => c === column)?.[1] ?? column ?? this.idField)
-    return new DuplicateError(path, column === 'id' ? id : undefined)
+    return new DuplicateError(this.layout.fieldOfColumn(column), column === 'id' ? id : undefined)
   }
 }
 

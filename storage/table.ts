@@ -3,8 +3,9 @@
  * follows from it (which columns exist, how a row maps to a document). tests/storage/table-specs
  * compares every spec with the table the migrations create.
  */
-import type { SqlValue } from './db'
-import type { Doc } from './doc'
+import type { Row, SqlValue } from './db'
+import { type Doc, getPath, isPlainObject, MASKED, maskPaths } from './doc'
+import { type FieldResolver, jsonField } from './query'
 
 export interface TableSpec {
   table: string
@@ -51,4 +52,99 @@ export function specColumns(spec: TableSpec): string[] {
     ...Object.keys(spec.derived ?? {}),
     ...(spec.expiring && !spec.derived?.expires ? ['expires'] : []),
   ]
+}
+
+/** What a spec means for rows: which columns hold what, how a document becomes a row and back. */
+export class TableLayout {
+  readonly idField: string
+  readonly columns: [column: string, path: string][]
+  readonly detached: string[]
+  readonly hidden: string[]
+  readonly derived: [column: string, compute: (doc: Doc) => SqlValue][]
+  /** The SQL expression of a (validated) field path: a column or a JSON extraction. */
+  readonly resolveField: FieldResolver
+  /** What a read selects: the doc, then the detached and hidden columns (see `docText`, `hiddenOf`). */
+  readonly selected: string[]
+  /** Every column a write sets besides domain, id, doc and the stamps, in the order of `rowValues`. */
+  readonly written: string[]
+
+  constructor(readonly spec: TableSpec) {
+    this.idField = spec.idField ?? 'id'
+    this.columns = Object.entries(spec.columns ?? {})
+    this.detached = spec.detached ?? []
+    this.hidden = Object.keys(spec.hidden ?? {})
+    this.derived = Object.entries(spec.derived ?? {})
+    this.selected = ['doc', ...this.detached, ...this.hidden]
+    this.written = [...this.detached, ...this.columns.map(([c]) => c), ...this.hidden, ...this.derived.map(([c]) => c)]
+    const byPath = new Map(this.columns.map(([column, path]) => [path, column]))
+    byPath.set(this.idField, 'id')
+    if (!spec.bare) {
+      byPath.set('ext.ct', 'ct')
+      byPath.set('ext.lwt', 'lwt')
+    }
+    for (const d of this.detached) byPath.set(d, d)
+    this.resolveField = (path) => {
+      const column = byPath.get(path)
+      if (column) return column
+      const top = path.split('.', 1)[0]!
+      return this.detached.includes(top) ? jsonField(top, path.slice(top.length + 1)) : jsonField('doc', path)
+    }
+  }
+
+  /** The doc with the server's times in `ext` (unless the table keeps none). */
+  stamp(doc: Doc, ct: string, lwt: string): Doc {
+    if (this.spec.stamps === false || this.spec.bare) return doc
+    const ext = isPlainObject(doc.ext) ? doc.ext : {}
+    return { ...doc, ext: { ...ext, ct, lwt } }
+  }
+
+  /** The stored doc (without detached fields), and the values of the `written` columns. */
+  rowValues(full: Doc, hidden: Record<string, SqlValue>): { doc: string; columns: SqlValue[] } {
+    const doc: Doc = { ...full }
+    const detached = this.detached.map((f) => {
+      const v = doc[f]
+      delete doc[f]
+      return v === undefined ? null : JSON.stringify(v)
+    })
+    const mirrored = this.columns.map(([, path]) => {
+      const v = getPath(full, path)
+      return v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : (v as SqlValue)
+    })
+    const derived = this.derived.map(([, compute]) => compute(full))
+    const columns = [...detached, ...mirrored, ...this.hidden.map((h) => hidden[h] ?? null), ...derived]
+    return { doc: JSON.stringify(doc), columns }
+  }
+
+  /** The whole document as JSON text from a row of `selected`: the stored doc with its detached fields spliced back in. */
+  docText(row: Row): string {
+    let text = row[0] as string
+    this.detached.forEach((field, i) => {
+      const value = row[1 + i] as string | null
+      if (value === null) return
+      const member = `${JSON.stringify(field)}:${value}`
+      text = text.length > 2 ? `${text.slice(0, -1)},${member}}` : `{${member}}`
+    })
+    return text
+  }
+
+  /** The hidden column values from a row of `selected`. */
+  hiddenOf(row: Row): Record<string, SqlValue> {
+    const out: Record<string, SqlValue> = {}
+    const start = 1 + this.detached.length
+    this.hidden.forEach((h, i) => (out[h] = row[start + i] as SqlValue))
+    return out
+  }
+
+  /** The object as the journal records it: secrets masked, a set hidden value shown only as masked. */
+  journalObj(doc: Doc, hidden: Record<string, SqlValue>): Doc {
+    const obj = { ...maskPaths(doc, this.spec.secrets ?? []) }
+    for (const h of this.hidden) if (hidden[h] !== null && hidden[h] !== undefined) obj[this.spec.hidden![h]!] = MASKED
+    return obj
+  }
+
+  /** The doc field a column holds (for naming the field of a unique-index violation). */
+  fieldOfColumn(column: string | undefined): string {
+    if (column === 'id' || column === undefined) return this.idField
+    return this.columns.find(([c]) => c === column)?.[1] ?? column
+  }
 }
