@@ -1,5 +1,6 @@
 // The gateway over real sockets: custom methods reach their handlers; framing, keep-alive, pipelining,
-// chunked bodies and websocket upgrades pass through; malformed or slow heads are refused.
+// chunked bodies and websocket upgrades pass through; malformed or slow heads and chunks larger than
+// MAX_BODY_BYTES are refused.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createApp } from '~/app'
 import { startGateway, type Gateway } from '~/http/gateway/index'
@@ -201,6 +202,8 @@ describe('refused', () => {
     refused('POST /echo HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip\r\n\r\n', 400))
   test('a head larger than the limit: 431', () =>
     refused(`GET /echo HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(MAX_HEAD_BYTES)}\r\n\r\n`, 431))
+  test('a chunk size beyond 2^53: 413', () =>
+    refused('POST /echo HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nfffffffffffffffffff\r\n', 413))
   test('requests already forwarded are answered before the 400', async () => {
     const c = await open()
     c.write(httpRequest('LOOKUP', '/echo', {}, '"ok"') + 'GET /echo HTTP/1.1\r\nbad header\r\n\r\n')
@@ -215,6 +218,33 @@ describe('refused', () => {
     const rs = await c.responses(1, 5000)
     expect(rs[0]!.status).toBe(408)
     expect(Date.now() - started).toBeGreaterThanOrEqual(HEAD_TIMEOUT_MS - 50)
+  })
+})
+
+describe('chunk sizes are capped at the body limit the gateway was started with', () => {
+  const LIMIT = 1024
+  let small: Gateway
+  beforeAll(async () => {
+    const app = createApp(t.deps, [{ url: '/echo', file: 'test', module: echoModule }])
+    small = await startGateway(app, { host: '127.0.0.1', port: 0, maxBodyBytes: LIMIT })
+  })
+  afterAll(() => small.stop())
+  const chunked = (method: string, size: number) =>
+    `${method} /echo HTTP/1.1\r\nhost: test.local\r\ntransfer-encoding: chunked\r\n\r\n${size.toString(16)}\r\n`
+
+  test('a chunk of exactly the limit is relayed', async () => {
+    const c = await RawClient.open(small.port)
+    c.write(`${chunked('SYNC', LIMIT)}${'x'.repeat(LIMIT)}\r\n0\r\n\r\n`)
+    expect(json((await c.responses(1))[0]!)).toMatchObject({ method: 'SYNC', bytes: LIMIT })
+    c.end()
+  })
+  test('one byte more is answered 413 as soon as the size line arrives, after the earlier request', async () => {
+    const c = await RawClient.open(small.port)
+    c.write(httpRequest('GET', '/echo') + chunked('LOOKUP', LIMIT + 1))
+    const rs = await c.responses(2)
+    expect(rs.map((r) => r.status)).toEqual([200, 413])
+    expect(json(rs[1]!).error_code).toBe(1413)
+    expect(await c.closedWithin(3000)).toBe(true)
   })
 })
 

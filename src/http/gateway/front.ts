@@ -13,16 +13,21 @@ export interface FrontOptions {
   upstream: string
   /** Incomplete heads older than this are answered 408. */
   headTimeoutMs?: number
+  /** MAX_BODY_BYTES: a chunk declared larger than this is answered 413. */
+  maxBodyBytes: number
 }
 
 const FAIL_BODY: Record<number, string> = {
   400: '{"error_code":1400,"error_message":"malformed HTTP request"}',
   408: '{"error_code":1408,"error_message":"request head not received in time"}',
+  // the app answers a too-large body with the same status and code (payloadTooLarge)
+  413: '{"error_code":1413,"error_message":"request body too large"}',
   431: '{"error_code":1431,"error_message":"request head too large"}',
 }
 const REASON: Record<number, string> = {
   400: 'Bad Request',
   408: 'Request Timeout',
+  413: 'Content Too Large',
   431: 'Request Header Fields Too Large',
 }
 const failResponse = (status: number) =>
@@ -152,7 +157,7 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
         const c: Conn = {
           client,
           up: null,
-          stream: new RequestStream(Buffer.from(`X-Real-IP: ${peer}\r\n`)),
+          stream: new RequestStream(Buffer.from(`X-Real-IP: ${peer}\r\n`), options.maxBodyBytes),
           early: [],
           toUp: [],
           toClient: [],

@@ -43,6 +43,7 @@ export async function startGateway(
       port: config.port,
       upstream: socketPath,
       headTimeoutMs: options.headTimeoutMs,
+      maxBodyBytes: config.maxBodyBytes,
     })
   })
   // Without its gateway the public port is dead; exit so a supervisor restarts the whole service.

@@ -17,7 +17,12 @@ const POST = Buffer.from('POST')
 
 /** Heads larger than this are answered 431. */
 export const MAX_HEAD_BYTES = 16 * 1024
-const MAX_CHUNK_SIZE_DIGITS = 15
+/**
+ * 13 hex digits stay below 2^52, so a chunk size (leading zeros included) can never grow past
+ * Number.MAX_SAFE_INTEGER and lose precision; longer size fields are malformed (400). Sizes above the
+ * body limit are refused long before that (413).
+ */
+export const MAX_CHUNK_SIZE_DIGITS = 13
 
 export const CUSTOM_METHODS = ['LOOKUP', 'SYNC', 'CLEAR'] as const
 const CUSTOM = CUSTOM_METHODS.map((m) => ({
@@ -121,11 +126,14 @@ type State =
   | 'upgrade'
   | 'failed'
 
+/** 400 malformed, 413 a chunk larger than the body limit, 431 a head larger than MAX_HEAD_BYTES. */
+export type FailStatus = 400 | 413 | 431
+
 export interface PushResult {
   /** Bytes to send upstream, in order. */
   out: Buffer[]
   /** The connection must be answered with this status and closed. */
-  fail?: 400 | 431
+  fail?: FailStatus
   /** An upgrade request went upstream; these later bytes wait for its answer. */
   held?: Buffer
 }
@@ -138,9 +146,16 @@ export class RequestStream {
   private remaining = 0
   private digits = 0
   private requests = 0
+  private failStatus: FailStatus = 400
 
-  /** `realIp` is the complete header line added to every head: `X-Real-IP: 1.2.3.4\r\n`. */
-  constructor(private readonly realIp: Buffer) {}
+  /**
+   * `realIp` is the complete header line added to every head: `X-Real-IP: 1.2.3.4\r\n`.
+   * `maxBodyBytes` (MAX_BODY_BYTES) caps a single chunk: the whole body may not be larger anyway.
+   */
+  constructor(
+    private readonly realIp: Buffer,
+    private readonly maxBodyBytes: number,
+  ) {}
 
   get waitingForHead(): boolean {
     return this.partial !== null
@@ -228,18 +243,21 @@ export class RequestStream {
           flush()
           return { out, held: buf.subarray(p) }
         case 'failed':
-          return { out: [], fail: 400 }
-        default:
-          if (!this.framingByte(buf[p]!)) return this.failWith((flush(), out), 400)
+          return { out: [], fail: this.failStatus }
+        default: {
+          const failed = this.framingByte(buf[p]!)
+          if (failed) return this.failWith((flush(), out), failed)
           p++
+        }
       }
     }
     flush()
     return { out }
   }
 
-  private failWith(out: Buffer[], status: 400 | 431): PushResult {
+  private failWith(out: Buffer[], status: FailStatus): PushResult {
     this.state = 'failed'
+    this.failStatus = status
     this.partial = null
     return { out, fail: status }
   }
@@ -250,55 +268,59 @@ export class RequestStream {
     this.digits = 0
   }
 
-  /** One byte of chunked framing (size lines, CRLFs, trailers). False when it is malformed. */
-  private framingByte(b: number): boolean {
+  /**
+   * One byte of chunked framing (size lines, CRLFs, trailers): 0 when it fits, else the status to
+   * fail with. A chunk declared larger than the body limit is refused as soon as its size passes the
+   * limit, so the client gets 413 at once instead of the app waiting for data it will never accept.
+   */
+  private framingByte(b: number): 0 | 400 | 413 {
     switch (this.state) {
       case 'chunk-size': {
         const hex = b >= 48 && b <= 57 ? b - 48 : (b | 0x20) >= 97 && (b | 0x20) <= 102 ? (b | 0x20) - 87 : -1
         if (hex >= 0) {
-          if (++this.digits > MAX_CHUNK_SIZE_DIGITS) return false
+          if (++this.digits > MAX_CHUNK_SIZE_DIGITS) return 400
           this.remaining = this.remaining * 16 + hex
-          return true
+          return this.remaining > this.maxBodyBytes ? 413 : 0
         }
-        if (this.digits === 0) return false
+        if (this.digits === 0) return 400
         if (b === CR) this.state = 'chunk-size-lf'
         else if (b === 59 /* ; */) this.state = 'chunk-ext'
-        else return false
-        return true
+        else return 400
+        return 0
       }
       case 'chunk-ext':
         if (b === CR) this.state = 'chunk-size-lf'
-        else if (b === LF) return false
-        return true
+        else if (b === LF) return 400
+        return 0
       case 'chunk-size-lf':
-        if (b !== LF) return false
+        if (b !== LF) return 400
         this.state = this.remaining === 0 ? 'trailer-start' : 'chunk-data'
-        return true
+        return 0
       case 'chunk-data-cr':
-        if (b !== CR) return false
+        if (b !== CR) return 400
         this.state = 'chunk-data-lf'
-        return true
+        return 0
       case 'chunk-data-lf':
-        if (b !== LF) return false
+        if (b !== LF) return 400
         this.startChunk()
-        return true
+        return 0
       case 'trailer-start':
         this.state = b === CR ? 'trailer-end-lf' : 'trailer-line'
-        return b !== LF
+        return b === LF ? 400 : 0
       case 'trailer-line':
         if (b === CR) this.state = 'trailer-line-lf'
-        else if (b === LF) return false
-        return true
+        else if (b === LF) return 400
+        return 0
       case 'trailer-line-lf':
-        if (b !== LF) return false
+        if (b !== LF) return 400
         this.state = 'trailer-start'
-        return true
+        return 0
       case 'trailer-end-lf':
-        if (b !== LF) return false
+        if (b !== LF) return 400
         this.state = 'head'
-        return true
+        return 0
       default:
-        return false
+        return 400
     }
   }
 }
