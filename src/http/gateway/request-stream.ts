@@ -171,7 +171,10 @@ export class RequestStream {
     if (this.partial) {
       const before = this.partial.length
       buf = Buffer.concat([this.partial, chunk])
-      if (buf.indexOf(CRLFCRLF, Math.max(0, before - 3)) < 0) {
+      // A CR held back from a blank line between requests is settled by its LF alone; waiting for a
+      // whole head here would leave an idle connection looking like a slow head (and get it a 408).
+      const blankLine = buf[0] === CR && buf[1] === LF
+      if (!blankLine && buf.indexOf(CRLFCRLF, Math.max(0, before - 3)) < 0) {
         if (buf.length > MAX_HEAD_BYTES) return this.failWith([], 431)
         this.partial = buf
         return { out: [] }
