@@ -1,15 +1,38 @@
 // One contract for both Kv implementations: in-process memory (with a controllable clock) and real Redis.
+// Redis keeps its own time, so no assertion here depends on how fast the machine runs a step: what must
+// still hold has a lifetime of seconds, and what must expire is polled for until it has, within a
+// bounded deadline (the memory store's clock checks the exact millisecond instead).
 import { afterAll, describe, expect, test } from 'bun:test'
 import { ManualClock } from '~/clock'
-import type { Kv } from '~storage/kv/kv'
+import type { Kv, Lock } from '~storage/kv/kv'
 import { createMemoryKv } from '~storage/kv/memory'
 import { testRedisKv } from '../helpers/redis'
 
+/** A lifetime that never runs out during a test, however loaded the machine. */
+const LONG_MS = 10_000
+/** A lifetime that is only ever waited out. */
+const SHORT_MS = 50
+/** How long past a lifetime Redis may take before a key counts as not expiring. */
+const EXPIRY_GRACE_MS = 3_000
+
 interface Subject {
   kv: Kv
-  /** Lets `ms` of time pass for the store's expiry. */
-  pass(ms: number): Promise<void>
+  /**
+   * Lets a lifetime of `ms` run out until `expired` holds. Memory moves its clock: 1 ms short of `ms`
+   * `expired` must not hold yet, at `ms` it must. Redis keeps its own time: `expired` is polled until
+   * it holds, and the test fails when it still does not EXPIRY_GRACE_MS after the lifetime.
+   */
+  outlive(ms: number, expired: () => Promise<boolean>): Promise<void>
   cleanup(): Promise<void>
+}
+
+/** Polls `done` until it holds; fails after `withinMs`. */
+async function until(done: () => Promise<boolean> | boolean, withinMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + withinMs
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`)
+    await Bun.sleep(5)
+  }
 }
 
 const subjects: [string, () => Promise<Subject>][] = [
@@ -19,7 +42,12 @@ const subjects: [string, () => Promise<Subject>][] = [
       const clock = new ManualClock()
       return {
         kv: createMemoryKv({ now: () => clock.now() }),
-        pass: async (ms) => clock.advance(ms),
+        async outlive(ms, expired) {
+          clock.advance(ms - 1)
+          if (await expired()) throw new Error(`expired 1 ms before its lifetime of ${ms} ms`)
+          clock.advance(1)
+          if (!(await expired())) throw new Error(`still there at the end of its lifetime of ${ms} ms`)
+        },
         cleanup: async () => {},
       }
     },
@@ -28,8 +56,11 @@ const subjects: [string, () => Promise<Subject>][] = [
     'redis',
     async () => {
       const r = await testRedisKv()
-      // Redis keeps its own time; a short real wait past a short TTL is the only way to see expiry there.
-      return { kv: r.kv, pass: (ms) => Bun.sleep(ms + 20), cleanup: r.cleanup }
+      return {
+        kv: r.kv,
+        outlive: (ms, expired) => until(expired, ms + EXPIRY_GRACE_MS, `expiry of a ${ms} ms lifetime`),
+        cleanup: r.cleanup,
+      }
     },
   ],
 ]
@@ -51,29 +82,32 @@ for (const [name, make] of subjects) {
     })
 
     test('values with a lifetime expire; expire and ttl', async () => {
-      await kv.set('t', 'x', 60)
-      const ttl = await kv.ttl('t')
-      expect(ttl).toBeGreaterThan(0)
-      expect(ttl).toBeLessThanOrEqual(60)
+      await kv.set('long', 'x', LONG_MS)
+      const ttl = await kv.ttl('long')
+      expect(ttl).toBeGreaterThan(LONG_MS / 2) // milliseconds, not seconds
+      expect(ttl).toBeLessThanOrEqual(LONG_MS)
       expect(await kv.ttl('nope')).toBe(-2)
       await kv.set('forever', 'y')
       expect(await kv.ttl('forever')).toBe(-1)
-      expect(await kv.expire('forever', 60)).toBe(true)
-      expect(await kv.expire('nope', 60)).toBe(false)
-      await s.pass(70)
-      expect(await kv.get('t')).toBeNull()
-      expect(await kv.get('forever')).toBeNull()
+      expect(await kv.expire('nope', SHORT_MS)).toBe(false)
+      expect(await kv.expire('forever', SHORT_MS)).toBe(true)
+      await kv.set('short', 'z', SHORT_MS)
+      await s.outlive(SHORT_MS, async () => (await kv.mget(['short', 'forever'])).every((v) => v === null))
+      expect(await kv.get('long')).toBe('x')
     })
 
     test('incr with a lifetime: the first increment starts the window, later ones keep it', async () => {
-      expect(await kv.incr('c', 80)).toBe(1)
-      await s.pass(40)
-      expect(await kv.incr('c', 80)).toBe(2)
-      expect(await kv.ttl('c')).toBeLessThanOrEqual(45)
-      await s.pass(50)
-      expect(await kv.incr('c', 80)).toBe(1)
+      expect(await kv.incr('c', LONG_MS)).toBe(1)
+      expect(await kv.incr('c', 3 * LONG_MS)).toBe(2)
+      const left = await kv.ttl('c')
+      expect(left).toBeGreaterThan(0)
+      expect(left).toBeLessThanOrEqual(LONG_MS) // not restarted by the second increment
+      expect(await kv.incr('burst', SHORT_MS)).toBe(1)
+      await s.outlive(SHORT_MS, async () => (await kv.get('burst')) === null)
+      expect(await kv.incr('burst', SHORT_MS)).toBe(1) // a new window
       expect(await kv.incr('plain')).toBe(1)
       expect(await kv.incr('plain')).toBe(2)
+      expect(await kv.ttl('plain')).toBe(-1)
     })
 
     test('sets', async () => {
@@ -93,44 +127,59 @@ for (const [name, make] of subjects) {
       expect(await kv.zrange('z')).toEqual(['a', 'c'])
     })
 
+    // The times are the caller's; the key's own lifetime (windowMs, real time on Redis) is never reached.
     test('a sliding window keeps the times of the last windowMs', async () => {
       const t0 = 1_000_000
-      expect(await kv.window('w', t0, 1000)).toEqual([])
-      expect(await kv.window('w', t0, 1000, 'a')).toEqual([t0])
-      expect(await kv.window('w', t0 + 400, 1000, 'b')).toEqual([t0, t0 + 400])
-      expect(await kv.window('w', t0 + 400, 1000, 'c')).toEqual([t0, t0 + 400, t0 + 400])
+      const w = LONG_MS
+      expect(await kv.window('w', t0, w)).toEqual([])
+      expect(await kv.window('w', t0, w, 'a')).toEqual([t0])
+      expect(await kv.window('w', t0 + 4000, w, 'b')).toEqual([t0, t0 + 4000])
+      expect(await kv.window('w', t0 + 4000, w, 'c')).toEqual([t0, t0 + 4000, t0 + 4000])
       expect(await kv.zrem('w', 'c')).toBe(1) // an entry can be taken back
-      expect(await kv.window('w', t0 + 1000, 1000)).toEqual([t0 + 400])
-      expect(await kv.window('w', t0 + 1401, 1000)).toEqual([])
-      expect(await kv.window('other', t0, 1000)).toEqual([])
+      expect(await kv.window('w', t0 + w, w)).toEqual([t0 + 4000])
+      expect(await kv.window('w', t0 + w + 4001, w)).toEqual([])
+      expect(await kv.window('other', t0, w)).toEqual([])
     })
 
     test('pub/sub delivers to subscribers until they unsubscribe', async () => {
       const got: string[] = []
+      const probe: string[] = []
       const stop = await kv.subscribe('chan', (m) => got.push(m))
-      await kv.publish('chan', 'one')
+      const stopProbe = await kv.subscribe('chan', (m) => probe.push(m))
       await kv.publish('other', 'x')
-      for (let i = 0; i < 50 && got.length < 1; i++) await Bun.sleep(2)
+      await kv.publish('chan', 'one')
+      await until(() => got.length > 0 && probe.length > 0, 5000, 'delivery')
       expect(got).toEqual(['one'])
       await stop()
       await kv.publish('chan', 'two')
-      await Bun.sleep(10)
+      // the probe, still subscribed to the same channel, has 'two': a subscriber that missed it never gets it
+      await until(() => probe.length > 1, 5000, 'delivery to the probe')
+      expect(probe).toEqual(['one', 'two'])
       expect(got).toEqual(['one'])
+      await stopProbe()
     })
 
-    test('locks are exclusive, released only by their holder, and expire', async () => {
-      const first = await kv.lock('job', 60)
+    test('locks are exclusive and released only by their holder', async () => {
+      const first = await kv.lock('job', LONG_MS)
       expect(first).not.toBeNull()
-      expect(await kv.lock('job', 60)).toBeNull()
+      expect(await kv.lock('job', LONG_MS)).toBeNull()
       expect(await first!.release()).toBe(true)
-      const second = await kv.lock('job', 60)
+      expect(await first!.release()).toBe(false)
+      const second = await kv.lock('job', LONG_MS)
       expect(second).not.toBeNull()
-      await s.pass(70)
-      const third = await kv.lock('job', 1000)
-      expect(third).not.toBeNull()
-      expect(await second!.release()).toBe(false) // expired; must not free the new holder's lock
-      expect(await kv.lock('job', 1000)).toBeNull()
-      await third!.release()
+      expect(await first!.release()).toBe(false) // must not free the new holder's lock
+      expect(await kv.lock('job', LONG_MS)).toBeNull()
+      expect(await second!.release()).toBe(true)
+    })
+
+    test('a lock expires; its old holder can then no longer release the next holder', async () => {
+      const old = await kv.lock('exp', SHORT_MS)
+      expect(old).not.toBeNull()
+      let next: Lock | null = null
+      await s.outlive(SHORT_MS, async () => (next = await kv.lock('exp', LONG_MS)) !== null)
+      expect(await old!.release()).toBe(false)
+      expect(await kv.lock('exp', LONG_MS)).toBeNull() // the next holder still has it
+      expect(await (next as Lock | null)!.release()).toBe(true)
     })
   })
 }
