@@ -7,7 +7,10 @@
 export interface Lock {
   /** Releases the lock if this holder still owns it; false when it had already expired. */
   release(): Promise<boolean>
-  /** Renews the lifetime while this holder still owns it; false when the lock was lost. */
+  /**
+   * Gives the lock a new lifetime of ttlMs from now, only while this holder still owns it; false when
+   * the lock was lost (expired, released, or taken by someone else, whose lock is left untouched).
+   */
   extend(ttlMs: number): Promise<boolean>
 }
 

@@ -139,10 +139,10 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
           data.delete(prefix + key)
           return true
         },
-        async extend(ttl) {
-          const e = live(key)
-          if (e?.value !== token) return false
-          e.expiresAt = now() + ttl
+        async extend(ttlMs) {
+          const entry = live(key)
+          if (entry?.value !== token) return false
+          entry.expiresAt = now() + ttlMs
           return true
         },
       }

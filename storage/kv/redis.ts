@@ -4,7 +4,7 @@ import type { Kv, Lock, MessageHandler } from './kv'
 
 /** Deletes the lock only while it still holds the caller's token. */
 const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`
-/** Renews the lock only while it still holds the caller's token. */
+/** Sets the lock's lifetime (ARGV[2] ms) only while it still holds the caller's token. */
 const EXTEND_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`
 
 export async function createRedisKv(url: string, options: { prefix?: string } = {}): Promise<Kv> {
@@ -84,8 +84,8 @@ export async function createRedisKv(url: string, options: { prefix?: string } = 
       if ((await client.set(key, token, { PX: ttlMs, NX: true })) !== 'OK') return null
       const lock: Lock = {
         release: async () => Number(await client.eval(RELEASE_SCRIPT, { keys: [key], arguments: [token] })) === 1,
-        extend: async (ttl) =>
-          Number(await client.eval(EXTEND_SCRIPT, { keys: [key], arguments: [token, String(ttl)] })) === 1,
+        extend: async (ttlMs) =>
+          Number(await client.eval(EXTEND_SCRIPT, { keys: [key], arguments: [token, String(ttlMs)] })) === 1,
       }
       return lock
     },

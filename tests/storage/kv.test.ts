@@ -10,6 +10,8 @@ import { testRedisKv } from '../helpers/redis'
 
 /** A lifetime that never runs out during a test, however loaded the machine. */
 const LONG_MS = 10_000
+/** Outlives a few round trips on a loaded machine, yet is short enough to wait out. */
+const MEDIUM_MS = 1_000
 /** A lifetime that is only ever waited out. */
 const SHORT_MS = 50
 /** How long past a lifetime Redis may take before a key counts as not expiring. */
@@ -23,6 +25,8 @@ interface Subject {
    * it holds, and the test fails when it still does not EXPIRY_GRACE_MS after the lifetime.
    */
   outlive(ms: number, expired: () => Promise<boolean>): Promise<void>
+  /** Lets `ms` pass: the memory clock jumps, Redis really waits. Only for steps with seconds of margin. */
+  pass(ms: number): Promise<void>
   cleanup(): Promise<void>
 }
 
@@ -48,6 +52,7 @@ const subjects: [string, () => Promise<Subject>][] = [
           clock.advance(1)
           if (!(await expired())) throw new Error(`still there at the end of its lifetime of ${ms} ms`)
         },
+        pass: async (ms) => clock.advance(ms),
         cleanup: async () => {},
       }
     },
@@ -59,6 +64,7 @@ const subjects: [string, () => Promise<Subject>][] = [
       return {
         kv: r.kv,
         outlive: (ms, expired) => until(expired, ms + EXPIRY_GRACE_MS, `expiry of a ${ms} ms lifetime`),
+        pass: (ms) => Bun.sleep(ms),
         cleanup: r.cleanup,
       }
     },
@@ -172,14 +178,32 @@ for (const [name, make] of subjects) {
       expect(await second!.release()).toBe(true)
     })
 
-    test('a lock expires; its old holder can then no longer release the next holder', async () => {
+    test('a lock expires; its old holder can then neither release nor extend the next holder', async () => {
       const old = await kv.lock('exp', SHORT_MS)
       expect(old).not.toBeNull()
-      let next: Lock | null = null
-      await s.outlive(SHORT_MS, async () => (next = await kv.lock('exp', LONG_MS)) !== null)
+      const holders: { next?: Lock | null; third?: Lock | null } = {}
+      await s.outlive(SHORT_MS, async () => (holders.next = await kv.lock('exp', MEDIUM_MS)) !== null)
       expect(await old!.release()).toBe(false)
+      expect(await old!.extend(LONG_MS)).toBe(false)
       expect(await kv.lock('exp', LONG_MS)).toBeNull() // the next holder still has it
-      expect(await (next as Lock | null)!.release()).toBe(true)
+      // ... for its own lifetime, not the one the old holder asked for
+      await s.outlive(MEDIUM_MS, async () => (holders.third = await kv.lock('exp', LONG_MS)) !== null)
+      expect(await holders.next!.extend(LONG_MS)).toBe(false)
+      expect(await holders.third!.release()).toBe(true)
+    })
+
+    test('extend keeps a lock past its first lifetime, while its holder owns it', async () => {
+      const lock = await kv.lock('ext', MEDIUM_MS)
+      expect(lock).not.toBeNull()
+      expect(await lock!.extend(LONG_MS)).toBe(true)
+      await s.pass(1.5 * MEDIUM_MS)
+      expect(await kv.lock('ext', LONG_MS)).toBeNull()
+      expect(await lock!.extend(LONG_MS)).toBe(true)
+      expect(await lock!.release()).toBe(true)
+      expect(await lock!.extend(LONG_MS)).toBe(false) // released: nothing left to extend
+      const next = await kv.lock('ext', LONG_MS)
+      expect(next).not.toBeNull()
+      expect(await next!.release()).toBe(true)
     })
   })
 }
