@@ -71,7 +71,8 @@ export type EntityDoc<E extends v.ObjectEntries> = { id: string } & v.InferOutpu
 
 export const DEFAULT_LIMITS: ListLimits = { defaultLimit: 100, maxLimit: 1000 }
 
-export function defineCollection(def: {
+/** What a collection is defined by: paths as plain lists, the kind and limits optional. */
+interface CollectionDef {
   name: string
   table: TableSpec
   domainKind?: DomainKind
@@ -79,7 +80,9 @@ export function defineCollection(def: {
   listFields: string[]
   lookupFields: string[]
   limits?: ListLimits
-}): Collection {
+}
+
+export function defineCollection(def: CollectionDef): Collection {
   return {
     name: def.name,
     table: def.table,
@@ -91,19 +94,14 @@ export function defineCollection(def: {
   }
 }
 
-export function defineEntity<const E extends v.ObjectEntries>(def: {
-  name: string
-  table: TableSpec
-  domainKind?: DomainKind
-  fields: string[]
-  listFields: string[]
-  lookupFields: string[]
-  limits?: ListLimits
-  create: E
-  finish?: (doc: EntityDoc<E>) => EntityDoc<E>
-  virtual?: string[]
-  hooks?: EntityHooks<EntityDoc<E>>
-}): Entity<EntityDoc<E>> {
+export function defineEntity<const E extends v.ObjectEntries>(
+  def: CollectionDef & {
+    create: E
+    finish?: (doc: EntityDoc<E>) => EntityDoc<E>
+    virtual?: string[]
+    hooks?: EntityHooks<EntityDoc<E>>
+  },
+): Entity<EntityDoc<E>> {
   return {
     ...defineCollection(def),
     create: v.strictObject(def.create) as unknown as v.GenericSchema<unknown, Doc>,
