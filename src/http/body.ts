@@ -2,6 +2,16 @@
 import { badRequest, payloadTooLarge } from '../errors'
 
 export async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
+  try {
+    return await readWithin(request, limit)
+  } catch (err) {
+    // the client (or the gateway, refusing its framing) closed the connection mid-body: a client error
+    if ((err as Error)?.name === 'AbortError') throw badRequest('the request body ended before it was complete', 'body')
+    throw err
+  }
+}
+
+async function readWithin(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length')
   if (declared !== null) {
     if (Number(declared) > limit)
