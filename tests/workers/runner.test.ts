@@ -61,6 +61,15 @@ function calls(n: number) {
   }
 }
 
+/** Fails with a message instead of the test's timeout when what it waits for does not happen. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}
+
 describe('wake-ups and single flight', () => {
   test('wake() while idle runs a pass at once', async () => {
     const stepped = Promise.withResolvers<void>()
@@ -303,7 +312,7 @@ describe('cluster lease', () => {
     const started = Date.now()
     const passA = a.runner.runOnce('lone')
     await entered.promise
-    await renewals.reached
+    await within(renewals.reached, 3000, 'four lease renewals')
     expect(Date.now() - started).toBeGreaterThan(leaseMs)
     const ttl = await base.kv.ttl('lock:worker:lone')
     expect(ttl).toBeGreaterThan(0)
@@ -335,7 +344,7 @@ describe('cluster lease', () => {
     const signal = await entered.promise
     expect(signal.aborted).toBe(false)
     expect(await a.kv.del('lock:worker:lone')).toBe(1) // what an expiry or an operator would do
-    expect(await pass).toBe(0)
+    expect(await within(pass, 3000, 'the end of the pass')).toBe(0)
     expect(signal.aborted).toBe(true)
     expect(a.logged).toEqual([
       {
