@@ -9,8 +9,9 @@ const FIXTURE = join(import.meta.dir, 'fixtures/lease-worker.ts')
 const ROOT = join(import.meta.dir, '../..')
 const prefix = testPrefix()
 const PASSES = 3
-const STEP_MS = 450
-const LEASE_MS = 300
+// renewals every LEASE_MS/3: a loaded machine's pauses must stay well below the lease
+const STEP_MS = 700
+const LEASE_MS = 500
 
 const redis = createClient({ url: TEST_REDIS_URL })
 await redis.connect()
