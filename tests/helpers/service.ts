@@ -15,6 +15,7 @@ import { createEntity } from '~/entities/writes'
 import { OVERRIDE_HEADER } from '~/http/kernel'
 import type { Logger } from '~/log'
 import { type Service, startService } from '~/service'
+import { openRemoteDb } from '~storage/db-remote'
 import type { Doc } from '~storage/doc'
 import type { Kv } from '~storage/kv/kv'
 import { createMemoryKv } from '~storage/kv/memory'
@@ -35,6 +36,13 @@ export interface TestOptions {
   log?: Logger
   /** Run the background workers on their schedules; by default tests drive them with `t.run(name)`. */
   schedule?: boolean
+  /**
+   * 'remote': the database through @libsql/client on a file: URL, which another connection may
+   * share (the embedded driver locks its file). Default: the embedded driver, as the service picks.
+   */
+  driver?: 'embedded' | 'remote'
+  /** Another test service's data directory (with driver 'remote': one cluster, one database); its owner removes it. */
+  dataDir?: string
 }
 
 export interface RequestOptions {
@@ -49,7 +57,7 @@ export interface RequestOptions {
 export type TestService = Awaited<ReturnType<typeof testService>>
 
 export async function testService(options: TestOptions = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'platform-test-'))
+  const dir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'platform-test-'))
   const clock = options.clock ?? new ManualClock(Date.now())
   let kv: Kv
   let cleanupKv: () => Promise<void>
@@ -69,6 +77,7 @@ export async function testService(options: TestOptions = {}) {
     ...options.env,
   })
   const service: Service = await startService(config, routes, {
+    db: options.driver === 'remote' ? openRemoteDb(config.libsqlUrl) : undefined,
     kv,
     clock,
     listen: options.listen ?? false,
@@ -182,7 +191,7 @@ export async function testService(options: TestOptions = {}) {
     async close() {
       await service.stop()
       await cleanupKv()
-      rmSync(dir, { recursive: true, force: true })
+      if (!options.dataDir) rmSync(dir, { recursive: true, force: true })
     },
   }
 }
