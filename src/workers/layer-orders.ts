@@ -2,12 +2,15 @@
  * Carries out product-layer orders from the durable queue: any process may take an order, but the
  * orders of one domain run one at a time and in order (the job's serial is the domain).
  */
-import { claimJobs } from '~storage/queue'
+import { claimJobs, extendLeases } from '~storage/queue'
 import { carryOutOrder, LAYER_ORDER } from '../layers/orders'
 import type { Worker } from './runner'
 
-/** Long enough for a large layer; a crashed holder's order runs again once it ends (or at once on restart, embedded). */
-const LEASE_MS = 10 * 60_000
+/**
+ * A claim lasts this long and is renewed while the order is carried out, so only a holder that died
+ * loses it; its order then runs again when the lease ends (at once on a restart, embedded).
+ */
+const LEASE_MS = 60_000
 
 export const layerOrders: Worker = {
   name: 'layer-orders',
@@ -18,7 +21,13 @@ export const layerOrders: Worker = {
     const now = deps.clock.now()
     const [job] = await claimJobs(deps.db, LAYER_ORDER, now, now + LEASE_MS, 1)
     if (!job) return 0
-    await carryOutOrder(deps, job)
+    const renew = () => extendLeases(deps.db, [job.id], deps.clock.now() + LEASE_MS)
+    const renewal = setInterval(() => void renew().catch(() => {}), LEASE_MS / 3)
+    try {
+      await carryOutOrder(deps, job)
+    } finally {
+      clearInterval(renewal)
+    }
     return 1
   },
 }

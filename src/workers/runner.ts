@@ -102,7 +102,7 @@ export class WorkerRunner {
     await Promise.all([...this.states.values()].map((s) => s.running))
   }
 
-  /** Runs and failures of each worker since start (for health reports). */
+  /** Passes (including those that found another process holding the lease) and failures of each worker since start. */
   stats(): Record<string, { runs: number; failures: number; running: boolean }> {
     return Object.fromEntries(
       [...this.states].map(([name, s]) => [name, { runs: s.runs, failures: s.failures, running: s.running !== null }]),
