@@ -21,6 +21,7 @@ export interface RouteMatch {
 const newNode = (): Node => ({ statics: new Map() })
 
 function decodeParam(raw: string): string {
+  if (!raw.includes('%')) return raw // the common case, and the hot one: ids
   try {
     return decodeURIComponent(raw)
   } catch {
