@@ -40,9 +40,10 @@ export function* indexProperties(
   // hashed: joined names could collide (["a_b"] and ["a", "b"])
   for (const c of composites)
     wanted.set(`${table}_i_${new Bun.CryptoHasher('sha1').update(JSON.stringify(c)).digest('hex').slice(0, 16)}`, c)
+  // GLOB, not LIKE: LIKE's `_` matches any character, so `<table>_p_%` also matched `<table>_pdate`
   const rows = yield* tx.all(
-    `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND (name LIKE ? OR name LIKE ?)`,
-    [table, `${table}_p_%`, `${table}_i_%`],
+    `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND (name GLOB ? OR name GLOB ?)`,
+    [table, `${table}_p_*`, `${table}_i_*`],
   )
   for (const [name] of rows) if (!wanted.has(name as string)) yield* tx.exec(`DROP INDEX IF EXISTS ${String(name)}`)
   for (const [name, props] of wanted) {
