@@ -127,8 +127,13 @@ export async function dispatch(ctx: Ctx, request: DispatchRequest): Promise<Disp
       cookie: session?.kind === 'cookie' ? session.id : null,
     }),
   }
-  const [rawPath, rawQuery] = request.path.split('?', 2) as [string, string | undefined]
-  const query = { ...(rawQuery ? Object.fromEntries(new URLSearchParams(rawQuery)) : {}), ...request.query }
+  // as the HTTP kernel reads a URL: the query starts at the first '?' (later ones belong to it),
+  // and of a parameter given twice the first counts
+  const q = request.path.indexOf('?')
+  const rawPath = q < 0 ? request.path : request.path.slice(0, q)
+  const query: Record<string, string | undefined> = {}
+  if (q >= 0) for (const [k, v] of new URLSearchParams(request.path.slice(q + 1))) if (!(k in query)) query[k] = v
+  Object.assign(query, request.query)
   const outcome = await runRoute(ctx.deps, { method, rawPath, query, requestId: ctx.requestId, source }, (req, def) =>
     admit(req, ctx, def),
   )

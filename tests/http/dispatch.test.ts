@@ -72,9 +72,25 @@ describe('the same answers as over HTTP', () => {
 
   test('query parameters may come in the path or as `query`', async () => {
     const http = await t.call('GET', `${EXTOBJS}?mask=id`, { token: bossToken })
-    expect(http.body).toEqual([{ id: extobjId }])
+    expect(http.body).toContainEqual({ id: extobjId })
     const given = await dispatch(boss, { method: 'get', path: EXTOBJS, query: { mask: 'id' } })
     expect(given).toEqual({ status: 200, body: http.body })
+  })
+
+  test("a query value holding '?' arrives whole, as over HTTP", async () => {
+    const filter = encodeURIComponent('{"opts.title":"first"}').replace('first', 'why?')
+    await t.call('POST', EXTOBJS, { token: bossToken, body: { type: 'question', opts: { title: 'why?' } } })
+    const path = `${EXTOBJS}?filter={"opts.title":"why?"}&mask=type`
+    const http = await t.call('GET', `${EXTOBJS}?filter=${filter}&mask=type`, { token: bossToken })
+    expect(http.body).toEqual([{ type: 'question' }])
+    expect(await dispatch(boss, { method: 'GET', path })).toEqual({ status: 200, body: http.body })
+  })
+
+  test('of a parameter given twice, the first counts, as over HTTP', async () => {
+    const path = `${EXTOBJS}?mask=id&mask=type`
+    const http = await t.call('GET', path, { token: bossToken })
+    expect(http.body[0]).toEqual({ id: extobjId })
+    expect(await dispatch(boss, { method: 'GET', path })).toEqual({ status: 200, body: http.body })
   })
 
   test('a point read answers the body HTTP answers, value included', async () => {
