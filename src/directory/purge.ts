@@ -1,7 +1,7 @@
 /**
  * Deleting a domain deletes everything it holds, inside the transaction that deletes the domain:
  * the rows of every registered table, its model classes' tables, its journal, its pending
- * credential requests and queued work. tests/api/domains.test.ts checks that no table keeps a row.
+ * credential requests and queued work. tests/api/domain-purge.test.ts checks that no table keeps a row.
  */
 import type { TxStep } from '~storage/db'
 import { purgeJournal } from '~storage/journal'
