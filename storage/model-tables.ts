@@ -60,8 +60,8 @@ export function* countUndated(table: string, domain: string): TxStep<number> {
 
 /** Record tables of a domain (for deleting the domain). */
 export function* recordTablesOf(domain: string): TxStep<string[]> {
-  const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?`, [
-    `rec_${domain.replace(/-/g, '')}_%`,
+  const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ?`, [
+    `rec_${domain.replace(/-/g, '')}_*`,
   ])
   return rows.map((r) => r[0] as string)
 }

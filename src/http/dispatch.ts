@@ -7,7 +7,7 @@
 import { DuplicateError } from '~storage/repository'
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
-import { ApiError, badRequest } from '../errors'
+import { ApiError, badRequest, unauthorized } from '../errors'
 import { admit } from '../identity/authenticate'
 import { JsonText } from './json'
 import { Req, type RequestSource } from './req'
@@ -134,8 +134,15 @@ export async function dispatch(ctx: Ctx, request: DispatchRequest): Promise<Disp
   const query: Record<string, string | undefined> = {}
   if (q >= 0) for (const [k, v] of new URLSearchParams(request.path.slice(q + 1))) if (!(k in query)) query[k] = v
   Object.assign(query, request.query)
-  const outcome = await runRoute(ctx.deps, { method, rawPath, query, requestId: ctx.requestId, source }, (req, def) =>
-    admit(req, ctx, def),
+  const outcome = await runRoute(
+    ctx.deps,
+    { method, rawPath, query, requestId: ctx.requestId, source },
+    async (req, def) => {
+      // a context outlives no session: a logout or an ended account stops its dispatched calls at once
+      if (session && !(await ctx.deps.sessions.get(session.id)))
+        throw unauthorized('the session of this context has ended')
+      await admit(req, ctx, def)
+    },
   )
   return { status: outcome.status, body: await plainBody(outcome.body) }
 }

@@ -54,7 +54,7 @@ export async function authenticate(req: Req, def: RouteDef): Promise<void> {
 export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
   const { access } = req.deps
   const domain = await access.domainInfo(ctx.domain)
-  if (!domain) throw unauthorized('the domain of this session no longer exists')
+  if (!domain) throw unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
   const roles = ctx.session ? await access.sessionRoles(ctx.session) : ctx.roles
   const superuser = ctx.session ? ctx.session.homeIsMaster && roles.includes('admin') : ctx.actor.type === 'system'
   if (domain.blocked && !superuser) throw forbidden(`domain ${domain.name} is blocked`)

@@ -7,6 +7,7 @@ import directory from './0002_directory.sql' with { type: 'text' }
 import credentials from './0003_credentials.sql' with { type: 'text' }
 import model from './0004_model.sql' with { type: 'text' }
 import queue from './0005_queue.sql' with { type: 'text' }
+import sipuserNumbers from './0006_sipuser_numbers.sql' with { type: 'text' }
 
 export const migrations: { id: string; sql: string }[] = [
   { id: '0001_core', sql: core },
@@ -14,4 +15,5 @@ export const migrations: { id: string; sql: string }[] = [
   { id: '0003_credentials', sql: credentials },
   { id: '0004_model', sql: model },
   { id: '0005_queue', sql: queue },
+  { id: '0006_sipuser_numbers', sql: sipuserNumbers },
 ]

@@ -294,7 +294,18 @@ describe('domain kind and blocked domains', () => {
     })
     expect(gone).toEqual({
       status: 401,
-      body: { error_code: 1401, error_message: 'the domain of this session no longer exists' },
+      body: { error_code: 1401, error_message: 'the domain of this context no longer exists' },
     })
   })
+})
+
+test('a context whose session ended (logout) is refused with 401, as its HTTP calls are', async () => {
+  await t.createUser(domain.id, 'leaver', 'leaver-Pass1', ['admin'])
+  const token = await t.login(domain.name, 'leaver', 'leaver-Pass1')
+  const leaver = sessionCtx(t.deps, await sessionOf(token), 'dispatch-leaver')
+  expect((await dispatch(leaver, { method: 'GET', path: EXTOBJS })).status).toBe(200)
+  expect((await t.call('DELETE', '/rest/v1/iam/sessions/current', { token })).status).toBe(204)
+  const after = await dispatch(leaver, { method: 'POST', path: EXTOBJS, body: { type: 'late' } })
+  expect([after.status, (after.body as { error_code: number }).error_code]).toEqual([401, 1401])
+  expect((await t.call('GET', EXTOBJS, { token })).status).toBe(401)
 })

@@ -113,7 +113,14 @@ for (const [name, open] of drivers) {
 
     test('migrations apply once and are recorded', async () => {
       const db = open(join(dir, `${crypto.randomUUID()}.db`))
-      expect(await migrate(db)).toEqual(['0001_core', '0002_directory', '0003_credentials', '0004_model', '0005_queue'])
+      expect(await migrate(db)).toEqual([
+        '0001_core',
+        '0002_directory',
+        '0003_credentials',
+        '0004_model',
+        '0005_queue',
+        '0006_sipuser_numbers',
+      ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])
       await db.close()
