@@ -47,14 +47,16 @@ export async function runRoute(deps: Deps, call: Call, admission: Admission): Pr
   const match = deps.routes.match(call.rawPath)
   if (!match) return { status: 404, body: errorBody(404, `no resource at ${call.rawPath}`), headers: {}, cookies: [] }
   const { module, url } = match.entry
-  const def = module[call.method as Method] ?? (call.method === 'HEAD' ? module.GET : undefined)
+  // HEAD is GET without the body: the same handler, and the same permission
+  const method = call.method === 'HEAD' && !module.HEAD ? 'GET' : call.method
+  const def = module[method as Method]
   if (!def) {
     const allow = allowedMethods(module)
     const body = errorBody(405, `${call.method} is not allowed here; allowed: ${allow}`)
     return { status: 405, body, headers: { allow }, cookies: [] }
   }
   const target = {
-    method: call.method,
+    method,
     route: url,
     path: () => decodePath(call.rawPath),
     params: match.params,

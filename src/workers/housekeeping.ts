@@ -12,7 +12,7 @@ export const FINISHED_JOBS_KEPT_MS = 7 * DAY_MS
 export const housekeeping: Worker = {
   name: 'housekeeping',
   cron: '0 * * * * *',
-  exclusive: 'cluster',
+  lease: 'cluster',
   async step(deps) {
     const now = deps.clock.now()
     await purgeExpiredRequests(deps.db, now)

@@ -15,7 +15,7 @@ export const journalPump: Worker = {
   name: 'journal-pump',
   every: 500,
   wakeOn: ['journal'],
-  exclusive: 'cluster',
+  lease: 'cluster',
   async step(deps) {
     const cursor = await journalCursor(deps.db, CURSOR)
     const changes = await journalAfter(deps.db, cursor, BATCH)

@@ -16,7 +16,7 @@ export const layerOrders: Worker = {
   name: 'layer-orders',
   every: 2000,
   wakeOn: [`queue:${LAYER_ORDER}`],
-  exclusive: 'process',
+  lease: 'none',
   async step(deps) {
     const now = deps.clock.now()
     const [job] = await claimJobs(deps.db, LAYER_ORDER, now, now + LEASE_MS, 1)

@@ -50,7 +50,7 @@ export const mailOutbox: Worker = {
   name: 'mail-outbox',
   every: 1000,
   wakeOn: [`queue:${MAIL}`],
-  exclusive: 'process',
+  lease: 'none',
   async step(deps) {
     const resend = resendOf(deps)
     if (!resend) return 0 // without a provider, messages are logged when they are queued

@@ -11,7 +11,7 @@ import type { Worker } from './runner'
 export const modelExpiry: Worker = {
   name: 'model-expiry',
   every: 5000,
-  exclusive: 'cluster',
+  lease: 'cluster',
   async step(deps, signal) {
     const now = deps.clock.now()
     const expiring = await deps.repo(classes.table).findBy(null, 'opts.expires_mode', 'create')

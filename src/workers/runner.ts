@@ -19,8 +19,11 @@ export interface Worker {
   /** ...or on a cron pattern (croner syntax, seconds allowed). */
   cron?: string
   wakeOn?: SignalName[]
-  /** 'cluster': one process of the cluster at a time; 'process': every process (rows are claimed). */
-  exclusive: 'cluster' | 'process'
+  /**
+   * 'cluster': a pass holds the cluster's lease, so one process at a time runs it; 'none': every
+   * process runs it (its step claims the rows it works on, so processes never share one).
+   */
+  lease: 'cluster' | 'none'
   /** One batch of work; how much it did (more than zero: there may be more, so it runs again at once). */
   step(deps: Deps, signal: AbortSignal): Promise<number>
 }
@@ -62,14 +65,17 @@ export class WorkerRunner {
     }
   }
 
-  /** Schedules every worker and listens for their wake-ups. */
+  /**
+   * Schedules every worker and listens for their wake-ups. Interval workers make a first pass at
+   * once: work left by a previous process (queued jobs, unpublished journal) does not wait a period.
+   */
   start(): void {
     for (const state of this.states.values()) {
       const { worker } = state
       for (const signal of worker.wakeOn ?? [])
         this.unsubscribe.push(this.deps.signals.on(signal, () => this.wake(worker.name)))
       if (worker.cron) state.cron = new Cron(worker.cron, { protect: true }, () => this.wake(worker.name))
-      else this.schedule(state)
+      else if (worker.every !== undefined) this.wake(worker.name)
     }
   }
 
@@ -140,7 +146,7 @@ export class WorkerRunner {
     let lock: Lock | null = null
     let renewal: ReturnType<typeof setInterval> | undefined
     try {
-      if (worker.exclusive === 'cluster') {
+      if (worker.lease === 'cluster') {
         lock = await this.deps.kv.lock(`worker:${worker.name}`, this.leaseMs)
         if (!lock) return 0 // another process holds the lease; it does this work
         renewal = setInterval(() => {

@@ -120,6 +120,19 @@ describe('routing', () => {
     expect(res.status).toBe(200)
     expect(await res.text()).toBe('')
   })
+
+  test('a role that grants GET grants HEAD too', async () => {
+    const domain = await t.createDomain('head.master')
+    const admin = await t.adminIn('head.master')
+    const role = { name: 'reader', routes: [{ path: '/rest/v1/reference/extobjs', methods: ['GET'] }] }
+    expect((await t.call('POST', '/rest/v1/domain/roles', { token: admin, body: role })).status).toBe(200)
+    await t.createUser(domain.id, 'headreader', 'head-Pass1', ['reader'])
+    const reader = await t.login('head.master', 'headreader', 'head-Pass1')
+    expect((await t.request('HEAD', '/rest/v1/reference/extobjs', { token: reader })).status).toBe(200)
+    expect((await t.request('POST', '/rest/v1/reference/extobjs', { token: reader, body: { type: 'x' } })).status).toBe(
+      403,
+    )
+  })
 })
 
 describe('method override', () => {

@@ -36,7 +36,7 @@ async function fakeDeps(prefix = testPrefix(), kv?: Kv) {
 
 const worker = (step: Worker['step'], more: Partial<Worker> = {}): Worker => ({
   name: 'fake',
-  exclusive: 'process',
+  lease: 'none',
   step,
   ...more,
 })
@@ -210,6 +210,13 @@ describe('schedules', () => {
     expect(steps).toBe(1)
   })
 
+  test('an interval worker makes its first pass at start, not one interval later', async () => {
+    let steps = 0
+    const { runner } = await runnerOf([worker(async () => (steps++, 0), { every: 60_000 })])
+    runner.start()
+    expect(steps).toBe(1)
+  })
+
   test('`every` runs a pass after each interval', async () => {
     const three = calls(3)
     const { runner } = await runnerOf([worker(async () => (three.tick(), 0), { every: 10 })])
@@ -230,16 +237,8 @@ describe('cluster lease', () => {
   /** Two runners of one cluster: separate Redis connections under one prefix. */
   async function cluster(step: (who: 'a' | 'b') => Worker['step'], options?: RunnerOptions) {
     const prefix = testPrefix()
-    const a = await runnerOf(
-      [worker(step('a'), { name: 'lone', exclusive: 'cluster' })],
-      options,
-      await fakeDeps(prefix),
-    )
-    const b = await runnerOf(
-      [worker(step('b'), { name: 'lone', exclusive: 'cluster' })],
-      options,
-      await fakeDeps(prefix),
-    )
+    const a = await runnerOf([worker(step('a'), { name: 'lone', lease: 'cluster' })], options, await fakeDeps(prefix))
+    const b = await runnerOf([worker(step('b'), { name: 'lone', lease: 'cluster' })], options, await fakeDeps(prefix))
     return { a, b }
   }
 
@@ -298,14 +297,14 @@ describe('cluster lease', () => {
             entered.resolve()
             return hold.promise
           },
-          { name: 'lone', exclusive: 'cluster' },
+          { name: 'lone', lease: 'cluster' },
         ),
       ],
       { leaseMs },
       await fakeDeps(prefix, kvA),
     )
     const b = await runnerOf(
-      [worker(async () => (bSteps++, 0), { name: 'lone', exclusive: 'cluster' })],
+      [worker(async () => (bSteps++, 0), { name: 'lone', lease: 'cluster' })],
       { leaseMs },
       await fakeDeps(prefix),
     )
@@ -335,7 +334,7 @@ describe('cluster lease', () => {
             await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
             return 1
           },
-          { name: 'lone', exclusive: 'cluster' },
+          { name: 'lone', lease: 'cluster' },
         ),
       ],
       { leaseMs: 300 },
