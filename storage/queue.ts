@@ -90,32 +90,52 @@ export async function claimJobs(db: Db, kind: string, now: number, leaseUntil: n
   return rows.map(toJob)
 }
 
-/** Keeps the claims of a live holder: their leases end at `until` instead. */
-export async function extendLeases(db: Db, ids: readonly string[], until: number): Promise<void> {
-  if (ids.length === 0) return
-  await db.run(`UPDATE queue SET run_at = ? WHERE status = 'running' AND id IN (${ids.map(() => '?').join(',')})`, [
-    until,
-    ...ids,
-  ])
+/**
+ * One claim of a job: the job and the attempt that claimed it. A claim whose lease ended may have
+ * been taken over (the attempt counts up), so only the current claim can renew or finish the job.
+ */
+export type Claim = Pick<Job, 'id' | 'attempts'>
+
+/** The holder of a claim lost it: its lease ended and another process claimed the job. */
+export class LostClaim extends Error {
+  constructor(readonly jobId: string) {
+    super(`the claim on job ${jobId} was lost: its lease ended and the job was claimed again`)
+  }
 }
 
-export function* completeJob(id: string, finished: string, result: Doc | null = null): TxStep<void> {
-  yield* tx.run(`UPDATE queue SET status = 'done', finished = ?, error = NULL, result = ? WHERE id = ?`, [
-    finished,
-    result === null ? null : JSON.stringify(result),
-    id,
-  ])
+const CURRENT_CLAIM = `id = ? AND status = 'running' AND attempts = ?`
+
+/** Keeps the claims of a live holder: their leases end at `until` instead. Answers how many it still held. */
+export async function extendLeases(db: Db, claims: readonly Claim[], until: number): Promise<number> {
+  let held = 0
+  for (const c of claims)
+    held += (await db.run(`UPDATE queue SET run_at = ? WHERE ${CURRENT_CLAIM}`, [until, c.id, c.attempts])).changes
+  return held
 }
 
-/** A failed attempt: due again at `retryAt`, or given up for good when it is null. */
-export function* failJob(id: string, finished: string, error: string, retryAt: number | null): TxStep<void> {
-  yield* tx.run(`UPDATE queue SET status = ?, error = ?, run_at = ?, finished = ? WHERE id = ?`, [
-    retryAt === null ? 'failed' : 'pending',
-    error,
-    retryAt ?? 0,
-    retryAt === null ? finished : null,
-    id,
-  ])
+/** The job is done; a LostClaim (rolling its transaction back) when this claim no longer holds it. */
+export function* completeJob(claim: Claim, finished: string, result: Doc | null = null): TxStep<void> {
+  const done = yield* tx.run(
+    `UPDATE queue SET status = 'done', finished = ?, error = NULL, result = ? WHERE ${CURRENT_CLAIM}`,
+    [finished, result === null ? null : JSON.stringify(result), claim.id, claim.attempts],
+  )
+  if (done.changes === 0) throw new LostClaim(claim.id)
+}
+
+/** A failed attempt: due again at `retryAt`, or given up for good when it is null. A LostClaim as above. */
+export function* failJob(claim: Claim, finished: string, error: string, retryAt: number | null): TxStep<void> {
+  const done = yield* tx.run(
+    `UPDATE queue SET status = ?, error = ?, run_at = ?, finished = ? WHERE ${CURRENT_CLAIM}`,
+    [
+      retryAt === null ? 'failed' : 'pending',
+      error,
+      retryAt ?? 0,
+      retryAt === null ? finished : null,
+      claim.id,
+      claim.attempts,
+    ],
+  )
+  if (done.changes === 0) throw new LostClaim(claim.id)
 }
 
 /**
@@ -136,12 +156,15 @@ export function* purgeQueue(domain: string): TxStep<void> {
   yield* tx.run('DELETE FROM queue WHERE domain = ?', [domain])
 }
 
+/** Jobs of a kind, newest first, narrowed by domain and by members of their payload (for operators and tests). */
 export async function jobsOf(db: Db, kind: string, where: { domain?: string; payload?: Doc } = {}): Promise<Job[]> {
   const conds = ['kind = ?']
   const args: string[] = [kind]
   if (where.domain !== undefined) conds.push('domain = ?'), args.push(where.domain)
-  for (const [k, v] of Object.entries(where.payload ?? {}))
-    conds.push(`json_extract(payload, '$.${k}') = ?`), args.push(String(v))
+  for (const [k, v] of Object.entries(where.payload ?? {})) {
+    conds.push('json_extract(payload, ?) = ?')
+    args.push(`$.${k}`, String(v))
+  }
   const rows = await db.all(`SELECT ${COLUMNS} FROM queue WHERE ${conds.join(' AND ')} ORDER BY seq DESC`, args)
   return rows.map(toJob)
 }

@@ -5,9 +5,9 @@
  * through `runRoute`, so a call is checked and answered the same way whatever carried it.
  */
 import { DuplicateError } from '~storage/repository'
-import type { Ctx } from '../context'
+import { type Ctx, sessionCtx } from '../context'
 import type { Deps } from '../deps'
-import { ApiError, badRequest, unauthorized } from '../errors'
+import { ApiError, badRequest, payloadTooLarge, unauthorized } from '../errors'
 import { admit } from '../identity/authenticate'
 import { JsonText } from './json'
 import { Req, type RequestSource } from './req'
@@ -114,14 +114,18 @@ export interface DispatchResult {
 
 /**
  * Runs a route for an actor context without HTTP: the same route file, admission and error mapping
- * as an HTTP call. The context's session (if any) is what the call presents as its credential.
+ * as an HTTP call. A context with a session acts as that session does now, as HTTP would: the
+ * session must still be alive, its current domain is where the call acts, its roles are read live,
+ * and each call extends its lifetime. The body is taken as JSON (a copy, within MAX_BODY_BYTES).
  */
 export async function dispatch(ctx: Ctx, request: DispatchRequest): Promise<DispatchResult> {
   const method = request.method.toUpperCase()
   const session = ctx.session
+  let text: string | undefined
+  const bodyText = () => (text ??= jsonText(request.body, ctx.deps.config.maxBodyBytes))
   const source: RequestSource = {
-    json: async () => request.body,
-    bytes: async () => new TextEncoder().encode(request.body === undefined ? '' : JSON.stringify(request.body)),
+    json: async () => (bodyText() === '' ? undefined : JSON.parse(bodyText())),
+    bytes: async () => new TextEncoder().encode(bodyText()),
     header: () => null,
     clientAddress: () => request.clientAddress ?? 'internal',
     credentials: () => ({
@@ -134,19 +138,35 @@ export async function dispatch(ctx: Ctx, request: DispatchRequest): Promise<Disp
   const q = request.path.indexOf('?')
   const rawPath = q < 0 ? request.path : request.path.slice(0, q)
   const query: Record<string, string | undefined> = {}
-  if (q >= 0) for (const [k, v] of new URLSearchParams(request.path.slice(q + 1))) if (!(k in query)) query[k] = v
+  if (q >= 0)
+    for (const [k, v] of new URLSearchParams(request.path.slice(q + 1))) if (!Object.hasOwn(query, k)) query[k] = v
   Object.assign(query, request.query)
-  const outcome = await runRoute(
-    ctx.deps,
-    { method, rawPath, query, requestId: ctx.requestId, source },
-    async (req, def) => {
-      // a context outlives no session: a logout or an ended account stops its dispatched calls at once
-      if (session && !(await ctx.deps.sessions.get(session.id)))
-        throw unauthorized('the session of this context has ended')
-      await admit(req, ctx, def)
-    },
-  )
+  const call = { method, rawPath, query, requestId: ctx.requestId, source }
+  const outcome = await runRoute(ctx.deps, call, async (req, def) => {
+    if (!session) return admit(req, ctx, def)
+    const { sessions } = ctx.deps
+    // a context outlives no session: a logout or an ended account stops its dispatched calls at once
+    const live = await sessions.get(session.id)
+    if (!live) throw unauthorized('the session of this context has ended')
+    await admit(req, sessionCtx(ctx.deps, live, ctx.requestId), def)
+    await sessions.touch(live)
+  })
   return { status: outcome.status, body: await plainBody(outcome.body) }
+}
+
+/** The body as the JSON text a client would have sent; a 413 beyond the limit, a 400 when it is no JSON value. */
+function jsonText(body: unknown, limit: number): string {
+  if (body === undefined) return ''
+  let text: string | undefined
+  try {
+    text = JSON.stringify(body)
+  } catch (err) {
+    throw badRequest(`body is not a JSON value: ${(err as Error).message}`, 'body')
+  }
+  if (text === undefined) throw badRequest('body is not a JSON value', 'body')
+  if (Buffer.byteLength(text) > limit)
+    throw payloadTooLarge(`request body is larger than the limit of ${limit} bytes`, 'body')
+  return text
 }
 
 async function plainBody(body: unknown): Promise<unknown> {

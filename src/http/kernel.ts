@@ -73,7 +73,7 @@ function splitUrl(url: string): { rawPath: string; query: Record<string, string 
   const end = hash < 0 ? url.length : hash
   if (q < 0 || q > end) return { rawPath: url.slice(start, end), query: {} }
   const query: Record<string, string | undefined> = {}
-  for (const [k, v] of new URLSearchParams(url.slice(q + 1, end))) if (!(k in query)) query[k] = v
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1, end))) if (!Object.hasOwn(query, k)) query[k] = v
   return { rawPath: url.slice(start, q), query }
 }
 

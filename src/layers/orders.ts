@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
 import type { Doc } from '~storage/doc'
-import { completeJob, type Job } from '~storage/queue'
+import { completeJob, type Job, LostClaim } from '~storage/queue'
 import type { TableSpec } from '~storage/repository'
 import { type Actor, type Ctx, SYSTEM_ACTOR } from '../context'
 import type { Deps } from '../deps'
@@ -116,9 +116,19 @@ export async function orderLayer(ctx: Ctx, body: unknown): Promise<Doc> {
   return shown
 }
 
+/** The order's final state, its listing labels and its job's completion: the last step of carrying it out. */
+function* finishStep(u: Unit, job: Job, status: string, trace: string, installed?: Installed): TxStep<void> {
+  const { opId } = job.payload as { opId: string }
+  const done = { status, trace, dt: u.w.now, ...(installed && { installed }) }
+  yield* u.ctx.deps.repo(layersTable).update(u.w, opId, (doc) => ({ ...doc, ...done }))
+  yield* relabel(u)
+  yield* completeJob(job, u.w.now, { status })
+}
+
 /**
  * Carries out one order. The change, the order's final state and the job's completion commit in
- * one transaction: a crash before it leaves the job to run again, a crash after it leaves nothing.
+ * one transaction: a crash before it leaves the job to run again, a crash after it leaves nothing,
+ * and a holder whose claim was taken over (LostClaim) changes nothing.
  */
 export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
   const payload = job.payload as { opId: string; actor?: Actor; requestId?: string }
@@ -130,14 +140,7 @@ export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
     requestId: payload.requestId ?? job.id,
   }
   const op = await deps.repo(layersTable).get(job.domain, payload.opId)
-  const finish = (u: Unit, status: string, trace: string, installed?: Installed) =>
-    (function* () {
-      const done = { status, trace, dt: u.w.now, ...(installed && { installed }) }
-      yield* deps.repo(layersTable).update(u.w, payload.opId, (doc) => ({ ...doc, ...done }))
-      yield* relabel(u)
-      yield* completeJob(job.id, u.w.now, { status })
-    })()
-  if (!op) return void (await commit(ctx, () => completeJob(job.id, new Date(deps.clock.now()).toISOString())))
+  if (!op) return void (await commit(ctx, (u) => completeJob(job, u.w.now)))
   try {
     if (job.attempts > MAX_ATTEMPTS) throw new LayerError(`gave up after ${MAX_ATTEMPTS} attempts that did not finish`)
     const ops = await operations(deps, job.domain)
@@ -152,7 +155,12 @@ export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
       await commit(ctx, function* (u) {
         const kept = yield* removeLayer(u, current.installed as Installed, op.operation === 'clear')
         const status = op.operation === 'clear' ? 'cleared' : 'deleted'
-        yield* finish(u, status, kept.length ? `kept classes that hold records: ${kept.join(', ')}` : 'removed')
+        yield* finishStep(
+          u,
+          job,
+          status,
+          kept.length ? `kept classes that hold records: ${kept.join(', ')}` : 'removed',
+        )
       })
     } else if (
       op.operation === 'install' &&
@@ -160,24 +168,25 @@ export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
       current.md5 === op.md5 &&
       current.file === op.file
     ) {
-      await commit(ctx, (u) => finish(u, 'identical', `${op.file} is already installed`))
+      await commit(ctx, (u) => finishStep(u, job, 'identical', `${op.file} is already installed`))
     } else {
       const { content } = await readArchive(layersDir(deps), op.file as string)
       await commit(ctx, function* (u) {
         const installed = yield* applyLayer(u, content)
         const n = (k: keyof Installed) => `${installed[k].length} ${k}`
         const trace = `${op.file}: ${n('classes')}, ${n('svcscripts')}, ${n('extobjs')}, ${n('settings')}`
-        yield* finish(u, 'installed', trace, installed)
+        yield* finishStep(u, job, 'installed', trace, installed)
       })
     }
   } catch (err) {
+    if (err instanceof LostClaim) throw err // another process carries the order out now
     const known = err instanceof LayerError || err instanceof ApiError
     if (!known) {
       const failure = { domain: job.domain, operation: op.operation, error: String(err), stack: (err as Error).stack }
       deps.log.error('product layer failed', failure)
     }
     const trace = known ? (err as Error).message : `internal error: ${(err as Error).message}`
-    await commit(ctx, (u) => finish(u, 'failure', trace))
+    await commit(ctx, (u) => finishStep(u, job, 'failure', trace))
   }
 }
 

@@ -21,7 +21,7 @@ export const layerOrders: Worker = {
     const now = deps.clock.now()
     const [job] = await claimJobs(deps.db, LAYER_ORDER, now, now + LEASE_MS, 1)
     if (!job) return 0
-    const renew = () => extendLeases(deps.db, [job.id], deps.clock.now() + LEASE_MS)
+    const renew = () => extendLeases(deps.db, [job], deps.clock.now() + LEASE_MS)
     const renewal = setInterval(() => void renew().catch(() => {}), LEASE_MS / 3)
     try {
       await carryOutOrder(deps, job)

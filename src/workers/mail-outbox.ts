@@ -4,7 +4,7 @@
  * message is claimed by one of them. (Without RESEND_API_KEY nothing is queued: see src/mail/mail.ts.)
  */
 import { Resend } from 'resend'
-import { claimJobs, completeJob, failJob, type Job } from '~storage/queue'
+import { claimJobs, completeJob, failJob, type Job, LostClaim } from '~storage/queue'
 import { isoTime } from '../clock'
 import type { Deps } from '../deps'
 import { MAIL, type OutgoingMail } from '../mail/mail'
@@ -30,20 +30,30 @@ function resendOf(deps: Deps): Resend | null {
 async function deliver(deps: Deps, resend: Resend, job: Job): Promise<void> {
   const m = job.payload as unknown as Omit<OutgoingMail, 'domain'>
   const { db, clock, log, config } = deps
-  const done = isoTime(clock.now())
+  let failure: string | null = null
+  let providerId: string | null = null
   try {
     const { data, error } = await resend.emails.send(
       { from: config.mailFrom, to: m.recipient, subject: m.subject, text: m.text, html: m.html },
       { idempotencyKey: job.id }, // a retried message is not delivered twice by the provider
     )
     if (error) throw new Error(`${error.name}: ${error.message}`)
-    await db.write(() => completeJob(job.id, done, { provider_id: data?.id ?? null }))
+    providerId = data?.id ?? null
   } catch (err) {
-    const message = (err as Error).message
-    const retryAt = job.attempts >= MAX_ATTEMPTS ? null : clock.now() + backoffMs(job.attempts)
-    await db.write(() => failJob(job.id, done, message, retryAt))
-    log.warn('mail delivery failed', { mail: job.id, attempt: job.attempts, error: message, retry: retryAt !== null })
+    failure = (err as Error).message
   }
+  const done = isoTime(clock.now())
+  const retryAt = job.attempts >= MAX_ATTEMPTS ? null : clock.now() + backoffMs(job.attempts)
+  try {
+    if (failure === null) await db.write(() => completeJob(job, done, { provider_id: providerId }))
+    else await db.write(() => failJob(job, done, failure, retryAt))
+  } catch (err) {
+    // our lease ran out and another process took the message over: its outcome is that process's to record
+    if (err instanceof LostClaim) return log.warn('mail claim lost', { mail: job.id, attempt: job.attempts })
+    throw err
+  }
+  if (failure !== null)
+    log.warn('mail delivery failed', { mail: job.id, attempt: job.attempts, error: failure, retry: retryAt !== null })
 }
 
 export const mailOutbox: Worker = {
@@ -56,7 +66,10 @@ export const mailOutbox: Worker = {
     if (!resend) return 0 // without a provider, messages are logged when they are queued
     const now = deps.clock.now()
     const batch = await claimJobs(deps.db, MAIL, now, now + LEASE_MS, BATCH)
-    await Promise.all(batch.map((job) => deliver(deps, resend, job)))
+    // each message on its own: one that fails to record its outcome does not stop the others
+    const outcomes = await Promise.allSettled(batch.map((job) => deliver(deps, resend, job)))
+    for (const o of outcomes)
+      if (o.status === 'rejected') deps.log.error('mail outcome not recorded', { error: String(o.reason) })
     return batch.length
   },
 }

@@ -309,3 +309,25 @@ test('a context whose session ended (logout) is refused with 401, as its HTTP ca
   expect([after.status, (after.body as { error_code: number }).error_code]).toEqual([401, 1401])
   expect((await t.call('GET', EXTOBJS, { token })).status).toBe(401)
 })
+
+test("a session context acts in the session's current domain, whatever domain the context names", async () => {
+  const other = await t.createDomain('elsewhere.master')
+  const otherAdmin = await t.adminIn('elsewhere.master')
+  const theirs = await t.call('POST', EXTOBJS, { token: otherAdmin, body: { type: 'theirs' } })
+  expect(theirs.status).toBe(200)
+  const moved = { ...boss, domain: other.id } // what inDomain(boss, other.id) makes
+  const listed = await dispatch(moved, { method: 'GET', path: `${EXTOBJS}/${theirs.body.id}` })
+  expect(listed.status).toBe(404) // looked up in the boss's own domain, where it does not exist
+})
+
+test('the body is taken as JSON: a copy, within MAX_BODY_BYTES, and a value JSON cannot hold is a 400', async () => {
+  const body = { type: 'copied', value: { n: 1 } }
+  const created = await dispatch(boss, { method: 'POST', path: EXTOBJS, body })
+  expect(created.status).toBe(200)
+  expect(body).toEqual({ type: 'copied', value: { n: 1 } }) // the caller's object is not the one stored
+  const big = 'x'.repeat(t.config.maxBodyBytes)
+  const tooBig = await dispatch(boss, { method: 'POST', path: EXTOBJS, body: { type: 'big', value: big } })
+  expect([tooBig.status, (tooBig.body as { error_details: unknown }).error_details]).toEqual([413, { field: 'body' }])
+  const odd = await dispatch(boss, { method: 'POST', path: EXTOBJS, body: { type: 'odd', value: 1n } })
+  expect([odd.status, (odd.body as { error_details: unknown }).error_details]).toEqual([400, { field: 'body' }])
+})

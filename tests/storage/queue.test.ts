@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Db } from '~storage/db'
+import type { Doc } from '~storage/doc'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { openRemoteDb } from '~storage/db-remote'
 import { migrate } from '~storage/migrate'
@@ -15,6 +16,7 @@ import {
   enqueueJob,
   extendLeases,
   failJob,
+  LostClaim,
   type Job,
   jobsOf,
   type NewJob,
@@ -65,6 +67,15 @@ for (const [name, open, twoConnections] of drivers) {
     const claim = async (db: Db, at: number, limit = 10) =>
       (await claimJobs(db, KIND, at, at + LEASE, limit)).map((j) => j.id)
     const job = async (db: Db, id: string): Promise<Job> => (await jobsOf(db, KIND)).find((j) => j.id === id)!
+    /** Finishes a job through its current claim (its id and the attempt that claimed it). */
+    const complete = async (db: Db, id: string, finished: string, result?: Doc) => {
+      const claim = await job(db, id)
+      await db.write(() => completeJob(claim, finished, result))
+    }
+    const fail = async (db: Db, id: string, finished: string, error: string, retryAt: number | null) => {
+      const claim = await job(db, id)
+      await db.write(() => failJob(claim, finished, error, retryAt))
+    }
 
     describe('claims', () => {
       test('a claim takes the due jobs, marks them running, and a second claim gets none of them', async () => {
@@ -135,7 +146,7 @@ for (const [name, open, twoConnections] of drivers) {
         const noSerial = await add(db)
         expect(await claim(db, T0)).toEqual([first, otherSerial, noSerial])
         expect(await claim(db, T0)).toEqual([])
-        await db.write(() => completeJob(first, iso(T0)))
+        await complete(db, first, iso(T0))
         expect(await claim(db, T0)).toEqual([second])
       })
 
@@ -144,7 +155,7 @@ for (const [name, open, twoConnections] of drivers) {
         const first = await add(db, { serial: 's' })
         const second = await add(db, { serial: 's' })
         expect(await claim(db, T0)).toEqual([first])
-        await db.write(() => failJob(first, iso(T0), 'broken', null))
+        await fail(db, first, iso(T0), 'broken', null)
         expect(await claim(db, T0)).toEqual([second])
       })
 
@@ -153,7 +164,7 @@ for (const [name, open, twoConnections] of drivers) {
         const first = await add(db, { serial: 's' })
         await add(db, { serial: 's' })
         await claim(db, T0)
-        await db.write(() => failJob(first, iso(T0), 'try later', T0 + 3000))
+        await fail(db, first, iso(T0), 'try later', T0 + 3000)
         expect(await claim(db, T0 + 1000)).toEqual([])
         expect(await claim(db, T0 + 3000)).toEqual([first])
       })
@@ -169,11 +180,25 @@ for (const [name, open, twoConnections] of drivers) {
         expect(again).toMatchObject({ id, status: 'running', attempts: 2 })
       })
 
+      test('a claim that was taken over (its lease ended, the job claimed again) can neither renew nor finish it', async () => {
+        const { db } = await fresh()
+        const id = await add(db)
+        const [stale] = await claimJobs(db, KIND, T0, T0 + LEASE, 10)
+        const [current] = await claimJobs(db, KIND, T0 + LEASE, T0 + 2 * LEASE, 10)
+        expect(await extendLeases(db, [stale!], T0 + 10 * LEASE)).toBe(0)
+        expect(db.write(() => completeJob(stale!, iso(T0)))).rejects.toBeInstanceOf(LostClaim)
+        expect(db.write(() => failJob(stale!, iso(T0), 'late', null))).rejects.toBeInstanceOf(LostClaim)
+        expect((await job(db, id)).status).toBe('running')
+        expect(await extendLeases(db, [current!], T0 + 10 * LEASE)).toBe(1)
+        await db.write(() => completeJob(current!, iso(T0 + LEASE)))
+        expect((await job(db, id)).status).toBe('done')
+      })
+
       test('extendLeases keeps a running job from being reclaimed until the new end', async () => {
         const { db } = await fresh()
         const id = await add(db)
         await claim(db, T0)
-        await extendLeases(db, [id], T0 + 5000)
+        await extendLeases(db, [await job(db, id)], T0 + 5000)
         expect(await claim(db, T0 + LEASE)).toEqual([])
         expect(await claim(db, T0 + 5000)).toEqual([id])
       })
@@ -183,8 +208,8 @@ for (const [name, open, twoConnections] of drivers) {
         const done = await add(db)
         const later = await add(db, { runAt: T0 + 5000 })
         await claim(db, T0)
-        await db.write(() => completeJob(done, iso(T0)))
-        await extendLeases(db, [done, later], T0 + 1)
+        await complete(db, done, iso(T0))
+        await extendLeases(db, [await job(db, done), await job(db, later)], T0 + 1)
         expect((await job(db, done)).status).toBe('done')
         expect(await claim(db, T0 + 1)).toEqual([]) // the pending job's due time did not move
         expect(await claim(db, T0 + 5000)).toEqual([later])
@@ -196,9 +221,9 @@ for (const [name, open, twoConnections] of drivers) {
         const { db } = await fresh()
         const id = await add(db)
         await claim(db, T0)
-        await db.write(() => failJob(id, iso(T0), 'timeout', T0 + 10))
+        await fail(db, id, iso(T0), 'timeout', T0 + 10)
         await claim(db, T0 + 10)
-        await db.write(() => completeJob(id, iso(T0 + 20), { sent: true }))
+        await complete(db, id, iso(T0 + 20), { sent: true })
         expect(await job(db, id)).toMatchObject({
           status: 'done',
           finished: iso(T0 + 20),
@@ -212,7 +237,7 @@ for (const [name, open, twoConnections] of drivers) {
         const { db } = await fresh()
         const id = await add(db)
         await claim(db, T0)
-        await db.write(() => failJob(id, iso(T0), 'provider said 503', T0 + 30_000))
+        await fail(db, id, iso(T0), 'provider said 503', T0 + 30_000)
         expect(await job(db, id)).toMatchObject({ status: 'pending', error: 'provider said 503', finished: null })
         expect(await claim(db, T0 + 29_999)).toEqual([])
         const [retried] = await claimJobs(db, KIND, T0 + 30_000, T0 + 31_000, 10)
@@ -223,7 +248,7 @@ for (const [name, open, twoConnections] of drivers) {
         const { db } = await fresh()
         const id = await add(db)
         await claim(db, T0)
-        await db.write(() => failJob(id, iso(T0 + 5), 'bad address', null))
+        await fail(db, id, iso(T0 + 5), 'bad address', null)
         expect(await job(db, id)).toMatchObject({ status: 'failed', error: 'bad address', finished: iso(T0 + 5) })
         expect(await claim(db, T0 + 1e12)).toEqual([])
       })
@@ -245,8 +270,8 @@ for (const [name, open, twoConnections] of drivers) {
       const failed = await add(db)
       const waiting = await add(db, { runAt: T0 + 60_000 })
       await claimJobs(db, KIND, T0, T0 + 3_600_000, 10) // long leases: only the release frees them
-      await db.write(() => completeJob(done, iso(T0)))
-      await db.write(() => failJob(failed, iso(T0), 'no', null))
+      await complete(db, done, iso(T0))
+      await fail(db, failed, iso(T0), 'no', null)
       expect(await releaseAllClaims(db)).toBe(2)
       for (const id of running) expect((await job(db, id)).status).toBe('pending')
       expect((await job(db, done)).status).toBe('done')
@@ -265,9 +290,9 @@ for (const [name, open, twoConnections] of drivers) {
         await add(db, { runAt: T0 + 1e9 }),
       ]
       await claim(db, T0)
-      await db.write(() => completeJob(oldDone, iso(T0 + 1)))
-      await db.write(() => failJob(oldFailed, iso(T0 + 2), 'no', null))
-      await db.write(() => completeJob(newDone, iso(T0 + 10)))
+      await complete(db, oldDone, iso(T0 + 1))
+      await fail(db, oldFailed, iso(T0 + 2), 'no', null)
+      await complete(db, newDone, iso(T0 + 10))
       expect(await pruneJobs(db, iso(T0 + 10))).toBe(2)
       expect((await jobsOf(db, KIND)).map((j) => j.id).sort()).toEqual([newDone, running, pending].sort())
     })
