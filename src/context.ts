@@ -23,7 +23,10 @@ export interface Ctx {
   /** The tenant every storage call is scoped to. */
   readonly domain: string
   readonly actor: Actor
-  /** Roles of the actor in `domain`, read live when the context was admitted to a route. */
+  /**
+   * Roles of the actor in `domain`. For a session they are read live when the context is admitted
+   * to a route (the admitted context carries them); other actors bring theirs.
+   */
   readonly roles: readonly string[]
   /** The signed-in session behind the actor, when there is one. */
   readonly session?: Session

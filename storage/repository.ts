@@ -186,6 +186,15 @@ export class Repository {
     return rows.map((r) => r[0] as string)
   }
 
+  /** The domains that hold an entity whose field equals the value (across every domain). */
+  async domainsWhere(field: string, value: SqlValue): Promise<string[]> {
+    const rows = await this.db.all(
+      `SELECT DISTINCT domain FROM ${this.spec.table} WHERE ${this.layout.resolveField(field)} = ?`,
+      [value],
+    )
+    return rows.map((r) => r[0] as string)
+  }
+
   /** The number of entities in a domain. */
   *count(domain: string): TxStep<number> {
     return (yield* tx.get(`SELECT count(*) FROM ${this.spec.table} WHERE domain = ?`, [domain]))![0] as number

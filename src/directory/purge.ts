@@ -10,9 +10,11 @@ import { purgeQueue } from '~storage/queue'
 import { purgeRequests } from '~storage/requests'
 import type { Deps } from '../deps'
 import { tables } from '../entities/registry'
+import { domains } from './domains'
 
 export function* purgeDomain(deps: Deps, domain: string): TxStep<void> {
-  for (const spec of tables()) if (spec.table !== 'domains') yield* deps.repo(spec).purge(domain)
+  // the domain's own row is the change being made (its parent's domain column holds it)
+  for (const spec of tables()) if (spec !== domains.table) yield* deps.repo(spec).purge(domain)
   for (const table of yield* recordTablesOf(domain)) yield* dropRecordTable(table)
   yield* purgeJournal(domain)
   yield* purgeRequests(domain)

@@ -55,10 +55,10 @@ export const users = defineEntity({
       }
       yield* rebuildCaches(u)
       // a deleted account signs out everywhere; a new password ends the account's other sessions
-      if (!change.after) u.afterCommit(`sessions:${domain}:${id}`, () => sessions.destroyUser(domain, id))
+      if (!change.after) u.afterCommit(`end-sessions:${domain}:${id}`, () => sessions.destroyUser(domain, id))
       else if (change.before && change.input?.pwd !== undefined) {
         const keep = u.ctx.session?.id
-        u.afterCommit(`sessions:${domain}:${id}`, () => sessions.destroyUser(domain, id, keep))
+        u.afterCommit(`end-sessions:${domain}:${id}:but:${keep}`, () => sessions.destroyUser(domain, id, keep))
       }
     },
   },

@@ -23,6 +23,8 @@ export type EventObject = PlatformEvent['objects'][number]
 
 /** A subscription, compiled: an event is sent when every part that is present holds. */
 export interface SubscriptionTerms {
+  /** The subscriber's domain: the bus carries every domain's events, and a subscription sees its own only. */
+  domain: string
   events: EventMask[]
   /** The event must be bound to at least one of these; absent or empty: any event. */
   objects?: EventObject[]
@@ -99,6 +101,7 @@ export function parseObjects(raw: unknown, field = 'objects'): EventObject[] {
 
 /** True when the event goes out under these terms. */
 export function matches(terms: SubscriptionTerms, event: PlatformEvent): boolean {
+  if (event.domain !== terms.domain) return false
   if (!terms.events.some((m) => m.class === event.class && (m.event === ANY_EVENT || m.event === event.event)))
     return false
   if (terms.objects?.length && !terms.objects.some((o) => boundTo(event, o))) return false

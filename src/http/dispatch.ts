@@ -11,7 +11,7 @@ import { ApiError, badRequest, payloadTooLarge, unauthorized } from '../errors'
 import { admit } from '../identity/authenticate'
 import { JsonText } from './json'
 import { Req, type RequestSource } from './req'
-import { METHODS, type Method, type RouteDef, type RouteModule } from './route'
+import { METHODS, type Method, OVERRIDE_METHODS, type RouteDef, type RouteModule } from './route'
 
 export interface Outcome {
   status: number
@@ -22,15 +22,15 @@ export interface Outcome {
 }
 
 export interface Call {
-  /** The effective method. */
+  /** The method as the caller sent it. */
   method: string
+  /** HTTP: the X-HTTP-Method-Override header, which makes a POST a LOOKUP, SYNC or CLEAR. */
+  override?: string | null
   /** The URL path as sent (percent-encoded), without the query string. */
   rawPath: string
   query: Record<string, string | undefined>
   requestId: string
   source: RequestSource
-  /** Set by the HTTP kernel when a request other than POST carries X-HTTP-Method-Override. */
-  misusedOverride?: boolean
 }
 
 /** Admits the caller of a route or throws (401, 403). */
@@ -47,8 +47,9 @@ export async function runRoute(deps: Deps, call: Call, admission: Admission): Pr
   const match = deps.routes.match(call.rawPath)
   if (!match) return { status: 404, body: errorBody(404, `no resource at ${call.rawPath}`), headers: {}, cookies: [] }
   const { module, url } = match.entry
-  // HEAD is GET without the body: the same handler, and the same permission
-  const method = call.method === 'HEAD' && !module.HEAD ? 'GET' : call.method
+  const resolved = effectiveMethod(call, module)
+  if (resolved instanceof ApiError) return errorOutcome(deps, resolved, call.requestId)
+  const method = resolved
   const def = module[method as Method]
   if (!def) {
     const allow = allowedMethods(module)
@@ -65,14 +66,30 @@ export async function runRoute(deps: Deps, call: Call, admission: Admission): Pr
   }
   const req = new Req(deps, target, call.source)
   try {
-    if (call.misusedOverride)
+    if (call.override != null && call.method !== 'POST') {
       throw badRequest('X-HTTP-Method-Override is accepted only with POST', 'X-HTTP-Method-Override')
+    }
     if (def.access !== 'public') await admission(req, def)
     const result = await def.handle(req)
     return { status: result === undefined ? 204 : 200, body: result, headers: req.headers, cookies: req.cookies }
   } catch (err) {
     return errorOutcome(deps, err, call.requestId, `${call.method} ${url}`)
   }
+}
+
+/**
+ * The method a call runs as. HEAD is GET without the body (the same handler and permission). A
+ * POST carrying X-HTTP-Method-Override runs as LOOKUP, SYNC or CLEAR, where the route takes one of
+ * them or POST (elsewhere the POST itself is refused with 405); any other value is a 400.
+ */
+function effectiveMethod(call: Call, module: RouteModule): string | ApiError {
+  if (call.method === 'HEAD' && !module.HEAD) return 'GET'
+  if (call.override == null || call.method !== 'POST') return call.method
+  if (!module.POST && ![...OVERRIDE_METHODS].some((m) => module[m as Method])) return call.method
+  const method = call.override.trim().toUpperCase()
+  if (OVERRIDE_METHODS.has(method)) return method // a route without it answers 405 to the POST
+  const message = `X-HTTP-Method-Override must be LOOKUP, SYNC or CLEAR, got ${JSON.stringify(call.override)}`
+  return badRequest(message, 'X-HTTP-Method-Override')
 }
 
 function decodePath(raw: string): string {

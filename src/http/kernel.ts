@@ -5,7 +5,6 @@
  * outcome as a Response.
  */
 import type { Deps } from '../deps'
-import { badRequest } from '../errors'
 import { authenticate } from '../identity/authenticate'
 import { readCookie, SESSION_COOKIE } from '../identity/cookies'
 import { readBodyBytes, readJsonBody } from './body'
@@ -13,7 +12,6 @@ import { type Cidr, inCidrs } from './cidr'
 import { errorOutcome, type Outcome, runRoute } from './dispatch'
 import { JSON_TYPE, JsonText } from './json'
 import type { RequestSource } from './req'
-import { OVERRIDE_METHODS } from './route'
 
 export const OVERRIDE_HEADER = 'x-http-method-override'
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
@@ -81,24 +79,9 @@ export async function handleHttp(deps: Deps, request: Request, server?: PeerLook
   const requestId = requestIdOf(request)
   try {
     const { rawPath, query } = splitUrl(request.url)
-    const override = request.headers.get(OVERRIDE_HEADER)
-    let method = request.method
-    if (override !== null && method === 'POST') {
-      method = override.trim().toUpperCase()
-      if (!OVERRIDE_METHODS.has(method)) {
-        const message = `X-HTTP-Method-Override must be LOOKUP, SYNC or CLEAR, got ${JSON.stringify(override)}`
-        throw badRequest(message, 'X-HTTP-Method-Override')
-      }
-    }
     const source = httpSource(deps, request, server)
-    const call = {
-      method,
-      rawPath,
-      query,
-      requestId,
-      source,
-      misusedOverride: override !== null && request.method !== 'POST',
-    }
+    const override = request.headers.get(OVERRIDE_HEADER)
+    const call = { method: request.method, override, rawPath, query, requestId, source }
     return toResponse(await runRoute(deps, call, authenticate), requestId, request.method === 'HEAD')
   } catch (err) {
     return toResponse(errorOutcome(deps, err, requestId), requestId, false)
@@ -109,7 +92,7 @@ export function toResponse(outcome: Outcome, requestId: string, head: boolean): 
   const headers: Record<string, string> = { 'x-request-id': requestId, ...outcome.headers }
   let response: Response
   if (outcome.body instanceof Response) {
-    response = outcome.body
+    response = head ? new Response(null, outcome.body) : outcome.body
     for (const [name, value] of Object.entries(headers)) response.headers.set(name, value)
   } else if (outcome.body === undefined) {
     response = new Response(null, { status: outcome.status, headers })

@@ -28,14 +28,9 @@ export interface Installed {
   settings: string[]
 }
 
-/** Runs a step; an error it raises is reported against the archive file it came from. */
-function* inFile<T>(file: string, step: TxStep<T>): TxStep<T> {
-  try {
-    return yield* step
-  } catch (err) {
-    if (err instanceof ApiError) throw new LayerError(`${file}: ${err.message}`)
-    throw err
-  }
+/** A refusal of an archive object, reported against the file it came from. */
+function againstFile(file: string, err: unknown): unknown {
+  return err instanceof ApiError ? new LayerError(`${file}: ${err.message}`) : err
 }
 
 /** Validates one archive object as an entity body. */
@@ -45,16 +40,18 @@ function checked(entity: Entity, doc: Doc, id: string): Doc {
   return entity.finish ? entity.finish(valid) : valid
 }
 
-/** Upserts one validated archive object: replaced (keeping the stored `ext`) when it exists, created otherwise. */
+/**
+ * Upserts one archive object, validated as an entity body: replaced (keeping the stored `ext`) when
+ * it exists, created otherwise, through the entity's steps (so its hook runs).
+ */
 function* upsert(u: Unit, entity: Entity, file: string, doc: Doc, id: string, exists: boolean): TxStep<void> {
-  yield* inFile(
-    file,
-    (function* () {
-      const next = checked(entity, doc, id)
-      if (exists) yield* updateStep(u, entity, id, (cur) => ({ ...next, ext: cur.ext }))
-      else yield* insertStep(u, { entity, doc: next, input: next, hidden: {} })
-    })(),
-  )
+  try {
+    const next = checked(entity, doc, id)
+    if (exists) yield* updateStep(u, entity, id, (cur) => ({ ...next, ext: cur.ext }))
+    else yield* insertStep(u, { entity, doc: next, input: next, hidden: {} })
+  } catch (err) {
+    throw againstFile(file, err)
+  }
 }
 
 /** Classes in an order where every parent comes before its children. */
@@ -108,12 +105,12 @@ export function* applyLayer(u: Unit, content: LayerContent): TxStep<Installed> {
     const key = doc.key as string
     const def = SETTINGS[key]
     if (!def) throw new LayerError(`${file}: there is no setting ${JSON.stringify(key)}`)
-    const value = yield* inFile(
-      file,
-      (function* () {
-        return validate(def.value, doc.value, 'value')
-      })(),
-    )
+    let value: unknown
+    try {
+      value = validate(def.value, doc.value, 'value')
+    } catch (err) {
+      throw againstFile(file, err)
+    }
     yield* writeSetting(u, key, () => value)
     installed.settings.push(key)
   }

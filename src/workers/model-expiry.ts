@@ -14,9 +14,8 @@ export const modelExpiry: Worker = {
   lease: 'cluster',
   async step(deps, signal) {
     const now = deps.clock.now()
-    const expiring = await deps.repo(classes.table).findBy(null, 'opts.expires_mode', 'create')
     let removed = 0
-    for (const domain of new Set(expiring.map((c) => c.domain))) {
+    for (const domain of await deps.repo(classes.table).domainsWhere('opts.expires_mode', 'create')) {
       if (signal.aborted) break
       for (const model of (await deps.model.classes(domain)).values()) {
         if (!model.expiry || !model.table) continue

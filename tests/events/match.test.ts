@@ -155,21 +155,23 @@ describe('matches', () => {
   const masks = (...items: string[]) => parseEventMasks(items)
 
   const cases: [string, SubscriptionTerms, PlatformEvent, boolean][] = [
-    ['exact mask', { events: masks('callevents.call_start') }, call, true],
-    ['class wildcard', { events: masks('callevents.*') }, call, true],
-    ['other event of the class', { events: masks('callevents.call_end') }, call, false],
-    ['other class', { events: masks('confevents.*', 'statesevents.*') }, call, false],
-    ['one of several masks', { events: masks('confevents.*', 'callevents.call_start') }, call, true],
-    ['no objects: any', { events: masks('callevents.*'), objects: [] }, call, true],
+    ['exact mask', { domain: 'd1', events: masks('callevents.call_start') }, call, true],
+    ["another domain's event, whatever else matches", { domain: 'd2', events: masks('callevents.*') }, call, false],
+    ['class wildcard', { domain: 'd1', events: masks('callevents.*') }, call, true],
+    ['other event of the class', { domain: 'd1', events: masks('callevents.call_end') }, call, false],
+    ['other class', { domain: 'd1', events: masks('confevents.*', 'statesevents.*') }, call, false],
+    ['one of several masks', { domain: 'd1', events: masks('confevents.*', 'callevents.call_start') }, call, true],
+    ['no objects: any', { domain: 'd1', events: masks('callevents.*'), objects: [] }, call, true],
     [
       'bound object',
-      { events: masks('callevents.*'), objects: parseObjects([{ type: 'sipuser', sipuser: '101' }]) },
+      { domain: 'd1', events: masks('callevents.*'), objects: parseObjects([{ type: 'sipuser', sipuser: '101' }]) },
       call,
       true,
     ],
     [
       'one of several objects',
       {
+        domain: 'd1',
         events: masks('callevents.*'),
         objects: parseObjects([
           { type: 'sipuser', sipuser: '999' },
@@ -181,54 +183,74 @@ describe('matches', () => {
     ],
     [
       'object not bound',
-      { events: masks('callevents.*'), objects: parseObjects([{ type: 'sipuser', sipuser: '102' }]) },
+      { domain: 'd1', events: masks('callevents.*'), objects: parseObjects([{ type: 'sipuser', sipuser: '102' }]) },
       call,
       false,
     ],
     [
       'same value, other type',
-      { events: masks('callevents.*'), objects: parseObjects([{ type: 'user', user: '101' }]) },
+      { domain: 'd1', events: masks('callevents.*'), objects: parseObjects([{ type: 'user', user: '101' }]) },
       call,
       false,
     ],
     [
       'event bound to nothing',
-      { events: masks('confevents.*'), objects: parseObjects([{ type: 'conf', conf: '1' }]) },
+      { domain: 'd1', events: masks('confevents.*'), objects: parseObjects([{ type: 'conf', conf: '1' }]) },
       telephony('confevents', 'conf_start', []),
       false,
     ],
     [
       'websocket class object',
-      { events: masks('modelevents.data_changed'), objects: parseObjects(['user']) },
+      { domain: 'd1', events: masks('modelevents.data_changed'), objects: parseObjects(['user']) },
       userCreated,
       true,
     ],
     [
       'websocket class object, other class',
-      { events: masks('modelevents.data_changed'), objects: parseObjects(['user']) },
+      { domain: 'd1', events: masks('modelevents.data_changed'), objects: parseObjects(['user']) },
       recordCreated,
       false,
     ],
     [
       'model record class',
-      { events: masks('modelevents.data_changed'), objects: parseObjects(['Orders']) },
+      { domain: 'd1', events: masks('modelevents.data_changed'), objects: parseObjects(['Orders']) },
       recordCreated,
       true,
     ],
-    ['collection', { events: masks('modelevents.data_changed'), collection: 'user' }, userCreated, true],
-    ['other collection', { events: masks('modelevents.data_changed'), collection: 'Orders' }, userCreated, false],
-    ['collection on an event without a class', { events: masks('callevents.*'), collection: 'users' }, call, false],
-    ['filter on data of other events', { events: masks('statesevents.*'), filter: eq('state', 'busy') }, state, true],
-    ['filter on data fails', { events: masks('statesevents.*'), filter: eq('state', 'registered') }, state, false],
+    ['collection', { domain: 'd1', events: masks('modelevents.data_changed'), collection: 'user' }, userCreated, true],
+    [
+      'other collection',
+      { domain: 'd1', events: masks('modelevents.data_changed'), collection: 'Orders' },
+      userCreated,
+      false,
+    ],
+    [
+      'collection on an event without a class',
+      { domain: 'd1', events: masks('callevents.*'), collection: 'users' },
+      call,
+      false,
+    ],
+    [
+      'filter on data of other events',
+      { domain: 'd1', events: masks('statesevents.*'), filter: eq('state', 'busy') },
+      state,
+      true,
+    ],
+    [
+      'filter on data fails',
+      { domain: 'd1', events: masks('statesevents.*'), filter: eq('state', 'registered') },
+      state,
+      false,
+    ],
     [
       'filter on the instance, not on data',
-      { events: masks('modelevents.data_changed'), filter: eq('class', 'user') },
+      { domain: 'd1', events: masks('modelevents.data_changed'), filter: eq('class', 'user') },
       userCreated,
       false,
     ],
     [
       'nested filter path',
-      { events: masks('modelevents.data_changed'), filter: eq('opts.role', 'admin') },
+      { domain: 'd1', events: masks('modelevents.data_changed'), filter: eq('opts.role', 'admin') },
       userCreated,
       true,
     ],
@@ -236,7 +258,7 @@ describe('matches', () => {
   for (const [name, terms, event, expected] of cases) test(name, () => expect(matches(terms, event)).toBe(expected))
 
   describe('a data change passes when the filter holds before or after it', () => {
-    const terms = { events: masks('modelevents.data_changed'), filter: eq('status', 'active') }
+    const terms = { domain: 'd1', events: masks('modelevents.data_changed'), filter: eq('status', 'active') }
     const active = { id: 'u1', status: 'active' }
     const blocked = { id: 'u1', status: 'blocked' }
     const cases: [string, PlatformEvent, boolean][] = [
@@ -259,11 +281,11 @@ describe('shape', () => {
   const events = parseEventMasks(['modelevents.data_changed', 'statesevents.*'])
 
   test('no mask: the data as it is', () => {
-    expect(shape({ events }, update)).toBe(update.data)
-    expect(shape({ events, mask: [] }, update)).toBe(update.data)
+    expect(shape({ domain: 'd1', events }, update)).toBe(update.data)
+    expect(shape({ domain: 'd1', events, mask: [] }, update)).toBe(update.data)
   })
   test('a data change: the mask applies to both instances, the rest stays', () => {
-    expect(shape({ events, mask: ['id', 'opts.title'] }, update)).toEqual({
+    expect(shape({ domain: 'd1', events, mask: ['id', 'opts.title'] }, update)).toEqual({
       ...update.data,
       old: { id: 'u1', opts: { title: 'A' } },
       new: { id: 'u1', opts: { title: 'B' } },
@@ -271,11 +293,11 @@ describe('shape', () => {
   })
   test('other events: the mask applies to data', () => {
     const state = telephony('statesevents', 'sipuser_state_changed', [], { login: '102', state: 'busy', extra: 1 })
-    expect(shape({ events, mask: ['login', 'state'] }, state)).toEqual({ login: '102', state: 'busy' })
+    expect(shape({ domain: 'd1', events, mask: ['login', 'state'] }, state)).toEqual({ login: '102', state: 'busy' })
   })
   test('a missing instance stays missing', () => {
     const event = { ...update, data: { ...update.data, old: null } }
-    expect(shape({ events, mask: ['id'] }, event)).toMatchObject({ old: null, new: { id: 'u1' } })
+    expect(shape({ domain: 'd1', events, mask: ['id'] }, event)).toMatchObject({ old: null, new: { id: 'u1' } })
   })
 })
 

@@ -160,6 +160,16 @@ describe('method override', () => {
     const res = await raw('GET', 'LOOKUP')
     expect(res.status).toBe(400)
   })
+  test('the URL is found first: an override to no resource is a 404, to a URL without POST a 405', async () => {
+    expect((await raw('POST', 'DELETE', '/rest/v1/nothing/here')).status).toBe(404)
+    const res = await raw('POST', 'DELETE', '/rest/v1/user/info')
+    expect([res.status, res.headers.get('allow')]).toEqual([405, 'GET, HEAD, PATCH'])
+  })
+  test('a POST whose override names a method the URL lacks is refused as the POST it is', async () => {
+    const res = await raw('POST', 'LOOKUP', '/rest/v1/iam/sessions')
+    expect(res.status).toBe(405)
+    expect(((await res.json()) as { error_message: string }).error_message).toStartWith('POST is not allowed here')
+  })
   test('an override the URL does not serve is a 405', async () => {
     const res = await raw('POST', 'CLEAR')
     expect(res.status).toBe(405)
