@@ -16,12 +16,18 @@ export const journalPump: Worker = {
   every: 500,
   wakeOn: ['journal'],
   lease: 'cluster',
-  async step(deps) {
+  async step(deps, signal) {
     const cursor = await journalCursor(deps.db, CURSOR)
     const changes = await journalAfter(deps.db, cursor, BATCH)
-    for (const change of changes) await deps.bus.publish(dataChanged(change))
-    if (changes.length) await moveJournalCursor(deps.db, CURSOR, changes.at(-1)!.seq)
-    return changes.length
+    let published = 0
+    // a pass that lost the cluster lease stops at once: another process pumps from the cursor on
+    for (const change of changes) {
+      if (signal.aborted) break
+      await deps.bus.publish(dataChanged(change))
+      published++
+    }
+    if (published) await moveJournalCursor(deps.db, CURSOR, changes[published - 1]!.seq)
+    return published
   },
 }
 
