@@ -4,8 +4,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { INVITATION_LIFETIME_MS } from '~/credentials/invitations'
 import { RESET_LIFETIME_MS } from '~/credentials/password-reset'
 import { SELF_REGISTRATION_LIFETIME_MS } from '~/credentials/self-registration'
-import { mailTo } from '~/mail/mail'
-import { MAX_ATTEMPTS } from '~/workers/mail-outbox'
 import { startMailCapture } from '../helpers/mail-capture'
 import { testService, type TestService } from '../helpers/service'
 
@@ -176,37 +174,6 @@ describe('password recovery in two steps', () => {
     t.clock.advance(1)
     expect((await patch(`/rest/v1/iam/pwd_reset_requests/${id2}`, { pwd: 'ann-Pass5' })).status).toBe(404)
     expect(await t.login('mail.master', 'ann', 'ann-Pass4')).toBeTruthy()
-  })
-})
-
-describe('mail delivery', () => {
-  test('a failed delivery is recorded and retried; the request is kept and the answer does not change', async () => {
-    capture.setFailing(true)
-    const res = await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.4.1')
-    expect(res.body).toEqual(ok('a link to set a new password was sent by e-mail'))
-    const [row] = await mailTo(t.deps.db, 'ann@example.com')
-    expect(row).toMatchObject({ status: 'pending', attempts: 1 })
-    expect(row!.error).toContain('capture server told to fail')
-    capture.setFailing(false)
-    await t.run('mail-outbox')
-    expect((await mailTo(t.deps.db, 'ann@example.com'))[0]!.status).toBe('pending') // not due yet
-    t.clock.advance(30_000)
-    await t.run('mail-outbox')
-    const sent = (await mailTo(t.deps.db, 'ann@example.com'))[0]!
-    expect(sent).toMatchObject({ status: 'sent', attempts: 2, providerId: expect.stringMatching(/^captured-/) })
-    const link = capture.linkIn(capture.to('ann@example.com').at(-1)!)!
-    expect((await patch(`/rest/v1/iam/pwd_reset_requests/${idIn(link)}`, { pwd: 'ann-Pass6' })).status).toBe(200)
-  })
-
-  test(`after ${MAX_ATTEMPTS} failed attempts a message is marked failed`, async () => {
-    capture.setFailing(true)
-    await post('/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }, '10.9.4.2')
-    for (let i = 0; i < MAX_ATTEMPTS; i++) {
-      t.clock.advance(3 * 3600_000)
-      await t.run('mail-outbox')
-    }
-    capture.setFailing(false)
-    expect((await mailTo(t.deps.db, 'ann@example.com'))[0]).toMatchObject({ status: 'failed', attempts: MAX_ATTEMPTS })
   })
 })
 
