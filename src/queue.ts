@@ -1,6 +1,7 @@
 /**
  * Putting work on the durable queue (storage/queue.ts) from inside a unit of work: the job commits
- * with the change that causes it, and the worker of its kind is woken after the commit.
+ * with the change that causes it, and the worker of its kind is woken after the commit. A job that
+ * needs no work (`done`: its result) is only recorded.
  */
 import type { TxStep } from '~storage/db'
 import type { Doc } from '~storage/doc'
@@ -9,10 +10,11 @@ import type { Unit } from './entities/unit'
 
 export function* enqueue(
   u: Unit,
-  job: { kind: string; payload: Doc; serial?: string; runAt?: number; id?: string },
+  job: { kind: string; payload: Doc; serial?: string; runAt?: number; id?: string; done?: Doc },
 ): TxStep<string> {
   const { clock, signals } = u.ctx.deps
-  const id = yield* enqueueJob({ ...job, domain: u.w.domain, runAt: job.runAt ?? clock.now() }, u.w.now)
-  u.afterCommit(`queue:${job.kind}`, () => signals.raise(`queue:${job.kind}`))
+  const { done, ...rest } = job
+  const id = yield* enqueueJob({ ...rest, domain: u.w.domain, runAt: job.runAt ?? clock.now() }, u.w.now, done)
+  if (!done) u.afterCommit(`queue:${job.kind}`, () => signals.raise(`queue:${job.kind}`))
   return id
 }

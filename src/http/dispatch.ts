@@ -92,6 +92,13 @@ function effectiveMethod(call: Call, module: RouteModule): string | ApiError {
   return badRequest(message, 'X-HTTP-Method-Override')
 }
 
+/** A query string's parameters; of a parameter given twice, the first counts. */
+export function parseQuery(search: string): Record<string, string | undefined> {
+  const query: Record<string, string | undefined> = {}
+  for (const [k, v] of new URLSearchParams(search)) if (!Object.hasOwn(query, k)) query[k] = v
+  return query
+}
+
 function decodePath(raw: string): string {
   try {
     return decodeURI(raw)
@@ -150,14 +157,10 @@ export async function dispatch(ctx: Ctx, request: DispatchRequest): Promise<Disp
       cookie: session?.kind === 'cookie' ? session.id : null,
     }),
   }
-  // as the HTTP kernel reads a URL: the query starts at the first '?' (later ones belong to it),
-  // and of a parameter given twice the first counts
+  // as the HTTP kernel reads a URL: the query starts at the first '?' (later ones belong to it)
   const q = request.path.indexOf('?')
   const rawPath = q < 0 ? request.path : request.path.slice(0, q)
-  const query: Record<string, string | undefined> = {}
-  if (q >= 0)
-    for (const [k, v] of new URLSearchParams(request.path.slice(q + 1))) if (!Object.hasOwn(query, k)) query[k] = v
-  Object.assign(query, request.query)
+  const query = { ...(q < 0 ? {} : parseQuery(request.path.slice(q + 1))), ...request.query }
   const call = { method, rawPath, query, requestId: ctx.requestId, source }
   const outcome = await runRoute(ctx.deps, call, async (req, def) => {
     if (!session) return admit(req, ctx, def)

@@ -9,7 +9,7 @@ import { authenticate } from '../identity/authenticate'
 import { readCookie, SESSION_COOKIE } from '../identity/cookies'
 import { readBodyBytes, readJsonBody } from './body'
 import { type Cidr, inCidrs } from './cidr'
-import { errorOutcome, type Outcome, runRoute } from './dispatch'
+import { errorOutcome, type Outcome, parseQuery, runRoute } from './dispatch'
 import { JSON_TYPE, JsonText } from './json'
 import type { RequestSource } from './req'
 
@@ -70,9 +70,7 @@ function splitUrl(url: string): { rawPath: string; query: Record<string, string 
   const hash = url.indexOf('#', start)
   const end = hash < 0 ? url.length : hash
   if (q < 0 || q > end) return { rawPath: url.slice(start, end), query: {} }
-  const query: Record<string, string | undefined> = {}
-  for (const [k, v] of new URLSearchParams(url.slice(q + 1, end))) if (!Object.hasOwn(query, k)) query[k] = v
-  return { rawPath: url.slice(start, q), query }
+  return { rawPath: url.slice(start, q), query: parseQuery(url.slice(q + 1, end)) }
 }
 
 export async function handleHttp(deps: Deps, request: Request, server?: PeerLookup): Promise<Response> {

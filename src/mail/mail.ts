@@ -5,7 +5,7 @@
  * locally from the log.
  */
 import type { Db, TxStep } from '~storage/db'
-import { enqueueJob, jobsOf } from '~storage/queue'
+import { jobsOf } from '~storage/queue'
 import type { Unit } from '../entities/unit'
 import { enqueue } from '../queue'
 
@@ -26,9 +26,10 @@ export interface OutgoingMail {
  */
 export function* enqueueMail(u: Unit, mail: OutgoingMail): TxStep<string> {
   const { domain, ...message } = mail
-  const { config, log, clock } = u.ctx.deps
-  if (config.resendApiKey) return yield* enqueue(u.inDomain(domain), { kind: MAIL, payload: message })
-  const id = yield* enqueueJob({ kind: MAIL, domain, payload: message, runAt: clock.now() }, u.w.now, { logged: true })
+  const { config, log } = u.ctx.deps
+  const inDomain = u.inDomain(domain)
+  if (config.resendApiKey) return yield* enqueue(inDomain, { kind: MAIL, payload: message })
+  const id = yield* enqueue(inDomain, { kind: MAIL, payload: message, done: { logged: true } })
   u.afterCommit(`mail:${id}`, () =>
     log.info('mail (no RESEND_API_KEY: recorded in the outbox, not sent)', {
       to: message.recipient,
