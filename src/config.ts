@@ -6,6 +6,7 @@ import * as v from 'valibot'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { parseCidr } from './http/cidr'
+import { LOG_LEVELS, type LogLevel } from './log'
 
 const integer = (min: number, max: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max))
@@ -53,7 +54,7 @@ const EnvSchema = v.object({
   SITE: v.optional(v.string(), 'site1'),
   NODE_NAME: v.optional(v.string()),
   TRUST_PROXY: v.optional(cidrList, ''),
-  LOG_LEVEL: v.optional(v.picklist(['error', 'warn', 'info', 'debug'], 'must be error, warn, info or debug'), 'info'),
+  LOG_LEVEL: v.optional(v.picklist(LOG_LEVELS, `must be ${LOG_LEVELS.join(', ')}`), 'info'),
   WEBHOOK_ALLOW_PRIVATE: v.optional(cidrList, ''),
   GATEWAY: v.optional(onOff, 'on'),
   WORKERS: v.optional(onOff, 'on'),
@@ -61,6 +62,7 @@ const EnvSchema = v.object({
   MAX_BODY_BYTES: v.optional(integer(1024, 1 << 30), String(16 * 1024 * 1024)),
   SESSION_IDLE_TIMEOUT_SEC: v.optional(integer(60, 30 * 86400), '1800'),
   SESSION_MAX_PER_USER: v.optional(integer(1, 1000), '10'),
+  SHUTDOWN_GRACE_SEC: v.optional(integer(0, 3600), '10'),
 })
 
 export type Env = v.InferOutput<typeof EnvSchema>
@@ -104,6 +106,7 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   MAX_BODY_BYTES: { meaning: 'largest request body; larger ones get 413' },
   SESSION_IDLE_TIMEOUT_SEC: { meaning: 'sliding idle lifetime of a session' },
   SESSION_MAX_PER_USER: { meaning: 'concurrent sessions per user; the oldest is ended beyond it' },
+  SHUTDOWN_GRACE_SEC: { meaning: 'on a stop, how long requests in flight may take to finish' },
 }
 
 /** Every variable the service reads, with its default and meaning, in the schema's order. */
@@ -134,7 +137,7 @@ export interface Config {
   site: string
   nodeName: string
   trustProxy: string[]
-  logLevel: 'error' | 'warn' | 'info' | 'debug'
+  logLevel: LogLevel
   webhookAllowPrivate: string[]
   gateway: boolean
   /** Whether this process runs background work (off: it serves requests only, other processes do the work). */
@@ -144,6 +147,7 @@ export interface Config {
   maxBodyBytes: number
   sessionIdleTimeoutSec: number
   sessionMaxPerUser: number
+  shutdownGraceSec: number
 }
 
 export class ConfigError extends Error {}
@@ -184,5 +188,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: e.MAX_BODY_BYTES,
     sessionIdleTimeoutSec: e.SESSION_IDLE_TIMEOUT_SEC,
     sessionMaxPerUser: e.SESSION_MAX_PER_USER,
+    shutdownGraceSec: e.SHUTDOWN_GRACE_SEC,
   }
 }

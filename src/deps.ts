@@ -15,6 +15,7 @@ import type { RouteEntry } from './http/route'
 import { AccessCache } from './identity/access'
 import { SessionStore } from './identity/sessions'
 import type { Logger } from './log'
+import { NodeRegistry } from './master/nodes'
 import { ModelRegistry } from './model/registry'
 import { Signals } from './signals'
 
@@ -35,6 +36,8 @@ export interface Deps extends Store {
   model: ModelRegistry
   /** Events of every domain, fanned out to every process. */
   bus: EventBus
+  /** This process's entry in the cluster's node registry, and commands to the other nodes. */
+  nodes: NodeRegistry
   /** Wake-ups for workers in this process (a commit, a queued job). */
   signals: Signals
   /** The routes, for calls dispatched without HTTP. */
@@ -75,6 +78,7 @@ export function createDeps(parts: {
     access: new AccessCache(store, kv, clock),
     model: new ModelRegistry(store, kv, clock),
     bus: new EventBus(kv, log),
+    nodes: new NodeRegistry(kv, clock, log, config),
     signals: new Signals(),
     routes: new Router(parts.routes),
     trustedProxies: config.trustProxy.map((c) => parseCidr(c)!),

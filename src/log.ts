@@ -1,5 +1,6 @@
 /** Line-oriented JSON logs on stdout; the level can change at run time. */
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug'
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
 const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 }
 
 export interface Logger {

@@ -30,18 +30,20 @@ export async function main(routes: RouteEntry[], args = process.argv.slice(2)): 
     console.log(`first start: created master domain "${config.masterDomain}" with administrator "${first.login}"`)
     if (first.generatedPassword) console.log(`administrator password (shown once): ${first.generatedPassword}`)
   }
+  const exit = async (running: { stop(): Promise<void> }) => {
+    await running.stop()
+    process.exit(0)
+  }
   let service
   try {
-    service = await startService(config, routes, { onBootstrap: banner })
+    // a node termination request (DELETE /rest/v1/master/nodes/<name>) ends the process like SIGTERM
+    service = await startService(config, routes, { onBootstrap: banner, onTerminate: (s) => void exit(s) })
   } catch (err) {
     console.error(`cannot start: ${(err as Error).message}`)
     process.exit(1)
   }
   service.deps.log.info('listening', { url: service.url, gateway: config.gateway, node: config.nodeName })
-  const stop = async () => {
-    await service.stop()
-    process.exit(0)
-  }
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
+  const running = service
+  process.on('SIGINT', () => void exit(running))
+  process.on('SIGTERM', () => void exit(running))
 }

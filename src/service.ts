@@ -4,6 +4,7 @@
  * front, or Bun.serve directly). `stop()` takes them down in the reverse order.
  */
 import { mkdirSync } from 'node:fs'
+import type { Server } from 'bun'
 import type { Db } from '~storage/db'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { openRemoteDb } from '~storage/db-remote'
@@ -16,7 +17,7 @@ import { type App, createApp } from './app'
 import { type Clock, systemClock } from './clock'
 import type { Config } from './config'
 import { createDeps, type Deps } from './deps'
-import { type Gateway, startGateway } from './http/gateway/index'
+import { drain, type Gateway, startGateway } from './http/gateway/index'
 import type { RouteEntry } from './http/route'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
 import { createLogger, type Logger } from './log'
@@ -31,6 +32,11 @@ export interface Service {
   bootstrap: BootstrapResult
   /** Base URL of the public listener, when listening. */
   url?: string
+  /**
+   * Leaves the node registry, stops accepting, lets requests in flight finish (up to
+   * SHUTDOWN_GRACE_SEC), then stops the workers after their current step and closes the stores.
+   * Calling it again returns the same stop.
+   */
   stop(): Promise<void>
 }
 
@@ -47,6 +53,8 @@ export interface ServiceOptions {
   workers?: readonly Worker[]
   /** Told at once what the first start created, so a generated password is shown even if listening then fails. */
   onBootstrap?: (result: BootstrapResult) => void
+  /** What a node termination request does (the process entry exits after the stop); default: stop. */
+  onTerminate?: (service: Service) => void
 }
 
 export function openDb(config: Config): Db {
@@ -78,14 +86,16 @@ export async function startService(
   await deps.access.start()
   await deps.model.start()
   await deps.bus.start()
+  await deps.nodes.start()
   await startJournalCursor(db)
   const first = await bootstrap(deps)
   options.onBootstrap?.(first)
   const workers = new WorkerRunner(deps, options.workers ?? WORKERS)
-  if (options.schedule !== false && config.workers) workers.start()
+  // WORKERS=off leaves this process only the work that keeps itself going (its heartbeat)
+  if (options.schedule !== false) workers.start({ onlyAlways: !config.workers })
   const app = createApp(deps)
 
-  let server: { stop(): Promise<void> } | undefined
+  let server: Server<unknown> | undefined
   let gateway: Gateway | undefined
   let url: string | undefined
   if (options.listen !== false) {
@@ -93,30 +103,39 @@ export async function startService(
       gateway = await startGateway(app, config)
       url = `http://${config.host}:${gateway.port}`
     } else {
-      const listening = app.listen({
+      server = app.listen({
         hostname: config.host,
         port: config.port,
         reusePort: false,
         maxRequestBodySize: config.maxBodyBytes + 1024,
       })
-      server = { stop: () => listening.stop(true) }
-      url = `http://${config.host}:${listening.port}`
+      url = `http://${config.host}:${server.port}`
     }
   }
 
-  return {
+  const graceMs = config.shutdownGraceSec * 1000
+  let stopped: Promise<void> | undefined
+  const service: Service = {
     deps,
     app,
     workers,
     bootstrap: first,
     url,
-    async stop() {
-      await gateway?.stop()
-      await server?.stop()
-      await workers.stop()
-      await deps.bus.stop()
-      await kv.close()
-      await db.close()
-    },
+    stop: () =>
+      (stopped ??= (async () => {
+        await deps.nodes.stop().catch(() => {})
+        await gateway?.stop(graceMs)
+        if (server) {
+          void server.stop(false) // stop accepting; connections in flight go on
+          await drain(server, graceMs)
+          await server.stop(true)
+        }
+        await workers.stop()
+        await deps.bus.stop()
+        await kv.close()
+        await db.close()
+      })()),
   }
+  deps.nodes.onTerminate = () => (options.onTerminate ? options.onTerminate(service) : void service.stop())
+  return service
 }

@@ -112,6 +112,14 @@ function literalScalar(v: Literal): Scalar {
   return typeof v === 'boolean' ? (v ? 1 : 0) : v
 }
 
+/** The order SQL's ORDER BY gives two field values of documents: NULL first, then numbers, then text. */
+export function compareFields(a: unknown, b: unknown): number {
+  const x = fieldScalar(a)
+  const y = fieldScalar(b)
+  if (x === null || y === null) return x === y ? 0 : x === null ? -1 : 1
+  return compare(x, y)
+}
+
 /** SQLite's order without affinity: NULL (handled by callers) < numbers < text. */
 function compare(a: number | string, b: number | string): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b

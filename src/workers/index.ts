@@ -4,6 +4,14 @@ import { journalPump } from './journal-pump'
 import { layerOrders } from './layer-orders'
 import { mailOutbox } from './mail-outbox'
 import { modelExpiry } from './model-expiry'
+import { nodeHeartbeat } from './node-heartbeat'
 import type { Worker } from './runner'
 
-export const WORKERS: readonly Worker[] = [journalPump, mailOutbox, modelExpiry, layerOrders, housekeeping]
+export const WORKERS: readonly Worker[] = [
+  journalPump,
+  mailOutbox,
+  modelExpiry,
+  layerOrders,
+  housekeeping,
+  nodeHeartbeat,
+]

@@ -24,6 +24,8 @@ export interface Worker {
    * process runs it (its step claims the rows it works on, so processes never share one).
    */
   lease: 'cluster' | 'none'
+  /** Runs even where WORKERS=off: work that keeps the process itself going (its node heartbeat). */
+  always?: boolean
   /** One batch of work; how much it did (more than zero: there may be more, so it runs again at once). */
   step(deps: Deps, signal: AbortSignal): Promise<number>
 }
@@ -66,12 +68,13 @@ export class WorkerRunner {
   }
 
   /**
-   * Schedules every worker and listens for their wake-ups. Interval workers make a first pass at
+   * Schedules every worker (`onlyAlways`: those marked `always`) and listens for their wake-ups. Interval workers make a first pass at
    * once: work left by a previous process (queued jobs, unpublished journal) does not wait a period.
    */
-  start(): void {
+  start(options: { onlyAlways?: boolean } = {}): void {
     for (const state of this.states.values()) {
       const { worker } = state
+      if (options.onlyAlways && !worker.always) continue
       for (const signal of worker.wakeOn ?? [])
         this.unsubscribe.push(this.deps.signals.on(signal, () => this.wake(worker.name)))
       if (worker.cron) state.cron = new Cron(worker.cron, { protect: true }, () => this.wake(worker.name))

@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { filterHolds } from '~/events/filter-eval'
+import { compareFields, filterHolds } from '~/events/filter-eval'
+import { applyListQuery } from '~/http/list-memory'
+import { getPath } from '~storage/doc'
 import type { Db, SqlValue } from '~storage/db'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import type { Doc } from '~storage/doc'
@@ -172,4 +174,17 @@ test('a pattern built to backtrack does not blow up', () => {
   const started = performance.now()
   expect(filterHolds(filter, { s: 'a'.repeat(4096) })).toBe(false)
   expect(performance.now() - started).toBeLessThan(1000)
+})
+
+test('the in-memory order (lists of documents held in memory) is SQL ORDER BY, ascending and descending', async () => {
+  for (const path of ['s', 'n', 'b', 'z', 'o', 'o.t', 't', 'a']) {
+    for (const desc of [false, true]) {
+      const dir = desc ? 'DESC' : 'ASC'
+      const sql = (await db.all(`SELECT id FROM docs ORDER BY ${jsonField('doc', path)} ${dir}, id`)).map((r) => r[0])
+      const docs = documents.map((d, i) => ({ ...d, _i: i }))
+      const query = { filter: null, order: [{ field: path, desc }], offset: 0, limit: 100 }
+      expect(applyListQuery(docs, query, '_i').map((d) => d._i)).toEqual(sql as number[])
+    }
+  }
+  expect(compareFields(getPath(documents[9], 's'), 'a')).toBeLessThan(0) // missing sorts first, as NULL
 })

@@ -11,11 +11,23 @@ import type { Config } from '../../config'
 
 export interface Gateway {
   port: number
-  stop(): Promise<void>
+  /** Stops accepting, lets requests in flight finish for up to `graceMs`, then closes everything. */
+  stop(graceMs?: number): Promise<void>
+}
+
+interface Listening {
+  pendingRequests: number
+  stop(closeActiveConnections?: boolean): unknown
 }
 
 interface Listenable {
-  listen(options: Record<string, unknown>): { stop(closeActiveConnections?: boolean): unknown }
+  listen(options: Record<string, unknown>): Listening
+}
+
+/** Waits until the server has no request in flight, or until `graceMs` has passed. */
+export async function drain(server: Listening, graceMs: number): Promise<void> {
+  const deadline = Date.now() + graceMs
+  while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(10)
 }
 
 export async function startGateway(
@@ -32,9 +44,11 @@ export async function startGateway(
   // bundled (scripts/build.ts); in a checkout it is the file beside this one.
   const worker = new Worker(new URL('./worker.ts', import.meta.url).href)
   let stopping = false
+  let closed = () => {}
   const port = await new Promise<number>((resolve, reject) => {
     worker.onmessage = (e: MessageEvent<{ type: string; port?: number; message?: string }>) => {
       if (e.data.type === 'listening') resolve(e.data.port!)
+      else if (e.data.type === 'closed') closed()
       else reject(new Error(`gateway could not listen on ${config.host}:${config.port}: ${e.data.message}`))
     }
     worker.onerror = (e) => reject(new Error(`gateway failed: ${e.message}`))
@@ -55,8 +69,16 @@ export async function startGateway(
 
   return {
     port,
-    async stop() {
+    async stop(graceMs = 0) {
       stopping = true
+      if (graceMs > 0) {
+        await new Promise<void>((resolve) => {
+          closed = resolve
+          worker.postMessage({ close: true })
+          setTimeout(resolve, graceMs)
+        })
+        await drain(listening, graceMs)
+      }
       worker.terminate()
       await listening.stop(true)
       rmSync(dir, { recursive: true, force: true })

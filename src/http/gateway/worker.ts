@@ -1,11 +1,21 @@
-/** The gateway's thread: runs the front and reports the port it listens on. */
+/** The gateway's thread: runs the front, reports the port it listens on, and stops accepting when told. */
+import type { TCPSocketListener } from 'bun'
 import { startFront, type FrontOptions } from './front'
 
 declare const self: Worker
 
-self.onmessage = (event: MessageEvent<FrontOptions>) => {
+/** The first message starts the front; `{close: true}` stops accepting (open connections go on). */
+type Message = FrontOptions | { close: true }
+let listener: TCPSocketListener<unknown> | undefined
+
+self.onmessage = (event: MessageEvent<Message>) => {
+  if ('close' in event.data) {
+    listener?.stop(false)
+    self.postMessage({ type: 'closed' })
+    return
+  }
   try {
-    const listener = startFront(event.data)
+    listener = startFront(event.data)
     self.postMessage({ type: 'listening', port: listener.port })
   } catch (err) {
     self.postMessage({ type: 'error', message: (err as Error).message })

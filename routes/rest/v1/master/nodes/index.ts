@@ -1,0 +1,3 @@
+import { listNodesRoute } from '~/master/nodes-api'
+
+export const GET = listNodesRoute

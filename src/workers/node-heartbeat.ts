@@ -1,0 +1,14 @@
+/** Keeps this process in the cluster's node registry (src/master/nodes.ts): a beat a second, on every process. */
+import { HEARTBEAT_MS } from '../master/nodes'
+import type { Worker } from './runner'
+
+export const nodeHeartbeat: Worker = {
+  name: 'node-heartbeat',
+  every: HEARTBEAT_MS,
+  lease: 'none',
+  always: true,
+  async step(deps) {
+    await deps.nodes.heartbeat()
+    return 0
+  },
+}
