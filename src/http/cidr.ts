@@ -1,4 +1,4 @@
-/** IPv4 and IPv6 addresses and CIDR blocks, for TRUST_PROXY and the webhook address policy. */
+/** IPv4 and IPv6 addresses and CIDR blocks, for TRUST_PROXY, border rules and the webhook address policy. */
 
 /** The address as a 128-bit number (IPv4 as IPv4-mapped IPv6), or null when it is not an address. */
 export function parseAddress(text: string): bigint | null {
@@ -43,13 +43,17 @@ export interface Cidr {
 
 /** `10.0.0.0/8`, `::1`, `fd00::/8`; an IPv4 prefix counts within the IPv4-mapped range. */
 export function parseCidr(text: string): Cidr | null {
-  const [addr, bits] = text.split('/')
-  const base = parseAddress(addr ?? '')
+  const slash = text.indexOf('/')
+  const addr = slash < 0 ? text : text.slice(0, slash)
+  const bits = slash < 0 ? undefined : text.slice(slash + 1)
+  const base = parseAddress(addr)
   if (base === null) return null
-  const isV4 = !addr!.includes(':')
+  const isV4 = !addr.includes(':')
   const max = isV4 ? 32 : 128
+  // digits only: Number('') is 0 and Number(' 8') is 8, which made '10.0.0.0/' a /0
+  if (bits !== undefined && !/^\d{1,3}$/.test(bits)) return null
   const len = bits === undefined ? max : Number(bits)
-  if (!Number.isInteger(len) || len < 0 || len > max) return null
+  if (len > max) return null
   const prefix = BigInt(isV4 ? 96 + len : len)
   const mask = prefix === 0n ? 0n : ((1n << 128n) - 1n) ^ ((1n << (128n - prefix)) - 1n)
   return { base: base & mask, mask }

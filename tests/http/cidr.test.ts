@@ -25,3 +25,20 @@ test('CIDR membership', () => {
   expect(parseCidr('10.0.0.0/33')).toBeNull()
   expect(inCidrs('1.2.3.4', [parseCidr('0.0.0.0/0')!])).toBe(true)
 })
+
+test('a CIDR prefix is 0 to 32 (IPv4) or 0 to 128 (IPv6) written in digits, after exactly one slash', () => {
+  for (const bad of [
+    '10.0.0.0/',
+    '10.0.0.0/ 8',
+    '10.0.0.0/8 ',
+    '10.0.0.0/+8',
+    '10.0.0.0/-1',
+    '10.0.0.0/8/9',
+    '10.0.0.0/0x8',
+  ])
+    expect([bad, parseCidr(bad)]).toEqual([bad, null])
+  for (const bad of ['::/129', '::/', '::/1e2']) expect([bad, parseCidr(bad)]).toEqual([bad, null])
+  expect(parseCidr('10.0.0.0/8')).toEqual(parseCidr('10.0.0.0/08'))
+  expect(parseCidr('::/0')).toEqual({ base: 0n, mask: 0n })
+  expect(parseCidr('10.1.2.3/32')).toEqual(parseCidr('10.1.2.3'))
+})
