@@ -15,6 +15,7 @@ import { roles } from '../directory/roles'
 import { sipusers } from '../directory/sipusers'
 import { users } from '../directory/users'
 import { layersTable } from '../layers/orders'
+import { borderrules } from '../master/borderrules'
 import { classes } from '../model/classes'
 import { projects } from '../projects/projects'
 import { extobjs } from '../reference/extobjs'
@@ -33,6 +34,7 @@ export const entities = (): AnyEntity[] => [
   extobjs,
   svcscripts,
   classes,
+  borderrules,
 ]
 
 /** Read-only collections derived from entities. */

@@ -120,6 +120,7 @@ for (const [name, open] of drivers) {
         '0004_model',
         '0005_queue',
         '0006_sipuser_numbers',
+        '0007_borderrules',
       ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])

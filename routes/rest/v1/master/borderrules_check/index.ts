@@ -1,0 +1,4 @@
+import { checkBorderRules } from '~/master/borderrules'
+
+/** Which border rule applies to a request described by the query (`ip` required). */
+export const GET = checkBorderRules
