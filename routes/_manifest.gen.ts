@@ -42,18 +42,19 @@ import * as r38 from './rest/v1/journal/changes/index'
 import * as r39 from './rest/v1/master/borderrules/index'
 import * as r40 from './rest/v1/master/borderrules/[id]'
 import * as r41 from './rest/v1/master/borderrules_check/index'
-import * as r42 from './rest/v1/master/node/[name]'
-import * as r43 from './rest/v1/master/nodes/index'
-import * as r44 from './rest/v1/master/nodes/[name]'
-import * as r45 from './rest/v1/model/[...path]'
-import * as r46 from './rest/v1/reference/extobjs/index'
-import * as r47 from './rest/v1/reference/extobjs/[id]'
-import * as r48 from './rest/v1/reference/extobjs_by_type/[type]'
-import * as r49 from './rest/v1/service/svcscripts/index'
-import * as r50 from './rest/v1/service/svcscripts/[id]'
-import * as r51 from './rest/v1/uc/sipusers/index'
-import * as r52 from './rest/v1/uc/sipusers/[id]'
-import * as r53 from './rest/v1/user/info'
+import * as r42 from './rest/v1/master/license/index'
+import * as r43 from './rest/v1/master/node/[name]'
+import * as r44 from './rest/v1/master/nodes/index'
+import * as r45 from './rest/v1/master/nodes/[name]'
+import * as r46 from './rest/v1/model/[...path]'
+import * as r47 from './rest/v1/reference/extobjs/index'
+import * as r48 from './rest/v1/reference/extobjs/[id]'
+import * as r49 from './rest/v1/reference/extobjs_by_type/[type]'
+import * as r50 from './rest/v1/service/svcscripts/index'
+import * as r51 from './rest/v1/service/svcscripts/[id]'
+import * as r52 from './rest/v1/uc/sipusers/index'
+import * as r53 from './rest/v1/uc/sipusers/[id]'
+import * as r54 from './rest/v1/user/info'
 
 export const routes: RouteEntry[] = [
   { url: '/pages/assets/pages.css', file: 'routes/pages/assets/pages.css.ts', module: r0 },
@@ -98,16 +99,17 @@ export const routes: RouteEntry[] = [
   { url: '/rest/v1/master/borderrules', file: 'routes/rest/v1/master/borderrules/index.ts', module: r39 },
   { url: '/rest/v1/master/borderrules/:id', file: 'routes/rest/v1/master/borderrules/[id].ts', module: r40 },
   { url: '/rest/v1/master/borderrules_check', file: 'routes/rest/v1/master/borderrules_check/index.ts', module: r41 },
-  { url: '/rest/v1/master/node/:name', file: 'routes/rest/v1/master/node/[name].ts', module: r42 },
-  { url: '/rest/v1/master/nodes', file: 'routes/rest/v1/master/nodes/index.ts', module: r43 },
-  { url: '/rest/v1/master/nodes/:name', file: 'routes/rest/v1/master/nodes/[name].ts', module: r44 },
-  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r45 },
-  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r46 },
-  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r47 },
-  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r48 },
-  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r49 },
-  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r50 },
-  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r51 },
-  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r52 },
-  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r53 },
+  { url: '/rest/v1/master/license', file: 'routes/rest/v1/master/license/index.ts', module: r42 },
+  { url: '/rest/v1/master/node/:name', file: 'routes/rest/v1/master/node/[name].ts', module: r43 },
+  { url: '/rest/v1/master/nodes', file: 'routes/rest/v1/master/nodes/index.ts', module: r44 },
+  { url: '/rest/v1/master/nodes/:name', file: 'routes/rest/v1/master/nodes/[name].ts', module: r45 },
+  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r46 },
+  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r47 },
+  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r48 },
+  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r49 },
+  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r50 },
+  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r51 },
+  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r52 },
+  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r53 },
+  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r54 },
 ]

@@ -7,6 +7,7 @@ import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { parseCidr } from './http/cidr'
 import { LOG_LEVELS, type LogLevel } from './log'
+import { type LicenceKey, parseLicenceKey } from './master/licence-key'
 
 const integer = (min: number, max: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max))
@@ -27,6 +28,17 @@ const cidrList = v.pipe(
   ),
 )
 const url = v.pipe(v.string(), v.url('must be a URL'))
+const licenceKey = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    try {
+      return parseLicenceKey(dataset.value)
+    } catch (err) {
+      addIssue({ message: (err as Error).message })
+      return NEVER
+    }
+  }),
+)
 
 const EnvSchema = v.object({
   PORT: v.optional(integer(0, 65535), '8080'),
@@ -63,6 +75,7 @@ const EnvSchema = v.object({
   SESSION_IDLE_TIMEOUT_SEC: v.optional(integer(60, 30 * 86400), '1800'),
   SESSION_MAX_PER_USER: v.optional(integer(1, 1000), '10'),
   SHUTDOWN_GRACE_SEC: v.optional(integer(0, 3600), '10'),
+  LICENSE_PUBLIC_KEY: v.optional(licenceKey),
 })
 
 export type Env = v.InferOutput<typeof EnvSchema>
@@ -107,6 +120,10 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   SESSION_IDLE_TIMEOUT_SEC: { meaning: 'sliding idle lifetime of a session' },
   SESSION_MAX_PER_USER: { meaning: 'concurrent sessions per user; the oldest is ended beyond it' },
   SHUTDOWN_GRACE_SEC: { meaning: 'on a stop, how long requests in flight may take to finish' },
+  LICENSE_PUBLIC_KEY: {
+    meaning: "licensor's public key (Ed25519 or P-256), PEM text or a file path; licences are verified with it",
+    computed: 'the development key keys/licence-dev.pub.pem (not for production)',
+  },
 }
 
 /** Every variable the service reads, with its default and meaning, in the schema's order. */
@@ -148,6 +165,8 @@ export interface Config {
   sessionIdleTimeoutSec: number
   sessionMaxPerUser: number
   shutdownGraceSec: number
+  /** The key licences are verified with. */
+  licenseKey: LicenceKey
 }
 
 export class ConfigError extends Error {}
@@ -189,5 +208,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionIdleTimeoutSec: e.SESSION_IDLE_TIMEOUT_SEC,
     sessionMaxPerUser: e.SESSION_MAX_PER_USER,
     shutdownGraceSec: e.SHUTDOWN_GRACE_SEC,
+    licenseKey: e.LICENSE_PUBLIC_KEY ?? parseLicenceKey(undefined),
   }
 }

@@ -43,6 +43,9 @@ export async function main(routes: RouteEntry[], args = process.argv.slice(2)): 
     process.exit(1)
   }
   service.deps.log.info('listening', { url: service.url, gateway: config.gateway, node: config.nodeName })
+  // its private half is in the repository: anyone can sign licences this key accepts
+  if (config.licenseKey.development)
+    service.deps.log.warn('licences are verified with the development key: set LICENSE_PUBLIC_KEY in production')
   const running = service
   process.on('SIGINT', () => void exit(running))
   process.on('SIGTERM', () => void exit(running))

@@ -11,10 +11,11 @@ import { openRemoteDb } from '~storage/db-remote'
 import type { Kv } from '~storage/kv/kv'
 import { createMemoryKv } from '~storage/kv/memory'
 import { createRedisKv } from '~storage/kv/redis'
+import { ensureInstallation } from '~storage/installation'
 import { migrate } from '~storage/migrate'
 import { releaseAllClaims } from '~storage/queue'
 import { type App, createApp } from './app'
-import { type Clock, systemClock } from './clock'
+import { type Clock, isoTime, systemClock } from './clock'
 import type { Config } from './config'
 import { createDeps, type Deps } from './deps'
 import { drain, type Gateway, startGateway } from './http/gateway/index'
@@ -81,7 +82,10 @@ export async function startService(
     (config.redisUrl
       ? await createRedisKv(config.redisUrl, { prefix: config.kvPrefix })
       : createMemoryKv({ prefix: config.kvPrefix }))
-  const deps = createDeps({ config, db, kv, clock: options.clock ?? systemClock, log, routes })
+  const clock = options.clock ?? systemClock
+  // the id a licence is bound to: made once, at the first start
+  await ensureInstallation(db, crypto.randomUUID(), isoTime(clock.now()))
+  const deps = createDeps({ config, db, kv, clock, log, routes })
   await deps.sessions.start()
   await deps.access.start()
   await deps.model.start()

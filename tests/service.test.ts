@@ -71,6 +71,7 @@ test('every variable is checked', () => {
     MAX_BODY_BYTES: '10',
     SESSION_IDLE_TIMEOUT_SEC: '1',
     PUBLIC_URL: 'nope',
+    LICENSE_PUBLIC_KEY: '/nonexistent/licence.pub.pem',
   }
   for (const [name, value] of Object.entries(bad)) {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)

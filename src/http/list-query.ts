@@ -54,10 +54,13 @@ export function parseListParams(params: Params, shape: ListShape): ListRequest {
   }
 }
 
-export function parseFlat(raw: string | undefined): boolean {
+export const parseFlat = (raw: string | undefined): boolean => parseBoolParam(raw, 'flat')
+
+/** A boolean query parameter: true/1, false/0, absent or empty (false); anything else is a 400 naming it. */
+export function parseBoolParam(raw: string | undefined, name: string): boolean {
   if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false
   if (raw === 'true' || raw === '1') return true
-  throw badRequest(`flat must be true or false, got ${JSON.stringify(raw)}`, 'flat')
+  throw badRequest(`${name} must be true or false, got ${JSON.stringify(raw)}`, name)
 }
 
 function parseCount(raw: string | undefined, name: string, fallback: number, max: number): number {

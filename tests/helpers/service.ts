@@ -13,12 +13,14 @@ import { domains, findMasterDomain } from '~/directory/domains'
 import { users } from '~/directory/users'
 import { createEntity } from '~/entities/writes'
 import { OVERRIDE_HEADER } from '~/http/kernel'
+import { installationId, installLicence, type LicenceLimit } from '~/master/licence'
 import type { Logger } from '~/log'
 import { type Service, startService } from '~/service'
 import { openRemoteDb } from '~storage/db-remote'
 import type { Doc } from '~storage/doc'
 import type { Kv } from '~storage/kv/kv'
 import { createMemoryKv } from '~storage/kv/memory'
+import { issueLicence } from '../../scripts/licence-issue'
 import { testRedisKv } from './redis'
 
 export const ADMIN_PASSWORD = 'admin-Secret_1'
@@ -43,6 +45,8 @@ export interface TestOptions {
   driver?: 'embedded' | 'remote'
   /** Another test service's data directory (with driver 'remote': one cluster, one database); its owner removes it. */
   dataDir?: string
+  /** Limits of a licence installed at start, for tests that need more than the evaluation licence allows. */
+  licence?: Partial<Record<LicenceLimit, number>>
 }
 
 export interface RequestOptions {
@@ -88,6 +92,14 @@ export async function testService(options: TestOptions = {}) {
   })
   const { deps, app } = service
   const master = (await findMasterDomain(deps))!
+  const installation = await installationId(deps)
+
+  /** Installs a licence with these limits (the others the evaluation licence's), signed with the development key. */
+  async function licence(dql: Partial<Record<LicenceLimit, number>>) {
+    const token = await issueLicence({ installation, dql })
+    return installLicence(systemCtx(deps, master.id, 'test'), token)
+  }
+  if (options.licence) await licence(options.licence)
 
   /**
    * In-process requests have no peer; like the gateway, the helper names the client in X-Real-IP:
@@ -181,6 +193,8 @@ export async function testService(options: TestOptions = {}) {
     config,
     clock,
     master,
+    installation,
+    licence,
     dir,
     request,
     call,

@@ -121,6 +121,7 @@ for (const [name, open] of drivers) {
         '0005_queue',
         '0006_sipuser_numbers',
         '0007_borderrules',
+        '0008_installation',
       ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])

@@ -1,0 +1,14 @@
+/** Routes of /rest/v1/master/license (master domain only). */
+import { parseBoolParam } from '../http/list-query'
+import { defineRoute } from '../http/route'
+import { getLicence, installLicence } from './licence'
+
+export const getLicenceRoute = defineRoute({
+  domainKind: 'master',
+  handle: (req) => getLicence(req.ctx, parseBoolParam(req.query.file, 'file')),
+})
+
+export const postLicenceRoute = defineRoute({
+  domainKind: 'master',
+  handle: async (req) => installLicence(req.ctx, await req.json()),
+})

@@ -1,0 +1,53 @@
+/**
+ * This installation's own row (storage/migrations/0008_installation.sql): its id, made once at the
+ * first start, and the licence posted last, kept as issued (the token) and as verified (its payload).
+ * Not an entity: it belongs to no domain and is not journaled.
+ */
+import type { Db, TxStep } from './db'
+import { tx } from './db'
+import type { Doc } from './doc'
+
+export interface StoredLicence {
+  /** The compact token as posted. */
+  token: string
+  /** Its claims, verified when it was posted. */
+  payload: Doc
+  /** Fingerprint of the public key that verified it. */
+  keyId: string
+  /** When it was posted (ISO time). */
+  installed: string
+}
+
+export interface Installation {
+  id: string
+  created: string
+  licence?: StoredLicence
+}
+
+/** Makes the installation's row unless it exists (processes starting together keep the first one's id). */
+export async function ensureInstallation(db: Db, id: string, created: string): Promise<Installation> {
+  await db.run('INSERT OR IGNORE INTO installation (one, id, created) VALUES (1, ?, ?)', [id, created])
+  return db.read(readInstallation)
+}
+
+/** The installation's row; a step, so a write transaction can read the licence in force. */
+export function* readInstallation(): TxStep<Installation> {
+  const row = yield* tx.get(
+    'SELECT id, created, licence_token, licence_payload, licence_key, licence_installed FROM installation WHERE one = 1',
+  )
+  if (!row) throw new Error('the installation row is missing (it is made at start)')
+  const [id, created, token, payload, keyId, installed] = row as [string, string, ...(string | null)[]]
+  const out: Installation = { id, created }
+  if (token && payload)
+    out.licence = { token, payload: JSON.parse(payload) as Doc, keyId: keyId ?? '', installed: installed ?? '' }
+  return out
+}
+
+/** Replaces the stored licence. */
+export function* storeLicence(licence: StoredLicence): TxStep<void> {
+  yield* tx.run(
+    `UPDATE installation SET licence_token = ?, licence_payload = ?, licence_key = ?, licence_installed = ?
+     WHERE one = 1`,
+    [licence.token, JSON.stringify(licence.payload), licence.keyId, licence.installed],
+  )
+}
