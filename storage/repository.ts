@@ -200,6 +200,15 @@ export class Repository {
     return (yield* tx.get(`SELECT count(*) FROM ${this.spec.table} WHERE domain = ?`, [domain]))![0] as number
   }
 
+  /** The number of entities across the installation, optionally leaving out one domain's (licence limits). */
+  *countAll(exceptDomain?: string): TxStep<number> {
+    const row =
+      exceptDomain === undefined
+        ? yield* tx.get(`SELECT count(*) FROM ${this.spec.table}`)
+        : yield* tx.get(`SELECT count(*) FROM ${this.spec.table} WHERE domain <> ?`, [exceptDomain])
+    return row![0] as number
+  }
+
   // ---- mutations: transaction steps ----
 
   *insert(w: WriteContext, input: Doc, hidden: Record<string, SqlValue> = {}): TxStep<Doc> {

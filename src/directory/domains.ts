@@ -11,6 +11,7 @@ import type { Doc } from '~storage/doc'
 import type { Store } from '../deps'
 import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
 import { badRequest } from '../errors'
+import { enforceLimit } from '../master/licence'
 import { purgeDomain } from './purge'
 import { users } from './users'
 
@@ -48,6 +49,8 @@ export const domains = defineEntity({
       if (before && after && before.name !== after.name) throw badRequest('name: a domain cannot be renamed', 'name')
       const id = (after ?? before)!.id
       const { access, sessions } = u.ctx.deps
+      // working domains are the rows below the master domain's (whose own row's parent is '')
+      if (!before && after) yield* enforceLimit(u, 'domains', yield* u.ctx.deps.repo(domains.table).countAll(''))
       u.afterCommit(`access:${id}`, () => access.invalidate(id))
       if (after) return
       // the sessions of a deleted domain's accounts end with it

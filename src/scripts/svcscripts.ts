@@ -1,7 +1,9 @@
 /** Service scripts (/rest/v1/service/svcscripts): code unique per domain, name, script text. */
 import * as v from 'valibot'
+import type { TxStep } from '~storage/db'
 import { NIL_UUID } from '../ids'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, withDefaults } from '../entities/entity'
+import { enforceLimit } from '../master/licence'
 
 export const svcscripts = defineEntity({
   name: 'svcscript',
@@ -18,4 +20,10 @@ export const svcscripts = defineEntity({
     ext,
   },
   finish: (doc) => withDefaults(doc, { projectid: NIL_UUID }),
+  hooks: {
+    // the licence counts scripts across every domain
+    *inTransaction(u, { before, after }): TxStep<void> {
+      if (!before && after) yield* enforceLimit(u, 'svcscripts', yield* u.ctx.deps.repo(svcscripts.table).countAll())
+    },
+  },
 })

@@ -10,7 +10,8 @@ const base = '/rest/v1/service/svcscripts'
 const NIL_UUID = '00000000-0000-0000-0000-000000000000'
 const FOUR_MB = 4 * 1024 * 1024
 beforeAll(async () => {
-  t = await testService()
+  // the file makes more scripts than the evaluation licence allows (tests/api/licence-limits checks the limit)
+  t = await testService({ licence: { svcscripts: 100 } })
   domain = await t.createDomain('scripts.master')
   token = await t.adminIn('scripts.master')
 })
