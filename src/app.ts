@@ -6,7 +6,8 @@
 import type { Server, ServerWebSocket } from 'bun'
 import type { Deps } from './deps'
 import { errorOutcome } from './http/dispatch'
-import { handleHttp, toResponse } from './http/kernel'
+import { badRequest } from './errors'
+import { clientAddressOf, handleHttp, toResponse } from './http/kernel'
 import type { RouteEntry } from './http/route'
 import { Router } from './http/router'
 
@@ -20,6 +21,11 @@ export type ListenOptions = {
 
 /** What a websocket endpoint does with its sockets. */
 export interface SocketHandlers {
+  /**
+   * Decides the upgrade before it happens: what the socket carries (its caller), or the Response
+   * that refuses it (a 401 error body). `clientAddress` is the peer as the HTTP kernel reads it.
+   */
+  upgrade(request: Request, clientAddress: string): Promise<unknown | Response>
   open?(ws: ServerWebSocket<SocketData>): void
   message(ws: ServerWebSocket<SocketData>, message: string | Buffer): void
   close?(ws: ServerWebSocket<SocketData>, code: number, reason: string): void
@@ -27,6 +33,14 @@ export interface SocketHandlers {
 
 export interface SocketData {
   path: string
+  /** What the endpoint's `upgrade` attached. */
+  attached: unknown
+}
+
+/** Limits Bun applies to every socket. */
+export interface SocketLimits {
+  idleTimeoutSec: number
+  maxPayloadLength: number
 }
 
 export interface App {
@@ -34,17 +48,19 @@ export interface App {
   handle(request: Request): Promise<Response>
   listen(options: ListenOptions): Server<SocketData>
   /** Serves a websocket endpoint at `path`. */
-  ws(path: string, handlers: SocketHandlers): App
+  ws(path: string, handlers: SocketHandlers, limits: SocketLimits): App
 }
 
 /** The app over the service's routes, or (tests) over routes of its own. */
 export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
   const served = routes ? { ...deps, routes: new Router(routes) } : deps
   const sockets = new Map<string, SocketHandlers>()
+  let socketLimits: SocketLimits = { idleTimeoutSec: 120, maxPayloadLength: 1024 * 1024 }
   const app: App = {
     handle: (request) => handleHttp(served, request),
-    ws(path, handlers) {
+    ws(path, handlers, limits) {
       sockets.set(path, handlers)
+      socketLimits = limits
       return app
     },
     listen(options) {
@@ -58,11 +74,15 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
         fetch(request, server) {
           if (sockets.size && request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
             const path = new URL(request.url).pathname
-            if (sockets.has(path) && server.upgrade(request, { data: { path } })) return undefined
+            const handlers = sockets.get(path)
+            if (handlers) return upgrade(handlers, path, request, server)
           }
           return handleHttp(served, request, server)
         },
         websocket: {
+          idleTimeout: socketLimits.idleTimeoutSec,
+          maxPayloadLength: socketLimits.maxPayloadLength,
+          sendPings: true,
           open: (ws) => handlersOf(ws).open?.(ws),
           message: (ws, message) => handlersOf(ws).message(ws, message),
           close: (ws, code, reason) => handlersOf(ws).close?.(ws, code, reason),
@@ -72,5 +92,21 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
       })
     },
   }
+  /** The endpoint admits or refuses the caller; a socket exists only for an admitted one. */
+  async function upgrade(handlers: SocketHandlers, path: string, request: Request, server: Server<SocketData>) {
+    try {
+      const attached = await handlers.upgrade(request, clientAddressOf(request, server, served.trustedProxies))
+      if (attached instanceof Response) return attached
+      if (server.upgrade(request, { data: { path, attached } })) return undefined
+      return toResponse(
+        errorOutcome(served, badRequest('not a websocket upgrade request'), 'unknown'),
+        'unknown',
+        false,
+      )
+    } catch (err) {
+      return toResponse(errorOutcome(served, err, 'unknown', path), 'unknown', false)
+    }
+  }
+
   return app
 }

@@ -75,6 +75,9 @@ const EnvSchema = v.object({
   SESSION_IDLE_TIMEOUT_SEC: v.optional(integer(60, 30 * 86400), '1800'),
   SESSION_MAX_PER_USER: v.optional(integer(1, 1000), '10'),
   SHUTDOWN_GRACE_SEC: v.optional(integer(0, 3600), '10'),
+  WS_IDLE_TIMEOUT_SEC: v.optional(integer(10, 960), '120'),
+  WS_MAX_FRAME_BYTES: v.optional(integer(1024, 64 * 1024 * 1024), String(1024 * 1024)),
+  WS_FRAMES_PER_SEC: v.optional(integer(1, 100_000), '100'),
   LICENSE_PUBLIC_KEY: v.optional(licenceKey),
 })
 
@@ -120,6 +123,9 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   SESSION_IDLE_TIMEOUT_SEC: { meaning: 'sliding idle lifetime of a session' },
   SESSION_MAX_PER_USER: { meaning: 'concurrent sessions per user; the oldest is ended beyond it' },
   SHUTDOWN_GRACE_SEC: { meaning: 'on a stop, how long requests in flight may take to finish' },
+  WS_IDLE_TIMEOUT_SEC: { meaning: 'a websocket with no traffic (pings included) for this long is closed' },
+  WS_MAX_FRAME_BYTES: { meaning: 'largest websocket frame a client may send; larger ones close the socket (1009)' },
+  WS_FRAMES_PER_SEC: { meaning: 'frames a websocket client may send per second; beyond it they are refused' },
   LICENSE_PUBLIC_KEY: {
     meaning: "licensor's public key (Ed25519 or P-256), PEM text or a file path; licences are verified with it",
     computed: 'the development key keys/licence-dev.pub.pem (not for production)',
@@ -165,6 +171,9 @@ export interface Config {
   sessionIdleTimeoutSec: number
   sessionMaxPerUser: number
   shutdownGraceSec: number
+  wsIdleTimeoutSec: number
+  wsMaxFrameBytes: number
+  wsFramesPerSec: number
   /** The key licences are verified with. */
   licenseKey: LicenceKey
 }
@@ -208,6 +217,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionIdleTimeoutSec: e.SESSION_IDLE_TIMEOUT_SEC,
     sessionMaxPerUser: e.SESSION_MAX_PER_USER,
     shutdownGraceSec: e.SHUTDOWN_GRACE_SEC,
+    wsIdleTimeoutSec: e.WS_IDLE_TIMEOUT_SEC,
+    wsMaxFrameBytes: e.WS_MAX_FRAME_BYTES,
+    wsFramesPerSec: e.WS_FRAMES_PER_SEC,
     licenseKey: e.LICENSE_PUBLIC_KEY ?? parseLicenceKey(undefined),
   }
 }

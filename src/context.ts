@@ -3,7 +3,7 @@
  * function takes one. HTTP builds it from the session a request presents; a websocket frame, a
  * script or a worker builds it without any request. Acting in another domain is a new context.
  */
-import type { WriteContext } from '~storage/journal'
+import type { InitiatorType, WriteContext } from '~storage/journal'
 import { isoTime } from './clock'
 import type { Deps } from './deps'
 import type { Session } from './identity/sessions'
@@ -32,6 +32,8 @@ export interface Ctx {
   readonly session?: Session
   /** Carried into logs and journal records. */
   readonly requestId: string
+  /** The transport a user acts through, when not HTTP (a websocket frame): the journal's initiator. */
+  readonly via?: 'websocket'
 }
 
 /** The service acting on its own (first start, expiry sweeps, background orders). */
@@ -63,5 +65,7 @@ export const inDomain = (ctx: Ctx, domain: string): Ctx => ({ ...ctx, domain })
 
 /** Who writes, where and when: what the repository records in the journal. */
 export function writeContext(ctx: Ctx, now = ctx.deps.clock.now()): WriteContext {
-  return { domain: ctx.domain, now: isoTime(now), actor: ctx.actor, requestId: ctx.requestId }
+  const initiator: InitiatorType = ctx.via ?? ctx.actor.type
+  const { id, name } = ctx.actor
+  return { domain: ctx.domain, now: isoTime(now), actor: { id, name }, initiator, requestId: ctx.requestId }
 }

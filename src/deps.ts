@@ -18,6 +18,7 @@ import type { Logger } from './log'
 import { NodeRegistry } from './master/nodes'
 import { ModelRegistry } from './model/registry'
 import { Signals } from './signals'
+import { WsHub } from './ws/hub'
 
 /** The database and the repository of each table: what storage-facing helpers need. */
 export interface Store {
@@ -38,6 +39,8 @@ export interface Deps extends Store {
   bus: EventBus
   /** This process's entry in the cluster's node registry, and commands to the other nodes. */
   nodes: NodeRegistry
+  /** The open websockets of this process and their subscriptions (started by the service). */
+  sockets: WsHub
   /** Wake-ups for workers in this process (a commit, a queued job). */
   signals: Signals
   /** The routes, for calls dispatched without HTTP. */
@@ -79,6 +82,7 @@ export function createDeps(parts: {
     model: new ModelRegistry(store, kv, clock),
     bus: new EventBus(kv, log),
     nodes: new NodeRegistry(kv, clock, log, config),
+    sockets: new WsHub(),
     signals: new Signals(),
     routes: new Router(parts.routes),
     trustedProxies: config.trustProxy.map((c) => parseCidr(c)!),

@@ -21,6 +21,7 @@ interface Entry<T> {
 export class DomainCaches {
   private readonly generations = new Map<string, number>()
   private readonly maps: Map<string, Entry<unknown>>[] = []
+  private readonly listeners = new Set<(domain: string) => void>()
 
   constructor(
     private readonly kv: Kv,
@@ -38,8 +39,15 @@ export class DomainCaches {
     await this.kv.publish(this.channel, domain)
   }
 
+  /** Told of every change to a domain, in this process or another (open websockets re-check their session). */
+  onChange(listener: (domain: string) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
   private bump(domain: string): void {
     this.generations.set(domain, (this.generations.get(domain) ?? 0) + 1)
+    for (const listener of this.listeners) listener(domain)
   }
 
   cache<T>(): DomainCache<T> {

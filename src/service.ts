@@ -97,7 +97,11 @@ export async function startService(
   const workers = new WorkerRunner(deps, options.workers ?? WORKERS)
   // WORKERS=off leaves this process only the work that keeps itself going (its heartbeat)
   if (options.schedule !== false) workers.start({ onlyAlways: !config.workers })
-  const app = createApp(deps)
+  deps.sockets.start(deps)
+  const app = createApp(deps).ws('/ws', deps.sockets.handlers(), {
+    idleTimeoutSec: config.wsIdleTimeoutSec,
+    maxPayloadLength: config.wsMaxFrameBytes,
+  })
 
   let server: Server<unknown> | undefined
   let gateway: Gateway | undefined
@@ -128,6 +132,7 @@ export async function startService(
     stop: () =>
       (stopped ??= (async () => {
         await deps.nodes.stop().catch(() => {})
+        deps.sockets.stop()
         await gateway?.stop(graceMs)
         if (server) {
           void server.stop(false) // stop accepting; connections in flight go on

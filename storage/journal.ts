@@ -3,21 +3,25 @@
  * same transaction as the change itself. Its sequence number doubles as the outbox cursor for
  * events, websocket pushes and webhooks.
  */
-import type { Db, SqlValue, TxStep } from './db'
+import type { Db, Row, SqlValue, TxStep } from './db'
 import { tx } from './db'
 import type { Doc } from './doc'
 import { compileFilter, compileOrder, jsonField, type FieldResolver, type ListQuery } from './query'
 
 export type CmdType = 'create' | 'update' | 'delete'
 
-/** Who made a change: a user, an integration channel, a script, the service itself, the master domain. */
-export type InitiatorType = 'user' | 'integration' | 'script' | 'system' | 'master'
+/**
+ * Through what a change was made: a user's HTTP call, a websocket frame, an integration channel, a
+ * script, the service itself, the master domain.
+ */
+export type InitiatorType = 'user' | 'websocket' | 'integration' | 'script' | 'system' | 'master'
 
 /** Who is writing, where, and when: passed to every mutation. */
 export interface WriteContext {
   domain: string
   now: string
-  actor: { id: string; name: string; type?: InitiatorType }
+  actor: { id: string; name: string }
+  initiator: InitiatorType
   requestId: string
 }
 
@@ -58,7 +62,7 @@ export function* appendJournal(w: WriteContext, e: JournalEntry): TxStep<void> {
       e.fields ?? null,
       JSON.stringify(e.obj),
       e.prev ? JSON.stringify(e.prev) : null,
-      w.actor.type ?? 'user',
+      w.initiator,
       w.requestId,
     ],
   )
@@ -83,13 +87,32 @@ export interface JournalChange {
   initiator: InitiatorType
 }
 
+const CHANGE_COLUMNS = 'seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modifierid, initiator'
+
 /** Journal records after `seq`, oldest first, across all domains. */
 export async function journalAfter(db: Db, seq: number, limit: number): Promise<JournalChange[]> {
-  const rows = await db.all(
-    'SELECT seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modifierid, initiator FROM journal WHERE seq > ? ORDER BY seq LIMIT ?',
-    [seq, limit],
-  )
-  return rows.map(([seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modifierid, initiator]) => ({
+  const rows = await db.all(`SELECT ${CHANGE_COLUMNS} FROM journal WHERE seq > ? ORDER BY seq LIMIT ?`, [seq, limit])
+  return rows.map(changeOf)
+}
+
+/** Journal records of one domain after `seq`, oldest first (a websocket subscriber resuming). */
+export async function domainJournalAfter(db: Db, domain: string, seq: number, limit: number): Promise<JournalChange[]> {
+  const rows = await db.all(`SELECT ${CHANGE_COLUMNS} FROM journal WHERE domain = ? AND seq > ? ORDER BY seq LIMIT ?`, [
+    domain,
+    seq,
+    limit,
+  ])
+  return rows.map(changeOf)
+}
+
+/** The first and last sequence numbers the journal holds (0 and 0 when it is empty). */
+export async function journalBounds(db: Db): Promise<{ first: number; last: number }> {
+  const row = await db.get('SELECT COALESCE(MIN(seq), 0), COALESCE(MAX(seq), 0) FROM journal')
+  return { first: row![0] as number, last: row![1] as number }
+}
+
+function changeOf([seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modifierid, initiator]: Row): JournalChange {
+  return {
     seq: seq as number,
     domain: domain as string,
     dtutc: dtutc as string,
@@ -100,7 +123,7 @@ export async function journalAfter(db: Db, seq: number, limit: number): Promise<
     prev: prev === null ? null : (JSON.parse(prev as string) as Doc),
     modifierid: modifierid as string,
     initiator: initiator as InitiatorType,
-  }))
+  }
 }
 
 /** The position of a consumer in the journal; a new consumer starts at the end (no history replay). */

@@ -297,7 +297,8 @@ export class Repository {
   *replaceAll(domain: string, docs: readonly Doc[]): TxStep<void> {
     if (this.spec.journal !== false) throw new Error(`${this.spec.table} is journaled: write it entity by entity`)
     yield* tx.run(`DELETE FROM ${this.spec.table} WHERE domain = ?`, [domain])
-    for (const doc of docs) yield* this.insert({ domain, now: '', actor: { id: '', name: '' }, requestId: '' }, doc)
+    for (const doc of docs)
+      yield* this.insert({ domain, now: '', actor: { id: '', name: '' }, initiator: 'system', requestId: '' }, doc)
   }
 
   /** Removes every row of a domain without journaling: the domain itself, journal included, is going. */

@@ -20,6 +20,7 @@ const LABELS = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a
 export const domains = defineEntity({
   name: 'domain',
   table: { table: 'domains', objtype: 'domain', columns: { name: 'name' } },
+  path: '/rest/v1/domain/domains',
   domainKind: 'master',
   fields: [...COMMON_FIELDS, 'name', 'solution', 'opts.isblocked'],
   listFields: ['id', 'name', 'solution', 'opts.title', 'opts.isblocked', 'ext.lwt', 'ext.ct'],

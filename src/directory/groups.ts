@@ -12,6 +12,7 @@ import { users } from './users'
 export const groups = defineEntity({
   name: 'group',
   table: { table: 'groups', objtype: 'group', columns: { code: 'code' } },
+  path: '/rest/v1/domain/groups',
   fields: [...COMMON_FIELDS, 'code', 'name', 'description', 'parents', 'roles'],
   listFields: ['id', 'code', 'name', 'description', 'parents', 'roles', 'opts.title', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'code'],

@@ -41,6 +41,7 @@ function* replaceRole(u: Unit, from: string, to: string | null): TxStep<void> {
 export const roles = defineEntity({
   name: 'role',
   table: { table: 'roles', objtype: 'role', columns: { name: 'name' } },
+  path: '/rest/v1/domain/roles',
   fields: [...COMMON_FIELDS, 'name', 'description', 'parent_id', 'routes'],
   listFields: ['id', 'name', 'description', 'parent_id', 'opts.title', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'name'],

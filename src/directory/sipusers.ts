@@ -15,6 +15,7 @@ export const sipusers = defineEntity({
     columns: { login: 'login', phonenumber: 'phonenumber', iduser: 'iduser' },
     secrets: ['pwd'],
   },
+  path: '/rest/v1/uc/sipusers',
   domainKind: 'working',
   fields: [...COMMON_FIELDS, 'login', 'phonenumber', 'iduser', 'name'],
   listFields: ['id', 'login', 'phonenumber', 'iduser', 'name', 'opts.title', 'ext.lwt', 'ext.ct'],

@@ -15,6 +15,7 @@ export const users = defineEntity({
   name: 'user',
   // the password hash lives in a column of its own, so no read of the doc can leak it
   table: { table: 'users', objtype: 'user', columns: { login: 'login' }, hidden: { pwd_hash: 'pwd' } },
+  path: '/rest/v1/domain/users',
   fields: [...COMMON_FIELDS, 'login', 'name', 'groups', 'roles', 'opts.email', 'opts.tags', 'opts.self_registered'],
   listFields: ['id', 'login', 'name', 'opts.title', 'opts.email', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'login'],

@@ -18,6 +18,8 @@ export interface Collection {
   /** Singular name used in messages ("project"). */
   name: string
   table: TableSpec
+  /** The REST path of the collection (its records are `<path>/<id>`): where a pushed change can be read. */
+  path?: string
   domainKind: DomainKind
   /** Paths usable in filter, order and a single item's mask. */
   fields: FieldSet
@@ -75,6 +77,7 @@ export const DEFAULT_LIMITS: ListLimits = { defaultLimit: 100, maxLimit: 1000 }
 interface CollectionDef {
   name: string
   table: TableSpec
+  path?: string
   domainKind?: DomainKind
   fields: string[]
   listFields: string[]
@@ -86,6 +89,7 @@ export function defineCollection(def: CollectionDef): Collection {
   return {
     name: def.name,
     table: def.table,
+    path: def.path,
     domainKind: def.domainKind ?? 'any',
     fields: new FieldSet(def.fields),
     listFields: new FieldSet(def.listFields),

@@ -168,7 +168,7 @@ export async function dispatch(ctx: Ctx, request: DispatchRequest): Promise<Disp
     // a context outlives no session: a logout or an ended account stops its dispatched calls at once
     const live = await sessions.get(session.id)
     if (!live) throw unauthorized('the session of this context has ended')
-    await admit(req, sessionCtx(ctx.deps, live, ctx.requestId), def)
+    await admit(req, { ...sessionCtx(ctx.deps, live, ctx.requestId), via: ctx.via }, def)
     await sessions.touch(live)
   })
   return { status: outcome.status, body: await plainBody(outcome.body) }

@@ -65,6 +65,11 @@ export class AccessCache {
     return this.caches.invalidate(domain)
   }
 
+  /** Told of every change to a domain's directory or to the domain itself, from any process. */
+  onChange(listener: (domain: string) => void): () => void {
+    return this.caches.onChange(listener)
+  }
+
   /** Direct and inherited (through groups) roles of a user; none when the user no longer exists. */
   rolesOf(domain: string, userId: string): string[] | Promise<string[]> {
     return this.roles(domain, `${domain}:${userId}`, async () => {

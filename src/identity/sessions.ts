@@ -46,6 +46,7 @@ export class SessionStore {
   readonly slideMs: number
   private readonly maxPerUser: number
   private lastScore = 0
+  private readonly listeners = new Set<(id: string) => void>()
 
   constructor(
     private readonly kv: Kv,
@@ -58,8 +59,17 @@ export class SessionStore {
   }
 
   async start(): Promise<void> {
-    await this.kv.subscribe(INVALIDATE, (id) => this.cache.delete(id))
+    await this.kv.subscribe(INVALIDATE, (id) => {
+      this.cache.delete(id)
+      for (const listener of this.listeners) listener(id)
+    })
     this.kv.onSubscriberReset(() => this.cache.clear())
+  }
+
+  /** Told when a session changed or ended in any process (its id); the listener reads what is left of it. */
+  onInvalidate(listener: (id: string) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
   }
 
   /** The live session with this id, or null. Synchronous when cached. */

@@ -44,6 +44,7 @@ const remoteipmask = v.optional(
 export const borderrules = defineEntity({
   name: 'borderrule',
   table: { table: 'borderrules', objtype: 'borderrule' },
+  path: '/rest/v1/master/borderrules',
   // "The collection is only available in the master domain."
   domainKind: 'master',
   fields: [

@@ -106,6 +106,7 @@ function finish<T extends Doc>(doc: T): T {
 export const classes = defineEntity({
   name: 'class',
   table: { table: 'classes', objtype: 'class', columns: { classname: 'classname' } },
+  path: '/rest/v1/design/classes',
   fields: [
     ...COMMON_FIELDS,
     'classname',

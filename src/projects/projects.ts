@@ -4,6 +4,7 @@ import { COMMON_FIELDS, defineEntity, ext, opts, requiredText } from '../entitie
 export const projects = defineEntity({
   name: 'project',
   table: { table: 'projects', objtype: 'project', columns: { code: 'code' } },
+  path: '/rest/v1/domain/projects',
   // "The collection is not available in the master domain."
   domainKind: 'working',
   fields: [...COMMON_FIELDS, 'code', 'name'],

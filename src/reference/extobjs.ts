@@ -32,6 +32,7 @@ function finish<T extends { value?: unknown }>(doc: T): T {
 export const extobjs = defineEntity({
   name: 'extobj',
   table: { table: 'extobjs', objtype: 'extobj', columns: { type: 'type' }, detached: ['value'] },
+  path: '/rest/v1/reference/extobjs',
   fields: [...COMMON_FIELDS, 'type', 'value', 'value.*', 'opts.user_tags'],
   listFields: ['id', 'type', 'opts.title', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'type'],

@@ -8,6 +8,7 @@ import { enforceLimit } from '../master/licence'
 export const svcscripts = defineEntity({
   name: 'svcscript',
   table: { table: 'svcscripts', objtype: 'svcscript', columns: { code: 'code' } },
+  path: '/rest/v1/service/svcscripts',
   fields: [...COMMON_FIELDS, 'code', 'name', 'projectid'],
   listFields: ['id', 'code', 'name', 'projectid', 'opts.title', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'code'],

@@ -6,6 +6,7 @@ import { mailOutbox } from './mail-outbox'
 import { modelExpiry } from './model-expiry'
 import { nodeHeartbeat } from './node-heartbeat'
 import type { Worker } from './runner'
+import { wsSessions } from './ws-sessions'
 
 export const WORKERS: readonly Worker[] = [
   journalPump,
@@ -14,4 +15,5 @@ export const WORKERS: readonly Worker[] = [
   layerOrders,
   housekeeping,
   nodeHeartbeat,
+  wsSessions,
 ]

@@ -24,11 +24,16 @@ const echoModule: RouteModule = { GET: echo, POST: echo, LOOKUP: echo, SYNC: ech
 
 beforeAll(async () => {
   t = await testService({ env: { MAX_BODY_BYTES: String(64 * 1024 * 1024) } })
-  const app = createApp(t.deps, [{ url: '/echo', file: 'test', module: echoModule }]).ws('/ws', {
-    message(ws, message) {
-      ws.send(`echo:${typeof message === 'string' ? message : JSON.stringify(message)}`)
+  const app = createApp(t.deps, [{ url: '/echo', file: 'test', module: echoModule }]).ws(
+    '/ws',
+    {
+      upgrade: async () => null,
+      message(ws, message) {
+        ws.send(`echo:${typeof message === 'string' ? message : JSON.stringify(message)}`)
+      },
     },
-  })
+    { idleTimeoutSec: 120, maxPayloadLength: 1024 * 1024 },
+  )
   gw = await startGateway(
     app,
     { host: '127.0.0.1', port: 0, maxBodyBytes: 64 * 1024 * 1024 },

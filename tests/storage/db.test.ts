@@ -122,6 +122,7 @@ for (const [name, open] of drivers) {
         '0006_sipuser_numbers',
         '0007_borderrules',
         '0008_installation',
+        '0009_journal_domain_seq',
       ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])

@@ -37,12 +37,24 @@ beforeAll(async () => {
   for (const r of rows)
     await create(
       repo,
-      { domain: 'd', now: '2026-01-01T00:00:00.000Z', actor: { id: 'x', name: 'x' }, requestId: 'r' },
+      {
+        domain: 'd',
+        now: '2026-01-01T00:00:00.000Z',
+        actor: { id: 'x', name: 'x' },
+        initiator: 'user',
+        requestId: 'r',
+      },
       r,
     )
   await create(
     repo,
-    { domain: 'other', now: '2026-01-01T00:00:00.000Z', actor: { id: 'x', name: 'x' }, requestId: 'r' },
+    {
+      domain: 'other',
+      now: '2026-01-01T00:00:00.000Z',
+      actor: { id: 'x', name: 'x' },
+      initiator: 'user',
+      requestId: 'r',
+    },
     { id: 'z', code: 'Alpha', n: 1 },
   )
 })

@@ -33,6 +33,7 @@ const ctx = (domain: string, now = '2026-01-01T00:00:00.000Z'): WriteContext => 
   domain,
   now,
   actor: { id: 'u1', name: 'Ann' },
+  initiator: 'user',
   requestId: 'req-1',
 })
 

@@ -1,0 +1,81 @@
+/**
+ * Which collection a websocket subscription's `classpath` names, and whether a subscriber may read a
+ * changed record when its change is pushed. A classpath is the REST path of a collection: a static
+ * entity's (`/rest/v1/domain/users`, from the entity registry) or a model class's
+ * (`/rest/v1/model/<classname>`). Reading is decided as a GET of the collection or of the record
+ * would be: the route serving that path, and the subscriber's roles read live.
+ */
+import type { FilterNode } from '~storage/query'
+import type { Ctx } from '../context'
+import { entities } from '../entities/registry'
+import { badRequest } from '../errors'
+import { dataClassOf } from '../events/event'
+import { FieldSet } from '../http/fields'
+import { grants } from '../identity/access'
+
+const MODEL_PREFIX = '/rest/v1/model/'
+
+export interface PushTarget {
+  /** The REST path of the collection, as subscribed. */
+  classpath: string
+  /** The data class its changes carry (`data.class`): an entity's objtype or a model classname. */
+  dataClass: string
+  /** Paths a subscription's filter and order may name. */
+  fields: FieldSet
+  /** Conditions every pushed instance must also meet (a collection that is a view of a class). */
+  where?: FilterNode
+}
+
+/** A collection other than an entity's or a model class's whose changes can be pushed (callback orders). */
+export type PushResolver = (ctx: Ctx, classpath: string) => Promise<PushTarget | null>
+const resolvers: PushResolver[] = []
+
+/** Registers the resolver of a special collection (a view over a class, such as callback orders). */
+export function pushableCollection(resolver: PushResolver): void {
+  resolvers.push(resolver)
+}
+
+/** The collection a classpath names in the context's domain; a 400 naming `classpath` when none. */
+export async function resolveClasspath(ctx: Ctx, raw: unknown): Promise<PushTarget> {
+  if (typeof raw !== 'string' || !raw.startsWith('/rest/v1/') || raw.length > 512)
+    throw badRequest('classpath must be the REST path of a collection, such as /rest/v1/domain/users', 'classpath')
+  const classpath = raw.replace(/\/+$/, '')
+  const entity = entities().find((e) => e.path === classpath)
+  if (entity) return { classpath, dataClass: entity.table.objtype, fields: entity.fields }
+  if (classpath.startsWith(MODEL_PREFIX)) {
+    const name = classpath.slice(MODEL_PREFIX.length)
+    const model = (await ctx.deps.model.classes(ctx.domain)).get(name)
+    if (model?.table) return { classpath, dataClass: model.classname, fields: model.fields }
+  }
+  for (const resolve of resolvers) {
+    const target = await resolve(ctx, classpath)
+    if (target) return target
+  }
+  throw badRequest(`classpath: no collection at ${classpath} whose changes can be pushed`, 'classpath')
+}
+
+/** The REST path of a data class's collection, for a change pushed without a subscribed classpath. */
+export function collectionPathOf(objtypeOrClass: string): string | undefined {
+  const dataClass = dataClassOf(objtypeOrClass)
+  const entity = entities().find((e) => e.table.objtype === dataClass)
+  if (entity) return entity.path
+  return dataClass.includes('/') ? MODEL_PREFIX + dataClass : undefined
+}
+
+/**
+ * Whether the context may read the record `id` of the collection at `collectionPath`: a GET of
+ * the collection or of the record would be admitted. Routes open to every session (a user's own
+ * callback orders) admit any subscriber; the subscription's own conditions narrow what it sees.
+ */
+export async function mayRead(ctx: Ctx, collectionPath: string | undefined, id: string): Promise<boolean> {
+  if (ctx.roles.includes('admin')) return true
+  if (!collectionPath) return false
+  const { routes, access } = ctx.deps
+  for (const path of [collectionPath, `${collectionPath}/${id}`]) {
+    const def = routes.match(path)?.entry.module.GET
+    if (!def) continue
+    if (def.access !== 'permission') return true
+    if (grants(ctx.roles, await access.grantsOf(ctx.domain), 'GET', path)) return true
+  }
+  return false
+}
