@@ -22,6 +22,7 @@ import { drain, type Gateway, startGateway } from './http/gateway/index'
 import type { RouteEntry } from './http/route'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
 import { createLogger, type Logger } from './log'
+import { completeBuiltinClasses } from './model/builtin-start'
 import { WORKERS } from './workers/index'
 import { startJournalCursor } from './workers/journal-pump'
 import { type Worker, WorkerRunner } from './workers/runner'
@@ -94,6 +95,7 @@ export async function startService(
   await startJournalCursor(db)
   const first = await bootstrap(deps)
   options.onBootstrap?.(first)
+  await completeBuiltinClasses(deps)
   const workers = new WorkerRunner(deps, options.workers ?? WORKERS)
   // WORKERS=off leaves this process only the work that keeps itself going (its heartbeat)
   if (options.schedule !== false) workers.start({ onlyAlways: !config.workers })

@@ -12,6 +12,7 @@ import type { Store } from '../deps'
 import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
 import { badRequest } from '../errors'
 import { enforceLimit } from '../master/licence'
+import { addBuiltinClasses } from '../model/builtin-install'
 import { purgeDomain } from './purge'
 import { users } from './users'
 
@@ -53,7 +54,11 @@ export const domains = defineEntity({
       // working domains are the rows below the master domain's (whose own row's parent is '')
       if (!before && after) yield* enforceLimit(u, 'domains', yield* u.ctx.deps.repo(domains.table).countAll(''))
       u.afterCommit(`access:${id}`, () => access.invalidate(id))
-      if (after) return
+      if (after) {
+        // a working domain is born with the built-in classes (the master domain's row has no parent)
+        if (!before && u.w.domain !== '') yield* addBuiltinClasses(u.inDomain(id))
+        return
+      }
       // the sessions of a deleted domain's accounts end with it
       const accounts = (yield* u.ctx.deps.repo(users.table).all(id)).map((d) => d.id as string)
       yield* purgeDomain(u.ctx.deps, id)

@@ -9,6 +9,7 @@ import type { Doc } from '~storage/doc'
 import { COMMON_FIELDS, defineEntity, ext, text, withDefaults } from '../entities/entity'
 import { badRequest } from '../errors'
 import { NIL_UUID } from '../ids'
+import { checkBuiltinClass } from './builtin'
 import { applyClassChange } from './class-change'
 import { checkValue, PropertySchema, type Property } from './properties'
 
@@ -157,6 +158,7 @@ export const classes = defineEntity({
   finish,
   hooks: {
     *inTransaction(u, change): TxStep<void> {
+      checkBuiltinClass(change.before, change.after)
       const domain = u.w.domain
       const all = yield* u.ctx.deps.repo(classes.table).all(domain)
       yield* applyClassChange(u, change.before, change.after, all)

@@ -77,6 +77,9 @@ async function populate(domain: { id: string; name: string }): Promise<void> {
     await post(`/rest/v1/model/${classname}`, { n: 1 })
     await post(`/rest/v1/model/${classname}`, { n: 2 })
   }
+  // the built-in class every working domain has (callback orders) holds records too
+  const order = { boxPhoneNumber: '1001', abonentPhoneNumber: '1002', dateTime: '2026-03-10T10:00:00Z' }
+  await post('/rest/v1/model/telephony/CallbackRequests', order)
   const setting = await t.call('PATCH', '/rest/v1/domain/settings/password_policy', {
     token,
     body: { value: { min_length: 9 } },
@@ -144,7 +147,7 @@ describe('before the deletion', () => {
         'journal',
       ]),
     )
-    expect(await recordTablesOf(doomed.id)).toHaveLength(2)
+    expect(await recordTablesOf(doomed.id)).toHaveLength(3) // purge/items, purge/log, telephony/CallbackRequests
     const queued = await t.deps.db.all('SELECT kind, status FROM queue WHERE domain = ? ORDER BY kind', [doomed.id])
     expect(queued).toEqual([
       ['layer-order', 'pending'],
@@ -180,7 +183,7 @@ describe('deleting the domain', () => {
 
   test("another domain's rows are all still there", async () => {
     expect(await countsOf(kept.id)).toEqual(keptBefore)
-    expect(await recordTablesOf(kept.id)).toHaveLength(2)
+    expect(await recordTablesOf(kept.id)).toHaveLength(3)
   })
 
   test('another domain still answers for its data', async () => {
