@@ -55,6 +55,9 @@ import * as r51 from './rest/v1/service/svcscripts/[id]'
 import * as r52 from './rest/v1/uc/sipusers/index'
 import * as r53 from './rest/v1/uc/sipusers/[id]'
 import * as r54 from './rest/v1/user/info'
+import * as r55 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
+import * as r56 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
+import * as r57 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
 
 export const routes: RouteEntry[] = [
   { url: '/pages/assets/pages.css', file: 'routes/pages/assets/pages.css.ts', module: r0 },
@@ -112,4 +115,7 @@ export const routes: RouteEntry[] = [
   { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r52 },
   { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r53 },
   { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r54 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r55 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r56 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r57 },
 ]

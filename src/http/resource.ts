@@ -19,7 +19,8 @@ interface Options {
   access?: Access
 }
 
-function withEqualities(filter: FilterNode | null, equal: Record<string, Literal>): FilterNode {
+/** The client's filter with equality conditions ANDed in: the client cannot widen what they allow. */
+export function withEqualities(filter: FilterNode | null, equal: Record<string, Literal>): FilterNode {
   const conds: FilterNode[] = Object.entries(equal).map(([field, value]) => ({
     op: '==',
     left: { field },

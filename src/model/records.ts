@@ -3,6 +3,7 @@
  * through the class's repository (so every change is journaled) and by the class's rules.
  */
 import type { Doc } from '~storage/doc'
+import type { Literal, OrderItem } from '~storage/query'
 import type { ColumnRange } from '~storage/repository'
 import { DAY_MS, isoTime } from '../clock'
 import type { Ctx } from '../context'
@@ -12,7 +13,7 @@ import { ApiError, badRequest, notFound } from '../errors'
 import { JsonText } from '../http/json'
 import { parseFlat, parseListParams, parseMask } from '../http/list-query'
 import { present } from '../http/present'
-import { lookupIds } from '../http/resource'
+import { lookupIds, withEqualities } from '../http/resource'
 import { givenId, newId } from '../ids'
 import type { ClassModel } from './class-model'
 import { validateRecord } from './properties'
@@ -27,6 +28,14 @@ export interface Target {
   date: string | null
   id: string | null
 }
+
+/**
+ * The records a caller may reach, as equalities on properties (a SIP account's callback orders
+ * are those of its phone number): ANDed into lists, and a record outside it is not found.
+ */
+export type Scope = Record<string, Literal>
+
+const inScope = (doc: Doc, scope: Scope) => Object.entries(scope).every(([k, v]) => doc[k] === v)
 
 function repoOf(ctx: Ctx, model: ClassModel) {
   if (!model.table) throw badRequest(`${model.classname} is an abstract class: it has no records`, 'classname')
@@ -79,7 +88,13 @@ function checkAddressing(model: ClassModel, t: Target): void {
   }
 }
 
-export async function listRecords(ctx: Ctx, model: ClassModel, t: Target, params: Query) {
+export async function listRecords(
+  ctx: Ctx,
+  model: ClassModel,
+  t: Target,
+  params: Query,
+  options: { scope?: Scope; defaultOrder?: OrderItem[] } = {},
+) {
   const repo = repoOf(ctx, model)
   checkAddressing(model, t)
   const { query, mask, flat } = parseListParams(params, {
@@ -87,6 +102,8 @@ export async function listRecords(ctx: Ctx, model: ClassModel, t: Target, params
     output: model.output,
     limits: model.limits,
   })
+  if (options.scope) query.filter = withEqualities(query.filter, options.scope)
+  if (params.order === undefined && options.defaultOrder) query.order = options.defaultOrder
   let range: ColumnRange | undefined
   if (model.partition) {
     range = (t.date ? dayRange(t.date, 'date') : parseInterval(params.interval)) ?? undefined
@@ -100,20 +117,24 @@ export async function listRecords(ctx: Ctx, model: ClassModel, t: Target, params
   return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
 }
 
-/** Throws 404 unless the record lies on the day its path names (checked inside the write's transaction). */
-function onDay(model: ClassModel, t: Target): (doc: Doc) => void {
+/**
+ * Throws 404 unless the record lies on the day its path names and within the scope (checked inside
+ * the write's transaction).
+ */
+function reachable(model: ClassModel, t: Target, scope: Scope): (doc: Doc) => void {
   return (doc) => {
     if (t.date && model.partition && doc[model.partition.property] !== undefined && !inDay(model, doc, t.date)) {
       throw notFound(`no record ${t.id} in ${model.classname} on ${t.date}`)
     }
+    if (!inScope(doc, scope)) throw notFound(`no record ${t.id} in ${model.classname}`)
   }
 }
 
-async function current(ctx: Ctx, model: ClassModel, t: Target): Promise<Doc> {
+async function current(ctx: Ctx, model: ClassModel, t: Target, scope: Scope): Promise<Doc> {
   checkAddressing(model, t)
   const doc = await repoOf(ctx, model).get(ctx.domain, t.id!, ctx.deps.clock.now())
   if (!doc) throw notFound(`no record ${t.id} in ${model.classname}`)
-  onDay(model, t)(doc)
+  reachable(model, t, scope)(doc)
   return doc
 }
 
@@ -122,16 +143,16 @@ function inDay(model: ClassModel, doc: Doc, date: string): boolean {
   return new Date(model.partition!.type === 'date' ? `${value}T00:00:00Z` : value).toISOString().slice(0, 10) === date
 }
 
-export async function readRecord(ctx: Ctx, model: ClassModel, t: Target, params: Query) {
+export async function readRecord(ctx: Ctx, model: ClassModel, t: Target, params: Query, scope: Scope = {}) {
   const mask = params.mask === undefined ? null : parseMask(params.mask, model.fields)
   const flat = parseFlat(params.flat)
-  if (!mask && !flat && !t.date) {
+  if (!mask && !flat && !t.date && Object.keys(scope).length === 0) {
     checkAddressing(model, t)
     const text = await repoOf(ctx, model).getText(ctx.domain, t.id!, ctx.deps.clock.now())
     if (text === undefined) throw notFound(`no record ${t.id} in ${model.classname}`)
     return new JsonText(text)
   }
-  return present(await current(ctx, model, t), mask, flat)
+  return present(await current(ctx, model, t, scope), mask, flat)
 }
 
 /** A record without its lifetime's start gets the time of its creation. */
@@ -165,12 +186,13 @@ export async function createRecord(ctx: Ctx, model: ClassModel, body: unknown): 
 }
 
 /** PUT and PATCH: the new record is made from the request body and the current record, in the write's transaction. */
-async function changeRecord(
+export async function changeRecord(
   ctx: Ctx,
   model: ClassModel,
   t: Target,
   body: unknown,
   make: (input: Doc, current: Doc) => Doc,
+  scope: Scope = {},
 ): Promise<Doc> {
   refuseChangesToLog(model)
   const input = bodyObject(body)
@@ -179,7 +201,7 @@ async function changeRecord(
   const repo = repoOf(ctx, model)
   const updated = await commit(ctx, (u) =>
     repo.update(u.w, t.id!, (cur) => {
-      onDay(model, t)(cur)
+      reachable(model, t, scope)(cur)
       const doc: Doc = { id: t.id, ...make(input, cur) }
       requirePartition(model, doc)
       return doc
@@ -201,11 +223,11 @@ export function patchRecord(ctx: Ctx, model: ClassModel, t: Target, body: unknow
   return changeRecord(ctx, model, t, body, (input, cur) => validateRecord(input, model.rules, 'patch', cur))
 }
 
-export async function deleteRecord(ctx: Ctx, model: ClassModel, t: Target): Promise<void> {
+export async function deleteRecord(ctx: Ctx, model: ClassModel, t: Target, scope: Scope = {}): Promise<void> {
   refuseChangesToLog(model)
   checkAddressing(model, t)
   const repo = repoOf(ctx, model)
-  if (!(await commit(ctx, (u) => repo.remove(u.w, t.id!, onDay(model, t))))) {
+  if (!(await commit(ctx, (u) => repo.remove(u.w, t.id!, reachable(model, t, scope))))) {
     throw notFound(`no record ${t.id} in ${model.classname}`)
   }
 }

@@ -1,0 +1,5 @@
+import { callbackDelete, callbackPatch, callbackRead } from '~/callbacks/orders-api'
+
+export const GET = callbackRead
+export const PATCH = callbackPatch
+export const DELETE = callbackDelete

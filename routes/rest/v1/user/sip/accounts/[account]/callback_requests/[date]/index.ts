@@ -1,0 +1,3 @@
+import { callbackList } from '~/callbacks/orders-api'
+
+export const GET = callbackList
