@@ -6,15 +6,16 @@
  * becomes a modelevents.data_changed event like any record's.
  */
 import type { Doc } from '~storage/doc'
-import type { OrderItem } from '~storage/query'
+import type { FilterNode, OrderItem } from '~storage/query'
 import type { Ctx } from '../context'
 import { sipusers } from '../directory/sipusers'
 import { bodyObject } from '../entities/writes'
 import { badRequest, conflict, notFound } from '../errors'
-import { NIL_UUID } from '../ids'
+import { isUuid, NIL_UUID } from '../ids'
 import { CALLBACK_REQUESTS } from '../model/builtin'
 import type { ClassModel } from '../model/class-model'
 import { validateRecord } from '../model/properties'
+import type { PushTarget } from '../ws/collections'
 import { changeRecord, deleteRecord, listRecords, readRecord, type Scope, type Target } from '../model/records'
 
 type Query = Record<string, string | undefined>
@@ -48,6 +49,23 @@ async function boxOf(ctx: Ctx, accountId: string): Promise<Box> {
   if (!model) throw notFound(`this domain has no ${CALLBACK_REQUESTS} class yet`)
   const phone = account.phonenumber
   return { model, scope: typeof phone === 'string' && phone !== '' ? { boxPhoneNumber: phone } : null }
+}
+
+const ACCOUNT_ORDERS = /^\/rest\/v1\/user\/sip\/accounts\/([^/]+)\/callback_requests$/
+
+/**
+ * A websocket subscription to an account's orders (`classpath` = the list's path): the order class,
+ * narrowed to the account's box. Someone else's account is the same 404 as over REST.
+ */
+export async function accountOrdersTarget(ctx: Ctx, classpath: string): Promise<PushTarget | null> {
+  const account = ACCOUNT_ORDERS.exec(classpath)?.[1]
+  if (account === undefined) return null
+  if (!isUuid(account)) throw badRequest('classpath: the account of callback_requests is a UUID', 'classpath')
+  const { model, scope } = await boxOf(ctx, account.toLowerCase())
+  const where: FilterNode = scope
+    ? { op: '==', left: { field: 'boxPhoneNumber' }, right: { value: scope.boxPhoneNumber as string } }
+    : { op: 'in', left: { field: 'id' }, values: [] } // no number, no orders
+  return { classpath, dataClass: model.classname, fields: model.fields, where }
 }
 
 /** Orders of one day (`date`) or of `interval`, newest first unless the client orders them. */

@@ -14,6 +14,8 @@ import { chainOf } from '../entities/tree'
 import type { Session } from './sessions'
 
 const CHANNEL = 'access-invalidate'
+/** The roles of a master administrator switched into another domain (one array, so it compares equal). */
+const ADMIN_ONLY = ['admin']
 
 export interface DomainInfo {
   id: string
@@ -116,8 +118,15 @@ export class AccessCache {
    * switched into another domain administers it while it still holds `admin` at home.
    */
   async sessionRoles(s: Session): Promise<string[]> {
+    return this.sessionRolesNow(s)
+  }
+
+  /** The same, answered synchronously while cached (pushes ask it for every subscribed socket). */
+  sessionRolesNow(s: Session): string[] | Promise<string[]> {
     if (s.domainId === s.homeDomainId) return this.rolesOf(s.domainId, s.userId)
-    return s.homeIsMaster && (await this.rolesOf(s.homeDomainId, s.userId)).includes('admin') ? ['admin'] : []
+    const home = this.rolesOf(s.homeDomainId, s.userId)
+    const switched = (roles: string[]) => (s.homeIsMaster && roles.includes('admin') ? ADMIN_ONLY : [])
+    return home instanceof Promise ? home.then(switched) : switched(home)
   }
 }
 

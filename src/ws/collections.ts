@@ -6,6 +6,7 @@
  * would be: the route serving that path, and the subscriber's roles read live.
  */
 import type { FilterNode } from '~storage/query'
+import { accountOrdersTarget } from '../callbacks/orders'
 import type { Ctx } from '../context'
 import { entities } from '../entities/registry'
 import { badRequest } from '../errors'
@@ -26,14 +27,8 @@ export interface PushTarget {
   where?: FilterNode
 }
 
-/** A collection other than an entity's or a model class's whose changes can be pushed (callback orders). */
-export type PushResolver = (ctx: Ctx, classpath: string) => Promise<PushTarget | null>
-const resolvers: PushResolver[] = []
-
-/** Registers the resolver of a special collection (a view over a class, such as callback orders). */
-export function pushableCollection(resolver: PushResolver): void {
-  resolvers.push(resolver)
-}
+/** Collections other than an entity's or a model class's whose changes can be pushed: views over a class. */
+const SPECIAL: ((ctx: Ctx, classpath: string) => Promise<PushTarget | null>)[] = [accountOrdersTarget]
 
 /** The collection a classpath names in the context's domain; a 400 naming `classpath` when none. */
 export async function resolveClasspath(ctx: Ctx, raw: unknown): Promise<PushTarget> {
@@ -47,7 +42,7 @@ export async function resolveClasspath(ctx: Ctx, raw: unknown): Promise<PushTarg
     const model = (await ctx.deps.model.classes(ctx.domain)).get(name)
     if (model?.table) return { classpath, dataClass: model.classname, fields: model.fields }
   }
-  for (const resolve of resolvers) {
+  for (const resolve of SPECIAL) {
     const target = await resolve(ctx, classpath)
     if (target) return target
   }
@@ -67,15 +62,21 @@ export function collectionPathOf(objtypeOrClass: string): string | undefined {
  * the collection or of the record would be admitted. Routes open to every session (a user's own
  * callback orders) admit any subscriber; the subscription's own conditions narrow what it sees.
  */
-export async function mayRead(ctx: Ctx, collectionPath: string | undefined, id: string): Promise<boolean> {
+export function mayRead(ctx: Ctx, collectionPath: string | undefined, id: string): boolean | Promise<boolean> {
   if (ctx.roles.includes('admin')) return true
   if (!collectionPath) return false
   const { routes, access } = ctx.deps
-  for (const path of [collectionPath, `${collectionPath}/${id}`]) {
+  const paths = [collectionPath, `${collectionPath}/${id}`]
+  const guarded: string[] = []
+  for (const path of paths) {
     const def = routes.match(path)?.entry.module.GET
     if (!def) continue
     if (def.access !== 'permission') return true
-    if (grants(ctx.roles, await access.grantsOf(ctx.domain), 'GET', path)) return true
+    guarded.push(path)
   }
-  return false
+  if (!guarded.length) return false
+  const check = (byRole: Awaited<ReturnType<typeof access.grantsOf>>) =>
+    guarded.some((path) => grants(ctx.roles, byRole, 'GET', path))
+  const byRole = access.grantsOf(ctx.domain)
+  return byRole instanceof Promise ? byRole.then(check) : check(byRole)
 }

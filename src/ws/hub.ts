@@ -17,7 +17,7 @@ import { dispatch } from '../http/dispatch'
 import { readCookie, SESSION_COOKIE } from '../identity/cookies'
 import type { Session } from '../identity/sessions'
 import { errorBody, qidOf, readFrame, restCall } from './frames'
-import { missedChanges, offer, replay } from './push'
+import { admits, missedChanges, Outgoing, replay } from './push'
 import { MAX_SUBSCRIPTIONS_PER_SOCKET, readSubscribe, type Subscription } from './subscriptions'
 
 /** Close codes: the session ended, the domain refuses it, the session moved to another domain. */
@@ -40,6 +40,8 @@ interface Socket {
   subs: Map<string, Subscription>
   windowStart: number
   frames: number
+  /** The context pushes were last offered with (rebuilt when the session or its roles change). */
+  ctx?: Ctx
   send(frame: string): void
 }
 
@@ -51,6 +53,8 @@ export class WsHub {
   private readonly queue: PlatformEvent[] = []
   private draining = false
   private readonly off: (() => void)[] = []
+  /** Members of each subscription topic (sockets whose subscriptions are alike). */
+  private readonly topics = new Map<string, number>()
   private nextId = 0
 
   /** Listens to the bus, to session ends and to domain changes. */
@@ -78,7 +82,7 @@ export class WsHub {
     const now = this.deps.clock.now()
     let closed = 0
     for (const socket of [...this.sockets]) {
-      for (const [id, sub] of socket.subs) if (sub.expiresAt <= now) socket.subs.delete(id)
+      for (const sub of [...socket.subs.values()]) if (sub.expiresAt <= now) this.drop(socket, sub)
       if (!(await this.deps.sessions.get(socket.sessionId))) {
         socket.ws.close(CLOSE_SESSION_ENDED, 'the session has expired')
         closed++
@@ -150,6 +154,7 @@ export class WsHub {
     if (!this.sockets.delete(socket)) return
     unindex(this.bySession, socket.sessionId, socket)
     unindex(this.byDomain, socket.domain, socket)
+    for (const sub of socket.subs.values()) this.count(sub.topic, -1) // a closed socket left its topics
     const keys = [...socket.subs.keys()].map((id) => subscriptionKey(socket, id))
     if (keys.length) void this.deps.kv.del(...keys).catch(() => {})
   }
@@ -201,7 +206,7 @@ export class WsHub {
     const request = await readSubscribe(ctx, payload, existing !== undefined)
     const key = subscriptionKey(socket, request.id)
     if (request.expires === 0) {
-      socket.subs.delete(request.id)
+      if (existing) this.drop(socket, existing)
       await this.deps.kv.del(key)
       return socket.send(JSON.stringify(['subscribe', { id: request.id, expires: 0 }]))
     }
@@ -209,28 +214,49 @@ export class WsHub {
     if (!existing && socket.subs.size >= MAX_SUBSCRIPTIONS_PER_SOCKET)
       throw new ApiError(400, `a socket holds at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions`, { field: 'id' })
     const now = this.deps.clock.now()
-    const sub: Subscription = existing ?? {
+    const terms = request.terms ?? { terms: existing!.terms, target: existing!.target }
+    if (existing) this.drop(socket, existing)
+    const sub: Subscription = {
       id: request.id,
-      terms: request.terms!.terms,
-      expiresAt: 0,
-      lastSeq: 0,
-      held: null,
+      terms: terms.terms,
+      target: terms.target,
+      topic: topicOf(request.id, terms.terms),
+      expiresAt: now + request.expires * 1000,
+      lastSeq: existing?.lastSeq ?? 0,
+      // a resume holds live events from now on, so none falls between the journal read and going live
+      held: request.since !== undefined ? [] : null,
     }
-    if (request.terms) (sub.terms = request.terms.terms), (sub.target = request.terms.target)
-    sub.expiresAt = now + request.expires * 1000
-    // a resume holds live events from now on, so none falls between the journal read and going live
-    if (request.since !== undefined) sub.held = []
-    socket.subs.set(sub.id, sub)
+    this.join(socket, sub)
     let missed: JournalChange[] = []
     try {
       if (request.since !== undefined) missed = await missedChanges(ctx, request.since)
     } catch (err) {
-      socket.subs.delete(sub.id)
+      this.drop(socket, sub)
       throw err
     }
     await this.deps.kv.set(key, JSON.stringify({ session: socket.sessionId, terms: sub.terms }), request.expires * 1000)
     socket.send(JSON.stringify(['subscribe', { id: sub.id, expires: request.expires }]))
     if (request.since !== undefined) await replay(ctx, socket, sub, request.since, missed)
+  }
+
+  private join(socket: Socket, sub: Subscription): void {
+    socket.subs.set(sub.id, sub)
+    socket.ws.subscribe(sub.topic)
+    this.count(sub.topic, 1)
+  }
+
+  /** Ends a subscription on its socket (unsubscribed, expired, replaced, or refused). */
+  private drop(socket: Socket, sub: Subscription): void {
+    if (socket.subs.get(sub.id) !== sub) return
+    socket.subs.delete(sub.id)
+    if (this.sockets.has(socket)) socket.ws.unsubscribe(sub.topic)
+    this.count(sub.topic, -1)
+  }
+
+  private count(topic: string, by: number): void {
+    const n = (this.topics.get(topic) ?? 0) + by
+    if (n > 0) this.topics.set(topic, n)
+    else this.topics.delete(topic)
   }
 
   private enqueue(event: PlatformEvent): void {
@@ -249,37 +275,65 @@ export class WsHub {
     }
   }
 
+  /**
+   * Offers the event to every subscription in its domain, awaiting only what is not cached. Sockets
+   * whose subscriptions are alike (same id and terms) share a Bun topic: when all of a topic's
+   * members take the event, one native publish sends it to all of them.
+   */
   private async push(event: PlatformEvent): Promise<void> {
-    const shared = new Map<PlatformEvent, string>()
+    const out = new Outgoing(event)
     const now = this.deps.clock.now()
+    const takers = new Map<string, { sub: Subscription; sockets: Socket[] }>()
     for (const socket of this.byDomain.get(event.domain) ?? []) {
       if (socket.subs.size === 0) continue
-      let ctx: Ctx | null | undefined
+      let ctx: Ctx | null | Promise<Ctx | null> = this.pushCtx(socket)
+      if (ctx instanceof Promise) ctx = await ctx
+      if (!ctx) continue
       for (const sub of socket.subs.values()) {
         if (sub.expiresAt <= now) {
-          socket.subs.delete(sub.id)
+          this.drop(socket, sub)
           continue
         }
-        ctx ??= await this.pushCtx(socket)
-        if (!ctx) break
-        try {
-          await offer(ctx, socket, sub, event, shared)
-        } catch (err) {
-          this.deps.log.error('websocket push failed', { socket: socket.id, error: String(err) })
-        }
+        let taken = admits(ctx, sub, out)
+        if (taken instanceof Promise) taken = await taken.catch(() => false)
+        if (!taken) continue
+        const group = takers.get(sub.topic)
+        if (group) group.sockets.push(socket)
+        else takers.set(sub.topic, { sub, sockets: [socket] })
       }
+    }
+    for (const [topic, { sub, sockets }] of takers) {
+      const frame = out.frame(sub)
+      const [first] = sockets
+      if (sockets.length > 1 && sockets.length === this.topics.get(topic)) {
+        first!.ws.publish(topic, frame) // every other member
+        first!.send(frame)
+      } else for (const socket of sockets) socket.send(frame)
     }
   }
 
-  /** The subscriber as it is now, or null (its session ended: the socket closes). */
-  private async pushCtx(socket: Socket): Promise<Ctx | null> {
-    const session = await this.deps.sessions.get(socket.sessionId)
+  /**
+   * The subscriber as it is now (its live session and roles), or null when its session ended (the
+   * socket closes). Synchronous while both are cached; the context is reused while they are the same.
+   */
+  private pushCtx(socket: Socket): Ctx | null | Promise<Ctx | null> {
+    const session = this.deps.sessions.get(socket.sessionId)
+    if (session instanceof Promise) return session.then((s) => this.contextOf(socket, s))
+    return this.contextOf(socket, session)
+  }
+
+  private contextOf(socket: Socket, session: Session | null): Ctx | null | Promise<Ctx | null> {
     if (!session || session.domainId !== socket.domain) {
       void this.recheckSession(socket.sessionId)
       return null
     }
-    const roles = await this.deps.access.sessionRoles(session)
-    return sessionCtx(this.deps, session, `ws-${socket.id}`, roles)
+    const roles = this.deps.access.sessionRolesNow(session)
+    const make = (r: readonly string[]) => {
+      if (socket.ctx?.session !== session || socket.ctx.roles !== r)
+        socket.ctx = sessionCtx(this.deps, session, `ws-${socket.id}`, r)
+      return socket.ctx
+    }
+    return roles instanceof Promise ? roles.then(make) : make(roles)
   }
 
   /** A session changed or ended somewhere: its sockets close if it ended or moved to another domain. */
@@ -306,6 +360,10 @@ export class WsHub {
 }
 
 const subscriptionKey = (socket: Socket, id: string) => `ws-sub:${socket.id}:${id}`
+
+/** Subscriptions with the same id and terms get the same frames: they share a topic. */
+const topicOf = (id: string, terms: Subscription['terms']) =>
+  `sub:${Bun.hash(JSON.stringify([id, terms])).toString(36)}`
 
 /** The payload of a frame that was refused before it was read (rate limit), to address the answer. */
 function leniently(message: string | Buffer): Doc {

@@ -20,55 +20,68 @@ export interface PushSink {
   send(frame: string): void
 }
 
+/**
+ * One event on its way to many subscriptions: what every one of them shares is computed once (the
+ * serialized data, the frame's tail, read decisions per roles and path).
+ */
+export class Outgoing {
+  private data?: string
+  private readonly tail: string
+  private readonly frames = new Map<string, string>()
+  readonly reads = new Map<string, boolean>()
+
+  constructor(readonly event: PlatformEvent) {
+    this.tail = `,"class":${JSON.stringify(event.class)},"event":${JSON.stringify(event.event)},"seq":${event.seq ?? null},"data":`
+  }
+
+  /** The frame for a subscription; identical subscriptions (same id, no mask) share one string. */
+  frame(sub: Subscription): string {
+    if (sub.terms.mask?.length) return this.build(sub.id, JSON.stringify(shape(sub.terms, this.event)))
+    let frame = this.frames.get(sub.id)
+    if (frame === undefined) {
+      this.data ??= JSON.stringify(this.event.data)
+      this.frames.set(sub.id, (frame = this.build(sub.id, this.data)))
+    }
+    return frame
+  }
+
+  private build(id: string, data: string): string {
+    return `["event",{"subscription":${JSON.stringify(id)}${this.tail}${data}}]`
+  }
+}
+
 const isDataChange = (e: PlatformEvent) => e.class === 'modelevents' && e.event === 'data_changed'
 
-/** The event frame for one subscription; the serialized data is shared by subscriptions without a mask. */
-function eventFrame(sub: Subscription, event: PlatformEvent, shared: Map<PlatformEvent, string>): string {
-  let data: string | undefined
-  if (!sub.terms.mask?.length) {
-    data = shared.get(event)
-    if (data === undefined) shared.set(event, (data = JSON.stringify(event.data)))
-  } else data = JSON.stringify(shape(sub.terms, event))
-  const head = JSON.stringify({ subscription: sub.id, class: event.class, event: event.event, seq: event.seq ?? null })
-  return `["event",${head.slice(0, -1)},"data":${data}}]`
-}
-
 /**
- * Offers one event to one subscription: sent when its terms match and, for a data change, the
- * subscriber may read the record now. `ctx` is the subscriber acting now (its live roles).
+ * Whether one subscription is to receive the event: its terms match and, for a data change, the
+ * subscriber may read the record now (`ctx`: the subscriber acting now, its live roles). While the
+ * subscription replays the journal, journal events wait in `held` and the answer is no. Answers at
+ * once unless a permission had to be loaded. The caller sends `out.frame(sub)`.
  */
-export async function offer(
-  ctx: Ctx,
-  sink: PushSink,
-  sub: Subscription,
-  event: PlatformEvent,
-  shared: Map<PlatformEvent, string>,
-): Promise<boolean> {
-  if (event.seq !== undefined && sub.held) {
-    sub.held.push(event)
+export function admits(ctx: Ctx, sub: Subscription, out: Outgoing): boolean | Promise<boolean> {
+  if (out.event.seq !== undefined && sub.held) {
+    sub.held.push(out.event)
     return false
   }
-  return pass(ctx, sink, sub, event, shared)
+  return passes(ctx, sub, out)
 }
 
-async function pass(
-  ctx: Ctx,
-  sink: PushSink,
-  sub: Subscription,
-  event: PlatformEvent,
-  shared: Map<PlatformEvent, string>,
-): Promise<boolean> {
+function passes(ctx: Ctx, sub: Subscription, out: Outgoing): boolean | Promise<boolean> {
+  const { event } = out
   if (event.seq !== undefined) {
     if (event.seq <= sub.lastSeq) return false // replayed already, or published twice
     sub.lastSeq = event.seq
   }
   if (!matches(sub.terms, event)) return false
-  if (isDataChange(event)) {
-    const path = sub.target?.classpath ?? collectionPathOf(event.data.class as string)
-    if (!(await mayRead(ctx, path, event.data.id as string))) return false
-  }
-  sink.send(eventFrame(sub, event, shared))
-  return true
+  if (!isDataChange(event)) return true
+  const path = sub.target?.classpath ?? collectionPathOf(event.data.class as string)
+  const key = `${ctx.roles.join(',')}|${path}`
+  const known = out.reads.get(key)
+  if (known !== undefined) return known
+  const readable = mayRead(ctx, path, event.data.id as string)
+  if (readable instanceof Promise) return readable.then((yes) => (out.reads.set(key, yes), yes))
+  out.reads.set(key, readable)
+  return readable
 }
 
 /**
@@ -88,12 +101,12 @@ export async function missedChanges(ctx: Ctx, since: number): Promise<JournalCha
 
 /** Sends the missed changes in order, then the live events that waited, then goes live. */
 export async function replay(ctx: Ctx, sink: PushSink, sub: Subscription, since: number, missed: JournalChange[]) {
-  const shared = new Map<PlatformEvent, string>()
   sub.lastSeq = since
-  for (const change of missed) await pass(ctx, sink, sub, dataChanged(change), shared)
+  const deliver = async (out: Outgoing) => (await passes(ctx, sub, out)) && sink.send(out.frame(sub))
+  for (const change of missed) await deliver(new Outgoing(dataChanged(change)))
   // live events keep queueing behind the replay until the queue is empty: their order is kept
   const held = sub.held ?? []
-  for (let event = held.shift(); event; event = held.shift()) await pass(ctx, sink, sub, event, shared)
+  for (let event = held.shift(); event; event = held.shift()) await deliver(new Outgoing(event))
   sub.held = null
 }
 

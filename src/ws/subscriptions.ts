@@ -22,6 +22,8 @@ export interface Subscription {
   terms: SubscriptionTerms
   /** The collection subscribed by `classpath`, when there is one. */
   target?: PushTarget
+  /** The Bun topic of the sockets whose subscriptions are alike (same id and terms). */
+  topic: string
   expiresAt: number
   /** The last journal sequence number this subscription has passed (sent, or not its to send). */
   lastSeq: number

@@ -233,3 +233,27 @@ test('a change committed by one instance reaches a subscriber of another (Redis 
     await a.close()
   }
 })
+
+test('alike subscriptions on many sockets all get the event once; one that may not read is left out', async () => {
+  const terms = { id: 'alike', expires: 60, events: ['modelevents.data_changed'], classpath: EXTOBJS }
+  const admins = await Promise.all([1, 2, 3].map(() => openWs(`${wsUrl}?token=${token}`)))
+  await t.createUser(domain.id, 'nina', 'nina-Pass1', ['user'])
+  const nina = await openWs(`${wsUrl}?token=${await t.login('sub.master', 'nina', 'nina-Pass1')}`)
+  for (const c of [...admins, nina]) await subscribe(c, terms)
+  const made = (await http('POST', EXTOBJS, { type: 'alike' })).body
+  await pump()
+  for (const c of admins) {
+    expect((await c.next(isEvent))[1]).toMatchObject({ subscription: 'alike', data: { id: made.id } })
+    expect(await subscribe(c, { id: 'probe', expires: 1, events: ['custom.ping'] })).toMatchObject({ id: 'probe' })
+    expect(c.pending(isEvent)).toEqual([])
+  }
+  expect(await subscribe(nina, { id: 'probe', expires: 1, events: ['custom.ping'] })).toMatchObject({ id: 'probe' })
+  expect(nina.pending(isEvent)).toEqual([])
+  // with nina gone, the three alike subscriptions are the whole topic: one publish reaches them all
+  nina.close()
+  await nina.closed
+  const second = (await http('POST', EXTOBJS, { type: 'alike' })).body
+  await pump()
+  for (const c of admins) expect((await c.next(isEvent))[1]).toMatchObject({ data: { id: second.id } })
+  for (const c of admins) c.close()
+})

@@ -1,0 +1,117 @@
+/**
+ * Websocket pushes at scale: N sockets on one service process, each subscribed to the extobjs
+ * collection, while a writer creates records over HTTP. Reports push latency (write sent -> frame
+ * received, one clock: same machine; it includes the write itself), delivered / expected events, and the server's resident
+ * memory per socket. `bun bench/ws-push.ts [N ...]` (default 1000 10000); `npm run bench` runs it
+ * after the HTTP cases. The service listens directly (GATEWAY=off): through the gateway every
+ * socket costs the process three descriptors, and 10,000 of them would pass a 20,000 fd limit.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type BareSocket, connectBare } from './ws-client'
+
+const root = join(import.meta.dir, '..')
+const COUNTS = process.argv.slice(2).map(Number).filter(Boolean)
+const WRITES = Number(process.env.BENCH_WS_WRITES ?? 20)
+const WRITE_GAP_MS = 250
+
+async function rssKb(pid: number): Promise<number> {
+  const status = await Bun.file(`/proc/${pid}/status`).text()
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1])
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
+
+async function run(count: number): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'platform-bench-ws-'))
+  const proc = Bun.spawn([process.execPath, 'server.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATA_DIR: work,
+      PORT: '0',
+      GATEWAY: 'off',
+      ADMIN_PASSWORD: 'bench-Pass1',
+      LOG_LEVEL: 'info',
+    },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
+  const sockets: BareSocket[] = []
+  try {
+    const reader = proc.stdout.getReader()
+    let out = ''
+    while (!/"url":"(http:[^"]+)"/.test(out)) {
+      const { value, done } = await reader.read()
+      if (done) throw new Error(`the service did not start:\n${out}`)
+      out += new TextDecoder().decode(value)
+    }
+    const base = /"url":"(http:[^"]+)"/.exec(out)![1]!
+    const login = await fetch(`${base}/rest/v1/iam/sessions`, {
+      method: 'POST',
+      body: JSON.stringify({ domain: 'master', login: 'admin', pwd: 'bench-Pass1', session_type: 'token' }),
+    })
+    const { session_token: token } = (await login.json()) as { session_token: string }
+    const before = await rssKb(proc.pid)
+
+    const latencies: number[] = []
+    const sentAt = new Map<number, number>()
+    let acks = 0
+    let events = 0
+    const EVENT = Buffer.from('["event"')
+    const SUBSCRIBE = Buffer.from('["subscribe"')
+    const wsUrl = `${base.replace('http', 'ws')}/ws?token=${token}`
+    const onFrame = (payload: Buffer) => {
+      if (payload.subarray(0, SUBSCRIBE.length).equals(SUBSCRIBE)) return void acks++
+      if (!payload.subarray(0, EVENT.length).equals(EVENT)) return
+      events++
+      const at = payload.lastIndexOf('"w":')
+      const w = at < 0 ? undefined : Number.parseInt(payload.toString('latin1', at + 4, at + 12))
+      const sent = w === undefined ? undefined : sentAt.get(w)
+      if (sent !== undefined) latencies.push(performance.now() - sent)
+    }
+    const subscribe = JSON.stringify([
+      'subscribe',
+      { id: 's', expires: 3600, events: ['modelevents.data_changed'], classpath: '/rest/v1/reference/extobjs' },
+    ])
+    for (let i = 0; i < count; i += 200) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(200, count - i) }, () => connectBare(wsUrl, onFrame)),
+      )
+      for (const socket of batch) {
+        sockets.push(socket)
+        socket.send(subscribe)
+      }
+    }
+    while (acks < count) await Bun.sleep(20)
+    const after = await rssKb(proc.pid)
+
+    for (let w = 0; w < WRITES; w++) {
+      sentAt.set(w, performance.now())
+      await fetch(`${base}/rest/v1/reference/extobjs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: JSON.stringify({ type: 'push', value: { w } }),
+      })
+      await Bun.sleep(WRITE_GAP_MS)
+    }
+    const expected = count * WRITES
+    const until = Date.now() + 10_000
+    while (events < expected && Date.now() < until) await Bun.sleep(20)
+    const sorted = latencies.sort((a, b) => a - b)
+    console.log(
+      `| ${count} sockets | ${WRITES} writes | ${percentile(sorted, 0.5).toFixed(1)} ms | ${percentile(sorted, 0.99).toFixed(1)} ms | ${events}/${expected} (${((100 * events) / expected).toFixed(2)} %) | ${(((after - before) * 1024) / count / 1024).toFixed(1)} KiB (RSS ${(before / 1024).toFixed(0)} -> ${(after / 1024).toFixed(0)} MiB) |`,
+    )
+  } finally {
+    for (const ws of sockets) ws.close()
+    proc.kill()
+    await proc.exited
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
+console.log('\nwebsocket pushes (one process, GATEWAY=off; latency = write sent -> event received):')
+console.log('| sockets | writes | p50 | p99 | delivered / expected | server RSS per socket |')
+console.log('|---|---|---|---|---|---|')
+for (const n of COUNTS.length ? COUNTS : [1000, 10_000]) await run(n)
