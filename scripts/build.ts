@@ -68,10 +68,15 @@ export async function build(options: { target?: string; outfile?: string } = {})
     throw new Error(`${addon} is not installed; for ${target} run: npm install --no-save --force ${addon}@${version}`)
   }
   const result = await Bun.build({
-    // The gateway's worker is a second entrypoint: a compiled binary can only start workers it carries.
-    entrypoints: [join(ROOT, 'server.ts'), join(ROOT, 'src/http/gateway/worker.ts')],
-    // Flat names put the worker at the bundle's root, which is where `new URL('./worker.ts', import.meta.url)`
-    // points once src/http/gateway/index.ts is bundled into the root entrypoint.
+    // The gateway's worker and the script thread are entrypoints too: a compiled binary can only start
+    // workers it carries.
+    entrypoints: [
+      join(ROOT, 'server.ts'),
+      join(ROOT, 'src/http/gateway/worker.ts'),
+      join(ROOT, 'src/scripts/script-thread.ts'),
+    ],
+    // Flat names put the workers at the bundle's root, which is where `new URL('./worker.ts',
+    // import.meta.url)` points once src/http/gateway/index.ts is bundled into the root entrypoint.
     naming: { entry: '[name].[ext]' },
     // Without a target Bun copies its own runtime; naming one may mean downloading that runtime.
     compile: options.target ? { target: options.target as Bun.Build.CompileTarget, outfile } : { outfile },

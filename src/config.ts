@@ -78,6 +78,40 @@ const EnvSchema = v.object({
   WS_IDLE_TIMEOUT_SEC: v.optional(integer(10, 960), '120'),
   WS_MAX_FRAME_BYTES: v.optional(integer(1024, 64 * 1024 * 1024), String(1024 * 1024)),
   WS_FRAMES_PER_SEC: v.optional(integer(1, 100_000), '100'),
+  NODE_ROLES: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((s) =>
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
+      v.array(v.picklist(['svc', 'none'], 'must be a comma list of: svc, or none')),
+      v.transform((roles) => roles.filter((r) => r !== 'none')),
+    ),
+    'svc',
+  ),
+  SCRIPT_MEMORY_MB: v.optional(integer(1, 4096), '64'),
+  SCRIPT_STACK_KB: v.optional(integer(64, 65536), '1024'),
+  SCRIPT_CPU_SEC: v.optional(integer(1, 86400), '10'),
+  SCRIPT_DURATION_SEC: v.optional(integer(1, 7 * 86400), '3600'),
+  SCRIPT_MAX_PER_DOMAIN: v.optional(integer(1, 100_000), '100'),
+  SCRIPT_THREADS: v.optional(integer(1, 64), '2'),
+  SCRIPT_HTTP_ALLOW: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((s) =>
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
+    ),
+    '',
+  ),
+  SCRIPT_HTTP_TIMEOUT_SEC: v.optional(integer(1, 600), '10'),
+  SCRIPT_HTTP_MAX_BYTES: v.optional(integer(1024, 1 << 30), String(1024 * 1024)),
   LICENSE_PUBLIC_KEY: v.optional(licenceKey),
 })
 
@@ -126,6 +160,21 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   WS_IDLE_TIMEOUT_SEC: { meaning: 'a websocket with no traffic (pings included) for this long is closed' },
   WS_MAX_FRAME_BYTES: { meaning: 'largest websocket frame a client may send; larger ones close the socket (1009)' },
   WS_FRAMES_PER_SEC: { meaning: 'frames a websocket client may send per second; beyond it they are refused' },
+  NODE_ROLES: { meaning: 'roles of this process beyond serving requests: svc runs service scripts; none for none' },
+  SCRIPT_MEMORY_MB: { meaning: 'memory limit of one script handler' },
+  SCRIPT_STACK_KB: { meaning: 'stack limit of one script handler' },
+  SCRIPT_CPU_SEC: { meaning: 'CPU time one script handler may use' },
+  SCRIPT_DURATION_SEC: { meaning: 'how long one script handler may run, waiting included' },
+  SCRIPT_MAX_PER_DOMAIN: { meaning: 'script handlers of one domain running at once on this process' },
+  SCRIPT_THREADS: {
+    meaning: 'threads that run the scripts of this process (a computing script holds up only its own)',
+  },
+  SCRIPT_HTTP_ALLOW: {
+    meaning: 'hosts (name, *.suffix) and CIDR blocks scripts may call with http(); private addresses only if listed',
+    computed: 'none',
+  },
+  SCRIPT_HTTP_TIMEOUT_SEC: { meaning: 'timeout of a script http() call' },
+  SCRIPT_HTTP_MAX_BYTES: { meaning: 'largest response body a script http() call reads' },
   LICENSE_PUBLIC_KEY: {
     meaning: "licensor's public key (Ed25519 or P-256), PEM text or a file path; licences are verified with it",
     computed: 'the development key keys/licence-dev.pub.pem (not for production)',
@@ -174,6 +223,18 @@ export interface Config {
   wsIdleTimeoutSec: number
   wsMaxFrameBytes: number
   wsFramesPerSec: number
+  nodeRoles: string[]
+  script: {
+    memoryBytes: number
+    stackBytes: number
+    cpuMs: number
+    durationMs: number
+    maxPerDomain: number
+    threads: number
+    httpAllow: string[]
+    httpTimeoutMs: number
+    httpMaxBytes: number
+  }
   /** The key licences are verified with. */
   licenseKey: LicenceKey
 }
@@ -220,6 +281,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     wsIdleTimeoutSec: e.WS_IDLE_TIMEOUT_SEC,
     wsMaxFrameBytes: e.WS_MAX_FRAME_BYTES,
     wsFramesPerSec: e.WS_FRAMES_PER_SEC,
+    nodeRoles: e.NODE_ROLES,
+    script: {
+      memoryBytes: e.SCRIPT_MEMORY_MB * 1024 * 1024,
+      stackBytes: e.SCRIPT_STACK_KB * 1024,
+      cpuMs: e.SCRIPT_CPU_SEC * 1000,
+      durationMs: e.SCRIPT_DURATION_SEC * 1000,
+      maxPerDomain: e.SCRIPT_MAX_PER_DOMAIN,
+      threads: e.SCRIPT_THREADS,
+      httpAllow: e.SCRIPT_HTTP_ALLOW,
+      httpTimeoutMs: e.SCRIPT_HTTP_TIMEOUT_SEC * 1000,
+      httpMaxBytes: e.SCRIPT_HTTP_MAX_BYTES,
+    },
     licenseKey: e.LICENSE_PUBLIC_KEY ?? parseLicenceKey(undefined),
   }
 }

@@ -17,6 +17,7 @@ import { SessionStore } from './identity/sessions'
 import type { Logger } from './log'
 import { NodeRegistry } from './master/nodes'
 import { ModelRegistry } from './model/registry'
+import { ScriptHandlers } from './scripts/handlers'
 import { Signals } from './signals'
 import { WsHub } from './ws/hub'
 
@@ -39,6 +40,8 @@ export interface Deps extends Store {
   bus: EventBus
   /** This process's entry in the cluster's node registry, and commands to the other nodes. */
   nodes: NodeRegistry
+  /** Script handlers: started, listed and stopped across the cluster (started by the service). */
+  scripts: ScriptHandlers
   /** The open websockets of this process and their subscriptions (started by the service). */
   sockets: WsHub
   /** Wake-ups for workers in this process (a commit, a queued job). */
@@ -83,6 +86,7 @@ export function createDeps(parts: {
     bus: new EventBus(kv, log),
     nodes: new NodeRegistry(kv, clock, log, config),
     sockets: new WsHub(),
+    scripts: new ScriptHandlers(),
     signals: new Signals(),
     routes: new Router(parts.routes),
     trustedProxies: config.trustProxy.map((c) => parseCidr(c)!),

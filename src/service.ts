@@ -100,6 +100,7 @@ export async function startService(
   // WORKERS=off leaves this process only the work that keeps itself going (its heartbeat)
   if (options.schedule !== false) workers.start({ onlyAlways: !config.workers })
   deps.sockets.start(deps)
+  deps.scripts.start(deps)
   const app = createApp(deps).ws('/ws', deps.sockets.handlers(), {
     idleTimeoutSec: config.wsIdleTimeoutSec,
     maxPayloadLength: config.wsMaxFrameBytes,
@@ -141,6 +142,7 @@ export async function startService(
           await drain(server, graceMs)
           await server.stop(true)
         }
+        await deps.scripts.stop()
         await workers.stop()
         await deps.bus.stop()
         await kv.close()

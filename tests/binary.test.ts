@@ -102,4 +102,25 @@ test('from an empty folder it starts, signs in and answers LOOKUP through the ga
   client.end()
   expect(lookup?.status).toBe(200)
   expect(JSON.parse(lookup!.body)).toEqual([id])
+
+  // a service script runs on the script thread the binary carries, with QuickJS inside it
+  const auth = { authorization: `Bearer ${token}` }
+  const saved = await fetch(`${url}/rest/v1/service/svcscripts`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ code: 'hello', name: 'Hello', scriptdata: 'return startparam(1) + 1' }),
+  })
+  expect(saved.status).toBe(200)
+  const started = await fetch(`${url}/rest/v1/service/svcscript_runtimes`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ code: 'hello', startparam1: 41 }),
+  })
+  const handler = (await started.json()) as { id: string }
+  let ended: { status?: string; result?: unknown } = {}
+  for (const until = Date.now() + 5000; ended.status !== 'done' && Date.now() < until; await Bun.sleep(20))
+    ended = (await (
+      await fetch(`${url}/rest/v1/service/svcscript_runtimes/${handler.id}`, { headers: auth })
+    ).json()) as typeof ended
+  expect(ended).toMatchObject({ status: 'done', result: 42 })
 })

@@ -39,13 +39,22 @@ const recordKey = (name: string) => `node:${name}`
 const commandChannel = (name: string) => `node-cmd:${name}`
 const replyChannel = (name: string) => `node-reply:${name}`
 
-type Command = { op: 'log-level'; level: LogLevel } | { op: 'terminate' }
+type Command =
+  | { op: 'log-level'; level: LogLevel }
+  | { op: 'terminate' }
+  | { op: 'call'; name: string; payload: unknown }
 type Envelope = Command & { id: string; from: string }
 interface Reply {
   id: string
   node?: NodeRecord
+  value?: unknown
   error?: string
+  /** The error's HTTP status, when the other process refused with an ApiError. */
+  status?: number
 }
+
+/** A service other processes may call on this one (start a script handler here, stop one). */
+export type NodeService = (payload: unknown) => Promise<unknown>
 
 /** The address others reach this process at: HOST unless it is a wildcard, else the first external IPv4. */
 function addressOf(host: string): string {
@@ -64,6 +73,7 @@ export class NodeRegistry {
   private readonly startedAt: number
   private readonly self: Omit<NodeRecord, 'upTimeSec' | 'maxLogLevel' | 'dtStart'>
   private readonly pending = new Map<string, (reply: Reply) => void>()
+  private readonly services = new Map<string, NodeService>()
   private readonly unsubscribe: (() => Promise<void>)[] = []
   /** Set once this process leaves: a late heartbeat must not bring its record back. */
   private leaving = false
@@ -72,7 +82,7 @@ export class NodeRegistry {
     private readonly kv: Kv,
     private readonly clock: Clock,
     private readonly log: Logger,
-    config: Pick<Config, 'nodeName' | 'host' | 'site' | 'workers'>,
+    config: Pick<Config, 'nodeName' | 'host' | 'site' | 'workers' | 'nodeRoles'>,
   ) {
     this.name = config.nodeName
     this.startedAt = clock.now()
@@ -84,7 +94,7 @@ export class NodeRegistry {
       server: hostname(),
       site: config.site,
       type: 'role',
-      roles: config.workers ? ['webserver', 'worker'] : ['webserver'],
+      roles: ['webserver', ...(config.workers ? ['worker'] : []), ...config.nodeRoles],
       status: 'active',
     }
   }
@@ -161,6 +171,21 @@ export class NodeRegistry {
     queueMicrotask(() => this.onTerminate())
   }
 
+  /** Offers a service to every process of the cluster under `name`. */
+  serve(name: string, service: NodeService): void {
+    this.services.set(name, service)
+  }
+
+  /** Calls a service on a node (this one included) and answers its value; its ApiError comes back as one. */
+  async call(node: string, name: string, payload: unknown): Promise<unknown> {
+    if (node === this.name) {
+      const service = this.services.get(name)
+      if (!service) throw new ApiError(501, `this node offers no ${name}`)
+      return service(payload)
+    }
+    return (await this.send(node, { op: 'call', name, payload })).value
+  }
+
   private record(): NodeRecord {
     return {
       ...this.self,
@@ -170,7 +195,12 @@ export class NodeRegistry {
     }
   }
 
-  private async apply(command: Command): Promise<void> {
+  private async apply(command: Command): Promise<unknown> {
+    if (command.op === 'call') {
+      const service = this.services.get(command.name)
+      if (!service) throw new ApiError(501, `node ${this.name} offers no ${command.name}`)
+      return service(command.payload)
+    }
     if (command.op === 'log-level') {
       this.log.level = command.level
       this.log.warn('log level changed', { node: this.name, level: command.level })
@@ -197,6 +227,7 @@ export class NodeRegistry {
     const envelope: Envelope = { ...command, id, from: this.name }
     await this.kv.publish(commandChannel(node), JSON.stringify(envelope))
     const reply = await answer
+    if (reply.error && reply.status) throw new ApiError(reply.status, reply.error)
     if (reply.error) throw new ApiError(502, `node ${node}: ${reply.error}`)
     return reply
   }
@@ -210,10 +241,11 @@ export class NodeRegistry {
     }
     const reply: Reply = { id: envelope.id }
     try {
-      await this.apply(envelope)
+      reply.value = await this.apply(envelope)
       if (envelope.op === 'log-level') reply.node = this.record()
     } catch (err) {
-      reply.error = String(err)
+      reply.error = err instanceof ApiError ? err.message : String(err)
+      if (err instanceof ApiError) reply.status = err.status
     }
     await this.kv.publish(replyChannel(envelope.from), JSON.stringify(reply)).catch(() => {})
     // the stop closes the KV store, so it begins once the answer has gone out

@@ -1,4 +1,7 @@
-/** Keeps this process in the cluster's node registry (src/master/nodes.ts): a beat a second, on every process. */
+/**
+ * Keeps this process in the cluster's node registry (src/master/nodes.ts), and its running script
+ * handlers in theirs: a beat a second, on every process.
+ */
 import { HEARTBEAT_MS } from '../master/nodes'
 import type { Worker } from './runner'
 
@@ -9,6 +12,7 @@ export const nodeHeartbeat: Worker = {
   always: true,
   async step(deps) {
     await deps.nodes.heartbeat()
+    await deps.scripts.refresh() // a handler's record lives while its node beats
     return 0
   },
 }

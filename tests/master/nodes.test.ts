@@ -39,7 +39,7 @@ describe('the registry', () => {
       server: expect.any(String),
       site: 'main_site',
       type: 'role',
-      roles: ['webserver', 'worker'],
+      roles: ['webserver', 'worker', 'svc'],
       status: 'active',
       dtStart: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
       upTimeSec: expect.any(Number),
@@ -48,7 +48,7 @@ describe('the registry', () => {
     // a wildcard HOST shows the address others reach it at; WORKERS=off leaves the worker role out
     expect(beta.ipAddress).not.toBe('0.0.0.0')
     expect(beta.fullName).toBe(`beta@${beta.ipAddress}`)
-    expect(beta.roles).toEqual(['webserver'])
+    expect(beta.roles).toEqual(['webserver', 'svc'])
   })
 
   test('upTimeSec counts from dtStart on the clock', async () => {
@@ -68,7 +68,7 @@ describe('the registry', () => {
     ])
     expect((await q({ offset: '1', limit: '1', mask: 'name' })).body).toEqual([{ name: 'beta' }])
     expect((await q({ filter: JSON.stringify({ name: 'alpha' }), mask: 'name,roles', flat: 'true' })).body).toEqual([
-      { name: 'alpha', roles: ['webserver', 'worker'] },
+      { name: 'alpha', roles: ['webserver', 'worker', 'svc'] },
     ])
     const bad = await q({ mask: 'name,password' })
     expect(bad.status).toBe(400)

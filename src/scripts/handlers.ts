@@ -1,0 +1,246 @@
+/**
+ * Script handlers: running instances of service scripts. A handler runs on a node with role `svc`
+ * (one of this site's when there is one), in a sandbox of its own, acting in its domain as actor
+ * type `script`. Each running handler has a record in the KV store (renewed by the node heartbeat,
+ * so a crashed node's handlers drop out), which is what the list shows on every process; a stop
+ * goes to the node that runs it. When a handler ends, its outcome is kept for a day.
+ */
+import type { Ctx } from '../context'
+import type { Deps } from '../deps'
+import { ApiError, notFound, tooManyRequests } from '../errors'
+import { newId } from '../ids'
+import type { NodeRecord } from '../master/nodes'
+import { hostApi } from './host-api'
+import type { Outcome, Running, SandboxLimits } from './sandbox'
+import { svcscripts } from './svcscripts'
+import { ScriptThreads } from './threads'
+
+/** A handler as /rest/v1/service/svcscript_runtimes shows it. */
+export type HandlerInfo = {
+  id: string
+  site: string
+  node: string
+  domain: string
+  type: 'svc'
+  code: string
+  name: string
+  starttime: string
+}
+
+/** How a handler ended, kept OUTCOME_TTL_MS after the end. */
+export type HandlerOutcome = HandlerInfo & Outcome & { endtime: string; durationMs: number }
+
+export interface StartRequest {
+  domainId: string
+  code: string
+  params: unknown[]
+  /** Who asked (the journal's modifier of the request is the handler itself). */
+  reason?: string
+  /** Overrides the wall-clock limit (a token login waits seconds, not an hour). */
+  durationMs?: number
+}
+
+const RECORD_TTL_MS = 15_000
+export const OUTCOME_TTL_MS = 24 * 3600 * 1000
+const recordKey = (domain: string, id: string) => `handler:${domain}:${id}`
+const indexKey = (domain: string) => `handlers:${domain}`
+const outcomeKey = (domain: string, id: string) => `handler-outcome:${domain}:${id}`
+
+interface Local {
+  info: HandlerInfo
+  domainId: string
+  running?: Running
+  stops: number
+  startedAt: number
+  done: Promise<HandlerOutcome>
+}
+
+export class ScriptHandlers {
+  private deps!: Deps
+  private threads!: ScriptThreads
+  private readonly local = new Map<string, Local>()
+
+  /** Offers starting and stopping handlers here to the other processes. */
+  start(deps: Deps): void {
+    this.deps = deps
+    this.threads = new ScriptThreads(deps.config.script.threads)
+    deps.nodes.serve('script-start', (p) => this.startHere(p as StartRequest).then((h) => h.info))
+    deps.nodes.serve('script-stop', async (p) => this.stopHere((p as { id: string }).id))
+  }
+
+  /** Ends every handler of this process (the service is stopping). */
+  async stop(): Promise<void> {
+    for (const h of this.local.values()) h.running?.end({ status: 'stopped', error: 'the node stopped' })
+    await Promise.all([...this.local.values()].map((h) => h.done))
+    this.threads?.stop()
+  }
+
+  /** Renews the records of this process's handlers (with the node heartbeat). */
+  async refresh(): Promise<void> {
+    for (const h of this.local.values())
+      await this.deps.kv.set(recordKey(h.domainId, h.info.id), JSON.stringify(h.info), RECORD_TTL_MS)
+  }
+
+  /** Starts the script of `code` on an svc node, this site's first; answers the handler. */
+  async launch(ctx: Ctx, code: string, params: unknown[]): Promise<HandlerInfo> {
+    const node = await this.placement()
+    const request: StartRequest = { domainId: ctx.domain, code, params }
+    if (node === this.deps.nodes.name) return (await this.startHere(request)).info
+    return (await this.deps.nodes.call(node, 'script-start', request)) as HandlerInfo
+  }
+
+  /** Runs a handler in this process and answers once it started; `done` settles when it ends. */
+  async startHere(request: StartRequest): Promise<{ info: HandlerInfo; done: Promise<HandlerOutcome> }> {
+    const { deps } = this
+    const { config } = deps
+    const script = await this.scriptOf(request.domainId, request.code)
+    const running = [...this.local.values()].filter((h) => h.domainId === request.domainId).length
+    if (running >= config.script.maxPerDomain)
+      throw tooManyRequests(`this domain already runs ${running} script handlers on this node`, 5)
+    const domain = (await deps.access.domainInfo(request.domainId))?.name ?? request.domainId
+    const id = newId()
+    const now = deps.clock.now()
+    const info: HandlerInfo = {
+      id,
+      site: config.site,
+      node: deps.nodes.name,
+      domain,
+      type: 'svc',
+      code: script.code,
+      name: script.name,
+      starttime: new Date(now).toISOString(),
+    }
+    let finish!: (o: HandlerOutcome) => void
+    const local: Local = {
+      info,
+      domainId: request.domainId,
+      stops: 0,
+      startedAt: now,
+      done: new Promise((r) => (finish = r)),
+    }
+    this.local.set(id, local)
+    await deps.kv.set(recordKey(request.domainId, id), JSON.stringify(info), RECORD_TTL_MS)
+    await deps.kv.sadd(indexKey(request.domainId), id)
+    const ctx: Ctx = {
+      deps,
+      domain: request.domainId,
+      actor: { type: 'script', id, name: `script ${script.code}` },
+      roles: ['admin'],
+      requestId: `script-${id}`,
+    }
+    const limits = { ...config.script, durationMs: request.durationMs ?? config.script.durationMs }
+    const host = hostApi({
+      ctx,
+      handlerId: id,
+      code: () => local.info.code,
+      callNested: (code, params) => this.nested(local, code, params, limits),
+    })
+    local.running = this.threads.run(id, script.source, request.params, host, limits)
+    void local.running.outcome.then((outcome) => this.ended(local, outcome)).then(finish)
+    return { info, done: local.done }
+  }
+
+  /** Stops a handler wherever it runs: the first stop takes its onStop branch if it has one. */
+  async stopAnywhere(domainId: string, id: string): Promise<void> {
+    const text = await this.deps.kv.get(recordKey(domainId, id))
+    if (!text) throw notFound(`no running handler ${id} in this domain`)
+    const info = JSON.parse(text) as HandlerInfo
+    await this.deps.nodes.call(info.node, 'script-stop', { id })
+  }
+
+  /** The domain's running handlers, from every node. */
+  async list(domainId: string): Promise<HandlerInfo[]> {
+    const ids = await this.deps.kv.smembers(indexKey(domainId))
+    const values = ids.length ? await this.deps.kv.mget(ids.map((id) => recordKey(domainId, id))) : []
+    const gone = ids.filter((_, i) => values[i] === null)
+    if (gone.length) await this.deps.kv.srem(indexKey(domainId), ...gone)
+    return values.filter((v): v is string => v !== null).map((v) => JSON.parse(v) as HandlerInfo)
+  }
+
+  /** A running handler (status running) or the outcome of one that ended within a day. */
+  async read(domainId: string, id: string): Promise<HandlerInfo | HandlerOutcome> {
+    const [running, ended] = await this.deps.kv.mget([recordKey(domainId, id), outcomeKey(domainId, id)])
+    if (running) return { ...(JSON.parse(running) as HandlerInfo), status: 'running' } as HandlerInfo
+    if (ended) return JSON.parse(ended) as HandlerOutcome
+    throw notFound(`no handler ${id} in this domain`)
+  }
+
+  private async stopHere(id: string): Promise<void> {
+    const h = this.local.get(id)
+    if (!h?.running) throw notFound(`no running handler ${id}`)
+    h.stops++
+    if (h.stops === 1 && (await h.running.callRegistered('onStop'))) return
+    h.running.end({ status: 'stopped', error: h.stops === 1 ? 'stopped' : 'stopped a second time' })
+  }
+
+  private async ended(h: Local, outcome: Outcome): Promise<HandlerOutcome> {
+    this.local.delete(h.info.id)
+    const now = this.deps.clock.now()
+    const record: HandlerOutcome = {
+      ...h.info,
+      ...outcome,
+      endtime: new Date(now).toISOString(),
+      durationMs: now - h.startedAt,
+    }
+    const { kv, log } = this.deps
+    try {
+      await kv.set(outcomeKey(h.domainId, h.info.id), JSON.stringify(record), OUTCOME_TTL_MS)
+      await kv.del(recordKey(h.domainId, h.info.id))
+      await kv.srem(indexKey(h.domainId), h.info.id)
+    } catch (err) {
+      log.warn('a handler outcome was not recorded', { handler: h.info.id, error: String(err) })
+    }
+    const level = outcome.status === 'done' ? 'info' : 'warn'
+    log[level]('script handler ended', {
+      handler: h.info.id,
+      code: h.info.code,
+      status: outcome.status,
+      ms: record.durationMs,
+    })
+    return record
+  }
+
+  /** A nested call: the handler shows the nested script's code and name while it runs. */
+  private async nested(h: Local, code: string, params: unknown[], limits: SandboxLimits) {
+    const script = await this.scriptOf(h.domainId, code)
+    const outer = { code: h.info.code, name: h.info.name }
+    Object.assign(h.info, { code: script.code, name: script.name })
+    await this.refresh()
+    try {
+      const ctx: Ctx = {
+        deps: this.deps,
+        domain: h.domainId,
+        actor: { type: 'script', id: h.info.id, name: `script ${script.code}` },
+        roles: ['admin'],
+        requestId: `script-${h.info.id}`,
+      }
+      const host = hostApi({
+        ctx,
+        handlerId: h.info.id,
+        code: () => script.code,
+        callNested: (c, p) => this.nested(h, c, p, limits),
+      })
+      const outcome = await this.threads.run(newId(), script.source, params, host, limits).outcome
+      if (outcome.status !== 'done') throw new Error(`${code}: ${outcome.error}`)
+      return outcome.result
+    } finally {
+      Object.assign(h.info, outer)
+    }
+  }
+
+  private async scriptOf(domainId: string, code: string): Promise<{ code: string; name: string; source: string }> {
+    const [row] = await this.deps.repo(svcscripts.table).findBy(domainId, 'code', code, 1)
+    if (!row) throw notFound(`no service script with code ${code} in this domain`)
+    return { code, name: String(row.doc.name ?? ''), source: String(row.doc.scriptdata ?? '') }
+  }
+
+  /** An svc node of this site (this one first), else of any site. */
+  private async placement(): Promise<string> {
+    const { nodes, config } = this.deps
+    const svc = (await nodes.list()).filter((n: NodeRecord) => n.roles.includes('svc'))
+    if (svc.some((n) => n.name === nodes.name)) return nodes.name
+    const here = svc.find((n) => n.site === config.site) ?? svc[0]
+    if (!here) throw new ApiError(503, 'no node with role svc runs scripts now')
+    return here.name
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * A script's `http(request)`: only to hosts SCRIPT_HTTP_ALLOW names (a name, `*.suffix`, or an
+ * address block), never to a private, loopback or link-local address unless a listed block holds
+ * it (checked on every address the name resolves to), no redirects followed, a timeout, and the
+ * response read up to a size cap.
+ */
+import { lookup } from 'node:dns/promises'
+import { badRequest } from '../errors'
+import { type Cidr, inCidrs, parseAddress, parseCidr } from '../http/cidr'
+
+export interface ScriptRequest {
+  url: string
+  method?: string
+  headers?: Record<string, string>
+  body?: unknown
+}
+
+export interface ScriptResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+export interface HttpPolicy {
+  allow: string[]
+  timeoutMs: number
+  maxBytes: number
+}
+
+/** Addresses a script reaches only when a listed block holds them. */
+const PRIVATE = [
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '100.64.0.0/10',
+  '0.0.0.0/8',
+  '::1/128',
+  'fc00::/7',
+  'fe80::/10',
+  '::/128',
+].map((c) => parseCidr(c)!)
+
+function allowedName(host: string, allow: string[]): boolean {
+  return allow.some((a) => (a.startsWith('*.') ? host.endsWith(a.slice(1)) : a.toLowerCase() === host))
+}
+
+export async function scriptFetch(raw: unknown, policy: HttpPolicy): Promise<ScriptResponse> {
+  const req = raw as ScriptRequest
+  if (!req || typeof req !== 'object' || typeof req.url !== 'string')
+    throw badRequest('http() takes {url, method?, headers?, body?}')
+  let url: URL
+  try {
+    url = new URL(req.url)
+  } catch {
+    throw badRequest(`not a URL: ${req.url.slice(0, 200)}`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('only http: and https: URLs')
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  const blocks: Cidr[] = policy.allow.map((a) => parseCidr(a)).filter((c): c is Cidr => c !== null)
+  const literal = parseAddress(host) !== null
+  const addresses = literal ? [host] : (await lookup(host, { all: true })).map((a) => a.address)
+  const listed = literal ? inCidrs(host, blocks) : allowedName(host, policy.allow)
+  if (!listed) throw badRequest(`${host} is not among the hosts scripts may call (SCRIPT_HTTP_ALLOW)`)
+  for (const address of addresses)
+    if (inCidrs(address, PRIVATE) && !inCidrs(address, blocks))
+      throw badRequest(`${host} resolves to the private address ${address}, which SCRIPT_HTTP_ALLOW does not list`)
+  const body = req.body === undefined || typeof req.body === 'string' ? req.body : JSON.stringify(req.body)
+  const res = await fetch(url, {
+    method: (req.method ?? 'GET').toUpperCase(),
+    headers: req.headers,
+    body: body as string | undefined,
+    redirect: 'manual',
+    signal: AbortSignal.timeout(policy.timeoutMs),
+  })
+  return { status: res.status, headers: Object.fromEntries(res.headers), body: await readCapped(res, policy.maxBytes) }
+}
+
+async function readCapped(res: Response, max: number): Promise<string> {
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength
+    if (size > max) throw badRequest(`the response is larger than ${max} bytes`)
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}

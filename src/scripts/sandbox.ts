@@ -1,0 +1,250 @@
+/**
+ * The script sandbox: a service script's JavaScript runs in QuickJS (quickjs-emscripten), one runtime
+ * and context per handler, with a memory limit, a stack limit, a CPU budget (the interrupt handler
+ * counts the time spent inside QuickJS) and a wall-clock limit. The script sees only the globals the
+ * host installs; values cross the boundary as JSON. Host functions may be async: the script awaits
+ * them as promises, and the host resolves them and runs QuickJS's pending jobs. This runs inside a
+ * script thread (script-thread.ts), so a script that computes never holds up the service's requests.
+ */
+import variant from '@jitl/quickjs-singlefile-mjs-release-sync'
+import {
+  newQuickJSWASMModuleFromVariant,
+  type QuickJSContext,
+  type QuickJSDeferredPromise,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSWASMModule,
+} from 'quickjs-emscripten-core'
+
+export interface SandboxLimits {
+  memoryBytes: number
+  stackBytes: number
+  cpuMs: number
+  durationMs: number
+}
+
+/** How a script ended. */
+export type Outcome =
+  | { status: 'done'; result: unknown }
+  | { status: 'failed'; error: string }
+  | { status: 'limit'; error: string; limit: 'memory' | 'stack' | 'cpu' | 'duration' }
+  | { status: 'stopped'; error: string }
+
+/** A host function: JSON-like arguments in, a JSON-like value (or a promise of one) out. */
+export type HostFunction = (...args: unknown[]) => unknown
+
+/** The globals a script sees: functions, and objects of functions one level deep (`data.read`). */
+export type HostApi = Record<string, HostFunction | Record<string, HostFunction>>
+
+export interface Running {
+  outcome: Promise<Outcome>
+  /** Calls a function the script registered (its onStop branch); false when it had none. */
+  callRegistered(name: string): boolean | Promise<boolean>
+  /** Ends the script now with this outcome (a second stop, a node going down). */
+  end(outcome: Outcome): void
+}
+
+let module: Promise<QuickJSWASMModule> | undefined
+// the single-file build carries its WebAssembly inside, so the compiled binary needs no asset
+const quickjs = () => (module ??= newQuickJSWASMModuleFromVariant(variant))
+
+/** Runs `source` as the body of an async function with `host` as its only globals. */
+export async function runInSandbox(source: string, host: HostApi, limits: SandboxLimits): Promise<Running> {
+  const rt = (await quickjs()).newRuntime()
+  rt.setMemoryLimit(limits.memoryBytes)
+  rt.setMaxStackSize(limits.stackBytes)
+  const vm = rt.newContext()
+  return new Sandbox(rt, vm, host, limits).start(source)
+}
+
+class Sandbox {
+  private cpuMs = 0
+  private sliceStart = 0
+  private ended = false
+  private settle!: (o: Outcome) => void
+  private readonly registered = new Map<string, QuickJSHandle>()
+  private timer?: ReturnType<typeof setTimeout>
+  private parse!: QuickJSHandle
+  /** The script's own promise, checked after every run of pending jobs. */
+  private main?: QuickJSHandle
+  /** Promises of async host calls not yet settled (disposed if the script ends first). */
+  private readonly deferreds = new Set<QuickJSDeferredPromise>()
+
+  constructor(
+    private readonly rt: QuickJSRuntime,
+    private readonly vm: QuickJSContext,
+    private readonly host: HostApi,
+    private readonly limits: SandboxLimits,
+  ) {}
+
+  start(source: string): Running {
+    const outcome = new Promise<Outcome>((resolve) => (this.settle = resolve))
+    this.rt.setInterruptHandler(() => this.cpuMs + (performance.now() - this.sliceStart) > this.limits.cpuMs)
+    this.timer = setTimeout(
+      () => this.end({ status: 'limit', limit: 'duration', error: `ran longer than ${this.limits.durationMs} ms` }),
+      this.limits.durationMs,
+    )
+    this.install()
+    const evaluated = this.inside(() => this.vm.evalCode(`(async () => {\n${source}\n})()`, 'script.js'))
+    if (evaluated.error) this.fail(evaluated.error)
+    else {
+      this.main = evaluated.value
+      this.pump()
+    }
+    return this.running(outcome)
+  }
+
+  /** Ends the handler when the script's promise has settled. */
+  private check(): void {
+    if (this.ended || !this.main) return
+    const state = this.vm.getPromiseState(this.main)
+    if (state.type === 'pending') return
+    if (state.type === 'rejected') return this.fail(state.error)
+    const result = this.vm.dump(state.value)
+    state.value.dispose()
+    this.end({ status: 'done', result })
+  }
+
+  private running(outcome: Promise<Outcome>): Running {
+    return {
+      outcome,
+      callRegistered: (name) => this.callRegistered(name),
+      end: (o) => this.end(o),
+    }
+  }
+
+  /** Runs QuickJS code, counting its time against the CPU budget. */
+  private inside<T>(body: () => T): T {
+    this.sliceStart = performance.now()
+    try {
+      return body()
+    } finally {
+      this.cpuMs += performance.now() - this.sliceStart
+    }
+  }
+
+  private pump(): void {
+    if (this.ended) return
+    const jobs = this.inside(() => this.rt.executePendingJobs())
+    if (jobs.error) this.fail(jobs.error)
+    else this.check()
+  }
+
+  private fail(error: QuickJSHandle): void {
+    const dumped = this.vm.dump(error) as { name?: string; message?: string } | string
+    error.dispose()
+    const message =
+      typeof dumped === 'object' && dumped ? `${dumped.name ?? 'Error'}: ${dumped.message}` : String(dumped)
+    if (message.includes('interrupted') && this.cpuMs > this.limits.cpuMs)
+      return this.end({ status: 'limit', limit: 'cpu', error: `used more than ${this.limits.cpuMs} ms of CPU` })
+    if (message.includes('out of memory'))
+      return this.end({ status: 'limit', limit: 'memory', error: `used more than ${this.limits.memoryBytes} bytes` })
+    if (message.includes('stack overflow'))
+      return this.end({ status: 'limit', limit: 'stack', error: 'the stack overflowed (too deep a recursion)' })
+    this.end({ status: 'failed', error: message.slice(0, 2000) })
+  }
+
+  end(outcome: Outcome): void {
+    if (this.ended) return
+    this.ended = true
+    clearTimeout(this.timer)
+    for (const fn of this.registered.values()) fn.dispose()
+    this.registered.clear()
+    for (const d of this.deferreds) d.dispose()
+    this.deferreds.clear()
+    this.main?.dispose()
+    this.parse?.dispose()
+    this.vm.dispose()
+    this.rt.dispose()
+    this.settle(outcome)
+  }
+
+  private callRegistered(name: string): boolean {
+    const fn = this.registered.get(name)
+    if (!fn || this.ended) return false
+    const called = this.inside(() => this.vm.callFunction(fn, this.vm.undefined))
+    if (called.error) this.fail(called.error)
+    else called.value.dispose() // an async branch runs on as pending jobs
+    this.pump()
+    return true
+  }
+
+  /** The host's globals, plus `onStop(fn)` which the host keeps for an external stop. */
+  private install(): void {
+    const { vm } = this
+    const json = vm.getProp(vm.global, 'JSON')
+    this.parse = vm.getProp(json, 'parse')
+    json.dispose()
+    for (const name of ['eval', 'Function']) vm.setProp(vm.global, name, vm.undefined)
+    const onStop = vm.newFunction('onStop', (fn) => {
+      this.registered.get('onStop')?.dispose()
+      this.registered.set('onStop', fn.dup())
+      return vm.undefined
+    })
+    vm.setProp(vm.global, 'onStop', onStop)
+    onStop.dispose()
+    for (const [name, value] of Object.entries(this.host)) {
+      if (typeof value === 'function') {
+        const fn = this.hostFunction(name, value)
+        vm.setProp(vm.global, name, fn)
+        fn.dispose()
+      } else {
+        const obj = vm.newObject()
+        for (const [member, f] of Object.entries(value)) {
+          const fn = this.hostFunction(`${name}.${member}`, f)
+          vm.setProp(obj, member, fn)
+          fn.dispose()
+        }
+        vm.setProp(vm.global, name, obj)
+        obj.dispose()
+      }
+    }
+  }
+
+  /** A host function inside QuickJS: arguments dumped to JSON values, the answer (or its promise) brought back. */
+  private hostFunction(name: string, f: HostFunction): QuickJSHandle {
+    const { vm } = this
+    return vm.newFunction(name, (...handles) => {
+      const args = handles.map((h) => vm.dump(h))
+      let answer: unknown
+      try {
+        answer = f(...args)
+      } catch (err) {
+        return { error: vm.newError(`${name}: ${(err as Error).message}`) }
+      }
+      if (!(answer instanceof Promise)) return this.toVm(answer)
+      const deferred = vm.newPromise()
+      this.deferreds.add(deferred)
+      const settle = (fill: () => void) => {
+        if (this.ended) return
+        this.deferreds.delete(deferred)
+        fill()
+        deferred.dispose()
+        this.pump()
+      }
+      answer.then(
+        (value) =>
+          settle(() => {
+            const handle = this.toVm(value)
+            deferred.resolve(handle)
+            handle.dispose()
+          }),
+        (err) =>
+          settle(() => {
+            const error = vm.newError(`${name}: ${(err as Error).message}`)
+            deferred.reject(error)
+            error.dispose()
+          }),
+      )
+      return deferred.handle
+    })
+  }
+
+  private toVm(value: unknown): QuickJSHandle {
+    if (value === undefined) return this.vm.undefined
+    const text = this.vm.newString(JSON.stringify(value))
+    const parsed = this.vm.unwrapResult(this.vm.callFunction(this.parse, this.vm.undefined, text))
+    text.dispose()
+    return parsed
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * A script thread: runs script handlers' sandboxes off the service's main thread, so a script that
+ * computes (up to its CPU limit) never holds up requests. `startparam`, `sleep` and `onStop` are
+ * answered here; every other host call goes to the main thread as a message and comes back as the
+ * answer to the promise the script awaits.
+ */
+import {
+  type HostApi,
+  type HostFunction,
+  type Outcome,
+  type Running,
+  runInSandbox,
+  type SandboxLimits,
+} from './sandbox'
+
+declare const self: Worker
+
+export type ToThread =
+  | { t: 'run'; id: string; source: string; params: unknown[]; limits: SandboxLimits; api: string[] }
+  | { t: 'answer'; id: string; call: number; ok: boolean; value?: unknown; error?: string }
+  | { t: 'branch'; id: string; name: string }
+  | { t: 'end'; id: string; outcome: Outcome }
+
+export type FromThread =
+  | { t: 'call'; id: string; call: number; name: string; args: unknown[] }
+  | { t: 'branch'; id: string; had: boolean }
+  | { t: 'outcome'; id: string; outcome: Outcome }
+
+const MAX_SLEEP_MS = 24 * 3600 * 1000
+const running = new Map<string, Running>()
+const waiting = new Map<string, { resolve(v: unknown): void; reject(e: Error): void }>()
+let calls = 0
+const post = (m: FromThread) => self.postMessage(m)
+
+function hostFor(m: Extract<ToThread, { t: 'run' }>): HostApi {
+  const host: HostApi = {}
+  for (const name of m.api) {
+    const proxy: HostFunction = (...args) =>
+      new Promise((resolve, reject) => {
+        const call = ++calls
+        waiting.set(`${m.id}:${call}`, { resolve, reject })
+        post({ t: 'call', id: m.id, call, name, args })
+      })
+    const [outer, inner] = name.split('.') as [string, string | undefined]
+    if (inner === undefined) host[outer] = proxy
+    else host[outer] = { ...(host[outer] as Record<string, HostFunction> | undefined), [inner]: proxy }
+  }
+  host.startparam = (n) => {
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 9) throw new Error('startparam takes 1 to 9')
+    return m.params[n - 1] ?? null
+  }
+  host.sleep = (ms) => {
+    const wait = Math.min(Math.max(0, Number(ms) || 0), MAX_SLEEP_MS)
+    return new Promise((resolve) => setTimeout(() => resolve(null), wait))
+  }
+  return host
+}
+
+self.onmessage = async (event: MessageEvent<ToThread>) => {
+  const m = event.data
+  if (m.t === 'run') {
+    try {
+      const r = await runInSandbox(m.source, hostFor(m), m.limits)
+      running.set(m.id, r)
+      void r.outcome.then((outcome) => {
+        running.delete(m.id)
+        post({ t: 'outcome', id: m.id, outcome })
+      })
+    } catch (err) {
+      post({ t: 'outcome', id: m.id, outcome: { status: 'failed', error: String(err) } })
+    }
+  } else if (m.t === 'answer') {
+    const key = `${m.id}:${m.call}`
+    const w = waiting.get(key)
+    waiting.delete(key)
+    if (m.ok) w?.resolve(m.value)
+    else w?.reject(new Error(m.error))
+  } else if (m.t === 'branch') {
+    post({ t: 'branch', id: m.id, had: (await running.get(m.id)?.callRegistered(m.name)) ?? false })
+  } else running.get(m.id)?.end(m.outcome)
+}

@@ -1,0 +1,192 @@
+// /rest/v1/service/svcscript_runtimes: scripts that use every host API call, started, listed, stopped
+// (with and without onStop), their outcomes, limits breached while the service keeps answering, the
+// per-domain cap, and tenant walls.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { PlatformEvent } from '~/events/event'
+import { createLogger } from '~/log'
+import { testService, type TestService } from '../helpers/service'
+
+const BASE = '/rest/v1/service/svcscript_runtimes'
+const logs: Record<string, unknown>[] = []
+let t: TestService
+let token: string
+let domain: { id: string; name: string }
+let upstream: ReturnType<typeof Bun.serve>
+beforeAll(async () => {
+  upstream = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async (r) => Response.json({ echo: await r.text() }) })
+  t = await testService({
+    env: { SCRIPT_HTTP_ALLOW: '127.0.0.1/32', SCRIPT_CPU_SEC: '1', SCRIPT_MAX_PER_DOMAIN: '3' },
+    log: createLogger('info', (line) => logs.push(JSON.parse(line))),
+  })
+  domain = await t.createDomain('scr.master')
+  token = await t.adminIn('scr.master')
+})
+afterAll(async () => {
+  await t.close()
+  upstream.stop(true)
+})
+
+const call = (method: string, path: string, body?: unknown, as = token) => t.call(method, path, { token: as, body })
+const script = async (code: string, scriptdata: string) =>
+  expect((await call('POST', '/rest/v1/service/svcscripts', { code, name: `Script ${code}`, scriptdata })).status).toBe(
+    200,
+  )
+
+/** Polls (a script runs on real time) until the handler has ended; answers its outcome. */
+async function outcome(id: string, as = token) {
+  for (let i = 0; i < 400; i++) {
+    const res = await call('GET', `${BASE}/${id}`, undefined, as)
+    if (res.body.status !== 'running') return res.body
+    await Bun.sleep(10)
+  }
+  throw new Error(`handler ${id} did not end`)
+}
+
+describe('the host API', () => {
+  test('a script using every call: params, log, emit, nested call, http, data, sleep', async () => {
+    await script('inner', `return { doubled: startparam(1) * 2 }`)
+    await script(
+      'everything',
+      `
+      log('info', 'hello from', startparam(1))
+      await emit('greeted', { who: startparam(1) }, [{ type: 'sipuser', value: '101' }])
+      const nested = await call('inner', [21])
+      const res = await http({ url: startparam(2), method: 'POST', body: { ping: 1 } })
+      const made = await data.create('/rest/v1/reference/extobjs', { type: 'from-script', value: { n: 1 } })
+      const read = await data.read('/rest/v1/reference/extobjs', made.id)
+      await data.update('/rest/v1/reference/extobjs', made.id, { value: { n: 2 } })
+      const found = await data.lookup('/rest/v1/reference/extobjs', 'from-script')
+      const listed = await data.list('/rest/v1/reference/extobjs', { filter: { type: 'from-script' }, mask: ['id'] })
+      await sleep(20)
+      await data.delete('/rest/v1/reference/extobjs', made.id)
+      let missing
+      try { await data.read('/rest/v1/reference/extobjs', made.id) } catch (e) { missing = e.message }
+      let refused
+      try { await http({ url: 'http://10.1.2.3/' }) } catch (e) { refused = e.message }
+      return { nested, echo: JSON.parse(res.body).echo, same: read.id === made.id, found, listed, missing, refused }
+    `,
+    )
+    const events: PlatformEvent[] = []
+    const off = t.deps.bus.on((e) => e.class === 'customevents' && events.push(e))
+    const started = await call('POST', BASE, {
+      code: 'everything',
+      startparam1: 'ann',
+      startparam2: `http://127.0.0.1:${upstream.port}/echo`,
+    })
+    expect(started.status).toBe(200)
+    expect(started.body).toEqual({
+      id: expect.any(String),
+      site: t.config.site,
+      node: t.config.nodeName,
+      domain: 'scr.master',
+      type: 'svc',
+      code: 'everything',
+    })
+    const done = await outcome(started.body.id)
+    off()
+    expect(done).toMatchObject({ status: 'done', code: 'everything', name: 'Script everything' })
+    const result = done.result
+    expect(result).toMatchObject({
+      nested: { doubled: 42 },
+      echo: '{"ping":1}',
+      same: true,
+      missing: expect.stringContaining('1404'),
+    })
+    expect(result.found).toHaveLength(1)
+    expect(result.listed).toEqual([{ id: result.found[0] }])
+    expect(result.refused).toContain('is not among the hosts')
+    expect(events).toEqual([
+      expect.objectContaining({
+        event: 'greeted',
+        domain: domain.id,
+        data: { who: 'ann' },
+        objects: [{ type: 'sipuser', value: '101' }],
+      }),
+    ])
+    expect(logs).toContainEqual(
+      expect.objectContaining({ msg: 'script', handler: started.body.id, message: 'hello from ann' }),
+    )
+    // data calls are journaled as the script: initiator script, the handler as modifier
+    const rows = await t.deps.db.all(
+      "SELECT cmdtype, initiator, modifierid FROM journal WHERE objtype = 'extobj' AND domain = ? ORDER BY seq",
+      [domain.id],
+    )
+    expect(rows).toEqual([
+      ['create', 'script', started.body.id],
+      ['update', 'script', started.body.id],
+      ['delete', 'script', started.body.id],
+    ])
+  })
+
+  test('an unknown code is a 404 error body; a bad body names the field', async () => {
+    expect((await call('POST', BASE, { code: 'nope' })).body).toMatchObject({ error_code: 1404 })
+    expect((await call('POST', BASE, { code: 'inner', startparam10: 1 })).body.error_details).toEqual({
+      field: 'startparam10',
+    })
+  })
+})
+
+describe('running handlers', () => {
+  test('listed on GET with name and starttime; a first stop takes onStop, a second ends it', async () => {
+    await script(
+      'waiter',
+      `let stops = 0; onStop(() => { stops++; log('info', 'asked to stop') }); while (true) { await sleep(10); if (stops) return 'finished after stop' }`,
+    )
+    await script('plain', `await sleep(60000)`)
+    const a = (await call('POST', BASE, { code: 'waiter' })).body
+    const b = (await call('POST', BASE, { code: 'plain' })).body
+    const list = (await call('GET', `${BASE}?order=${encodeURIComponent('["code"]')}`)).body
+    expect(list.map((h: { code: string }) => h.code)).toEqual(['plain', 'waiter'])
+    expect(list[0]).toMatchObject({ id: b.id, name: 'Script plain', starttime: expect.any(String), type: 'svc' })
+
+    expect((await call('DELETE', `${BASE}/${a.id}`)).status).toBe(204)
+    expect(await outcome(a.id)).toMatchObject({ status: 'done', result: 'finished after stop' })
+    expect((await call('DELETE', `${BASE}/${b.id}`)).status).toBe(204)
+    expect(await outcome(b.id)).toMatchObject({ status: 'stopped' })
+    expect((await call('DELETE', `${BASE}/${b.id}`)).status).toBe(404)
+    expect((await call('GET', BASE)).body).toEqual([])
+  })
+
+  test('a handler that ignores its first stop ends on the second', async () => {
+    await script('stubborn', `onStop(() => {}); await sleep(60000)`)
+    const h = (await call('POST', BASE, { code: 'stubborn' })).body
+    await call('DELETE', `${BASE}/${h.id}`)
+    expect((await call('GET', `${BASE}/${h.id}`)).body.status).toBe('running')
+    await call('DELETE', `${BASE}/${h.id}`)
+    expect(await outcome(h.id)).toMatchObject({ status: 'stopped', error: 'stopped a second time' })
+  })
+
+  test('each limit ends its handler with the reason recorded while the service keeps answering', async () => {
+    await script('spin', 'while (true) {}')
+    await script('deep', 'function f(n) { return f(n + 1) + 1 } return f(0)')
+    await script('throws', 'throw new Error("on purpose")')
+    const spin = (await call('POST', BASE, { code: 'spin' })).body
+    // the loop runs on a script thread: requests are answered at once meanwhile
+    for (let i = 0; i < 5; i++) {
+      const asked = performance.now()
+      expect((await call('GET', '/rest/v1/iam/sessions/current')).status).toBe(200)
+      expect(performance.now() - asked).toBeLessThan(200)
+      await Bun.sleep(50)
+    }
+    expect((await call('GET', `${BASE}/${spin.id}`)).body.status).toBe('running')
+    expect(await outcome(spin.id)).toMatchObject({ status: 'limit', limit: 'cpu' })
+    const deep = (await call('POST', BASE, { code: 'deep' })).body
+    expect(await outcome(deep.id)).toMatchObject({ status: 'limit', limit: 'stack' })
+    const thrown = (await call('POST', BASE, { code: 'throws' })).body
+    expect(await outcome(thrown.id)).toMatchObject({ status: 'failed', error: 'Error: on purpose' })
+  })
+
+  test('at most SCRIPT_MAX_PER_DOMAIN at once per domain (429); other domains are walled off', async () => {
+    const ids = []
+    for (let i = 0; i < 3; i++) ids.push((await call('POST', BASE, { code: 'plain' })).body.id)
+    const over = await call('POST', BASE, { code: 'plain' })
+    expect(over.status).toBe(429)
+    await t.createDomain('other-scr.master')
+    const other = await t.adminIn('other-scr.master')
+    expect((await call('GET', BASE, undefined, other)).body).toEqual([])
+    expect((await call('DELETE', `${BASE}/${ids[0]}`, undefined, other)).status).toBe(404)
+    expect((await call('GET', `${BASE}/${ids[0]}`, undefined, other)).status).toBe(404)
+    for (const id of ids) await call('DELETE', `${BASE}/${id}`)
+    for (const id of ids) expect(await outcome(id)).toMatchObject({ status: 'stopped' })
+  })
+})
