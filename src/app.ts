@@ -83,6 +83,8 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
           idleTimeout: socketLimits.idleTimeoutSec,
           maxPayloadLength: socketLimits.maxPayloadLength,
           sendPings: true,
+          // a client too slow to take its frames is closed, not silently skipped: it resumes with `since`
+          closeOnBackpressureLimit: true,
           open: (ws) => handlersOf(ws).open?.(ws),
           message: (ws, message) => handlersOf(ws).message(ws, message),
           close: (ws, code, reason) => handlersOf(ws).close?.(ws, code, reason),

@@ -95,14 +95,18 @@ export async function journalAfter(db: Db, seq: number, limit: number): Promise<
   return rows.map(changeOf)
 }
 
-/** Journal records of one domain after `seq`, oldest first (a websocket subscriber resuming). */
-export async function domainJournalAfter(db: Db, domain: string, seq: number, limit: number): Promise<JournalChange[]> {
-  const rows = await db.all(`SELECT ${CHANGE_COLUMNS} FROM journal WHERE domain = ? AND seq > ? ORDER BY seq LIMIT ?`, [
-    domain,
-    seq,
-    limit,
-  ])
-  return rows.map(changeOf)
+/** Journal records of one domain (of one object type, when given) after `seq`, oldest first: a subscriber resuming. */
+export async function domainJournalAfter(
+  db: Db,
+  domain: string,
+  seq: number,
+  limit: number,
+  objtype?: string,
+): Promise<JournalChange[]> {
+  const byType = objtype === undefined ? '' : 'AND objtype = ?'
+  const args = objtype === undefined ? [domain, seq, limit] : [domain, objtype, seq, limit]
+  const sql = `SELECT ${CHANGE_COLUMNS} FROM journal WHERE domain = ? ${byType} AND seq > ? ORDER BY seq LIMIT ?`
+  return (await db.all(sql, args)).map(changeOf)
 }
 
 /** The first and last sequence numbers the journal holds (0 and 0 when it is empty). */

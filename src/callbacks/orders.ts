@@ -61,11 +61,25 @@ export async function accountOrdersTarget(ctx: Ctx, classpath: string): Promise<
   const account = ACCOUNT_ORDERS.exec(classpath)?.[1]
   if (account === undefined) return null
   if (!isUuid(account)) throw badRequest('classpath: the account of callback_requests is a UUID', 'classpath')
-  const { model, scope } = await boxOf(ctx, account.toLowerCase())
-  const where: FilterNode = scope
-    ? { op: '==', left: { field: 'boxPhoneNumber' }, right: { value: scope.boxPhoneNumber as string } }
+  const id = account.toLowerCase()
+  const { model, scope } = await boxOf(ctx, id)
+  const phone = scope?.boxPhoneNumber
+  const where: FilterNode = phone
+    ? { op: '==', left: { field: 'boxPhoneNumber' }, right: { value: phone } }
     : { op: 'in', left: { field: 'id' }, values: [] } // no number, no orders
-  return { classpath, dataClass: model.classname, fields: model.fields, where }
+  // at delivery: the account must still be the subscriber's, with the number the view was made for
+  const guard = async (now: Ctx) => {
+    const current = await now.deps.repo(sipusers.table).get(now.domain, id)
+    return current?.iduser === now.actor.id && current.phonenumber === phone
+  }
+  return {
+    classpath,
+    dataClass: model.classname,
+    fields: model.fields,
+    where,
+    guard,
+    objtype: `model/${model.classname}`,
+  }
 }
 
 /** Orders of one day (`date`) or of `interval`, newest first unless the client orders them. */

@@ -115,14 +115,10 @@ export class AccessCache {
 
   /**
    * The roles a session holds in its current domain, read live. A master-domain administrator who
-   * switched into another domain administers it while it still holds `admin` at home.
+   * switched into another domain administers it while it still holds `admin` at home. Answered at
+   * once while cached: pushes ask it for every subscribed socket.
    */
-  async sessionRoles(s: Session): Promise<string[]> {
-    return this.sessionRolesNow(s)
-  }
-
-  /** The same, answered synchronously while cached (pushes ask it for every subscribed socket). */
-  sessionRolesNow(s: Session): string[] | Promise<string[]> {
+  sessionRoles(s: Session): string[] | Promise<string[]> {
     if (s.domainId === s.homeDomainId) return this.rolesOf(s.domainId, s.userId)
     const home = this.rolesOf(s.homeDomainId, s.userId)
     const switched = (roles: string[]) => (s.homeIsMaster && roles.includes('admin') ? ADMIN_ONLY : [])

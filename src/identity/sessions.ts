@@ -47,6 +47,8 @@ export class SessionStore {
   private readonly maxPerUser: number
   private lastScore = 0
   private readonly listeners = new Set<(id: string) => void>()
+  /** Reads in flight: many sockets of one session asking at once share one KV read. */
+  private readonly loading = new Map<string, Promise<Session | null>>()
 
   constructor(
     private readonly kv: Kv,
@@ -77,15 +79,23 @@ export class SessionStore {
     const now = this.clock.now()
     const hit = this.cache.get(id)
     if (hit && hit.until > now && hit.session.touched + this.idleMs > now) return hit.session
-    return this.kv.get(sessionKey(id)).then((text) => {
-      if (!text) {
-        this.cache.delete(id)
-        return null
-      }
-      const session = JSON.parse(text) as Session
-      this.remember(session)
-      return session
-    })
+    let load = this.loading.get(id)
+    if (!load) {
+      load = this.kv
+        .get(sessionKey(id))
+        .then((text) => {
+          if (!text) {
+            this.cache.delete(id)
+            return null
+          }
+          const session = JSON.parse(text) as Session
+          this.remember(session)
+          return session
+        })
+        .finally(() => this.loading.delete(id))
+      this.loading.set(id, load)
+    }
+    return load
   }
 
   async create(data: NewSession): Promise<Session> {

@@ -25,6 +25,13 @@ export interface PushTarget {
   fields: FieldSet
   /** Conditions every pushed instance must also meet (a collection that is a view of a class). */
   where?: FilterNode
+  /**
+   * Whether the subscriber may still see this view at delivery (the account is still theirs and
+   * still has the number the view was made for); asked once per event and subscriber.
+   */
+  guard?: (ctx: Ctx) => boolean | Promise<boolean>
+  /** The journal's objtype of the data class, to replay only this collection's changes. */
+  objtype: string
 }
 
 /** Collections other than an entity's or a model class's whose changes can be pushed: views over a class. */
@@ -36,11 +43,13 @@ export async function resolveClasspath(ctx: Ctx, raw: unknown): Promise<PushTarg
     throw badRequest('classpath must be the REST path of a collection, such as /rest/v1/domain/users', 'classpath')
   const classpath = raw.replace(/\/+$/, '')
   const entity = entities().find((e) => e.path === classpath)
-  if (entity) return { classpath, dataClass: entity.table.objtype, fields: entity.fields }
+  if (entity)
+    return { classpath, dataClass: entity.table.objtype, fields: entity.fields, objtype: entity.table.objtype }
   if (classpath.startsWith(MODEL_PREFIX)) {
     const name = classpath.slice(MODEL_PREFIX.length)
     const model = (await ctx.deps.model.classes(ctx.domain)).get(name)
-    if (model?.table) return { classpath, dataClass: model.classname, fields: model.fields }
+    if (model?.table)
+      return { classpath, dataClass: model.classname, fields: model.fields, objtype: `model/${model.classname}` }
   }
   for (const resolve of SPECIAL) {
     const target = await resolve(ctx, classpath)

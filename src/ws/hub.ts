@@ -2,12 +2,11 @@
  * The websocket endpoint `/ws`: one socket per client, admitted at the upgrade by its session
  * (cookie, bearer token, or `?token=` for browsers). A `rest` frame runs the REST call it stands for
  * through `dispatch` (the same route, admission and write path as HTTP; journaled with initiator
- * `websocket`); a `subscribe` frame manages the socket's subscriptions, to which events from the bus
- * are pushed (src/ws/push.ts). A session that ends closes its sockets, wherever it was ended.
+ * `websocket`); a `subscribe` frame manages the socket's subscriptions (subscribe.ts), to which the
+ * bus's events are pushed (fanout.ts). A session that ends closes its sockets, wherever it ended.
  */
 import type { ServerWebSocket } from 'bun'
 import type { Doc } from '~storage/doc'
-import type { JournalChange } from '~storage/journal'
 import type { SocketData, SocketHandlers } from '../app'
 import { type Ctx, sessionCtx } from '../context'
 import type { Deps } from '../deps'
@@ -16,53 +15,40 @@ import type { PlatformEvent } from '../events/event'
 import { dispatch } from '../http/dispatch'
 import { readCookie, SESSION_COOKIE } from '../identity/cookies'
 import type { Session } from '../identity/sessions'
+import { Fanout, type Socket } from './fanout'
 import { errorBody, qidOf, readFrame, restCall } from './frames'
-import { admits, missedChanges, Outgoing, replay } from './push'
-import { MAX_SUBSCRIPTIONS_PER_SOCKET, readSubscribe, type Subscription } from './subscriptions'
+import { subscribeFrame } from './subscribe'
 
-/** Close codes: the session ended, the domain refuses it, the session moved to another domain. */
+/** Close codes: the session ended, it moved to another domain, the domain refuses it (blocked). */
 export const CLOSE_SESSION_ENDED = 4001
 export const CLOSE_DOMAIN_SWITCHED = 4002
 export const CLOSE_FORBIDDEN = 4003
 export const CLOSE_GOING_AWAY = 1001
 
 interface Caller {
-  sessionId: string
+  session: Session
   clientAddress: string
-}
-
-interface Socket {
-  id: string
-  ws: ServerWebSocket<SocketData>
-  sessionId: string
-  domain: string
-  clientAddress: string
-  subs: Map<string, Subscription>
-  windowStart: number
-  frames: number
-  /** The context pushes were last offered with (rebuilt when the session or its roles change). */
-  ctx?: Ctx
-  send(frame: string): void
 }
 
 export class WsHub {
   private deps!: Deps
+  private fanout!: Fanout
   private readonly sockets = new Set<Socket>()
   private readonly byDomain = new Map<string, Set<Socket>>()
   private readonly bySession = new Map<string, Set<Socket>>()
   private readonly queue: PlatformEvent[] = []
   private draining = false
   private readonly off: (() => void)[] = []
-  /** Members of each subscription topic (sockets whose subscriptions are alike). */
-  private readonly topics = new Map<string, number>()
   private nextId = 0
 
   /** Listens to the bus, to session ends and to domain changes. */
   start(deps: Deps): void {
     this.deps = deps
+    this.fanout = new Fanout(deps.log)
+    const guard = (what: string) => (err: unknown) => deps.log.error(`websocket ${what} failed`, { error: String(err) })
     this.off.push(deps.bus.on((event) => this.enqueue(event)))
-    this.off.push(deps.sessions.onInvalidate((id) => void this.recheckSession(id)))
-    this.off.push(deps.access.onChange((domain) => void this.recheckDomain(domain)))
+    this.off.push(deps.sessions.onInvalidate((id) => void this.recheckSession(id).catch(guard('session check'))))
+    this.off.push(deps.access.onChange((domain) => void this.recheckDomain(domain).catch(guard('domain check'))))
   }
 
   /** Closes every socket ("going away") and stops listening. */
@@ -82,7 +68,7 @@ export class WsHub {
     const now = this.deps.clock.now()
     let closed = 0
     for (const socket of [...this.sockets]) {
-      for (const sub of [...socket.subs.values()]) if (sub.expiresAt <= now) this.drop(socket, sub)
+      for (const sub of [...socket.subs.values()]) if (sub.expiresAt <= now) this.fanout.drop(socket, sub)
       if (!(await this.deps.sessions.get(socket.sessionId))) {
         socket.ws.close(CLOSE_SESSION_ENDED, 'the session has expired')
         closed++
@@ -95,12 +81,16 @@ export class WsHub {
     return {
       upgrade: (request, clientAddress) => this.upgrade(request, clientAddress),
       open: (ws) => this.open(ws),
-      message: (ws, message) => void this.message(ws, message),
+      message: (ws, message) =>
+        void this.message(ws, message).catch((err) =>
+          this.deps.log.error('websocket frame failed', { error: String(err) }),
+        ),
       close: (ws) => this.close(ws),
     }
   }
 
-  private async upgrade(request: Request, clientAddress: string): Promise<Caller | Response> {
+  /** The caller of an upgrade, or an ApiError the app answers with its error body (401, 403). */
+  private async upgrade(request: Request, clientAddress: string): Promise<Caller> {
     const url = new URL(request.url)
     const auth = request.headers.get('authorization')
     const bearer = auth?.match(/^Bearer\s+(\S+)$/i)?.[1]
@@ -108,13 +98,11 @@ export class WsHub {
     const cookie = token === null ? readCookie(request.headers.get('cookie'), SESSION_COOKIE) : null
     const id = token ?? cookie
     const session = id ? await this.deps.sessions.get(id) : null
-    if (!session || session.kind !== (token !== null ? 'token' : 'cookie')) {
-      const err = unauthorized(id ? 'session not found or expired' : 'a session is required: cookie, Bearer or ?token=')
-      return Response.json(err.body(), { status: 401, headers: { 'www-authenticate': 'Bearer' } })
-    }
+    if (!session || session.kind !== (token !== null ? 'token' : 'cookie'))
+      throw unauthorized(id ? 'session not found or expired' : 'a session is required: cookie, Bearer or ?token=')
     const refused = await this.refusal(session)
-    if (refused) return Response.json(refused.body(), { status: refused.status })
-    return { sessionId: session.id, clientAddress }
+    if (refused) throw refused
+    return { session, clientAddress }
   }
 
   /** Why the session may not use a socket now (its domain is gone or blocked), or null. */
@@ -128,25 +116,24 @@ export class WsHub {
   }
 
   private open(ws: ServerWebSocket<SocketData>): void {
-    const caller = ws.data.attached as Caller
-    const session = this.deps.sessions.get(caller.sessionId)
-    const domain = session instanceof Promise || !session ? '' : session.domainId
+    const { session, clientAddress } = ws.data.attached as Caller
     const socket: Socket = {
       id: `${this.deps.nodes.name}:${++this.nextId}`,
       ws,
-      sessionId: caller.sessionId,
-      domain,
-      clientAddress: caller.clientAddress,
+      sessionId: session.id,
+      domain: session.domainId,
+      clientAddress,
       subs: new Map(),
+      open: true,
       windowStart: 0,
       frames: 0,
+      subscribing: Promise.resolve(),
       send: (frame) => void ws.send(frame),
     }
     ws.data.attached = socket
     this.sockets.add(socket)
     index(this.bySession, socket.sessionId, socket)
-    if (domain) index(this.byDomain, domain, socket)
-    else void this.recheckSession(caller.sessionId)
+    index(this.byDomain, socket.domain, socket)
   }
 
   private close(ws: ServerWebSocket<SocketData>): void {
@@ -154,9 +141,7 @@ export class WsHub {
     if (!this.sockets.delete(socket)) return
     unindex(this.bySession, socket.sessionId, socket)
     unindex(this.byDomain, socket.domain, socket)
-    for (const sub of socket.subs.values()) this.count(sub.topic, -1) // a closed socket left its topics
-    const keys = [...socket.subs.keys()].map((id) => subscriptionKey(socket, id))
-    if (keys.length) void this.deps.kv.del(...keys).catch(() => {})
+    this.fanout.closed(socket)
   }
 
   private async message(ws: ServerWebSocket<SocketData>, message: string | Buffer): Promise<void> {
@@ -171,13 +156,25 @@ export class WsHub {
         throw tooManyRequests(`more than ${limit} frames a second: this frame was refused`, 1)
       const frame = readFrame(message)
       payload = frame.payload
-      const ctx = await this.actor(socket)
       if (frame.capability === 'rest') {
+        const session = await this.deps.sessions.get(socket.sessionId)
+        if (!session) throw unauthorized('the session has ended')
+        await this.deps.sessions.touch(session) // every frame is traffic, whatever route it runs
+        // dispatch follows the live session: its domain, its roles, its lifetime
+        const ctx: Ctx = { ...sessionCtx(this.deps, session, `ws-${socket.id}`), via: 'websocket' }
         const result = await dispatch(ctx, { ...restCall(payload), clientAddress: socket.clientAddress })
         const qid = qidOf(payload)
+        if (result.status === 401) throw new ApiError(401, (result.body as { error_message: string }).error_message)
         if (result.status >= 400) answer('rest', { qid, error: result.body as Doc })
         else answer('rest', { qid, result: result.body ?? null })
-      } else await this.subscribe(socket, ctx, payload)
+      } else {
+        // one subscribe frame of a socket at a time: a renewal must not race the replay it replaces
+        const turn = socket.subscribing.then(async () =>
+          subscribeFrame(this.deps, this.fanout, socket, await this.actor(socket), payload),
+        )
+        socket.subscribing = turn.catch(() => {})
+        await turn
+      }
     } catch (err) {
       if (!(err instanceof ApiError)) this.deps.log.error('websocket frame failed', { error: String(err) })
       if (err instanceof ApiError && err.status === 401) return void ws.close(CLOSE_SESSION_ENDED, err.message)
@@ -197,66 +194,7 @@ export class WsHub {
     const refused = await this.refusal(session)
     if (refused) throw refused
     await sessions.touch(session)
-    const roles = await access.sessionRoles(session)
-    return { ...sessionCtx(this.deps, session, `ws-${socket.id}`, roles), via: 'websocket' }
-  }
-
-  private async subscribe(socket: Socket, ctx: Ctx, payload: Doc): Promise<void> {
-    const existing = typeof payload.id === 'string' ? socket.subs.get(payload.id) : undefined
-    const request = await readSubscribe(ctx, payload, existing !== undefined)
-    const key = subscriptionKey(socket, request.id)
-    if (request.expires === 0) {
-      if (existing) this.drop(socket, existing)
-      await this.deps.kv.del(key)
-      return socket.send(JSON.stringify(['subscribe', { id: request.id, expires: 0 }]))
-    }
-    if (!existing && !request.terms) throw new ApiError(400, 'a new subscription needs events', { field: 'events' })
-    if (!existing && socket.subs.size >= MAX_SUBSCRIPTIONS_PER_SOCKET)
-      throw new ApiError(400, `a socket holds at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions`, { field: 'id' })
-    const now = this.deps.clock.now()
-    const terms = request.terms ?? { terms: existing!.terms, target: existing!.target }
-    if (existing) this.drop(socket, existing)
-    const sub: Subscription = {
-      id: request.id,
-      terms: terms.terms,
-      target: terms.target,
-      topic: topicOf(request.id, terms.terms),
-      expiresAt: now + request.expires * 1000,
-      lastSeq: existing?.lastSeq ?? 0,
-      // a resume holds live events from now on, so none falls between the journal read and going live
-      held: request.since !== undefined ? [] : null,
-    }
-    this.join(socket, sub)
-    let missed: JournalChange[] = []
-    try {
-      if (request.since !== undefined) missed = await missedChanges(ctx, request.since)
-    } catch (err) {
-      this.drop(socket, sub)
-      throw err
-    }
-    await this.deps.kv.set(key, JSON.stringify({ session: socket.sessionId, terms: sub.terms }), request.expires * 1000)
-    socket.send(JSON.stringify(['subscribe', { id: sub.id, expires: request.expires }]))
-    if (request.since !== undefined) await replay(ctx, socket, sub, request.since, missed)
-  }
-
-  private join(socket: Socket, sub: Subscription): void {
-    socket.subs.set(sub.id, sub)
-    socket.ws.subscribe(sub.topic)
-    this.count(sub.topic, 1)
-  }
-
-  /** Ends a subscription on its socket (unsubscribed, expired, replaced, or refused). */
-  private drop(socket: Socket, sub: Subscription): void {
-    if (socket.subs.get(sub.id) !== sub) return
-    socket.subs.delete(sub.id)
-    if (this.sockets.has(socket)) socket.ws.unsubscribe(sub.topic)
-    this.count(sub.topic, -1)
-  }
-
-  private count(topic: string, by: number): void {
-    const n = (this.topics.get(topic) ?? 0) + by
-    if (n > 0) this.topics.set(topic, n)
-    else this.topics.delete(topic)
+    return sessionCtx(this.deps, session, `ws-${socket.id}`, await access.sessionRoles(session))
   }
 
   private enqueue(event: PlatformEvent): void {
@@ -269,46 +207,14 @@ export class WsHub {
   private async drain(): Promise<void> {
     this.draining = true
     try {
-      for (let event = this.queue.shift(); event; event = this.queue.shift()) await this.push(event)
+      for (let event = this.queue.shift(); event; event = this.queue.shift()) {
+        const sockets = this.byDomain.get(event.domain) ?? []
+        await this.fanout
+          .push(event, sockets, (s) => this.pushCtx(s), this.deps.clock.now())
+          .catch((err) => this.deps.log.error('websocket push failed', { error: String(err) }))
+      }
     } finally {
       this.draining = false
-    }
-  }
-
-  /**
-   * Offers the event to every subscription in its domain, awaiting only what is not cached. Sockets
-   * whose subscriptions are alike (same id and terms) share a Bun topic: when all of a topic's
-   * members take the event, one native publish sends it to all of them.
-   */
-  private async push(event: PlatformEvent): Promise<void> {
-    const out = new Outgoing(event)
-    const now = this.deps.clock.now()
-    const takers = new Map<string, { sub: Subscription; sockets: Socket[] }>()
-    for (const socket of this.byDomain.get(event.domain) ?? []) {
-      if (socket.subs.size === 0) continue
-      let ctx: Ctx | null | Promise<Ctx | null> = this.pushCtx(socket)
-      if (ctx instanceof Promise) ctx = await ctx
-      if (!ctx) continue
-      for (const sub of socket.subs.values()) {
-        if (sub.expiresAt <= now) {
-          this.drop(socket, sub)
-          continue
-        }
-        let taken = admits(ctx, sub, out)
-        if (taken instanceof Promise) taken = await taken.catch(() => false)
-        if (!taken) continue
-        const group = takers.get(sub.topic)
-        if (group) group.sockets.push(socket)
-        else takers.set(sub.topic, { sub, sockets: [socket] })
-      }
-    }
-    for (const [topic, { sub, sockets }] of takers) {
-      const frame = out.frame(sub)
-      const [first] = sockets
-      if (sockets.length > 1 && sockets.length === this.topics.get(topic)) {
-        first!.ws.publish(topic, frame) // every other member
-        first!.send(frame)
-      } else for (const socket of sockets) socket.send(frame)
     }
   }
 
@@ -324,10 +230,10 @@ export class WsHub {
 
   private contextOf(socket: Socket, session: Session | null): Ctx | null | Promise<Ctx | null> {
     if (!session || session.domainId !== socket.domain) {
-      void this.recheckSession(socket.sessionId)
+      void this.recheckSession(socket.sessionId).catch(() => {})
       return null
     }
-    const roles = this.deps.access.sessionRolesNow(session)
+    const roles = this.deps.access.sessionRoles(session)
     const make = (r: readonly string[]) => {
       if (socket.ctx?.session !== session || socket.ctx.roles !== r)
         socket.ctx = sessionCtx(this.deps, session, `ws-${socket.id}`, r)
@@ -343,9 +249,8 @@ export class WsHub {
     const session = await this.deps.sessions.get(id)
     for (const socket of [...sockets]) {
       if (!session) socket.ws.close(CLOSE_SESSION_ENDED, 'the session has ended')
-      else if (socket.domain && session.domainId !== socket.domain)
+      else if (session.domainId !== socket.domain)
         socket.ws.close(CLOSE_DOMAIN_SWITCHED, 'the session switched to another domain')
-      else if (!socket.domain) (socket.domain = session.domainId), index(this.byDomain, socket.domain, socket)
     }
   }
 
@@ -358,12 +263,6 @@ export class WsHub {
     }
   }
 }
-
-const subscriptionKey = (socket: Socket, id: string) => `ws-sub:${socket.id}:${id}`
-
-/** Subscriptions with the same id and terms get the same frames: they share a topic. */
-const topicOf = (id: string, terms: Subscription['terms']) =>
-  `sub:${Bun.hash(JSON.stringify([id, terms])).toString(36)}`
 
 /** The payload of a frame that was refused before it was read (rate limit), to address the answer. */
 function leniently(message: string | Buffer): Doc {

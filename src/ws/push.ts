@@ -75,13 +75,22 @@ function passes(ctx: Ctx, sub: Subscription, out: Outgoing): boolean | Promise<b
   if (!matches(sub.terms, event)) return false
   if (!isDataChange(event)) return true
   const path = sub.target?.classpath ?? collectionPathOf(event.data.class as string)
-  const key = `${ctx.roles.join(',')}|${path}`
+  const readable = remembered(out, `${ctx.roles.join(',')}|${path}`, () => mayRead(ctx, path, event.data.id as string))
+  const guard = sub.target?.guard
+  if (!guard) return readable
+  const guarded = () => remembered(out, `${ctx.actor.id}|${path}`, () => guard(ctx))
+  if (readable instanceof Promise) return readable.then((yes) => yes && guarded())
+  return readable && guarded()
+}
+
+/** A decision taken once per event for every subscriber it holds for. */
+function remembered(out: Outgoing, key: string, decide: () => boolean | Promise<boolean>): boolean | Promise<boolean> {
   const known = out.reads.get(key)
   if (known !== undefined) return known
-  const readable = mayRead(ctx, path, event.data.id as string)
-  if (readable instanceof Promise) return readable.then((yes) => (out.reads.set(key, yes), yes))
-  out.reads.set(key, readable)
-  return readable
+  const decided = decide()
+  if (decided instanceof Promise) return decided.then((yes) => (out.reads.set(key, yes), yes))
+  out.reads.set(key, decided)
+  return decided
 }
 
 /**
@@ -89,25 +98,39 @@ function passes(ctx: Ctx, sub: Subscription, out: Outgoing): boolean | Promise<b
  * the journal does not know, is a 410 `relist`: reload the collection, then subscribe again.
  * Call it with `sub.held` set, so live events arriving meanwhile wait for the replay.
  */
-export async function missedChanges(ctx: Ctx, since: number): Promise<JournalChange[]> {
+export async function missedChanges(ctx: Ctx, since: number, objtype?: string): Promise<JournalChange[]> {
   const { db } = ctx.deps
-  const { first, last } = await journalBounds(db)
+  const { last } = await journalBounds(db)
   if (since > last) throw relist(`since ${since} is ahead of the journal (its last change is ${last})`)
-  if (first > since + 1 && first > 1) throw relist(`changes after ${since} are no longer kept (oldest: ${first})`)
-  const missed = await domainJournalAfter(db, ctx.domain, since, MAX_REPLAY + 1)
+  const missed = await domainJournalAfter(db, ctx.domain, since, MAX_REPLAY + 1, objtype)
   if (missed.length > MAX_REPLAY) throw relist(`more than ${MAX_REPLAY} changes were missed`)
   return missed
 }
 
-/** Sends the missed changes in order, then the live events that waited, then goes live. */
-export async function replay(ctx: Ctx, sink: PushSink, sub: Subscription, since: number, missed: JournalChange[]) {
+/**
+ * Sends the missed changes in order, then the live events that waited, then goes live. `current`
+ * says whether the subscription is still the socket's (a renewal or an unsubscribe ends the replay).
+ */
+export async function replay(
+  ctx: Ctx,
+  sink: PushSink,
+  sub: Subscription,
+  since: number,
+  missed: JournalChange[],
+  current: () => boolean,
+) {
   sub.lastSeq = since
-  const deliver = async (out: Outgoing) => (await passes(ctx, sub, out)) && sink.send(out.frame(sub))
-  for (const change of missed) await deliver(new Outgoing(dataChanged(change)))
-  // live events keep queueing behind the replay until the queue is empty: their order is kept
-  const held = sub.held ?? []
-  for (let event = held.shift(); event; event = held.shift()) await deliver(new Outgoing(event))
-  sub.held = null
+  const deliver = async (out: Outgoing) => {
+    if (current() && (await passes(ctx, sub, out))) sink.send(out.frame(sub))
+  }
+  try {
+    for (const change of missed) await deliver(new Outgoing(dataChanged(change)))
+    // live events keep queueing behind the replay until the queue is empty: their order is kept
+    const held = sub.held ?? []
+    for (let event = held.shift(); event; event = held.shift()) await deliver(new Outgoing(event))
+  } finally {
+    sub.held = null
+  }
 }
 
 const relist = (why: string) =>

@@ -50,7 +50,7 @@ class AnyField extends FieldSet {
 }
 const ANY_FIELD = new AnyField([])
 
-const TERM_MEMBERS = ['events', 'objects', 'classpath', 'exargs', 'filter', 'mask'] as const
+const TERM_MEMBERS = ['events', 'objects', 'classpath', 'exargs'] as const
 
 /**
  * Reads a subscribe frame for the context's domain. A new subscription needs `events`; a renewal
@@ -81,8 +81,8 @@ async function readTerms(ctx: Ctx, payload: Doc): Promise<{ terms: SubscriptionT
     throw badRequest('exargs must be an object such as {"filter": {...}, "mask": "id,name"}', 'exargs')
   const args = exargs as Doc
   const fields = target?.fields ?? ANY_FIELD
-  const rawFilter = payload.filter ?? args.filter
-  const rawMask = payload.mask ?? args.mask
+  const rawFilter = args.filter
+  const rawMask = args.mask
   const filter = rawFilter === undefined ? null : parseFilter(asParam(rawFilter), fields)
   const mask =
     rawMask === undefined ? undefined : parseMask(Array.isArray(rawMask) ? rawMask.join(',') : asParam(rawMask), fields)

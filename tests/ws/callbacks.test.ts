@@ -86,3 +86,24 @@ test('rest on the collection needs interval, as REST does, and lists only the ow
   expect((await c.next((f) => f[1].qid === 3))[1].error).toMatchObject({ error_code: 1404 })
   c.close()
 })
+
+test('an account given to another user stops its orders reaching the old owner at once', async () => {
+  const annWs = await openWs(`${wsUrl}?token=${ann}`)
+  expect(await subscribe(annWs, 'box', annAccount)).toEqual({ id: 'box', expires: 300 })
+  const before = await place('101')
+  await t.run('journal-pump')
+  expect((await annWs.next(isEvent))[1].data).toMatchObject({ id: before.id })
+  const bobId = (await t.call('GET', '/rest/v1/iam/sessions/current', { token: bob })).body.user_id
+  const moved = await t.call('PATCH', `/rest/v1/uc/sipusers/${annAccount}`, { token: admin, body: { iduser: bobId } })
+  expect(moved.status).toBe(200)
+  await place('101')
+  await t.run('journal-pump')
+  annWs.send(['subscribe', { id: 'probe', expires: 1, events: ['custom.ping'] }])
+  await annWs.next((f) => f[0] === 'subscribe' && f[1].id === 'probe')
+  expect(annWs.pending(isEvent)).toEqual([])
+  await t.call('PATCH', `/rest/v1/uc/sipusers/${annAccount}`, {
+    token: admin,
+    body: { iduser: (await t.call('GET', '/rest/v1/iam/sessions/current', { token: ann })).body.user_id },
+  })
+  annWs.close()
+})
