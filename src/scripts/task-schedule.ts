@@ -1,0 +1,216 @@
+/**
+ * When a service task's runs are due, and on which sites: pure functions of the task, the domain's
+ * working hours and the time (no I/O), for the scheduler that starts runs in the script runtime.
+ *
+ * A regular task's time is cut into periods of `intervalsec` aligned to `dtstart` (to the epoch
+ * without one) and clipped to dtstart..dtstop; an irregular task has one period, dtstart..dtstop.
+ * A run is due at the first moment of a period that the task's schedule allows, and `period` names
+ * that period: a scheduler takes a KV lock on `svctask:<task id>:<period>` held until `ends`, so
+ * each period runs once across the processes of a cluster, however often they ask.
+ *
+ * Times of day (working hours, a task's periods) are read in the working hours' timezone, through
+ * Intl, so daylight-saving changes follow the zone's rules. Days are ISO: 1 Monday to 7 Sunday; a
+ * window includes `from` and excludes `to` (`24:00` is the end of the day).
+ */
+
+/** A weekly window of time: on these days (every day when absent), from..to local time. */
+export interface TimeWindow {
+  days?: readonly number[]
+  from: string
+  to: string
+}
+
+/** The domain setting `working_hours`. */
+export interface WorkingHours {
+  timezone: string
+  days: readonly number[]
+  from: string
+  to: string
+}
+
+export const DEFAULT_WORKING_HOURS: WorkingHours = {
+  timezone: 'UTC',
+  days: [1, 2, 3, 4, 5],
+  from: '09:00',
+  to: '18:00',
+}
+
+/** What of a stored task decides when it runs. */
+export interface TaskTiming {
+  isenabled: number
+  isregular: number
+  intervalsec: number
+  /** `YYYY-MM-DDTHH:MM:SSZ`, or '' for none. */
+  dtstart: string
+  dtstop: string
+  schedule: 'all' | 'work' | 'periods'
+  periods: readonly TimeWindow[]
+}
+
+/** What of a stored task decides where it runs. */
+export interface TaskSites {
+  sitemode: 'all' | 'firstsite'
+  /** Comma-separated site names; '' for every site. */
+  sites: string
+}
+
+export interface DueRun {
+  /** The period's key: its start as `YYYY-MM-DDTHH:MM:SSZ`. */
+  period: string
+  /** The period's start (ms since the epoch). */
+  at: number
+  /** When the period ends (ms), so a lock on it may expire then; null when it never ends (irregular, no dtstop). */
+  ends: number | null
+}
+
+export const WEEKDAYS = [1, 2, 3, 4, 5, 6, 7] as const
+const DAY_NUMBER: Record<string, number> = { Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6, Sun: 7 }
+const MINUTES_PER_DAY = 24 * 60
+
+/** Minutes since midnight of `HH:MM`; `24:00` only as the end of a window. Null when malformed. */
+export function parseClock(hhmm: string, end = false): number | null {
+  const m = /^(\d\d):(\d\d)$/.exec(hhmm)
+  if (!m || Number(m[2]) > 59) return null
+  const minutes = Number(m[1]) * 60 + Number(m[2])
+  return minutes < MINUTES_PER_DAY || (end && minutes === MINUTES_PER_DAY) ? minutes : null
+}
+
+/** Per time zone: making a formatter costs far more than using one, and a scheduler asks often. */
+const formatters = new Map<string, Intl.DateTimeFormat>()
+
+function formatter(timezone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timezone)
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: timezone,
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    })
+    formatters.set(timezone, f)
+  }
+  return f
+}
+
+/** Whether Intl knows the time zone (`UTC`, `Europe/Berlin`, ...). */
+export function isTimeZone(timezone: string): boolean {
+  if (!timezone) return false
+  try {
+    formatter(timezone)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The ISO weekday and the minute of the day at `now` in the time zone. */
+export function localClock(now: number, timezone: string): { day: number; minute: number } {
+  const parts = formatter(timezone).formatToParts(now)
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? ''
+  return { day: DAY_NUMBER[part('weekday')] ?? 0, minute: Number(part('hour')) * 60 + Number(part('minute')) }
+}
+
+/** Whether the local clock falls in the window. */
+export function inWindow(window: TimeWindow, local: { day: number; minute: number }): boolean {
+  const from = parseClock(window.from)
+  const to = parseClock(window.to, true)
+  if (from === null || to === null) return false
+  return (window.days ?? WEEKDAYS).includes(local.day) && local.minute >= from && local.minute < to
+}
+
+/** Whether the task's schedule lets a run start at `now`. */
+export function allowedAt(task: Pick<TaskTiming, 'schedule' | 'periods'>, hours: WorkingHours, now: number): boolean {
+  if (task.schedule === 'all') return true
+  const local = localClock(now, hours.timezone)
+  if (task.schedule === 'work') return inWindow(hours, local)
+  return task.periods.some((p) => inWindow(p, local))
+}
+
+const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d+)?(?:([Zz])|([+-])(\d\d):(\d\d))$/
+
+/**
+ * An RFC 3339 date and time (any offset) as ms since the epoch, fractions of a second dropped;
+ * null when malformed or out of range (a 30 February, a leap second, a year past 9999 in UTC).
+ */
+export function parseRfc3339(text: string): number | null {
+  const m = RFC3339.exec(text)
+  if (!m) return null
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number]
+  const local = new Date(0)
+  local.setUTCFullYear(y, mo - 1, d) // not Date.UTC, which reads years 0-99 as 1900-1999
+  local.setUTCHours(h, mi, s, 0)
+  const exact =
+    local.getUTCFullYear() === y &&
+    local.getUTCMonth() === mo - 1 &&
+    local.getUTCDate() === d &&
+    local.getUTCHours() === h &&
+    local.getUTCMinutes() === mi &&
+    local.getUTCSeconds() === s
+  const offH = Number(m[10] ?? 0)
+  const offM = Number(m[11] ?? 0)
+  if (!exact || offH > 23 || offM > 59) return null
+  const ms = local.getTime() - (m[9] === '-' ? -1 : 1) * (offH * 60 + offM) * 60_000
+  const year = new Date(ms).getUTCFullYear()
+  return year >= 0 && year <= 9999 ? ms : null
+}
+
+/** `YYYY-MM-DDTHH:MM:SSZ` (milliseconds shown only when there are some). */
+export function formatUtc(ms: number): string {
+  const iso = new Date(ms).toISOString()
+  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso
+}
+
+/** A stored bound: ms, null for '', undefined for a value that does not parse (the task never runs). */
+function bound(text: string): number | null | undefined {
+  if (text === '') return null
+  return parseRfc3339(text) ?? undefined
+}
+
+/**
+ * The run of the task due at `now`: the current period, when the task is enabled, `now` lies in
+ * dtstart..dtstop (dtstop excluded), the schedule allows `now`, and the period starts after
+ * `lastPeriodStart` (the `at` of the last period that ran, for a scheduler that keeps it; the lock
+ * alone cannot remember an irregular task's only period forever). Null when no run is due. Periods
+ * missed entirely are not caught up: only the current one can be due.
+ */
+export function dueRun(task: TaskTiming, hours: WorkingHours, now: number, lastPeriodStart?: number): DueRun | null {
+  if (task.isenabled !== 1) return null
+  const start = bound(task.dtstart)
+  const stop = bound(task.dtstop)
+  if (start === undefined || stop === undefined) return null
+  if ((start !== null && now < start) || (stop !== null && now >= stop)) return null
+  let at: number
+  let ends: number | null
+  if (task.isregular === 1) {
+    if (!Number.isSafeInteger(task.intervalsec) || task.intervalsec <= 0) return null
+    const step = task.intervalsec * 1000
+    const anchor = start ?? 0
+    at = anchor + Math.floor((now - anchor) / step) * step
+    ends = stop === null ? at + step : Math.min(at + step, stop)
+  } else {
+    if (start === null) return null // a task that runs once needs its moment
+    at = start
+    ends = stop
+  }
+  if (lastPeriodStart !== undefined && at <= lastPeriodStart) return null
+  if (!allowedAt(task, hours, now)) return null
+  return { period: formatUtc(at), at, ends }
+}
+
+/** The names of a `sites` value, in order ('' is none). */
+export function splitSites(sites: string): string[] {
+  return sites === '' ? [] : sites.split(',').map((s) => s.trim())
+}
+
+/**
+ * The sites a run starts on, given the sites that have a node able to run service scripts (in the
+ * cluster's order, which decides what is first when the task lists none). `all`: every listed site
+ * that has one, or every such site when none is listed; `firstsite`: the first of those.
+ */
+export function sitesFor(task: TaskSites, sitesWithSvcNodes: readonly string[]): string[] {
+  const available = [...new Set(sitesWithSvcNodes)]
+  const listed = splitSites(task.sites)
+  const candidates = listed.length ? listed.filter((s) => available.includes(s)) : available
+  return task.sitemode === 'firstsite' ? candidates.slice(0, 1) : candidates
+}
