@@ -54,12 +54,14 @@ import * as r50 from './rest/v1/service/svcscript_runtimes/index'
 import * as r51 from './rest/v1/service/svcscript_runtimes/[id]'
 import * as r52 from './rest/v1/service/svcscripts/index'
 import * as r53 from './rest/v1/service/svcscripts/[id]'
-import * as r54 from './rest/v1/uc/sipusers/index'
-import * as r55 from './rest/v1/uc/sipusers/[id]'
-import * as r56 from './rest/v1/user/info'
-import * as r57 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
-import * as r58 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
-import * as r59 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
+import * as r54 from './rest/v1/service/svctasks/index'
+import * as r55 from './rest/v1/service/svctasks/[id]'
+import * as r56 from './rest/v1/uc/sipusers/index'
+import * as r57 from './rest/v1/uc/sipusers/[id]'
+import * as r58 from './rest/v1/user/info'
+import * as r59 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
+import * as r60 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
+import * as r61 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
 
 export const routes: RouteEntry[] = [
   { url: '/pages/assets/pages.css', file: 'routes/pages/assets/pages.css.ts', module: r0 },
@@ -116,10 +118,12 @@ export const routes: RouteEntry[] = [
   { url: '/rest/v1/service/svcscript_runtimes/:id', file: 'routes/rest/v1/service/svcscript_runtimes/[id].ts', module: r51 },
   { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r52 },
   { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r53 },
-  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r54 },
-  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r55 },
-  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r56 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r57 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r58 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r59 },
+  { url: '/rest/v1/service/svctasks', file: 'routes/rest/v1/service/svctasks/index.ts', module: r54 },
+  { url: '/rest/v1/service/svctasks/:id', file: 'routes/rest/v1/service/svctasks/[id].ts', module: r55 },
+  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r56 },
+  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r57 },
+  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r58 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r59 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r60 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r61 },
 ]

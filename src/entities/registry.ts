@@ -20,6 +20,7 @@ import { classes } from '../model/classes'
 import { projects } from '../projects/projects'
 import { extobjs } from '../reference/extobjs'
 import { svcscripts } from '../scripts/svcscripts'
+import { svctasks } from '../scripts/svctasks'
 import { settingsTable } from '../settings/settings'
 import type { AnyEntity, Collection } from './entity'
 
@@ -33,6 +34,7 @@ export const entities = (): AnyEntity[] => [
   projects,
   extobjs,
   svcscripts,
+  svctasks,
   classes,
   borderrules,
 ]

@@ -5,6 +5,12 @@ import { NIL_UUID } from '../ids'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, withDefaults } from '../entities/entity'
 import { enforceLimit } from '../master/licence'
 
+/** A script's code, also how a service task names the script it runs. */
+export const scriptCode = v.pipe(
+  requiredText(128),
+  v.regex(/^[A-Za-z0-9_.-]+$/, 'a script code is letters, digits and _ . -'),
+)
+
 export const svcscripts = defineEntity({
   name: 'svcscript',
   table: { table: 'svcscripts', objtype: 'svcscript', columns: { code: 'code' } },
@@ -13,7 +19,7 @@ export const svcscripts = defineEntity({
   listFields: ['id', 'code', 'name', 'projectid', 'opts.title', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'code'],
   create: {
-    code: v.pipe(requiredText(128), v.regex(/^[A-Za-z0-9_.-]+$/, 'a script code is letters, digits and _ . -')),
+    code: scriptCode,
     name: requiredText(255),
     scriptdata: v.pipe(v.string(), v.maxLength(4 * 1024 * 1024, 'a script is at most 4 MB')),
     projectid: v.optional(v.pipe(v.string(), v.uuid('projectid must be a UUID'), v.toLowerCase())),

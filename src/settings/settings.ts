@@ -16,6 +16,8 @@ import { validate } from '../entities/validate'
 import { mergeMembers } from '../entities/writes'
 import { badRequest, notFound } from '../errors'
 import { FieldSet } from '../http/fields'
+import { DEFAULT_WORKING_HOURS } from '../scripts/task-schedule'
+import { workingHours } from '../scripts/time-windows'
 
 interface SettingDef {
   value: v.GenericSchema
@@ -51,6 +53,8 @@ export const SETTINGS: Record<string, SettingDef> = {
   password_policy: { value: v.strictObject({ min_length: int(4, 128) }), default: { min_length: 8 } },
   /** Code of the service script that verifies external tokens at login (master domain). */
   iam_token_svcscript_code: { value: v.string(), default: '' },
+  /** When service tasks with `schedule: work` may start (src/scripts/task-schedule.ts reads it). */
+  working_hours: { value: workingHours, default: DEFAULT_WORKING_HOURS },
 }
 
 /** Keyed by the setting's key (in the `id` column); the journal names a setting by its key. */

@@ -11,6 +11,7 @@ import sipuserNumbers from './0006_sipuser_numbers.sql' with { type: 'text' }
 import borderrules from './0007_borderrules.sql' with { type: 'text' }
 import installation from './0008_installation.sql' with { type: 'text' }
 import journalDomainSeq from './0009_journal_domain_seq.sql' with { type: 'text' }
+import svctasks from './0010_svctasks.sql' with { type: 'text' }
 
 export const migrations: { id: string; sql: string }[] = [
   { id: '0001_core', sql: core },
@@ -22,4 +23,5 @@ export const migrations: { id: string; sql: string }[] = [
   { id: '0007_borderrules', sql: borderrules },
   { id: '0008_installation', sql: installation },
   { id: '0009_journal_domain_seq', sql: journalDomainSeq },
+  { id: '0010_svctasks', sql: svctasks },
 ]

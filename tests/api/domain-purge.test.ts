@@ -72,6 +72,7 @@ async function populate(domain: { id: string; name: string }): Promise<void> {
   await post('/rest/v1/domain/projects', { code: 'p1', name: 'Project 1' })
   await post('/rest/v1/reference/extobjs', { type: 'note', value: { text: 'hi' } })
   await post('/rest/v1/service/svcscripts', { code: 'sync', name: 'Sync', scriptdata: 'log("hi")' })
+  await post('/rest/v1/service/svctasks', { name: 'Nightly sync', svcscriptcode: 'sync' })
   for (const classname of ['purge/items', 'purge/log']) {
     await post('/rest/v1/design/classes', { classname, properties: [{ name: 'n', data_type: 'long' }] })
     await post(`/rest/v1/model/${classname}`, { n: 1 })
@@ -136,6 +137,7 @@ describe('before the deletion', () => {
         'projects',
         'extobjs',
         'svcscripts',
+        'svctasks',
         'classes',
         'settings',
         'users_caches',

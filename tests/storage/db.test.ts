@@ -123,6 +123,7 @@ for (const [name, open] of drivers) {
         '0007_borderrules',
         '0008_installation',
         '0009_journal_domain_seq',
+        '0010_svctasks',
       ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])
