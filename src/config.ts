@@ -98,6 +98,7 @@ const EnvSchema = v.object({
   SCRIPT_DURATION_SEC: v.optional(integer(1, 7 * 86400), '3600'),
   SCRIPT_MAX_PER_DOMAIN: v.optional(integer(1, 100_000), '100'),
   SCRIPT_THREADS: v.optional(integer(1, 64), '2'),
+  SCRIPT_TOKEN_LOGIN_SEC: v.optional(integer(1, 60), '5'),
   SCRIPT_HTTP_ALLOW: v.optional(
     v.pipe(
       v.string(),
@@ -169,6 +170,9 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   SCRIPT_THREADS: {
     meaning: 'threads that run the scripts of this process (a computing script holds up only its own)',
   },
+  SCRIPT_TOKEN_LOGIN_SEC: {
+    meaning: 'how long the iam_token_svcscript_code script may take before a token login fails',
+  },
   SCRIPT_HTTP_ALLOW: {
     meaning: 'hosts (name, *.suffix) and CIDR blocks scripts may call with http(); private addresses only if listed',
     computed: 'none',
@@ -231,6 +235,7 @@ export interface Config {
     durationMs: number
     maxPerDomain: number
     threads: number
+    tokenLoginMs: number
     httpAllow: string[]
     httpTimeoutMs: number
     httpMaxBytes: number
@@ -289,6 +294,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       durationMs: e.SCRIPT_DURATION_SEC * 1000,
       maxPerDomain: e.SCRIPT_MAX_PER_DOMAIN,
       threads: e.SCRIPT_THREADS,
+      tokenLoginMs: e.SCRIPT_TOKEN_LOGIN_SEC * 1000,
       httpAllow: e.SCRIPT_HTTP_ALLOW,
       httpTimeoutMs: e.SCRIPT_HTTP_TIMEOUT_SEC * 1000,
       httpMaxBytes: e.SCRIPT_HTTP_MAX_BYTES,

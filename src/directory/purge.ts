@@ -1,13 +1,14 @@
 /**
  * Deleting a domain deletes everything it holds, inside the transaction that deletes the domain:
  * the rows of every registered table, its model classes' tables, its journal, its pending
- * credential requests and queued work. tests/api/domain-purge.test.ts checks that no table keeps a row.
+ * credential requests, queued work and service-task runs. tests/api/domain-purge.test.ts checks that no table keeps a row.
  */
 import type { TxStep } from '~storage/db'
 import { purgeJournal } from '~storage/journal'
 import { dropRecordTable, recordTablesOf } from '~storage/model-tables'
 import { purgeQueue } from '~storage/queue'
 import { purgeRequests } from '~storage/requests'
+import { purgeRuns } from '~storage/task-runs'
 import type { Deps } from '../deps'
 import { tables } from '../entities/registry'
 import { domains } from './domains'
@@ -19,4 +20,5 @@ export function* purgeDomain(deps: Deps, domain: string): TxStep<void> {
   yield* purgeJournal(domain)
   yield* purgeRequests(domain)
   yield* purgeQueue(domain)
+  yield* purgeRuns(domain)
 }

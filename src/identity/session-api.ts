@@ -1,7 +1,7 @@
 /** /rest/v1/iam/sessions: sign in, read, switch and end the current session (SPEC "Sessions"). */
 import * as v from 'valibot'
 import { validate } from '../entities/validate'
-import { ApiError, badRequest, forbidden, unauthorized } from '../errors'
+import { badRequest, forbidden, unauthorized } from '../errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
 import { findDomainByName, isMasterDomain } from '../directory/domains'
@@ -9,7 +9,7 @@ import { credentialOf, sessionFor } from './authenticate'
 import { beginSignIn } from './brute-force'
 import { deletedSessionCookie, sessionCookie } from './cookies'
 import { currentSession, reachableDomains } from './current'
-import { checkCredentials } from './login'
+import { checkCredentials, checkToken } from './login'
 import type { NewSession, Session } from './sessions'
 
 const field = v.pipe(v.string(), v.maxLength(1024))
@@ -45,9 +45,11 @@ export const createSession = defineRoute({
       const kind = type === 'cookie' ? 'cookie' : 'token'
       let data: NewSession | null
       if (body.token !== undefined) {
-        throw new ApiError(501, 'external token login is not configured: no iam_token_svcscript_code script exists', {
-          field: 'token',
-        })
+        data = body.token ? await checkToken(req.deps, body.token, kind) : null
+        if (!data) {
+          wrongCredentials = true // counted by the brute-force filter like a wrong password
+          throw unauthorized('the token was not accepted')
+        }
       } else if (type === 'token_clone_cookie') {
         const source = await cookieSession(req)
         if (!source) throw unauthorized('token_clone_cookie needs a valid RSession cookie')

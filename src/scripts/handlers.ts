@@ -157,6 +157,11 @@ export class ScriptHandlers {
     return values.filter((v): v is string => v !== null).map((v) => JSON.parse(v) as HandlerInfo)
   }
 
+  /** Whether a handler of the domain runs now, on any node. */
+  async isRunning(domainId: string, id: string): Promise<boolean> {
+    return (await this.deps.kv.get(recordKey(domainId, id))) !== null
+  }
+
   /** A running handler (status running) or the outcome of one that ended within a day. */
   async read(domainId: string, id: string): Promise<HandlerInfo | HandlerOutcome> {
     const [running, ended] = await this.deps.kv.mget([recordKey(domainId, id), outcomeKey(domainId, id)])

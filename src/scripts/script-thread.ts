@@ -11,6 +11,7 @@ import {
   type Running,
   runInSandbox,
   type SandboxLimits,
+  warmSandbox,
 } from './sandbox'
 
 declare const self: Worker
@@ -28,9 +29,12 @@ export type FromThread =
 
 const MAX_SLEEP_MS = 24 * 3600 * 1000
 const running = new Map<string, Running>()
+/** Handlers whose sandbox is being made, with the end asked of them meanwhile. */
+const starting = new Map<string, Outcome | null>()
 const waiting = new Map<string, { resolve(v: unknown): void; reject(e: Error): void }>()
 let calls = 0
 const post = (m: FromThread) => self.postMessage(m)
+void warmSandbox() // the WebAssembly module loads while the thread waits for its first script
 
 function hostFor(m: Extract<ToThread, { t: 'run' }>): HostApi {
   const host: HostApi = {}
@@ -59,14 +63,19 @@ function hostFor(m: Extract<ToThread, { t: 'run' }>): HostApi {
 self.onmessage = async (event: MessageEvent<ToThread>) => {
   const m = event.data
   if (m.t === 'run') {
+    starting.set(m.id, null)
     try {
       const r = await runInSandbox(m.source, hostFor(m), m.limits)
+      const ended = starting.get(m.id)
+      starting.delete(m.id)
       running.set(m.id, r)
+      if (ended) r.end(ended)
       void r.outcome.then((outcome) => {
         running.delete(m.id)
         post({ t: 'outcome', id: m.id, outcome })
       })
     } catch (err) {
+      starting.delete(m.id)
       post({ t: 'outcome', id: m.id, outcome: { status: 'failed', error: String(err) } })
     }
   } else if (m.t === 'answer') {
@@ -77,5 +86,6 @@ self.onmessage = async (event: MessageEvent<ToThread>) => {
     else w?.reject(new Error(m.error))
   } else if (m.t === 'branch') {
     post({ t: 'branch', id: m.id, had: (await running.get(m.id)?.callRegistered(m.name)) ?? false })
-  } else running.get(m.id)?.end(m.outcome)
+  } else if (running.has(m.id)) running.get(m.id)!.end(m.outcome)
+  else if (starting.has(m.id)) starting.set(m.id, m.outcome) // ended before it began: ends as it begins
 }

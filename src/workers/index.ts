@@ -6,6 +6,7 @@ import { mailOutbox } from './mail-outbox'
 import { modelExpiry } from './model-expiry'
 import { nodeHeartbeat } from './node-heartbeat'
 import type { Worker } from './runner'
+import { svcTasks } from './svc-tasks'
 import { wsSessions } from './ws-sessions'
 
 export const WORKERS: readonly Worker[] = [
@@ -16,4 +17,5 @@ export const WORKERS: readonly Worker[] = [
   housekeeping,
   nodeHeartbeat,
   wsSessions,
+  svcTasks,
 ]

@@ -79,10 +79,10 @@ describe('creating a session', () => {
     expect(notJson.body.error_details).toEqual({ field: 'body' })
   })
 
-  test('login through an external token answers a clear "not configured" error', async () => {
+  test('a token login without an external authorization script is a 401 that reveals nothing', async () => {
     const res = await login({ token: 'abc' })
-    expect(res.status).toBe(501)
-    expect(res.body.error_message).toContain('not configured')
+    expect(res.status).toBe(401)
+    expect(res.body.error_message).toBe('the token was not accepted')
   })
 })
 

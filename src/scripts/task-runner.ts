@@ -1,0 +1,57 @@
+/**
+ * The service-task scheduler's step: every process with role `svc` looks for the runs due now
+ * (task-schedule.ts decides when), and for its own site claims each one in the database (once per
+ * task, period and site across the cluster and across restarts) and starts the task's script here as
+ * a handler. `overlap: 0` skips a run while the task's previous run on this site still runs.
+ */
+import { claimRun, recentRunHandlers, recordRunHandler } from '~storage/task-runs'
+import { isoTime } from '../clock'
+import type { Deps } from '../deps'
+import { settingValue } from '../settings/settings'
+import { svctasks } from './svctasks'
+import { dueRun, sitesFor, type TaskSites, type TaskTiming, type WorkingHours } from './task-schedule'
+
+type Task = TaskTiming & TaskSites & { id: string; svcscriptcode: string; overlap: number }
+
+/** Starts the runs due now on this node; answers how many it started. */
+export async function startDueRuns(deps: Deps): Promise<number> {
+  const { config, db, log } = deps
+  if (!config.nodeRoles.includes('svc')) return 0
+  const now = deps.clock.now()
+  const repo = deps.repo(svctasks.table)
+  const domains = await repo.domainsWhere('isenabled', 1)
+  if (!domains.length) return 0
+  const svcSites = (await deps.nodes.list()).filter((n) => n.roles.includes('svc')).map((n) => n.site)
+  let started = 0
+  for (const domain of domains) {
+    const tasks = (await db.read(() => repo.all(domain))) as unknown as Task[]
+    const hours = await settingValue<WorkingHours>(deps, domain, 'working_hours')
+    for (const task of tasks) {
+      const due = dueRun(task, hours, now)
+      if (!due || !sitesFor(task, svcSites).includes(config.site)) continue
+      const run = { domain, task: task.id, period: due.period, site: config.site }
+      if (task.overlap === 0 && (await stillRunning(deps, domain, task.id))) continue
+      const claim = { ...run, node: deps.nodes.name, regular: task.isregular === 1, claimed: isoTime(now) }
+      if (!(await claimRun(db, claim))) continue
+      try {
+        const { info } = await deps.scripts.startHere({
+          domainId: domain,
+          code: task.svcscriptcode,
+          params: [task.id, due.period],
+        })
+        await recordRunHandler(db, run, info.id)
+        started++
+      } catch (err) {
+        // the period is spent: a task whose script is missing does not retry every second
+        log.warn('service task did not start', { domain, task: task.id, period: due.period, error: String(err) })
+      }
+    }
+  }
+  return started
+}
+
+async function stillRunning(deps: Deps, domain: string, task: string): Promise<boolean> {
+  for (const handler of await recentRunHandlers(deps.db, domain, task, deps.config.site))
+    if (await deps.scripts.isRunning(domain, handler)) return true
+  return false
+}
