@@ -34,6 +34,8 @@ export interface Ctx {
   readonly requestId: string
   /** The transport a user acts through, when not HTTP (a websocket frame): the journal's initiator. */
   readonly via?: 'websocket'
+  /** An integration channel's user (its `opts.userid`): whom it acts as where an endpoint needs a user. */
+  readonly actingUser?: string
 }
 
 /** The service acting on its own (first start, expiry sweeps, background orders). */
@@ -53,6 +55,18 @@ export function sessionCtx(deps: Deps, session: Session, requestId: string, role
     session,
     requestId,
   }
+}
+
+/** What an integration channel's token authorizes: the channel, with its roles, acting as its user. */
+export function integrationCtx(
+  deps: Deps,
+  domain: string,
+  channel: { id: string; code: string; roles: readonly string[]; userid?: string },
+  requestId: string,
+): Ctx {
+  const actor: Actor = { type: 'integration', id: channel.id, name: `channel ${channel.code}` }
+  const user = channel.userid && channel.userid !== NIL_UUID ? { actingUser: channel.userid } : {}
+  return { deps, domain, actor, roles: channel.roles, requestId, ...user }
 }
 
 /** A user acting without a session (the second step of a mailed link): the account itself. */

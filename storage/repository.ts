@@ -209,6 +209,14 @@ export class Repository {
     return row![0] as number
   }
 
+  /** The number of entities across the installation whose field (a key column: no doc is read) equals the value. */
+  *countAllWhere(field: string, value: SqlValue): TxStep<number> {
+    const row = yield* tx.get(`SELECT count(*) FROM ${this.spec.table} WHERE ${this.layout.resolveField(field)} = ?`, [
+      value,
+    ])
+    return row![0] as number
+  }
+
   // ---- mutations: transaction steps ----
 
   *insert(w: WriteContext, input: Doc, hidden: Record<string, SqlValue> = {}): TxStep<Doc> {

@@ -14,6 +14,7 @@ import { groups } from '../directory/groups'
 import { roles } from '../directory/roles'
 import { sipusers } from '../directory/sipusers'
 import { users } from '../directory/users'
+import { channels } from '../integration/channels'
 import { layersTable } from '../layers/orders'
 import { borderrules } from '../master/borderrules'
 import { classes } from '../model/classes'
@@ -35,6 +36,7 @@ export const entities = (): AnyEntity[] => [
   extobjs,
   svcscripts,
   svctasks,
+  channels,
   classes,
   borderrules,
 ]

@@ -3,12 +3,14 @@
  * `Authorization: Bearer <id>` or by the RSession cookie (a request carrying an Authorization
  * header is judged by that header alone). Any caller, HTTP or not, is then admitted the same way:
  * its domain must still exist and not be blocked, be of the route's kind, and one of its roles
- * must grant the route.
+ * must grant the route. A Bearer token that names no session may be an integration channel's token
+ * (src/integration/tokens.ts): the request then acts as the channel, with the channel's roles.
  */
 import { type Ctx, sessionCtx } from '../context'
 import { forbidden, unauthorized } from '../errors'
 import type { Req } from '../http/req'
 import type { RouteDef } from '../http/route'
+import { channelCtxFor } from '../integration/tokens'
 import { grants } from './access'
 import { recordFailure } from './brute-force'
 import { sessionCookie } from './cookies'
@@ -32,19 +34,33 @@ export function credentialOf(req: Req): Credential | null {
  */
 export async function sessionFor(req: Req, cred: Credential | null): Promise<Session | null> {
   if (!cred) return null
-  const session = cred.id ? await req.deps.sessions.get(cred.id) : null
-  if (session && session.kind === cred.kind) return session
-  await recordFailure(req)
-  return null
+  const session = await liveSession(req, cred)
+  if (!session) await recordFailure(req)
+  return session
 }
 
-/** The HTTP admission: the presented session becomes the context, which is then admitted; the lifetime slides. */
+async function liveSession(req: Req, cred: Credential): Promise<Session | null> {
+  const session = cred.id ? await req.deps.sessions.get(cred.id) : null
+  return session && session.kind === cred.kind ? session : null
+}
+
+/**
+ * The HTTP admission: the presented session becomes the context, which is then admitted; the
+ * lifetime slides. A Bearer token naming no session may be an integration channel's local token:
+ * the request then acts as the channel. Only a credential that is neither counts as a failure.
+ */
 export async function authenticate(req: Req, def: RouteDef): Promise<void> {
   const cred = credentialOf(req)
-  const session = await sessionFor(req, cred)
-  if (!session) throw unauthorized(cred ? 'session not found or expired' : 'authorization required')
-  await admit(req, sessionCtx(req.deps, session, req.requestId), def)
-  await slide(req, session)
+  const session = cred && (await liveSession(req, cred))
+  if (session) {
+    await admit(req, sessionCtx(req.deps, session, req.requestId), def)
+    await slide(req, session)
+    return
+  }
+  const channel = cred?.kind === 'token' && cred.id ? await channelCtxFor(req, cred.id) : null
+  if (channel) return admit(req, channel, def)
+  if (cred) await recordFailure(req)
+  throw unauthorized(cred ? 'session not found or expired' : 'authorization required')
 }
 
 /**
@@ -67,7 +83,8 @@ export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
     throw forbidden('this endpoint is served in working domains only')
   if (def.access === 'permission' && !roles.includes('admin')) {
     if (!grants(roles, await access.grantsOf(ctx.domain), req.method, req.path)) {
-      throw forbidden(`no role of this session grants ${req.method} ${req.path}`)
+      const who = ctx.session ? 'session' : ctx.actor.type === 'integration' ? 'channel' : 'context'
+      throw forbidden(`no role of this ${who} grants ${req.method} ${req.path}`)
     }
   }
 }

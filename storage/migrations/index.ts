@@ -13,6 +13,7 @@ import installation from './0008_installation.sql' with { type: 'text' }
 import journalDomainSeq from './0009_journal_domain_seq.sql' with { type: 'text' }
 import svctasks from './0010_svctasks.sql' with { type: 'text' }
 import svctaskRuns from './0011_svctask_runs.sql' with { type: 'text' }
+import integrationPoints from './0012_integration_points.sql' with { type: 'text' }
 
 export const migrations: { id: string; sql: string }[] = [
   { id: '0001_core', sql: core },
@@ -26,4 +27,5 @@ export const migrations: { id: string; sql: string }[] = [
   { id: '0009_journal_domain_seq', sql: journalDomainSeq },
   { id: '0010_svctasks', sql: svctasks },
   { id: '0011_svctask_runs', sql: svctaskRuns },
+  { id: '0012_integration_points', sql: integrationPoints },
 ]

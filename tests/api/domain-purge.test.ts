@@ -74,6 +74,7 @@ async function populate(domain: { id: string; name: string }): Promise<void> {
   await post('/rest/v1/service/svcscripts', { code: 'sync', name: 'Sync', scriptdata: 'log("hi")' })
   await post('/rest/v1/service/svctasks', { name: 'Nightly sync', svcscriptcode: 'sync' })
   await t.run('svc-tasks') // its first run is due at once: a claimed run
+  await post('/rest/v1/service/integration_points', { code: 'crm', type: 'public' })
   for (const classname of ['purge/items', 'purge/log']) {
     await post('/rest/v1/design/classes', { classname, properties: [{ name: 'n', data_type: 'long' }] })
     await post(`/rest/v1/model/${classname}`, { n: 1 })
@@ -140,6 +141,7 @@ describe('before the deletion', () => {
         'svcscripts',
         'svctasks',
         'svctask_runs',
+        'integration_points',
         'classes',
         'settings',
         'users_caches',

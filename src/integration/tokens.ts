@@ -1,0 +1,47 @@
+/**
+ * Channel tokens: `Authorization: Bearer <token_local>` authorizes a request as the channel, and
+ * GET /rest/v1/service/integration_tokens/<token> says whether a token belongs to the current
+ * domain. Tokens are looked up in the database on every request (an indexed read), so a deleted
+ * channel's token, or a changed mask or role list, applies at once on every process.
+ */
+import { type Ctx, integrationCtx } from '../context'
+import { ApiError } from '../errors'
+import { inCidrs, parseCidr } from '../http/cidr'
+import type { Req } from '../http/req'
+import { defineRoute } from '../http/route'
+import { channelByToken, channels } from './channels'
+
+/**
+ * The context a channel token authorizes, or null when no channel has it. A client address
+ * outside the channel's `opts.sender_mask` is a 403 naming the mask.
+ */
+export async function channelCtxFor(req: Req, token: string): Promise<Ctx | null> {
+  const found = await channelByToken(req.deps, token)
+  if (!found) return null
+  const { domain, channel } = found
+  const mask = channel.opts?.sender_mask ?? []
+  if (mask.length > 0) {
+    const cidrs = mask.flatMap((m) => parseCidr(m) ?? [])
+    if (!inCidrs(req.clientAddress, cidrs))
+      throw new ApiError(403, `the address ${req.clientAddress} is outside the channel's opts.sender_mask`, {
+        field: 'opts.sender_mask',
+      })
+  }
+  const roles = channel.opts?.roles ?? []
+  return integrationCtx(req.deps, domain, { ...channel, roles, userid: channel.opts?.userid }, req.requestId)
+}
+
+/** GET /rest/v1/service/integration_tokens/:token: the channel of a token of the current domain. */
+export const checkToken = defineRoute({
+  async handle(req) {
+    const token = req.params.token ?? ''
+    const found = await channelByToken(req.deps, token)
+    if (!found || found.domain !== req.ctx.domain) throw new ApiError(404, 'Token not found')
+    const domain = await req.deps.access.domainInfo(req.ctx.domain)
+    const id = found.channel.id
+    return {
+      domain: domain?.name ?? '',
+      integration_point: { id, _links: { self: { href: `${channels.path}/${id}` } } },
+    }
+  },
+})
