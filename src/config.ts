@@ -72,6 +72,7 @@ const EnvSchema = v.object({
   WORKERS: v.optional(onOff, 'on'),
   WEBAPPS_DIR: v.optional(v.string()),
   MAX_BODY_BYTES: v.optional(integer(1024, 1 << 30), String(16 * 1024 * 1024)),
+  FILES_MAX_BYTES: v.optional(integer(1024, 2 ** 40), String(2 ** 30)),
   SESSION_IDLE_TIMEOUT_SEC: v.optional(integer(60, 30 * 86400), '1800'),
   SESSION_MAX_PER_USER: v.optional(integer(1, 1000), '10'),
   SHUTDOWN_GRACE_SEC: v.optional(integer(0, 3600), '10'),
@@ -154,7 +155,11 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   GATEWAY: { meaning: 'off binds Bun.serve directly (no LOOKUP/SYNC/CLEAR on the wire)' },
   WORKERS: { meaning: 'off: this process serves requests only; background work runs in other processes' },
   WEBAPPS_DIR: { meaning: 'web-application metadata files offered in the session', computed: '$DATA_DIR/webapps' },
-  MAX_BODY_BYTES: { meaning: 'largest request body; larger ones get 413' },
+  MAX_BODY_BYTES: { meaning: 'largest request body (but uploads of channel files); larger ones get 413' },
+  FILES_MAX_BYTES: {
+    meaning:
+      'largest upload request to channel files (/rest/v1/fs/targets/token), so also its largest file; 413 beyond',
+  },
   SESSION_IDLE_TIMEOUT_SEC: { meaning: 'sliding idle lifetime of a session' },
   SESSION_MAX_PER_USER: { meaning: 'concurrent sessions per user; the oldest is ended beyond it' },
   SHUTDOWN_GRACE_SEC: { meaning: 'on a stop, how long requests in flight may take to finish' },
@@ -221,6 +226,8 @@ export interface Config {
   /** Metadata files of the web applications offered in the current session. */
   webappsDir: string
   maxBodyBytes: number
+  /** Largest request body of an upload to channel files (they stream to disk, so it may exceed maxBodyBytes). */
+  filesMaxBytes: number
   sessionIdleTimeoutSec: number
   sessionMaxPerUser: number
   shutdownGraceSec: number
@@ -243,6 +250,10 @@ export interface Config {
   /** The key licences are verified with. */
   licenseKey: LicenceKey
 }
+
+/** The largest body any route accepts: what the listener (Bun.serve, the gateway) lets through; each route then applies its own limit. */
+export const largestBody = (c: Pick<Config, 'maxBodyBytes' | 'filesMaxBytes'>) =>
+  Math.max(c.maxBodyBytes, c.filesMaxBytes)
 
 export class ConfigError extends Error {}
 
@@ -280,6 +291,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     workers: e.WORKERS === 'on',
     webappsDir: e.WEBAPPS_DIR ?? join(dataDir, 'webapps'),
     maxBodyBytes: e.MAX_BODY_BYTES,
+    filesMaxBytes: e.FILES_MAX_BYTES,
     sessionIdleTimeoutSec: e.SESSION_IDLE_TIMEOUT_SEC,
     sessionMaxPerUser: e.SESSION_MAX_PER_USER,
     shutdownGraceSec: e.SHUTDOWN_GRACE_SEC,

@@ -16,7 +16,7 @@ import { migrate } from '~storage/migrate'
 import { releaseAllClaims } from '~storage/queue'
 import { type App, createApp } from './app'
 import { type Clock, isoTime, systemClock } from './clock'
-import type { Config } from './config'
+import { type Config, largestBody } from './config'
 import { createDeps, type Deps } from './deps'
 import { drain, type Gateway, startGateway } from './http/gateway/index'
 import type { RouteEntry } from './http/route'
@@ -111,14 +111,15 @@ export async function startService(
   let url: string | undefined
   if (options.listen !== false) {
     if (config.gateway) {
-      gateway = await startGateway(app, config)
+      // the listeners let through the largest body any route takes; routes apply their own limits (src/http/body.ts)
+      gateway = await startGateway(app, { host: config.host, port: config.port, maxBodyBytes: largestBody(config) })
       url = `http://${config.host}:${gateway.port}`
     } else {
       server = app.listen({
         hostname: config.host,
         port: config.port,
         reusePort: false,
-        maxRequestBodySize: config.maxBodyBytes + 1024,
+        maxRequestBodySize: largestBody(config) + 1024,
       })
       url = `http://${config.host}:${server.port}`
     }

@@ -30,6 +30,38 @@ async function readWithin(request: Request, limit: number): Promise<Uint8Array> 
   return Buffer.concat(chunks)
 }
 
+const tooLarge = (limit: number) => payloadTooLarge(`request body is larger than the limit of ${limit} bytes`, 'body')
+
+/**
+ * The body as a stream, for routes that must not hold it in memory (uploads to disk). A declared
+ * Content-Length over `limit` is refused before reading; otherwise bytes are counted as they pass and
+ * the stream fails with a 413 once they exceed it, so a chunked body cannot get round the limit.
+ */
+export function streamBody(request: Request, limit: number): ReadableStream<Uint8Array> {
+  const declared = request.headers.get('content-length')
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
+  if (!request.body) return new ReadableStream({ start: (c) => c.close() })
+  const reader = request.body.getReader()
+  let total = 0
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await reader.read().catch((err: unknown) => {
+        if ((err as Error)?.name === 'AbortError')
+          throw badRequest('the request body ended before it was complete', 'body')
+        throw err
+      })
+      if (next.done) return controller.close()
+      total += next.value.byteLength
+      if (total > limit) {
+        void reader.cancel().catch(() => {})
+        throw tooLarge(limit)
+      }
+      controller.enqueue(next.value)
+    },
+    cancel: (reason) => reader.cancel(reason),
+  })
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /** The parsed JSON body, or undefined when the body is empty. */

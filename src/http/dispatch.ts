@@ -150,6 +150,13 @@ export async function dispatch(ctx: Ctx, request: DispatchRequest): Promise<Disp
   const source: RequestSource = {
     json: async () => (bodyText() === '' ? undefined : JSON.parse(bodyText())),
     bytes: async () => new TextEncoder().encode(bodyText()),
+    // the body is already a bounded copy in memory; the route's own limit still applies to it
+    stream(limit) {
+      const bytes = new TextEncoder().encode(bodyText())
+      if (bytes.byteLength > limit)
+        throw payloadTooLarge(`request body is larger than the limit of ${limit} bytes`, 'body')
+      return new Blob([bytes]).stream()
+    },
     header: () => null,
     clientAddress: () => request.clientAddress ?? 'internal',
     credentials: () => ({

@@ -7,7 +7,7 @@
 import type { Deps } from '../deps'
 import { authenticate } from '../identity/authenticate'
 import { readCookie, SESSION_COOKIE } from '../identity/cookies'
-import { readBodyBytes, readJsonBody } from './body'
+import { readBodyBytes, readJsonBody, streamBody } from './body'
 import { type Cidr, inCidrs } from './cidr'
 import { errorOutcome, type Outcome, parseQuery, runRoute } from './dispatch'
 import { JSON_TYPE, JsonText } from './json'
@@ -53,6 +53,7 @@ function httpSource(deps: Deps, request: Request, server: PeerLookup | undefined
   return {
     json: () => readJsonBody(request, deps.config.maxBodyBytes),
     bytes: () => readBodyBytes(request, deps.config.maxBodyBytes),
+    stream: (limit) => streamBody(request, limit),
     header: (name) => request.headers.get(name),
     clientAddress: () => clientAddressOf(request, server, deps.trustedProxies),
     credentials() {

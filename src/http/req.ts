@@ -21,6 +21,11 @@ export interface RequestSource {
   json(): Promise<unknown>
   /** The body as bytes, read within the configured size limit. */
   bytes(): Promise<Uint8Array>
+  /**
+   * The body as a stream, for bodies too large to hold (uploads to disk), within `limit` bytes: the
+   * stream fails with a 413 beyond it. Calls without HTTP stream the bytes they carry.
+   */
+  stream(limit: number): ReadableStream<Uint8Array>
   header(name: string): string | null
   clientAddress(): string
   credentials(): Presented
@@ -107,6 +112,11 @@ export class Req {
 
   bytes(): Promise<Uint8Array> {
     return this.source.bytes()
+  }
+
+  /** The body as a stream within `limit` bytes (a route's own limit, such as FILES_MAX_BYTES); read it once. */
+  stream(limit: number): ReadableStream<Uint8Array> {
+    return this.source.stream(limit)
   }
 
   /** A path parameter that must be a UUID; returned in lower case. */

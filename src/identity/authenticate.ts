@@ -81,12 +81,15 @@ export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
     throw forbidden('this endpoint is served in the master domain only')
   if (def.domainKind === 'working' && domain.isMaster)
     throw forbidden('this endpoint is served in working domains only')
-  if (def.access === 'permission' && !roles.includes('admin')) {
-    if (!grants(roles, await access.grantsOf(ctx.domain), req.method, req.path)) {
-      const who = ctx.session ? 'session' : ctx.actor.type === 'integration' ? 'channel' : 'context'
-      throw forbidden(`no role of this ${who} grants ${req.method} ${req.path}`)
-    }
+  if (def.access === 'permission' && !(await rolesGrant(req, ctx.domain, roles, req.method))) {
+    const who = ctx.session ? 'session' : ctx.actor.type === 'integration' ? 'channel' : 'context'
+    throw forbidden(`no role of this ${who} grants ${req.method} ${req.path}`)
   }
+}
+
+/** Whether one of the roles (of `domain`) grants the method on the call's path: what `permission` routes require. */
+export async function rolesGrant(req: Req, domain: string, roles: readonly string[], method: string): Promise<boolean> {
+  return roles.includes('admin') || grants(roles, await req.deps.access.grantsOf(domain), method, req.path)
 }
 
 /** Sliding lifetime: extend when due, and re-issue the cookie of a cookie session. */

@@ -13,7 +13,7 @@ export interface FrontOptions {
   upstream: string
   /** Incomplete heads older than this are answered 408. */
   headTimeoutMs?: number
-  /** MAX_BODY_BYTES: a chunk declared larger than this is answered 413. */
+  /** The largest body any route takes (MAX_BODY_BYTES, FILES_MAX_BYTES): a chunk declared larger is answered 413. */
   maxBodyBytes: number
 }
 
