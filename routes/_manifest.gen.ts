@@ -29,43 +29,45 @@ import * as r25 from './rest/v1/domain/users/index'
 import * as r26 from './rest/v1/domain/users/[id]'
 import * as r27 from './rest/v1/domain/users_caches/index'
 import * as r28 from './rest/v1/domain/users_caches/[id]'
-import * as r29 from './rest/v1/iam/invites/index'
-import * as r30 from './rest/v1/iam/invites/[id]'
-import * as r31 from './rest/v1/iam/pwd_reset_requests/index'
-import * as r32 from './rest/v1/iam/pwd_reset_requests/[id]'
-import * as r33 from './rest/v1/iam/roles/index'
-import * as r34 from './rest/v1/iam/self_register_requests/index'
-import * as r35 from './rest/v1/iam/self_register_requests/[id]'
-import * as r36 from './rest/v1/iam/sessions/index'
-import * as r37 from './rest/v1/iam/sessions/current'
-import * as r38 from './rest/v1/journal/changes/index'
-import * as r39 from './rest/v1/master/borderrules/index'
-import * as r40 from './rest/v1/master/borderrules/[id]'
-import * as r41 from './rest/v1/master/borderrules_check/index'
-import * as r42 from './rest/v1/master/license/index'
-import * as r43 from './rest/v1/master/node/[name]'
-import * as r44 from './rest/v1/master/nodes/index'
-import * as r45 from './rest/v1/master/nodes/[name]'
-import * as r46 from './rest/v1/model/[...path]'
-import * as r47 from './rest/v1/reference/extobjs/index'
-import * as r48 from './rest/v1/reference/extobjs/[id]'
-import * as r49 from './rest/v1/reference/extobjs_by_type/[type]'
-import * as r50 from './rest/v1/service/integration_points/index'
-import * as r51 from './rest/v1/service/integration_points/[id]/index'
-import * as r52 from './rest/v1/service/integration_points/[id]/secret'
-import * as r53 from './rest/v1/service/integration_tokens/[token]'
-import * as r54 from './rest/v1/service/svcscript_runtimes/index'
-import * as r55 from './rest/v1/service/svcscript_runtimes/[id]'
-import * as r56 from './rest/v1/service/svcscripts/index'
-import * as r57 from './rest/v1/service/svcscripts/[id]'
-import * as r58 from './rest/v1/service/svctasks/index'
-import * as r59 from './rest/v1/service/svctasks/[id]'
-import * as r60 from './rest/v1/uc/sipusers/index'
-import * as r61 from './rest/v1/uc/sipusers/[id]'
-import * as r62 from './rest/v1/user/info'
-import * as r63 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
-import * as r64 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
-import * as r65 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
+import * as r29 from './rest/v1/fs/targets/token/index'
+import * as r30 from './rest/v1/fs/targets/token/[name]'
+import * as r31 from './rest/v1/iam/invites/index'
+import * as r32 from './rest/v1/iam/invites/[id]'
+import * as r33 from './rest/v1/iam/pwd_reset_requests/index'
+import * as r34 from './rest/v1/iam/pwd_reset_requests/[id]'
+import * as r35 from './rest/v1/iam/roles/index'
+import * as r36 from './rest/v1/iam/self_register_requests/index'
+import * as r37 from './rest/v1/iam/self_register_requests/[id]'
+import * as r38 from './rest/v1/iam/sessions/index'
+import * as r39 from './rest/v1/iam/sessions/current'
+import * as r40 from './rest/v1/journal/changes/index'
+import * as r41 from './rest/v1/master/borderrules/index'
+import * as r42 from './rest/v1/master/borderrules/[id]'
+import * as r43 from './rest/v1/master/borderrules_check/index'
+import * as r44 from './rest/v1/master/license/index'
+import * as r45 from './rest/v1/master/node/[name]'
+import * as r46 from './rest/v1/master/nodes/index'
+import * as r47 from './rest/v1/master/nodes/[name]'
+import * as r48 from './rest/v1/model/[...path]'
+import * as r49 from './rest/v1/reference/extobjs/index'
+import * as r50 from './rest/v1/reference/extobjs/[id]'
+import * as r51 from './rest/v1/reference/extobjs_by_type/[type]'
+import * as r52 from './rest/v1/service/integration_points/index'
+import * as r53 from './rest/v1/service/integration_points/[id]/index'
+import * as r54 from './rest/v1/service/integration_points/[id]/secret'
+import * as r55 from './rest/v1/service/integration_tokens/[token]'
+import * as r56 from './rest/v1/service/svcscript_runtimes/index'
+import * as r57 from './rest/v1/service/svcscript_runtimes/[id]'
+import * as r58 from './rest/v1/service/svcscripts/index'
+import * as r59 from './rest/v1/service/svcscripts/[id]'
+import * as r60 from './rest/v1/service/svctasks/index'
+import * as r61 from './rest/v1/service/svctasks/[id]'
+import * as r62 from './rest/v1/uc/sipusers/index'
+import * as r63 from './rest/v1/uc/sipusers/[id]'
+import * as r64 from './rest/v1/user/info'
+import * as r65 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
+import * as r66 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
+import * as r67 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
 
 export const routes: RouteEntry[] = [
   { url: '/pages/assets/pages.css', file: 'routes/pages/assets/pages.css.ts', module: r0 },
@@ -97,41 +99,43 @@ export const routes: RouteEntry[] = [
   { url: '/rest/v1/domain/users/:id', file: 'routes/rest/v1/domain/users/[id].ts', module: r26 },
   { url: '/rest/v1/domain/users_caches', file: 'routes/rest/v1/domain/users_caches/index.ts', module: r27 },
   { url: '/rest/v1/domain/users_caches/:id', file: 'routes/rest/v1/domain/users_caches/[id].ts', module: r28 },
-  { url: '/rest/v1/iam/invites', file: 'routes/rest/v1/iam/invites/index.ts', module: r29 },
-  { url: '/rest/v1/iam/invites/:id', file: 'routes/rest/v1/iam/invites/[id].ts', module: r30 },
-  { url: '/rest/v1/iam/pwd_reset_requests', file: 'routes/rest/v1/iam/pwd_reset_requests/index.ts', module: r31 },
-  { url: '/rest/v1/iam/pwd_reset_requests/:id', file: 'routes/rest/v1/iam/pwd_reset_requests/[id].ts', module: r32 },
-  { url: '/rest/v1/iam/roles', file: 'routes/rest/v1/iam/roles/index.ts', module: r33 },
-  { url: '/rest/v1/iam/self_register_requests', file: 'routes/rest/v1/iam/self_register_requests/index.ts', module: r34 },
-  { url: '/rest/v1/iam/self_register_requests/:id', file: 'routes/rest/v1/iam/self_register_requests/[id].ts', module: r35 },
-  { url: '/rest/v1/iam/sessions', file: 'routes/rest/v1/iam/sessions/index.ts', module: r36 },
-  { url: '/rest/v1/iam/sessions/current', file: 'routes/rest/v1/iam/sessions/current.ts', module: r37 },
-  { url: '/rest/v1/journal/changes', file: 'routes/rest/v1/journal/changes/index.ts', module: r38 },
-  { url: '/rest/v1/master/borderrules', file: 'routes/rest/v1/master/borderrules/index.ts', module: r39 },
-  { url: '/rest/v1/master/borderrules/:id', file: 'routes/rest/v1/master/borderrules/[id].ts', module: r40 },
-  { url: '/rest/v1/master/borderrules_check', file: 'routes/rest/v1/master/borderrules_check/index.ts', module: r41 },
-  { url: '/rest/v1/master/license', file: 'routes/rest/v1/master/license/index.ts', module: r42 },
-  { url: '/rest/v1/master/node/:name', file: 'routes/rest/v1/master/node/[name].ts', module: r43 },
-  { url: '/rest/v1/master/nodes', file: 'routes/rest/v1/master/nodes/index.ts', module: r44 },
-  { url: '/rest/v1/master/nodes/:name', file: 'routes/rest/v1/master/nodes/[name].ts', module: r45 },
-  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r46 },
-  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r47 },
-  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r48 },
-  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r49 },
-  { url: '/rest/v1/service/integration_points', file: 'routes/rest/v1/service/integration_points/index.ts', module: r50 },
-  { url: '/rest/v1/service/integration_points/:id', file: 'routes/rest/v1/service/integration_points/[id]/index.ts', module: r51 },
-  { url: '/rest/v1/service/integration_points/:id/secret', file: 'routes/rest/v1/service/integration_points/[id]/secret.ts', module: r52 },
-  { url: '/rest/v1/service/integration_tokens/:token', file: 'routes/rest/v1/service/integration_tokens/[token].ts', module: r53 },
-  { url: '/rest/v1/service/svcscript_runtimes', file: 'routes/rest/v1/service/svcscript_runtimes/index.ts', module: r54 },
-  { url: '/rest/v1/service/svcscript_runtimes/:id', file: 'routes/rest/v1/service/svcscript_runtimes/[id].ts', module: r55 },
-  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r56 },
-  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r57 },
-  { url: '/rest/v1/service/svctasks', file: 'routes/rest/v1/service/svctasks/index.ts', module: r58 },
-  { url: '/rest/v1/service/svctasks/:id', file: 'routes/rest/v1/service/svctasks/[id].ts', module: r59 },
-  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r60 },
-  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r61 },
-  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r62 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r63 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r64 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r65 },
+  { url: '/rest/v1/fs/targets/token', file: 'routes/rest/v1/fs/targets/token/index.ts', module: r29 },
+  { url: '/rest/v1/fs/targets/token/:name', file: 'routes/rest/v1/fs/targets/token/[name].ts', module: r30 },
+  { url: '/rest/v1/iam/invites', file: 'routes/rest/v1/iam/invites/index.ts', module: r31 },
+  { url: '/rest/v1/iam/invites/:id', file: 'routes/rest/v1/iam/invites/[id].ts', module: r32 },
+  { url: '/rest/v1/iam/pwd_reset_requests', file: 'routes/rest/v1/iam/pwd_reset_requests/index.ts', module: r33 },
+  { url: '/rest/v1/iam/pwd_reset_requests/:id', file: 'routes/rest/v1/iam/pwd_reset_requests/[id].ts', module: r34 },
+  { url: '/rest/v1/iam/roles', file: 'routes/rest/v1/iam/roles/index.ts', module: r35 },
+  { url: '/rest/v1/iam/self_register_requests', file: 'routes/rest/v1/iam/self_register_requests/index.ts', module: r36 },
+  { url: '/rest/v1/iam/self_register_requests/:id', file: 'routes/rest/v1/iam/self_register_requests/[id].ts', module: r37 },
+  { url: '/rest/v1/iam/sessions', file: 'routes/rest/v1/iam/sessions/index.ts', module: r38 },
+  { url: '/rest/v1/iam/sessions/current', file: 'routes/rest/v1/iam/sessions/current.ts', module: r39 },
+  { url: '/rest/v1/journal/changes', file: 'routes/rest/v1/journal/changes/index.ts', module: r40 },
+  { url: '/rest/v1/master/borderrules', file: 'routes/rest/v1/master/borderrules/index.ts', module: r41 },
+  { url: '/rest/v1/master/borderrules/:id', file: 'routes/rest/v1/master/borderrules/[id].ts', module: r42 },
+  { url: '/rest/v1/master/borderrules_check', file: 'routes/rest/v1/master/borderrules_check/index.ts', module: r43 },
+  { url: '/rest/v1/master/license', file: 'routes/rest/v1/master/license/index.ts', module: r44 },
+  { url: '/rest/v1/master/node/:name', file: 'routes/rest/v1/master/node/[name].ts', module: r45 },
+  { url: '/rest/v1/master/nodes', file: 'routes/rest/v1/master/nodes/index.ts', module: r46 },
+  { url: '/rest/v1/master/nodes/:name', file: 'routes/rest/v1/master/nodes/[name].ts', module: r47 },
+  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r48 },
+  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r49 },
+  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r50 },
+  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r51 },
+  { url: '/rest/v1/service/integration_points', file: 'routes/rest/v1/service/integration_points/index.ts', module: r52 },
+  { url: '/rest/v1/service/integration_points/:id', file: 'routes/rest/v1/service/integration_points/[id]/index.ts', module: r53 },
+  { url: '/rest/v1/service/integration_points/:id/secret', file: 'routes/rest/v1/service/integration_points/[id]/secret.ts', module: r54 },
+  { url: '/rest/v1/service/integration_tokens/:token', file: 'routes/rest/v1/service/integration_tokens/[token].ts', module: r55 },
+  { url: '/rest/v1/service/svcscript_runtimes', file: 'routes/rest/v1/service/svcscript_runtimes/index.ts', module: r56 },
+  { url: '/rest/v1/service/svcscript_runtimes/:id', file: 'routes/rest/v1/service/svcscript_runtimes/[id].ts', module: r57 },
+  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r58 },
+  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r59 },
+  { url: '/rest/v1/service/svctasks', file: 'routes/rest/v1/service/svctasks/index.ts', module: r60 },
+  { url: '/rest/v1/service/svctasks/:id', file: 'routes/rest/v1/service/svctasks/[id].ts', module: r61 },
+  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r62 },
+  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r63 },
+  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r64 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r65 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r66 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r67 },
 ]

@@ -8,6 +8,7 @@
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
 import type { Doc } from '~storage/doc'
+import { removeDomainFiles } from '~storage/files'
 import type { Store } from '../deps'
 import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
 import { badRequest } from '../errors'
@@ -65,6 +66,9 @@ export const domains = defineEntity({
       u.afterCommit(`sessions-of-domain:${id}`, async () => {
         for (const user of accounts) await sessions.destroyUser(id, user)
       })
+      // its channel files go after the commit: a rolled-back deletion must not lose them
+      const { dataDir } = u.ctx.deps.config
+      u.afterCommit(`files-of-domain:${id}`, () => removeDomainFiles(dataDir, id))
     },
   },
 })

@@ -1,0 +1,6 @@
+import { deleteFileRoute, putFileRoute, readFileRoute } from '~/integration/files'
+
+export const GET = readFileRoute
+export const HEAD = readFileRoute
+export const PUT = putFileRoute
+export const DELETE = deleteFileRoute

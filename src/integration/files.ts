@@ -1,0 +1,221 @@
+/**
+ * Channel files (/rest/v1/fs/targets/token): a flat directory of files per domain, on local disk
+ * under DATA_DIR/files/<domain id>/. Uploads stream from the socket to disk (multipart.ts, never
+ * `formData()`), within FILES_MAX_BYTES per request rather than MAX_BODY_BYTES; downloads stream
+ * from disk. Who may use the area is decided in one place, `filesContext`.
+ */
+import {
+  domainFilesDir,
+  filePath,
+  listFiles,
+  removeFile,
+  type StoredFile,
+  statFile,
+  writeFileAtomic,
+} from '~storage/files'
+import type { Ctx } from '../context'
+import { DEFAULT_LIMITS } from '../entities/entity'
+import { ApiError, badRequest, forbidden, notFound } from '../errors'
+import { FieldSet } from '../http/fields'
+import { parseBoolParam, parseListParams } from '../http/list-query'
+import { applyListQuery } from '../http/list-memory'
+import { present } from '../http/present'
+import type { Req } from '../http/req'
+import { defineRoute } from '../http/route'
+import { rolesGrant } from '../identity/authenticate'
+import { formDataBoundary, MultipartReader } from './multipart'
+
+const FIELDS = new FieldSet(['name', 'size', 'last_modified'])
+const listShape = { fields: FIELDS, output: FIELDS, limits: DEFAULT_LIMITS }
+
+/**
+ * The one access decision of the area. Routes admit any signed-in caller (`access: 'session'`) and
+ * come here: users (and scripts, through their host API) need a role granting the method on the
+ * path, as `permission` routes do (domain administrators always). A channel token (issue 12 item 1,
+ * actor type 'integration') is to be admitted here when its channel has `opts.allow_files_api`.
+ */
+export async function filesContext(req: Req): Promise<Ctx> {
+  const ctx = req.ctx
+  // HEAD reads what GET reads: a role granting GET grants it
+  const method = req.method === 'HEAD' ? 'GET' : req.method
+  switch (ctx.actor.type) {
+    case 'user':
+    case 'script':
+    case 'system':
+      if (await rolesGrant(req, ctx.domain, ctx.roles, method)) return ctx
+      throw forbidden(`no role of this session grants ${req.method} ${req.path}`)
+    case 'integration':
+      throw forbidden('channel files are open only to channels with opts.allow_files_api')
+  }
+}
+
+const RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i
+
+/** Why a name cannot be a file name, or null when it can. Names are compared in Unicode NFC. */
+export function nameProblem(name: string): string | null {
+  if (name === '') return 'a file name is not empty'
+  if (Buffer.byteLength(name) > 255) return 'a file name is at most 255 bytes'
+  if (/[/\\]/.test(name)) return 'a file name holds no / or \\ (files are not in folders)'
+  // NUL and the C0/C1 control characters: never part of a name a client means
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return 'a file name holds no control characters or NUL'
+  if (name.startsWith('.')) return 'a file name does not start with a dot (no ., .., hidden or temporary names)'
+  if (name.trim() !== name) return 'a file name does not start or end with a space'
+  if (RESERVED.test(name)) return `${name} is a reserved device name`
+  return null
+}
+
+/** The name of a path parameter, in NFC, or a 400 naming `name`. */
+export function fileName(raw: string | undefined): string {
+  const name = (raw ?? '').normalize('NFC')
+  const problem = nameProblem(name)
+  if (problem) throw badRequest(`name: ${problem}`, 'name')
+  return name
+}
+
+export const contentTypeOf = (name: string) => Bun.file(name).type || 'application/octet-stream'
+
+/** RFC 6266: a quoted ASCII `filename`, and for other names also `filename*` (RFC 5987, UTF-8). */
+export function attachmentDisposition(name: string): string {
+  const ascii = /^[\x20-\x7e]*$/.test(name)
+  const fallback = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '\\$&')
+  if (ascii) return `attachment; filename="${fallback}"`
+  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`
+}
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC, the spec's `last_modified`. */
+const listTime = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ')
+
+const dirOf = (ctx: Ctx) => domainFilesDir(ctx.deps.config.dataDir, ctx.domain)
+
+async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = stream.getReader()
+  for (;;) {
+    const next = await reader.read()
+    if (next.done) return
+    yield next.value
+  }
+}
+
+async function drainSize(chunks: AsyncIterable<Uint8Array>): Promise<number> {
+  let size = 0
+  for await (const c of chunks) size += c.byteLength
+  return size
+}
+
+export const listFilesRoute = defineRoute({
+  access: 'session',
+  async handle(req) {
+    const ctx = await filesContext(req)
+    const { query, mask, flat } = parseListParams(req.query, listShape)
+    const docs = (await listFiles(dirOf(ctx))).map((f) => ({
+      name: f.name,
+      size: f.size,
+      last_modified: listTime(f.mtimeMs),
+    }))
+    return applyListQuery(docs, query, 'name').map((d) => present(d, mask, flat))
+  },
+})
+
+interface UploadResult {
+  name: string
+  size: number
+  status: 'ok' | 'exists' | 'invalid_name'
+}
+
+/**
+ * POST: every file part is stored under its own file name, never over an existing file. Answers 200
+ * with each file's result when at least one was stored; otherwise the error of the first failure
+ * (409 `exists`, 400 `invalid_name`) with the results in `error_details.files`.
+ */
+export const uploadFilesRoute = defineRoute({
+  access: 'session',
+  async handle(req) {
+    const ctx = await filesContext(req)
+    const boundary = formDataBoundary(req.header('content-type'))
+    if (!boundary) throw badRequest('an upload of files is multipart/form-data', 'Content-Type')
+    const dir = dirOf(ctx)
+    const parts = new MultipartReader(req.stream(ctx.deps.config.filesMaxBytes), boundary)
+    const results: UploadResult[] = []
+    try {
+      for (let head = await parts.next(); head; head = await parts.next()) {
+        if (head.filename === null) continue // a plain form field
+        const name = head.filename.normalize('NFC')
+        if (nameProblem(name)) {
+          results.push({ name, size: await drainSize(parts.body()), status: 'invalid_name' })
+          continue
+        }
+        // an existing name is not even written (link() below still settles a race between two uploads)
+        const { size, placed } = (await statFile(dir, name))
+          ? { size: await drainSize(parts.body()), placed: false }
+          : await writeFileAtomic(dir, name, parts.body(), 'create')
+        results.push({ name, size, status: placed ? 'ok' : 'exists' })
+      }
+    } finally {
+      await parts.cancel()
+    }
+    if (results.length === 0) throw badRequest('the upload holds no file part (a part with a filename)', 'file')
+    if (results.some((r) => r.status === 'ok')) return results
+    const first = results[0]!
+    const details = { field: 'name', files: results }
+    if (first.status === 'exists') throw new ApiError(409, `file ${first.name} already exists`, details)
+    throw new ApiError(400, `name: ${nameProblem(first.name)}`, details)
+  },
+})
+
+/** GET and HEAD: the file, with its type, length and time; `attachment=true` adds Content-Disposition. */
+export const readFileRoute = defineRoute({
+  access: 'session',
+  async handle(req) {
+    const ctx = await filesContext(req)
+    const name = fileName(req.params.name)
+    const attachment = parseBoolParam(req.query.attachment, 'attachment')
+    const dir = dirOf(ctx)
+    const file: StoredFile | null = await statFile(dir, name)
+    if (!file) throw notFound(`file ${name} not found`)
+    const headers: Record<string, string> = {
+      'content-type': contentTypeOf(name),
+      'last-modified': new Date(file.mtimeMs).toUTCString(),
+    }
+    if (attachment) headers['content-disposition'] = attachmentDisposition(name)
+    // HEAD: the length of the body a GET would send, and no body
+    if (req.method === 'HEAD')
+      return new Response(null, { headers: { ...headers, 'content-length': String(file.size) } })
+    return new Response(Bun.file(filePath(dir, name)), { headers })
+  },
+})
+
+/** PUT: creates or replaces the file from the raw body, or from the first file part of a multipart body. */
+export const putFileRoute = defineRoute({
+  access: 'session',
+  async handle(req) {
+    const ctx = await filesContext(req)
+    const name = fileName(req.params.name)
+    const boundary = formDataBoundary(req.header('content-type'))
+    const body = req.stream(ctx.deps.config.filesMaxBytes)
+    if (!boundary) {
+      await writeFileAtomic(dirOf(ctx), name, chunksOf(body), 'replace')
+      return undefined
+    }
+    const parts = new MultipartReader(body, boundary)
+    try {
+      let head = await parts.next()
+      while (head && head.filename === null) head = await parts.next()
+      if (!head) throw badRequest('the multipart body holds no file part (a part with a filename)', 'file')
+      await writeFileAtomic(dirOf(ctx), name, parts.body(), 'replace')
+    } finally {
+      await parts.cancel()
+    }
+    return undefined
+  },
+})
+
+export const deleteFileRoute = defineRoute({
+  access: 'session',
+  async handle(req) {
+    const ctx = await filesContext(req)
+    const name = fileName(req.params.name)
+    if (!(await removeFile(dirOf(ctx), name))) throw notFound(`file ${name} not found`)
+    return undefined
+  },
+})
