@@ -16,6 +16,8 @@ export interface StoredFile {
   mtimeMs: number
 }
 
+const SYNC_EVERY_BYTES = 8 * 1024 * 1024
+
 /** Temporary files start with this; names starting with a dot are never listed. */
 const TEMP_PREFIX = '.part-'
 
@@ -76,9 +78,16 @@ export async function writeFileAtomic(
   let renamed = false // the temporary name is gone once renamed; after link() it is removed
   try {
     let size = 0
+    let unsynced = 0
     for await (const chunk of chunks) {
       for (let off = 0; off < chunk.byteLength; ) off += (await fh.write(chunk, off)).bytesWritten
       size += chunk.byteLength
+      unsynced += chunk.byteLength
+      // flushed as it goes: one flush of a large file at the end stalls every other writer of the disk
+      if (unsynced >= SYNC_EVERY_BYTES) {
+        await fh.datasync()
+        unsynced = 0
+      }
     }
     await fh.datasync()
     await fh.close()
