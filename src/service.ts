@@ -143,8 +143,8 @@ export async function startService(
           await drain(server, graceMs)
           await server.stop(true)
         }
+        await workers.stop() // first: the scheduler must not start a run on threads that are going
         await deps.scripts.stop()
-        await workers.stop()
         await deps.bus.stop()
         await kv.close()
         await db.close()

@@ -10,13 +10,15 @@ export interface RunClaim {
   node: string
   regular: boolean
   claimed: string
+  /** The end of the period (null: it never ends); the claim is kept until then. */
+  ends: string | null
 }
 
 /** Claims a run; false when another process (or this one, before a restart) already has it. */
 export async function claimRun(db: Db, c: RunClaim): Promise<boolean> {
   const res = await db.run(
-    'INSERT OR IGNORE INTO svctask_runs (domain, task, period, site, node, regular, claimed) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    [c.domain, c.task, c.period, c.site, c.node, c.regular ? 1 : 0, c.claimed],
+    'INSERT OR IGNORE INTO svctask_runs (domain, task, period, site, node, regular, claimed, ends) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    [c.domain, c.task, c.period, c.site, c.node, c.regular ? 1 : 0, c.claimed, c.ends],
   )
   return res.changes === 1
 }
@@ -44,9 +46,17 @@ export async function recentRunHandlers(db: Db, domain: string, task: string, si
   return rows.map((r) => r[0] as string)
 }
 
-/** Forgets runs of regular tasks claimed before `before` (a one-time task's run is kept: it must not run again). */
+/** Gives back a claim whose run could not start (a transient failure): the next look tries again. */
+export async function releaseRun(db: Db, c: Pick<RunClaim, 'domain' | 'task' | 'period' | 'site'>): Promise<void> {
+  await db.run(
+    'DELETE FROM svctask_runs WHERE domain = ? AND task = ? AND period = ? AND site = ? AND handler IS NULL',
+    [c.domain, c.task, c.period, c.site],
+  )
+}
+
+/** Forgets claims of periods that ended before `before` (a one-time task's claim never ends: it must not run again). */
 export async function pruneRuns(db: Db, before: string): Promise<number> {
-  return (await db.run('DELETE FROM svctask_runs WHERE regular = 1 AND claimed < ?', [before])).changes
+  return (await db.run('DELETE FROM svctask_runs WHERE ends IS NOT NULL AND ends < ?', [before])).changes
 }
 
 /** Removes a domain's runs (the domain is being deleted). */

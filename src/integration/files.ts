@@ -23,6 +23,7 @@ import { present } from '../http/present'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
 import { rolesGrant } from '../identity/authenticate'
+import { channels } from './channels'
 import { formDataBoundary, MultipartReader } from './multipart'
 
 const FIELDS = new FieldSet(['name', 'size', 'last_modified'])
@@ -31,8 +32,8 @@ const listShape = { fields: FIELDS, output: FIELDS, limits: DEFAULT_LIMITS }
 /**
  * The one access decision of the area. Routes admit any signed-in caller (`access: 'session'`) and
  * come here: users (and scripts, through their host API) need a role granting the method on the
- * path, as `permission` routes do (domain administrators always). A channel token (issue 12 item 1,
- * actor type 'integration') is to be admitted here when its channel has `opts.allow_files_api`.
+ * path, as `permission` routes do (domain administrators always); a channel token (actor type
+ * 'integration') when its channel has `opts.allow_files_api`.
  */
 export async function filesContext(req: Req): Promise<Ctx> {
   const ctx = req.ctx
@@ -44,8 +45,11 @@ export async function filesContext(req: Req): Promise<Ctx> {
     case 'system':
       if (await rolesGrant(req, ctx.domain, ctx.roles, method)) return ctx
       throw forbidden(`no role of this session grants ${req.method} ${req.path}`)
-    case 'integration':
+    case 'integration': {
+      const channel = await req.deps.repo(channels.table).get(ctx.domain, ctx.actor.id)
+      if ((channel?.opts as { allow_files_api?: boolean } | undefined)?.allow_files_api === true) return ctx
       throw forbidden('channel files are open only to channels with opts.allow_files_api')
+    }
   }
 }
 

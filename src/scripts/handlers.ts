@@ -53,12 +53,19 @@ interface Local {
   stops: number
   startedAt: number
   done: Promise<HandlerOutcome>
+  /** Nested calls running for it: they end with it. */
+  children: Set<Running>
 }
+
+/** How deep `call()` may nest. */
+const MAX_NESTING = 8
 
 export class ScriptHandlers {
   private deps!: Deps
   private threads!: ScriptThreads
   private readonly local = new Map<string, Local>()
+  /** Starts under way (between the cap check and the handler's registration), by domain. */
+  private readonly reserved = new Map<string, string>()
 
   /** Offers starting and stopping handlers here to the other processes. */
   start(deps: Deps): void {
@@ -77,8 +84,14 @@ export class ScriptHandlers {
 
   /** Renews the records of this process's handlers (with the node heartbeat). */
   async refresh(): Promise<void> {
-    for (const h of this.local.values())
-      await this.deps.kv.set(recordKey(h.domainId, h.info.id), JSON.stringify(h.info), RECORD_TTL_MS)
+    const { kv } = this.deps
+    await Promise.all(
+      [...this.local.values()].map(async (h) => {
+        const key = recordKey(h.domainId, h.info.id)
+        await kv.set(key, JSON.stringify(h.info), RECORD_TTL_MS)
+        if (!this.local.has(h.info.id)) await kv.del(key) // it ended meanwhile: no ghost record
+      }),
+    )
   }
 
   /** Starts the script of `code` on an svc node, this site's first; answers the handler. */
@@ -93,12 +106,27 @@ export class ScriptHandlers {
   async startHere(request: StartRequest): Promise<{ info: HandlerInfo; done: Promise<HandlerOutcome> }> {
     const { deps } = this
     const { config } = deps
-    const script = await this.scriptOf(request.domainId, request.code)
-    const running = [...this.local.values()].filter((h) => h.domainId === request.domainId).length
+    // the slot is taken before the first await, so concurrent starts cannot pass the cap together
+    const running = this.countIn(request.domainId)
     if (running >= config.script.maxPerDomain)
       throw tooManyRequests(`this domain already runs ${running} script handlers on this node`, 5)
-    const domain = (await deps.access.domainInfo(request.domainId))?.name ?? request.domainId
     const id = newId()
+    this.reserved.set(id, request.domainId)
+    try {
+      return await this.begin(id, request)
+    } finally {
+      this.reserved.delete(id)
+    }
+  }
+
+  private async begin(
+    id: string,
+    request: StartRequest,
+  ): Promise<{ info: HandlerInfo; done: Promise<HandlerOutcome> }> {
+    const { deps } = this
+    const { config } = deps
+    const script = await this.scriptOf(request.domainId, request.code)
+    const domain = (await deps.access.domainInfo(request.domainId))?.name ?? request.domainId
     const now = deps.clock.now()
     const info: HandlerInfo = {
       id,
@@ -117,10 +145,11 @@ export class ScriptHandlers {
       stops: 0,
       startedAt: now,
       done: new Promise((r) => (finish = r)),
+      children: new Set(),
     }
-    this.local.set(id, local)
     await deps.kv.set(recordKey(request.domainId, id), JSON.stringify(info), RECORD_TTL_MS)
     await deps.kv.sadd(indexKey(request.domainId), id)
+    this.local.set(id, local)
     const ctx: Ctx = {
       deps,
       domain: request.domainId,
@@ -133,7 +162,7 @@ export class ScriptHandlers {
       ctx,
       handlerId: id,
       code: () => local.info.code,
-      callNested: (code, params) => this.nested(local, code, params, limits),
+      callNested: (code, params) => this.nested(local, code, params, limits, 1),
     })
     local.running = this.threads.run(id, script.source, request.params, host, limits)
     void local.running.outcome.then((outcome) => this.ended(local, outcome)).then(finish)
@@ -175,11 +204,21 @@ export class ScriptHandlers {
     if (!h?.running) throw notFound(`no running handler ${id}`)
     h.stops++
     if (h.stops === 1 && (await h.running.callRegistered('onStop'))) return
-    h.running.end({ status: 'stopped', error: h.stops === 1 ? 'stopped' : 'stopped a second time' })
+    const outcome = { status: 'stopped', error: h.stops === 1 ? 'stopped' : 'stopped a second time' } as const
+    for (const child of h.children) child.end(outcome)
+    h.running.end(outcome)
+  }
+
+  private countIn(domainId: string): number {
+    let n = 0
+    for (const h of this.local.values()) if (h.domainId === domainId) n += 1 + h.children.size
+    for (const d of this.reserved.values()) if (d === domainId) n++
+    return n
   }
 
   private async ended(h: Local, outcome: Outcome): Promise<HandlerOutcome> {
     this.local.delete(h.info.id)
+    for (const child of h.children) child.end({ status: 'stopped', error: 'its caller ended' })
     const now = this.deps.clock.now()
     const record: HandlerOutcome = {
       ...h.info,
@@ -205,30 +244,39 @@ export class ScriptHandlers {
     return record
   }
 
-  /** A nested call: the handler shows the nested script's code and name while it runs. */
-  private async nested(h: Local, code: string, params: unknown[], limits: SandboxLimits) {
+  /**
+   * A nested call: the handler shows the nested script's code and name while it runs. It counts
+   * toward the domain's cap, nests at most MAX_NESTING deep, and ends when its caller ends.
+   */
+  private async nested(h: Local, code: string, params: unknown[], limits: SandboxLimits, depth: number) {
+    if (depth > MAX_NESTING) throw new Error(`calls nest at most ${MAX_NESTING} deep`)
+    if (this.countIn(h.domainId) >= this.deps.config.script.maxPerDomain)
+      throw new Error('the domain runs as many script handlers as it may')
     const script = await this.scriptOf(h.domainId, code)
+    if (!this.local.has(h.info.id)) throw new Error('the handler has ended')
     const outer = { code: h.info.code, name: h.info.name }
     Object.assign(h.info, { code: script.code, name: script.name })
-    await this.refresh()
+    const ctx: Ctx = {
+      deps: this.deps,
+      domain: h.domainId,
+      actor: { type: 'script', id: h.info.id, name: `script ${script.code}` },
+      roles: ['admin'],
+      requestId: `script-${h.info.id}`,
+    }
+    const host = hostApi({
+      ctx,
+      handlerId: h.info.id,
+      code: () => script.code,
+      callNested: (c, p) => this.nested(h, c, p, limits, depth + 1),
+    })
+    const child = this.threads.run(newId(), script.source, params, host, limits)
+    h.children.add(child)
     try {
-      const ctx: Ctx = {
-        deps: this.deps,
-        domain: h.domainId,
-        actor: { type: 'script', id: h.info.id, name: `script ${script.code}` },
-        roles: ['admin'],
-        requestId: `script-${h.info.id}`,
-      }
-      const host = hostApi({
-        ctx,
-        handlerId: h.info.id,
-        code: () => script.code,
-        callNested: (c, p) => this.nested(h, c, p, limits),
-      })
-      const outcome = await this.threads.run(newId(), script.source, params, host, limits).outcome
+      const outcome = await child.outcome
       if (outcome.status !== 'done') throw new Error(`${code}: ${outcome.error}`)
       return outcome.result
     } finally {
+      h.children.delete(child)
       Object.assign(h.info, outer)
     }
   }

@@ -43,7 +43,10 @@ const PRIVATE = [
 ].map((c) => parseCidr(c)!)
 
 function allowedName(host: string, allow: string[]): boolean {
-  return allow.some((a) => (a.startsWith('*.') ? host.endsWith(a.slice(1)) : a.toLowerCase() === host))
+  return allow.some((raw) => {
+    const a = raw.toLowerCase()
+    return a.startsWith('*.') ? host.endsWith(a.slice(1)) : a === host
+  })
 }
 
 export async function scriptFetch(raw: unknown, policy: HttpPolicy): Promise<ScriptResponse> {
@@ -60,11 +63,14 @@ export async function scriptFetch(raw: unknown, policy: HttpPolicy): Promise<Scr
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase()
   const blocks: Cidr[] = policy.allow.map((a) => parseCidr(a)).filter((c): c is Cidr => c !== null)
   const literal = parseAddress(host) !== null
-  const addresses = literal ? [host] : (await lookup(host, { all: true })).map((a) => a.address)
+  // the name is checked before it is resolved: an unlisted name is never looked up
   const listed = literal ? inCidrs(host, blocks) : allowedName(host, policy.allow)
   if (!listed) throw badRequest(`${host} is not among the hosts scripts may call (SCRIPT_HTTP_ALLOW)`)
+  // a private address passes only inside a listed block that is itself private (0.0.0.0/0 opens nothing)
+  const privateBlocks = blocks.filter((b) => PRIVATE.some((p) => b.mask >= p.mask && (b.base & p.mask) === p.base))
+  const addresses = literal ? [host] : (await lookup(host, { all: true })).map((a) => a.address)
   for (const address of addresses)
-    if (inCidrs(address, PRIVATE) && !inCidrs(address, blocks))
+    if (inCidrs(address, PRIVATE) && !inCidrs(address, privateBlocks))
       throw badRequest(`${host} resolves to the private address ${address}, which SCRIPT_HTTP_ALLOW does not list`)
   const body = req.body === undefined || typeof req.body === 'string' ? req.body : JSON.stringify(req.body)
   const res = await fetch(url, {

@@ -60,9 +60,17 @@ export async function runInSandbox(source: string, host: HostApi, limits: Sandbo
   return new Sandbox(rt, vm, host, limits).start(source)
 }
 
+/** How often (of time spent inside QuickJS) the heap's real size is measured. */
+const MEMORY_CHECK_MS = 20
+/** The largest result or host answer carried across the boundary. */
+export const MAX_VALUE_BYTES = 1024 * 1024
+
 class Sandbox {
   private cpuMs = 0
   private sliceStart = 0
+  /** The interrupt handler may also run while the host touches the VM: only time inside counts. */
+  private inVm = false
+  private lastMemoryCheck = 0
   private ended = false
   private settle!: (o: Outcome) => void
   private readonly registered = new Map<string, QuickJSHandle>()
@@ -82,19 +90,30 @@ class Sandbox {
 
   start(source: string): Running {
     const outcome = new Promise<Outcome>((resolve) => (this.settle = resolve))
-    this.rt.setInterruptHandler(() => this.cpuMs + (performance.now() - this.sliceStart) > this.limits.cpuMs)
+    this.rt.setInterruptHandler(
+      () => this.inVm && this.cpuMs + (performance.now() - this.sliceStart) > this.limits.cpuMs,
+    )
     this.timer = setTimeout(
       () => this.end({ status: 'limit', limit: 'duration', error: `ran longer than ${this.limits.durationMs} ms` }),
       this.limits.durationMs,
     )
-    this.install()
-    const evaluated = this.inside(() => this.vm.evalCode(`(async () => {\n${source}\n})()`, 'script.js'))
-    if (evaluated.error) this.fail(evaluated.error)
-    else {
+    this.guarded(() => {
+      this.install()
+      const evaluated = this.inside(() => this.vm.evalCode(`(async () => {\n${source}\n})()`, 'script.js'))
+      if (evaluated.error) return this.fail(evaluated.error)
       this.main = evaluated.value
       this.pump()
-    }
+    })
     return this.running(outcome)
+  }
+
+  /** Host-side work on the VM: anything it throws (a host stack overflow, a spent heap) ends the script, not the thread. */
+  private guarded(body: () => void): void {
+    try {
+      body()
+    } catch (err) {
+      this.end({ status: 'failed', error: `the script could not go on: ${(err as Error).name ?? 'Error'}` })
+    }
   }
 
   /** Ends the handler when the script's promise has settled. */
@@ -102,10 +121,27 @@ class Sandbox {
     if (this.ended || !this.main) return
     const state = this.vm.getPromiseState(this.main)
     if (state.type === 'pending') return
+    // source that closes the wrapper function early leaves a value that is no promise
+    if (state.type === 'fulfilled' && state.notAPromise)
+      return this.end({ status: 'failed', error: 'a script is the body of a function' })
     if (state.type === 'rejected') return this.fail(state.error)
     const result = this.vm.dump(state.value)
     state.value.dispose()
+    const size = JSON.stringify(result ?? null)?.length ?? 0
+    if (size > MAX_VALUE_BYTES)
+      return this.end({ status: 'failed', error: `the result is larger than ${MAX_VALUE_BYTES} bytes` })
     this.end({ status: 'done', result })
+  }
+
+  /** The heap's real size (QuickJS's own limit misses big strings and buffers), measured now and then. */
+  private overMemory(): boolean {
+    const now = performance.now()
+    if (now - this.lastMemoryCheck < MEMORY_CHECK_MS) return false
+    this.lastMemoryCheck = now
+    const usage = this.rt.computeMemoryUsage()
+    const used = (this.vm.dump(usage) as { memory_used_size?: number }).memory_used_size ?? 0
+    usage.dispose()
+    return used > this.limits.memoryBytes
   }
 
   private running(outcome: Promise<Outcome>): Running {
@@ -119,9 +155,11 @@ class Sandbox {
   /** Runs QuickJS code, counting its time against the CPU budget. */
   private inside<T>(body: () => T): T {
     this.sliceStart = performance.now()
+    this.inVm = true
     try {
       return body()
     } finally {
+      this.inVm = false
       this.cpuMs += performance.now() - this.sliceStart
     }
   }
@@ -129,8 +167,10 @@ class Sandbox {
   private pump(): void {
     if (this.ended) return
     const jobs = this.inside(() => this.rt.executePendingJobs())
-    if (jobs.error) this.fail(jobs.error)
-    else this.check()
+    if (jobs.error) return this.fail(jobs.error)
+    if (this.overMemory())
+      return this.end({ status: 'limit', limit: 'memory', error: `used more than ${this.limits.memoryBytes} bytes` })
+    this.check()
   }
 
   private fail(error: QuickJSHandle): void {
@@ -155,20 +195,26 @@ class Sandbox {
     this.registered.clear()
     for (const d of this.deferreds) d.dispose()
     this.deferreds.clear()
-    this.main?.dispose()
-    this.parse?.dispose()
-    this.vm.dispose()
-    this.rt.dispose()
+    if (this.main?.alive) this.main.dispose()
+    if (this.parse?.alive) this.parse.dispose()
+    try {
+      this.vm.dispose()
+      this.rt.dispose()
+    } catch {
+      // a runtime left inconsistent by a host error: its memory stays with the thread, which goes on
+    }
     this.settle(outcome)
   }
 
   private callRegistered(name: string): boolean {
     const fn = this.registered.get(name)
     if (!fn || this.ended) return false
-    const called = this.inside(() => this.vm.callFunction(fn, this.vm.undefined))
-    if (called.error) this.fail(called.error)
-    else called.value.dispose() // an async branch runs on as pending jobs
-    this.pump()
+    this.guarded(() => {
+      const called = this.inside(() => this.vm.callFunction(fn, this.vm.undefined))
+      if (called.error) this.fail(called.error)
+      else called.value.dispose() // an async branch runs on as pending jobs
+      this.pump()
+    })
     return true
   }
 
@@ -221,9 +267,11 @@ class Sandbox {
       const settle = (fill: () => void) => {
         if (this.ended) return
         this.deferreds.delete(deferred)
-        fill()
-        deferred.dispose()
-        this.pump()
+        this.guarded(() => {
+          fill()
+          deferred.dispose()
+          this.pump()
+        })
       }
       answer.then(
         (value) =>
@@ -245,7 +293,9 @@ class Sandbox {
 
   private toVm(value: unknown): QuickJSHandle {
     if (value === undefined) return this.vm.undefined
-    const text = this.vm.newString(JSON.stringify(value))
+    const json = JSON.stringify(value)
+    if (json.length > MAX_VALUE_BYTES) throw new Error(`the answer is larger than ${MAX_VALUE_BYTES} bytes`)
+    const text = this.vm.newString(json)
     const parsed = this.vm.unwrapResult(this.vm.callFunction(this.parse, this.vm.undefined, text))
     text.dispose()
     return parsed

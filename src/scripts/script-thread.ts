@@ -28,10 +28,16 @@ export type FromThread =
   | { t: 'outcome'; id: string; outcome: Outcome }
 
 const MAX_SLEEP_MS = 24 * 3600 * 1000
+/** Host calls one handler may have waiting at once, and the largest arguments one may carry. */
+const MAX_CALLS_IN_FLIGHT = 32
+const MAX_ARGS_BYTES = 256 * 1024
 const running = new Map<string, Running>()
 /** Handlers whose sandbox is being made, with the end asked of them meanwhile. */
 const starting = new Map<string, Outcome | null>()
 const waiting = new Map<string, { resolve(v: unknown): void; reject(e: Error): void }>()
+const inFlight = new Map<string, number>()
+/** Each handler's sleep timers, cleared when it ends. */
+const timers = new Map<string, Set<ReturnType<typeof setTimeout>>>()
 let calls = 0
 const post = (m: FromThread) => self.postMessage(m)
 void warmSandbox() // the WebAssembly module loads while the thread waits for its first script
@@ -39,12 +45,22 @@ void warmSandbox() // the WebAssembly module loads while the thread waits for it
 function hostFor(m: Extract<ToThread, { t: 'run' }>): HostApi {
   const host: HostApi = {}
   for (const name of m.api) {
-    const proxy: HostFunction = (...args) =>
-      new Promise((resolve, reject) => {
+    const proxy: HostFunction = (...args) => {
+      const pending = inFlight.get(m.id) ?? 0
+      if (pending >= MAX_CALLS_IN_FLIGHT) throw new Error(`more than ${MAX_CALLS_IN_FLIGHT} host calls at once`)
+      if ((JSON.stringify(args)?.length ?? 0) > MAX_ARGS_BYTES)
+        throw new Error(`the arguments are larger than ${MAX_ARGS_BYTES} bytes`)
+      inFlight.set(m.id, pending + 1)
+      return new Promise((resolve, reject) => {
         const call = ++calls
-        waiting.set(`${m.id}:${call}`, { resolve, reject })
+        const done = () => inFlight.set(m.id, (inFlight.get(m.id) ?? 1) - 1)
+        waiting.set(`${m.id}:${call}`, {
+          resolve: (v) => (done(), resolve(v)),
+          reject: (e) => (done(), reject(e)),
+        })
         post({ t: 'call', id: m.id, call, name, args })
       })
+    }
     const [outer, inner] = name.split('.') as [string, string | undefined]
     if (inner === undefined) host[outer] = proxy
     else host[outer] = { ...(host[outer] as Record<string, HostFunction> | undefined), [inner]: proxy }
@@ -55,10 +71,27 @@ function hostFor(m: Extract<ToThread, { t: 'run' }>): HostApi {
   }
   host.sleep = (ms) => {
     const wait = Math.min(Math.max(0, Number(ms) || 0), MAX_SLEEP_MS)
-    return new Promise((resolve) => setTimeout(() => resolve(null), wait))
+    const own = timers.get(m.id) ?? new Set()
+    timers.set(m.id, own)
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => (own.delete(timer), resolve(null)), wait)
+      own.add(timer)
+    })
   }
   return host
 }
+
+/** An outcome as a message can carry it (a script may return what structured clone refuses). */
+function cloneable(outcome: Outcome): Outcome {
+  try {
+    return JSON.parse(JSON.stringify(outcome)) as Outcome
+  } catch {
+    return { status: 'failed', error: 'the result is no JSON value' }
+  }
+}
+
+// a failure inside a script must never end the thread and with it every other handler on it
+self.addEventListener('unhandledrejection', (e) => e.preventDefault())
 
 self.onmessage = async (event: MessageEvent<ToThread>) => {
   const m = event.data
@@ -72,7 +105,10 @@ self.onmessage = async (event: MessageEvent<ToThread>) => {
       if (ended) r.end(ended)
       void r.outcome.then((outcome) => {
         running.delete(m.id)
-        post({ t: 'outcome', id: m.id, outcome })
+        inFlight.delete(m.id)
+        for (const timer of timers.get(m.id) ?? []) clearTimeout(timer)
+        timers.delete(m.id)
+        post({ t: 'outcome', id: m.id, outcome: cloneable(outcome) })
       })
     } catch (err) {
       starting.delete(m.id)

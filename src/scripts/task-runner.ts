@@ -4,9 +4,10 @@
  * task, period and site across the cluster and across restarts) and starts the task's script here as
  * a handler. `overlap: 0` skips a run while the task's previous run on this site still runs.
  */
-import { claimRun, recentRunHandlers, recordRunHandler } from '~storage/task-runs'
+import { claimRun, recentRunHandlers, recordRunHandler, releaseRun } from '~storage/task-runs'
 import { isoTime } from '../clock'
 import type { Deps } from '../deps'
+import { ApiError } from '../errors'
 import { settingValue } from '../settings/settings'
 import { svctasks } from './svctasks'
 import { dueRun, sitesFor, type TaskSites, type TaskTiming, type WorkingHours } from './task-schedule'
@@ -31,7 +32,13 @@ export async function startDueRuns(deps: Deps): Promise<number> {
       if (!due || !sitesFor(task, svcSites).includes(config.site)) continue
       const run = { domain, task: task.id, period: due.period, site: config.site }
       if (task.overlap === 0 && (await stillRunning(deps, domain, task.id))) continue
-      const claim = { ...run, node: deps.nodes.name, regular: task.isregular === 1, claimed: isoTime(now) }
+      const claim = {
+        ...run,
+        node: deps.nodes.name,
+        regular: task.isregular === 1,
+        claimed: isoTime(now),
+        ends: due.ends === null ? null : isoTime(due.ends),
+      }
       if (!(await claimRun(db, claim))) continue
       try {
         const { info } = await deps.scripts.startHere({
@@ -42,7 +49,8 @@ export async function startDueRuns(deps: Deps): Promise<number> {
         await recordRunHandler(db, run, info.id)
         started++
       } catch (err) {
-        // the period is spent: a task whose script is missing does not retry every second
+        // a missing script spends the period (no retry every second); anything else is tried again
+        if (!(err instanceof ApiError && err.status === 404)) await releaseRun(db, run)
         log.warn('service task did not start', { domain, task: task.id, period: due.period, error: String(err) })
       }
     }

@@ -32,6 +32,8 @@ export class ScriptThreads {
       host,
       finish: (o) => {
         thread.handlers.delete(id)
+        // a stop whose onStop branch let the script finish is answered as taken
+        handler.branch?.(true)
         finish(o)
       },
     }
@@ -67,16 +69,19 @@ export class ScriptThreads {
     const worker = new Worker(new URL('./script-thread.ts', import.meta.url).href)
     const thread: Thread = { worker, handlers: new Map() }
     worker.onmessage = (e: MessageEvent<FromThread>) => this.receive(thread, e.data)
-    worker.onerror = (e) => this.lost(thread, `the script thread failed: ${e.message}`)
-    worker.addEventListener('close', () => this.lost(thread, 'the script thread stopped'))
+    worker.onerror = () => this.lost(thread)
+    worker.addEventListener('close', () => this.lost(thread))
     worker.unref()
     return thread
   }
 
-  private lost(thread: Thread, why: string): void {
+  /** A thread that failed: its handlers end as failed (without its internals in their outcome), a new one replaces it. */
+  private lost(thread: Thread): void {
     const at = this.threads.indexOf(thread)
-    if (at >= 0) this.threads.splice(at, 1)
-    for (const h of [...thread.handlers.values()]) h.finish({ status: 'failed', error: why })
+    if (at < 0) return
+    this.threads.splice(at, 1)
+    thread.worker.terminate()
+    for (const h of [...thread.handlers.values()]) h.finish({ status: 'failed', error: 'the script thread failed' })
   }
 
   private receive(thread: Thread, m: FromThread): void {

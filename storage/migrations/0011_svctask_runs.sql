@@ -10,6 +10,8 @@ CREATE TABLE svctask_runs (
   handler TEXT,
   regular INTEGER NOT NULL,
   claimed TEXT NOT NULL,
+  -- when the period ends (null: never, a one-time task's): a claim is kept until then
+  ends TEXT,
   PRIMARY KEY (domain, task, period, site)
 );
-CREATE INDEX svctask_runs_claimed ON svctask_runs (regular, claimed);
+CREATE INDEX svctask_runs_ends ON svctask_runs (ends);

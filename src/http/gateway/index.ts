@@ -24,10 +24,21 @@ interface Listenable {
   listen(options: Record<string, unknown>): Listening
 }
 
-/** Waits until the server has no request in flight, or until `graceMs` has passed. */
+/** How long the server must have had no request in flight before a drain counts it idle. */
+const QUIET_MS = 250
+
+/**
+ * Waits until the server has had no request in flight for QUIET_MS (a request the gateway already
+ * accepted may still be on its way to the app), or until `graceMs` has passed.
+ */
 export async function drain(server: Listening, graceMs: number): Promise<void> {
   const deadline = Date.now() + graceMs
-  while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(10)
+  let quietSince = Date.now()
+  while (Date.now() < deadline) {
+    if (server.pendingRequests > 0) quietSince = Date.now()
+    else if (Date.now() - quietSince >= Math.min(QUIET_MS, graceMs)) return
+    await Bun.sleep(10)
+  }
 }
 
 export async function startGateway(
