@@ -5,8 +5,8 @@
  * A regular task's time is cut into periods of `intervalsec` aligned to `dtstart` (to the epoch
  * without one) and clipped to dtstart..dtstop; an irregular task has one period, dtstart..dtstop.
  * A run is due at the first moment of a period that the task's schedule allows, and `period` names
- * that period: a scheduler takes a KV lock on `svctask:<task id>:<period>` held until `ends`, so
- * each period runs once across the processes of a cluster, however often they ask.
+ * that period: the scheduler (task-runner.ts) claims `(task, period, site)` in the database, kept
+ * until `ends`, so each period runs once across the processes of a cluster, however often they ask.
  *
  * Times of day (working hours, a task's periods) are read in the working hours' timezone, through
  * Intl, so daylight-saving changes follow the zone's rules. Days are ISO: 1 Monday to 7 Sunday; a
@@ -170,8 +170,8 @@ function bound(text: string): number | null | undefined {
 /**
  * The run of the task due at `now`: the current period, when the task is enabled, `now` lies in
  * dtstart..dtstop (dtstop excluded), the schedule allows `now`, and the period starts after
- * `lastPeriodStart` (the `at` of the last period that ran, for a scheduler that keeps it; the lock
- * alone cannot remember an irregular task's only period forever). Null when no run is due. Periods
+ * `lastPeriodStart` (the `at` of the last period that ran, for a caller that keeps it; the
+ * scheduler's database claims already remember). Null when no run is due. Periods
  * missed entirely are not caught up: only the current one can be due.
  */
 export function dueRun(task: TaskTiming, hours: WorkingHours, now: number, lastPeriodStart?: number): DueRun | null {
