@@ -5,6 +5,7 @@
  * channel's token, or a changed mask or role list, applies at once on every process.
  */
 import { type Ctx, integrationCtx } from '../context'
+import type { Deps } from '../deps'
 import { ApiError } from '../errors'
 import { inCidrs, parseCidr } from '../http/cidr'
 import type { Req } from '../http/req'
@@ -15,20 +16,25 @@ import { channelByToken, channels } from './channels'
  * The context a channel token authorizes, or null when no channel has it. A client address
  * outside the channel's `opts.sender_mask` is a 403 naming the mask.
  */
-export async function channelCtxFor(req: Req, token: string): Promise<Ctx | null> {
-  const found = await channelByToken(req.deps, token)
+export function channelCtxFor(req: Req, token: string): Promise<Ctx | null> {
+  return channelCtx(req.deps, token, req.clientAddress, req.requestId)
+}
+
+/** The same for any transport (a websocket's upgrade and frames): the token, the client's address. */
+export async function channelCtx(deps: Deps, token: string, clientAddress: string, requestId: string) {
+  const found = await channelByToken(deps, token)
   if (!found) return null
   const { domain, channel } = found
   const mask = channel.opts?.sender_mask ?? []
   if (mask.length > 0) {
     const cidrs = mask.flatMap((m) => parseCidr(m) ?? [])
-    if (!inCidrs(req.clientAddress, cidrs))
-      throw new ApiError(403, `the address ${req.clientAddress} is outside the channel's opts.sender_mask`, {
+    if (!inCidrs(clientAddress, cidrs))
+      throw new ApiError(403, `the address ${clientAddress} is outside the channel's opts.sender_mask`, {
         field: 'opts.sender_mask',
       })
   }
   const roles = channel.opts?.roles ?? []
-  return integrationCtx(req.deps, domain, { ...channel, roles, userid: channel.opts?.userid }, req.requestId)
+  return integrationCtx(deps, domain, { ...channel, roles, userid: channel.opts?.userid }, requestId)
 }
 
 /** GET /rest/v1/service/integration_tokens/:token: the channel of a token of the current domain. */

@@ -17,7 +17,10 @@ import type { Subscription } from './subscriptions'
 export interface Socket {
   id: string
   ws: ServerWebSocket<SocketData>
+  /** The session behind the socket ('' for an integration channel's socket). */
   sessionId: string
+  /** The channel token of an integration channel's socket. */
+  channelToken?: string
   domain: string
   clientAddress: string
   subs: Map<string, Subscription>

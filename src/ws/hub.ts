@@ -15,6 +15,7 @@ import type { PlatformEvent } from '../events/event'
 import { dispatch } from '../http/dispatch'
 import { readCookie, SESSION_COOKIE } from '../identity/cookies'
 import type { Session } from '../identity/sessions'
+import { channelCtx } from '../integration/tokens'
 import { Fanout, type Socket } from './fanout'
 import { errorBody, qidOf, readFrame, restCall } from './frames'
 import { subscribeFrame } from './subscribe'
@@ -25,8 +26,10 @@ export const CLOSE_DOMAIN_SWITCHED = 4002
 export const CLOSE_FORBIDDEN = 4003
 export const CLOSE_GOING_AWAY = 1001
 
+/** Who opened a socket: a session, or an integration channel by its token. */
 interface Caller {
-  session: Session
+  session?: Session
+  channel?: { token: string; domain: string }
   clientAddress: string
 }
 
@@ -69,8 +72,11 @@ export class WsHub {
     let closed = 0
     for (const socket of [...this.sockets]) {
       for (const sub of [...socket.subs.values()]) if (sub.expiresAt <= now) this.fanout.drop(socket, sub)
-      if (!(await this.deps.sessions.get(socket.sessionId))) {
-        socket.ws.close(CLOSE_SESSION_ENDED, 'the session has expired')
+      const alive = socket.channelToken
+        ? (await this.channelNow(socket)) !== null
+        : (await this.deps.sessions.get(socket.sessionId)) !== null
+      if (!alive) {
+        socket.ws.close(CLOSE_SESSION_ENDED, socket.channelToken ? 'the channel is gone' : 'the session has expired')
         closed++
       }
     }
@@ -98,11 +104,21 @@ export class WsHub {
     const cookie = token === null ? readCookie(request.headers.get('cookie'), SESSION_COOKIE) : null
     const id = token ?? cookie
     const session = id ? await this.deps.sessions.get(id) : null
-    if (!session || session.kind !== (token !== null ? 'token' : 'cookie'))
+    if (!session || session.kind !== (token !== null ? 'token' : 'cookie')) {
+      // a token that names no session may be an integration channel's
+      const channel = token ? await channelCtx(this.deps, token, clientAddress, 'ws-upgrade') : null
+      if (channel && (await this.deps.access.domainInfo(channel.domain))?.blocked === false)
+        return { channel: { token: token!, domain: channel.domain }, clientAddress }
       throw unauthorized(id ? 'session not found or expired' : 'a session is required: cookie, Bearer or ?token=')
+    }
     const refused = await this.refusal(session)
     if (refused) throw refused
     return { session, clientAddress }
+  }
+
+  /** A channel socket's context now (its channel may be gone, or its mask no longer hold the address). */
+  private channelNow(socket: Socket): Promise<Ctx | null> {
+    return channelCtx(this.deps, socket.channelToken!, socket.clientAddress, `ws-${socket.id}`).catch(() => null)
   }
 
   /** Why the session may not use a socket now (its domain is gone or blocked), or null. */
@@ -116,12 +132,13 @@ export class WsHub {
   }
 
   private open(ws: ServerWebSocket<SocketData>): void {
-    const { session, clientAddress } = ws.data.attached as Caller
+    const { session, channel, clientAddress } = ws.data.attached as Caller
     const socket: Socket = {
       id: `${this.deps.nodes.name}:${++this.nextId}`,
       ws,
-      sessionId: session.id,
-      domain: session.domainId,
+      sessionId: session?.id ?? '',
+      channelToken: channel?.token,
+      domain: session?.domainId ?? channel!.domain,
       clientAddress,
       subs: new Map(),
       open: true,
@@ -132,7 +149,7 @@ export class WsHub {
     }
     ws.data.attached = socket
     this.sockets.add(socket)
-    index(this.bySession, socket.sessionId, socket)
+    if (socket.sessionId) index(this.bySession, socket.sessionId, socket)
     index(this.byDomain, socket.domain, socket)
   }
 
@@ -157,11 +174,7 @@ export class WsHub {
       const frame = readFrame(message)
       payload = frame.payload
       if (frame.capability === 'rest') {
-        const session = await this.deps.sessions.get(socket.sessionId)
-        if (!session) throw unauthorized('the session has ended')
-        await this.deps.sessions.touch(session) // every frame is traffic, whatever route it runs
-        // dispatch follows the live session: its domain, its roles, its lifetime
-        const ctx: Ctx = { ...sessionCtx(this.deps, session, `ws-${socket.id}`), via: 'websocket' }
+        const ctx: Ctx = { ...(await this.frameCtx(socket)), via: 'websocket' }
         const result = await dispatch(ctx, { ...restCall(payload), clientAddress: socket.clientAddress })
         const qid = qidOf(payload)
         if (result.status === 401) throw new ApiError(401, (result.body as { error_message: string }).error_message)
@@ -186,8 +199,22 @@ export class WsHub {
     }
   }
 
+  /** The context a rest frame is dispatched with: dispatch follows a session's live state itself. */
+  private async frameCtx(socket: Socket): Promise<Ctx> {
+    if (socket.channelToken) return this.actor(socket)
+    const session = await this.deps.sessions.get(socket.sessionId)
+    if (!session) throw unauthorized('the session has ended')
+    await this.deps.sessions.touch(session) // every frame is traffic, whatever route it runs
+    return sessionCtx(this.deps, session, `ws-${socket.id}`)
+  }
+
   /** The socket's caller acting now: its live session, its roles read live; the session's lifetime slides. */
   private async actor(socket: Socket): Promise<Ctx> {
+    if (socket.channelToken) {
+      const channel = await this.channelNow(socket)
+      if (!channel) throw unauthorized('the channel of this socket no longer exists')
+      return channel
+    }
     const { sessions, access } = this.deps
     const session = await sessions.get(socket.sessionId)
     if (!session) throw unauthorized('the session has ended')
@@ -223,6 +250,11 @@ export class WsHub {
    * socket closes). Synchronous while both are cached; the context is reused while they are the same.
    */
   private pushCtx(socket: Socket): Ctx | null | Promise<Ctx | null> {
+    if (socket.channelToken)
+      return this.channelNow(socket).then((ctx) => {
+        if (!ctx) socket.ws.close(CLOSE_SESSION_ENDED, 'the channel of this socket no longer exists')
+        return ctx
+      })
     const session = this.deps.sessions.get(socket.sessionId)
     if (session instanceof Promise) return session.then((s) => this.contextOf(socket, s))
     return this.contextOf(socket, session)
@@ -257,6 +289,11 @@ export class WsHub {
   /** A domain changed (blocked, deleted): its sockets whose sessions it now refuses close. */
   private async recheckDomain(domain: string): Promise<void> {
     for (const socket of [...(this.byDomain.get(domain) ?? [])]) {
+      if (socket.channelToken) {
+        const info = await this.deps.access.domainInfo(domain)
+        if (!info || info.blocked) socket.ws.close(CLOSE_FORBIDDEN, 'the domain of this channel is blocked or gone')
+        continue
+      }
       const session = await this.deps.sessions.get(socket.sessionId)
       const refused = session ? await this.refusal(session) : unauthorized('the session has ended')
       if (refused) socket.ws.close(refused.status === 403 ? CLOSE_FORBIDDEN : CLOSE_SESSION_ENDED, refused.message)

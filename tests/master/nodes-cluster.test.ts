@@ -8,9 +8,8 @@ import { join } from 'node:path'
 import { NODE_TTL_MS } from '~/master/nodes'
 import { httpRequest, RawClient } from '../helpers/raw-http'
 import { TEST_REDIS_URL, testPrefix, testRedisKv } from '../helpers/redis'
-import { ADMIN_PASSWORD } from '../helpers/service'
+import { type ServiceProcess, signInTo, startProcess } from '../helpers/process'
 
-const root = join(import.meta.dir, '..', '..')
 const prefix = testPrefix()
 const dirs: string[] = []
 const procs: Bun.Subprocess[] = []
@@ -21,57 +20,25 @@ afterAll(async () => {
   await (await testRedisKv(prefix)).cleanup()
 })
 
-interface Node {
-  proc: Bun.Subprocess<'ignore', 'pipe', 'pipe'>
-  url: string
-  port: number
-  /** Everything the process printed so far. */
-  out(): string
-}
+type Node = ServiceProcess
 
-/** Starts `bun server.ts` as a node of the test cluster and waits for its "listening" line. */
+/** Starts `bun server.ts` as a node of the test cluster. */
 async function startNode(name: string): Promise<Node> {
   const dir = mkdtempSync(join(tmpdir(), `platform-node-${name}-`))
   dirs.push(dir)
-  const proc = Bun.spawn([process.execPath, 'server.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: '0',
-      DATA_DIR: dir,
-      REDIS_URL: TEST_REDIS_URL,
-      KV_PREFIX: prefix,
-      NODE_NAME: name,
-      SITE: 'main_site',
-      ADMIN_PASSWORD,
-      LOG_LEVEL: 'info',
-      SHUTDOWN_GRACE_SEC: '10',
-    },
-    stdout: 'pipe',
-    stderr: 'pipe',
+  const node = await startProcess({
+    DATA_DIR: dir,
+    REDIS_URL: TEST_REDIS_URL,
+    KV_PREFIX: prefix,
+    NODE_NAME: name,
+    SITE: 'main_site',
+    SHUTDOWN_GRACE_SEC: '10',
   })
-  procs.push(proc)
-  let out = ''
-  const decoder = new TextDecoder()
-  const reading = (async () => {
-    for await (const chunk of proc.stdout) out += decoder.decode(chunk)
-  })()
-  void reading
-  const until = Date.now() + 20_000
-  while (!out.includes('"listening"') && Date.now() < until && proc.exitCode === null) await Bun.sleep(10)
-  const url = /"url":"([^"]+)"/.exec(out)?.[1]
-  if (!url) throw new Error(`${name} did not start: ${out} ${await new Response(proc.stderr).text()}`)
-  return { proc, url, port: Number(new URL(url).port), out: () => out }
+  procs.push(node.proc)
+  return node
 }
 
-async function signIn(node: Node): Promise<string> {
-  const res = await fetch(`${node.url}/rest/v1/iam/sessions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ domain: 'master', login: 'admin', pwd: ADMIN_PASSWORD, session_type: 'token' }),
-  })
-  return ((await res.json()) as { session_token: string }).session_token
-}
+const signIn = signInTo
 
 async function call(node: Node, token: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${node.url}${path}`, {
