@@ -16,6 +16,22 @@ export interface Lock {
 
 export type MessageHandler = (message: string) => void
 
+/** One entry of a stream: its id (`<ms>-<seq>`, ascending) and its fields. */
+export interface StreamEntry {
+  id: string
+  fields: Record<string, string>
+}
+
+export interface StreamReadOptions {
+  /** At most this many entries. */
+  count: number
+  /**
+   * true: entries already delivered to this consumer and not acknowledged (what a reader that
+   * stopped mid-batch left); false: entries never delivered to the group.
+   */
+  pending: boolean
+}
+
 export interface Kv {
   readonly kind: 'redis' | 'memory'
   get(key: string): Promise<string | null>
@@ -51,6 +67,19 @@ export interface Kv {
   subscribe(channel: string, handler: MessageHandler): Promise<() => Promise<void>>
   /** Called when subscriptions may have missed messages (the subscriber reconnected). */
   onSubscriberReset(callback: () => void): void
+
+  /**
+   * Streams (Redis XADD/XREADGROUP/XACK): appends an entry and returns its id; with maxLen the
+   * stream keeps at most that many newest entries (about that many on Redis, which trims lazily).
+   */
+  xadd(key: string, fields: Record<string, string>, maxLen?: number): Promise<string>
+  /**
+   * Reads for a consumer of a group; the group is created on first use at the stream's start (with
+   * the stream), so entries added before any reader existed are read too. Returns [] when none.
+   */
+  xreadgroup(key: string, group: string, consumer: string, options: StreamReadOptions): Promise<StreamEntry[]>
+  /** Acknowledges entries of a group: they leave its pending list. Returns how many were pending. */
+  xack(key: string, group: string, ...ids: string[]): Promise<number>
 
   /** An exclusive lock with a lifetime, or null when someone else holds it. */
   lock(name: string, ttlMs: number): Promise<Lock | null>

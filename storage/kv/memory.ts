@@ -1,7 +1,21 @@
 /** In-process Kv: the embedded default when REDIS_URL is unset. Time comes from `now`, so tests control expiry. */
-import type { Kv, Lock, MessageHandler } from './kv'
+import type { Kv, Lock, MessageHandler, StreamEntry } from './kv'
 
-type Value = string | Set<string> | Map<string, number>
+/** A stream: entries in id order, and per group the next undelivered position and what is pending, by consumer. */
+class Stream {
+  entries: StreamEntry[] = []
+  lastId = { ms: 0, seq: 0 }
+  groups = new Map<string, { next: string; pending: Map<string, string> }>()
+}
+
+type Value = string | Set<string> | Map<string, number> | Stream
+
+/** Orders stream ids `<ms>-<seq>` numerically. */
+const idAfter = (a: string, b: string) => {
+  const [am, as] = a.split('-').map(Number)
+  const [bm, bs] = b.split('-').map(Number)
+  return am! > bm! || (am === bm && as! > bs!)
+}
 interface Entry {
   value: Value
   expiresAt: number | null
@@ -34,6 +48,14 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
   const isString = (v: Value): v is string => typeof v === 'string'
   const isSet = (v: Value): v is Set<string> => v instanceof Set
   const isZset = (v: Value): v is Map<string, number> => v instanceof Map
+  const isStream = (v: Value): v is Stream => v instanceof Stream
+  const streamOf = (key: string): Stream => {
+    const existing = typed(key, isStream)
+    if (existing) return existing
+    const created = new Stream()
+    put(key, created)
+    return created
+  }
 
   const kv: Kv = {
     kind: 'memory',
@@ -127,6 +149,38 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
     },
     onSubscriberReset() {
       // an in-process store never misses a message
+    },
+    async xadd(key, fields, maxLen) {
+      const stream = streamOf(key)
+      const ms = Math.max(now(), stream.lastId.ms)
+      stream.lastId = { ms, seq: ms === stream.lastId.ms ? stream.lastId.seq + 1 : 0 }
+      const id = `${ms}-${stream.lastId.seq}`
+      stream.entries.push({ id, fields: { ...fields } })
+      if (maxLen !== undefined && stream.entries.length > maxLen)
+        stream.entries.splice(0, stream.entries.length - maxLen)
+      return id
+    },
+    async xreadgroup(key, group, consumer, { count, pending }) {
+      const stream = streamOf(key)
+      let g = stream.groups.get(group)
+      if (!g) stream.groups.set(group, (g = { next: '0-0', pending: new Map() }))
+      if (pending) {
+        const ids = [...g.pending].filter(([, c]) => c === consumer).map(([id]) => id)
+        // as Redis: a pending entry trimmed away is answered without fields
+        return ids.slice(0, count).map((id) => ({ id, fields: { ...stream.entries.find((e) => e.id === id)?.fields } }))
+      }
+      const start = g.next
+      const fresh = stream.entries.filter((e) => idAfter(e.id, start)).slice(0, count)
+      for (const e of fresh) g.pending.set(e.id, consumer)
+      if (fresh.length) g.next = fresh[fresh.length - 1]!.id
+      return fresh.map((e) => ({ id: e.id, fields: { ...e.fields } }))
+    },
+    async xack(key, group, ...ids) {
+      const g = typed(key, isStream)?.groups.get(group)
+      if (!g) return 0
+      let n = 0
+      for (const id of ids) if (g.pending.delete(id)) n++
+      return n
     },
     async lock(name, ttlMs) {
       const key = `lock:${name}`

@@ -1,11 +1,14 @@
 /** Redis Kv (node-redis): shared by every process of a cluster. */
 import { createClient } from 'redis'
-import type { Kv, Lock, MessageHandler } from './kv'
+import type { Kv, Lock, MessageHandler, StreamEntry } from './kv'
 
 /** Deletes the lock only while it still holds the caller's token. */
 const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`
 /** Sets the lock's lifetime (ARGV[2] ms) only while it still holds the caller's token. */
 const EXTEND_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`
+
+/** What node-redis answers to XREADGROUP (RESP2): one item per stream, or null when nothing was read. */
+type StreamsReply = { name: string; messages: { id: string; message: Record<string, string> }[] }[] | null
 
 export async function createRedisKv(url: string, options: { prefix?: string } = {}): Promise<Kv> {
   const prefix = options.prefix ?? ''
@@ -77,6 +80,40 @@ export async function createRedisKv(url: string, options: { prefix?: string } = 
     },
     onSubscriberReset(callback) {
       resetCallbacks.push(callback)
+    },
+    async xadd(key, fields, maxLen) {
+      const trim =
+        maxLen === undefined
+          ? {}
+          : { TRIM: { strategy: 'MAXLEN' as const, strategyModifier: '~' as const, threshold: maxLen } }
+      return client.xAdd(k(key), '*', fields, trim)
+    },
+    async xreadgroup(key, group, consumer, { count, pending }) {
+      const read = async () =>
+        (await client.xReadGroup(
+          group,
+          consumer,
+          { key: k(key), id: pending ? '0' : '>' },
+          { COUNT: count },
+        )) as unknown as StreamsReply
+      let reply: StreamsReply
+      try {
+        reply = await read()
+      } catch (err) {
+        if (!String(err).includes('NOGROUP')) throw err
+        // the group starts at the stream's beginning: what producers added before the first read is read too
+        await client.xGroupCreate(k(key), group, '0', { MKSTREAM: true }).catch((e) => {
+          if (!String(e).includes('BUSYGROUP')) throw e
+        })
+        reply = await read()
+      }
+      const entries: StreamEntry[] = []
+      for (const stream of reply ?? [])
+        for (const m of stream.messages) entries.push({ id: m.id, fields: { ...m.message } })
+      return entries
+    },
+    async xack(key, group, ...ids) {
+      return ids.length ? client.xAck(k(key), group, ids) : 0
     },
     async lock(name, ttlMs) {
       const key = k(`lock:${name}`)

@@ -39,6 +39,13 @@ async function until(done: () => Promise<boolean> | boolean, withinMs: number, w
   }
 }
 
+/** Whether stream id a comes before b. */
+function idOrder(a: string, b: string): boolean {
+  const [am, as] = a.split('-').map(Number)
+  const [bm, bs] = b.split('-').map(Number)
+  return am! < bm! || (am === bm && as! < bs!)
+}
+
 const subjects: [string, () => Promise<Subject>][] = [
   [
     'memory',
@@ -163,6 +170,43 @@ for (const [name, make] of subjects) {
       expect(probe).toEqual(['one', 'two'])
       expect(got).toEqual(['one'])
       await stopProbe()
+    })
+
+    test('streams: a group reads what was added before it existed, once; unacknowledged entries stay pending', async () => {
+      expect(await kv.xreadgroup('st', 'g', 'c1', { count: 10, pending: false })).toEqual([])
+      const a = await kv.xadd('st', { event: 'a' })
+      const b = await kv.xadd('st', { event: 'b', extra: 'x' })
+      expect(a).toMatch(/^\d+-\d+$/)
+      const later = await kv.xreadgroup('st-2', 'late', 'c1', { count: 10, pending: false })
+      expect(later).toEqual([]) // another stream
+      const first = await kv.xreadgroup('st', 'g', 'c1', { count: 1, pending: false })
+      expect(first).toEqual([{ id: a, fields: { event: 'a' } }])
+      expect(await kv.xreadgroup('st', 'g', 'c1', { count: 10, pending: false })).toEqual([
+        { id: b, fields: { event: 'b', extra: 'x' } },
+      ])
+      expect(await kv.xreadgroup('st', 'g', 'c1', { count: 10, pending: false })).toEqual([]) // delivered once
+      // a group made after the entries still sees them from the start
+      expect((await kv.xreadgroup('st', 'other', 'c1', { count: 10, pending: false })).map((e) => e.id)).toEqual([a, b])
+      expect((await kv.xreadgroup('st', 'g', 'c1', { count: 10, pending: true })).map((e) => e.id)).toEqual([a, b])
+      expect(await kv.xreadgroup('st', 'g', 'c2', { count: 10, pending: true })).toEqual([]) // pending per consumer
+      expect(await kv.xack('st', 'g', a, a)).toBe(1)
+      expect(await kv.xack('st', 'g')).toBe(0)
+      expect(await kv.xreadgroup('st', 'g', 'c1', { count: 10, pending: true })).toEqual([
+        { id: b, fields: { event: 'b', extra: 'x' } },
+      ])
+      const c = await kv.xadd('st', { event: 'c' })
+      expect(idOrder(b, c)).toBe(true)
+      expect(await kv.xreadgroup('st', 'g', 'c1', { count: 10, pending: false })).toEqual([
+        { id: c, fields: { event: 'c' } },
+      ])
+    })
+
+    test('a stream with maxLen keeps about that many newest entries', async () => {
+      for (let i = 0; i < 300; i++) await kv.xadd('capped', { n: String(i) }, 10)
+      const kept = await kv.xreadgroup('capped', 'g', 'c', { count: 1000, pending: false })
+      expect(kept.length).toBeGreaterThanOrEqual(10)
+      expect(kept.length).toBeLessThan(300) // Redis trims whole nodes (~), so only roughly
+      expect(kept.at(-1)!.fields).toEqual({ n: '299' })
     })
 
     test('locks are exclusive and released only by their holder', async () => {
