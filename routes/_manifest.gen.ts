@@ -52,22 +52,23 @@ import * as r48 from './rest/v1/model/[...path]'
 import * as r49 from './rest/v1/reference/extobjs/index'
 import * as r50 from './rest/v1/reference/extobjs/[id]'
 import * as r51 from './rest/v1/reference/extobjs_by_type/[type]'
-import * as r52 from './rest/v1/service/integration_points/index'
-import * as r53 from './rest/v1/service/integration_points/[id]/index'
-import * as r54 from './rest/v1/service/integration_points/[id]/secret'
-import * as r55 from './rest/v1/service/integration_tokens/[token]'
-import * as r56 from './rest/v1/service/svcscript_runtimes/index'
-import * as r57 from './rest/v1/service/svcscript_runtimes/[id]'
-import * as r58 from './rest/v1/service/svcscripts/index'
-import * as r59 from './rest/v1/service/svcscripts/[id]'
-import * as r60 from './rest/v1/service/svctasks/index'
-import * as r61 from './rest/v1/service/svctasks/[id]'
-import * as r62 from './rest/v1/uc/sipusers/index'
-import * as r63 from './rest/v1/uc/sipusers/[id]'
-import * as r64 from './rest/v1/user/info'
-import * as r65 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
-import * as r66 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
-import * as r67 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
+import * as r52 from './rest/v1/service/events/index'
+import * as r53 from './rest/v1/service/integration_points/index'
+import * as r54 from './rest/v1/service/integration_points/[id]/index'
+import * as r55 from './rest/v1/service/integration_points/[id]/secret'
+import * as r56 from './rest/v1/service/integration_tokens/[token]'
+import * as r57 from './rest/v1/service/svcscript_runtimes/index'
+import * as r58 from './rest/v1/service/svcscript_runtimes/[id]'
+import * as r59 from './rest/v1/service/svcscripts/index'
+import * as r60 from './rest/v1/service/svcscripts/[id]'
+import * as r61 from './rest/v1/service/svctasks/index'
+import * as r62 from './rest/v1/service/svctasks/[id]'
+import * as r63 from './rest/v1/uc/sipusers/index'
+import * as r64 from './rest/v1/uc/sipusers/[id]'
+import * as r65 from './rest/v1/user/info'
+import * as r66 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
+import * as r67 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
+import * as r68 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
 
 export const routes: RouteEntry[] = [
   { url: '/pages/assets/pages.css', file: 'routes/pages/assets/pages.css.ts', module: r0 },
@@ -122,20 +123,21 @@ export const routes: RouteEntry[] = [
   { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r49 },
   { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r50 },
   { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r51 },
-  { url: '/rest/v1/service/integration_points', file: 'routes/rest/v1/service/integration_points/index.ts', module: r52 },
-  { url: '/rest/v1/service/integration_points/:id', file: 'routes/rest/v1/service/integration_points/[id]/index.ts', module: r53 },
-  { url: '/rest/v1/service/integration_points/:id/secret', file: 'routes/rest/v1/service/integration_points/[id]/secret.ts', module: r54 },
-  { url: '/rest/v1/service/integration_tokens/:token', file: 'routes/rest/v1/service/integration_tokens/[token].ts', module: r55 },
-  { url: '/rest/v1/service/svcscript_runtimes', file: 'routes/rest/v1/service/svcscript_runtimes/index.ts', module: r56 },
-  { url: '/rest/v1/service/svcscript_runtimes/:id', file: 'routes/rest/v1/service/svcscript_runtimes/[id].ts', module: r57 },
-  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r58 },
-  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r59 },
-  { url: '/rest/v1/service/svctasks', file: 'routes/rest/v1/service/svctasks/index.ts', module: r60 },
-  { url: '/rest/v1/service/svctasks/:id', file: 'routes/rest/v1/service/svctasks/[id].ts', module: r61 },
-  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r62 },
-  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r63 },
-  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r64 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r65 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r66 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r67 },
+  { url: '/rest/v1/service/events', file: 'routes/rest/v1/service/events/index.ts', module: r52 },
+  { url: '/rest/v1/service/integration_points', file: 'routes/rest/v1/service/integration_points/index.ts', module: r53 },
+  { url: '/rest/v1/service/integration_points/:id', file: 'routes/rest/v1/service/integration_points/[id]/index.ts', module: r54 },
+  { url: '/rest/v1/service/integration_points/:id/secret', file: 'routes/rest/v1/service/integration_points/[id]/secret.ts', module: r55 },
+  { url: '/rest/v1/service/integration_tokens/:token', file: 'routes/rest/v1/service/integration_tokens/[token].ts', module: r56 },
+  { url: '/rest/v1/service/svcscript_runtimes', file: 'routes/rest/v1/service/svcscript_runtimes/index.ts', module: r57 },
+  { url: '/rest/v1/service/svcscript_runtimes/:id', file: 'routes/rest/v1/service/svcscript_runtimes/[id].ts', module: r58 },
+  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r59 },
+  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r60 },
+  { url: '/rest/v1/service/svctasks', file: 'routes/rest/v1/service/svctasks/index.ts', module: r61 },
+  { url: '/rest/v1/service/svctasks/:id', file: 'routes/rest/v1/service/svctasks/[id].ts', module: r62 },
+  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r63 },
+  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r64 },
+  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r65 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r66 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r67 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r68 },
 ]

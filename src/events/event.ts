@@ -9,6 +9,11 @@ import type { Doc } from '~storage/doc'
 import type { JournalChange } from '~storage/journal'
 
 export interface PlatformEvent {
+  /**
+   * A UUID v7 given when the event enters the bus (ingest, script `emit`), so consumers can tell
+   * one event from another; journal events have `seq` instead.
+   */
+  id?: string
   /** Event class and name: `modelevents` / `data_changed`. */
   class: string
   event: string

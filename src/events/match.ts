@@ -49,6 +49,8 @@ export const MAX_OBJECT_VALUE_LENGTH = 256
 
 /** Class, event and object type names: identifier-like (as the platform's own are), at most 64 characters. */
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
+/** Whether a class, event or object type name follows the rules the masks use (event ingest checks its names with it). */
+export const isEventName = (value: unknown): value is string => typeof value === 'string' && NAME.test(value)
 /** A websocket `objects` item names a data class (`users`); its events carry it as this type. */
 const CLASS_OBJECT_TYPE = 'class'
 const DATA_CHANGED: EventMask = { class: 'modelevents', event: 'data_changed' }

@@ -9,6 +9,7 @@ import { badRequest } from '../errors'
 import type { PlatformEvent } from '../events/event'
 import { parseObjects } from '../events/match'
 import { dispatch } from '../http/dispatch'
+import { newId } from '../ids'
 import { LOG_LEVELS, type LogLevel } from '../log'
 import { scriptFetch } from './http'
 import type { HostApi } from './sandbox'
@@ -53,6 +54,7 @@ export function hostApi(h: HostContext): HostApi {
     emit: async (name, payload, objects) => {
       if (typeof name !== 'string' || !EVENT_NAME.test(name)) throw new Error('emit: an event name is an identifier')
       const event: PlatformEvent = {
+        id: newId(),
         class: 'customevents',
         event: name,
         domain: ctx.domain,

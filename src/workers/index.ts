@@ -1,4 +1,5 @@
 /** Every background worker of the service; src/service.ts runs them with one WorkerRunner. */
+import { eventIngest } from './event-ingest'
 import { housekeeping } from './housekeeping'
 import { journalPump } from './journal-pump'
 import { layerOrders } from './layer-orders'
@@ -11,6 +12,7 @@ import { wsSessions } from './ws-sessions'
 
 export const WORKERS: readonly Worker[] = [
   journalPump,
+  eventIngest,
   mailOutbox,
   modelExpiry,
   layerOrders,

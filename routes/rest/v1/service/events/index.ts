@@ -1,0 +1,3 @@
+import { ingestEventsRoute } from '~/events/ingest-api'
+
+export const POST = ingestEventsRoute

@@ -1,0 +1,63 @@
+/**
+ * Events from in-cluster producers: reads the Redis stream INGEST_STREAM (`<KV_PREFIX>events:ingest`)
+ * with a consumer group, checks each entry as the HTTP ingest does, publishes the valid ones on the
+ * bus and acknowledges every entry, valid or not, so a bad entry never blocks the stream. One
+ * process at a time reads (the cluster lease) under one consumer name, so entries a previous holder
+ * read but did not acknowledge are read again first: an event may be published twice, never lost.
+ */
+import { findDomainById, findDomainByName, isMasterDomain } from '../directory/domains'
+import { ApiError } from '../errors'
+import { INGEST_STREAM, INGEST_STREAM_FIELD, readIngestEvent, toPlatformEvent } from '../events/ingest'
+import { isUuid } from '../ids'
+import type { Deps } from '../deps'
+import type { Worker } from './runner'
+
+const GROUP = 'event-ingest'
+/** One name for whichever process holds the lease: its pending entries are the previous holder's. */
+const CONSUMER = 'event-ingest'
+const BATCH = 100
+
+export const eventIngest: Worker = {
+  name: 'event-ingest',
+  every: 500,
+  lease: 'cluster',
+  async step(deps, signal) {
+    const { kv } = deps
+    let entries = await kv.xreadgroup(INGEST_STREAM, GROUP, CONSUMER, { count: BATCH, pending: true })
+    if (entries.length === 0)
+      entries = await kv.xreadgroup(INGEST_STREAM, GROUP, CONSUMER, { count: BATCH, pending: false })
+    let done = 0
+    for (const entry of entries) {
+      // a pass that lost the lease stops: the next holder reads the rest as pending
+      if (signal.aborted) break
+      await ingestEntry(deps, entry.id, entry.fields[INGEST_STREAM_FIELD])
+      await kv.xack(INGEST_STREAM, GROUP, entry.id)
+      done++
+    }
+    return done
+  },
+}
+
+async function ingestEntry(deps: Deps, id: string, text: string | undefined): Promise<void> {
+  try {
+    if (text === undefined) throw new ApiError(400, `no field "${INGEST_STREAM_FIELD}"`)
+    let raw: unknown
+    try {
+      raw = JSON.parse(text)
+    } catch {
+      throw new ApiError(400, `${INGEST_STREAM_FIELD}: not JSON`)
+    }
+    const event = readIngestEvent(raw, INGEST_STREAM_FIELD)
+    if (event.domain === undefined) throw new ApiError(400, `${INGEST_STREAM_FIELD}.domain: required (a name or an id)`)
+    const domain = isUuid(event.domain)
+      ? await findDomainById(deps, event.domain.toLowerCase())
+      : await findDomainByName(deps, event.domain)
+    if (!domain || isMasterDomain(domain))
+      throw new ApiError(400, `${INGEST_STREAM_FIELD}.domain: no working domain ${event.domain}`)
+    await deps.bus.publish(toPlatformEvent(event, domain.id, deps.clock.now()))
+  } catch (err) {
+    // a refused entry is logged and acknowledged; anything else (the bus down) leaves it pending
+    if (!(err instanceof ApiError)) throw err
+    deps.log.warn('event-ingest: entry refused', { entry: id, error: err.message, text: text?.slice(0, 200) })
+  }
+}
