@@ -63,3 +63,22 @@ export function inCidrs(address: string, cidrs: readonly Cidr[]): boolean {
   const a = parseAddress(address)
   return a !== null && cidrs.some((c) => (a & c.mask) === c.base)
 }
+
+/** Private, loopback, link-local and unspecified addresses: outgoing calls reach them only when allowed. */
+export const PRIVATE_BLOCKS: readonly Cidr[] = [
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '100.64.0.0/10',
+  '0.0.0.0/8',
+  '::1/128',
+  'fc00::/7',
+  'fe80::/10',
+  '::/128',
+].map((c) => parseCidr(c)!)
+
+/** The blocks that lie inside a private block: only those open private addresses (0.0.0.0/0 opens nothing). */
+export const privateBlocksOf = (blocks: readonly Cidr[]): Cidr[] =>
+  blocks.filter((b) => PRIVATE_BLOCKS.some((p) => b.mask >= p.mask && (b.base & p.mask) === p.base))

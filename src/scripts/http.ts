@@ -6,7 +6,7 @@
  */
 import { lookup } from 'node:dns/promises'
 import { badRequest } from '../errors'
-import { type Cidr, inCidrs, parseAddress, parseCidr } from '../http/cidr'
+import { type Cidr, inCidrs, PRIVATE_BLOCKS, parseAddress, parseCidr, privateBlocksOf } from '../http/cidr'
 
 export interface ScriptRequest {
   url: string
@@ -26,21 +26,6 @@ export interface HttpPolicy {
   timeoutMs: number
   maxBytes: number
 }
-
-/** Addresses a script reaches only when a listed block holds them. */
-const PRIVATE = [
-  '10.0.0.0/8',
-  '172.16.0.0/12',
-  '192.168.0.0/16',
-  '127.0.0.0/8',
-  '169.254.0.0/16',
-  '100.64.0.0/10',
-  '0.0.0.0/8',
-  '::1/128',
-  'fc00::/7',
-  'fe80::/10',
-  '::/128',
-].map((c) => parseCidr(c)!)
 
 function allowedName(host: string, allow: string[]): boolean {
   return allow.some((raw) => {
@@ -67,10 +52,10 @@ export async function scriptFetch(raw: unknown, policy: HttpPolicy): Promise<Scr
   const listed = literal ? inCidrs(host, blocks) : allowedName(host, policy.allow)
   if (!listed) throw badRequest(`${host} is not among the hosts scripts may call (SCRIPT_HTTP_ALLOW)`)
   // a private address passes only inside a listed block that is itself private (0.0.0.0/0 opens nothing)
-  const privateBlocks = blocks.filter((b) => PRIVATE.some((p) => b.mask >= p.mask && (b.base & p.mask) === p.base))
+  const privateBlocks = privateBlocksOf(blocks)
   const addresses = literal ? [host] : (await lookup(host, { all: true })).map((a) => a.address)
   for (const address of addresses)
-    if (inCidrs(address, PRIVATE) && !inCidrs(address, privateBlocks))
+    if (inCidrs(address, PRIVATE_BLOCKS) && !inCidrs(address, privateBlocks))
       throw badRequest(`${host} resolves to the private address ${address}, which SCRIPT_HTTP_ALLOW does not list`)
   const body = req.body === undefined || typeof req.body === 'string' ? req.body : JSON.stringify(req.body)
   const res = await fetch(url, {
