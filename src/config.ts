@@ -151,7 +151,7 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   NODE_NAME: { meaning: 'name of this process in a cluster', computed: 'host name + pid' },
   TRUST_PROXY: { meaning: 'CIDR list whose X-Forwarded-For is believed' },
   LOG_LEVEL: { meaning: 'error, warn, info or debug' },
-  WEBHOOK_ALLOW_PRIVATE: { meaning: 'CIDR list of private addresses webhooks may reach (webhooks: not built yet)' },
+  WEBHOOK_ALLOW_PRIVATE: { meaning: 'CIDR list of private addresses webhook deliveries may reach' },
   GATEWAY: { meaning: 'off binds Bun.serve directly (no LOOKUP/SYNC/CLEAR on the wire)' },
   WORKERS: { meaning: 'off: this process serves requests only; background work runs in other processes' },
   WEBAPPS_DIR: { meaning: 'web-application metadata files offered in the session', computed: '$DATA_DIR/webapps' },

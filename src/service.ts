@@ -21,6 +21,7 @@ import { createDeps, type Deps } from './deps'
 import { drain, type Gateway, startGateway } from './http/gateway/index'
 import type { RouteEntry } from './http/route'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
+import { listenForWebhooks } from './integration/deliveries'
 import { createLogger, type Logger } from './log'
 import { completeBuiltinClasses } from './model/builtin-start'
 import { WORKERS } from './workers/index'
@@ -31,6 +32,8 @@ export interface Service {
   deps: Deps
   app: App
   workers: WorkerRunner
+  /** The bus listener that enqueues webhook deliveries; `idle()` resolves once what it received is enqueued. */
+  webhooks: { idle(): Promise<void> }
   bootstrap: BootstrapResult
   /** Base URL of the public listener, when listening. */
   url?: string
@@ -101,6 +104,8 @@ export async function startService(
   if (options.schedule !== false) workers.start({ onlyAlways: !config.workers })
   deps.sockets.start(deps)
   deps.scripts.start(deps)
+  // enqueueing is background work: a WORKERS=off process leaves it to the others (they dedupe anyway)
+  const webhooks = config.workers ? listenForWebhooks(deps) : { idle: async () => {}, stop: async () => {} }
   const app = createApp(deps).ws('/ws', deps.sockets.handlers(), {
     idleTimeoutSec: config.wsIdleTimeoutSec,
     maxPayloadLength: config.wsMaxFrameBytes,
@@ -131,6 +136,7 @@ export async function startService(
     deps,
     app,
     workers,
+    webhooks,
     bootstrap: first,
     url,
     stop: () =>
@@ -143,6 +149,7 @@ export async function startService(
           await drain(server, graceMs)
           await server.stop(true)
         }
+        await webhooks.stop()
         await workers.stop() // first: the scheduler must not start a run on threads that are going
         await deps.scripts.stop()
         await deps.bus.stop()

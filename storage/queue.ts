@@ -48,11 +48,14 @@ const toJob = (r: unknown[]): Job => ({
   result: r[9] === null ? null : (JSON.parse(r[9] as string) as Doc),
 })
 
-/** Adds a job; with `done`, a job that needs no work is recorded as done with that result. */
-export function* enqueueJob(job: NewJob, created: string, done?: Doc): TxStep<string> {
+/**
+ * Adds a job; with `done`, a job that needs no work is recorded as done with that result. With
+ * `once`, a job whose id exists already is not added again (the id is then a dedupe key).
+ */
+export function* enqueueJob(job: NewJob, created: string, done?: Doc, once = false): TxStep<string> {
   const id = job.id ?? crypto.randomUUID()
   yield* tx.run(
-    `INSERT INTO queue (id, kind, domain, serial, payload, status, run_at, created, finished, result)
+    `INSERT ${once ? 'OR IGNORE ' : ''}INTO queue (id, kind, domain, serial, payload, status, run_at, created, finished, result)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       id,
@@ -122,20 +125,49 @@ export function* completeJob(claim: Claim, finished: string, result: Doc | null 
   if (done.changes === 0) throw new LostClaim(claim.id)
 }
 
-/** A failed attempt: due again at `retryAt`, or given up for good when it is null. A LostClaim as above. */
-export function* failJob(claim: Claim, finished: string, error: string, retryAt: number | null): TxStep<void> {
+/**
+ * A failed attempt: due again at `retryAt`, or given up for good when it is null; `result` (when
+ * given) records what the attempt saw. A LostClaim as above.
+ */
+export function* failJob(
+  claim: Claim,
+  finished: string,
+  error: string,
+  retryAt: number | null,
+  result: Doc | null = null,
+): TxStep<void> {
   const done = yield* tx.run(
-    `UPDATE queue SET status = ?, error = ?, run_at = ?, finished = ? WHERE ${CURRENT_CLAIM}`,
+    `UPDATE queue SET status = ?, error = ?, run_at = ?, finished = ?, result = COALESCE(?, result) WHERE ${CURRENT_CLAIM}`,
     [
       retryAt === null ? 'failed' : 'pending',
       error,
       retryAt ?? 0,
       retryAt === null ? finished : null,
+      result === null ? null : JSON.stringify(result),
       claim.id,
       claim.attempts,
     ],
   )
   if (done.changes === 0) throw new LostClaim(claim.id)
+}
+
+/** Gives a claimed job back untried (its attempt not counted), due again at `runAt`. False when the claim was lost. */
+export async function releaseJob(db: Db, claim: Claim, runAt: number): Promise<boolean> {
+  const sql = `UPDATE queue SET status = 'pending', attempts = attempts - 1, run_at = ? WHERE ${CURRENT_CLAIM}`
+  return (await db.run(sql, [runAt, claim.id, claim.attempts])).changes > 0
+}
+
+/** A failed job of a kind and domain is due again at `runAt` with its attempts counted from zero; false when no such failed job. */
+export async function retryFailedJob(
+  db: Db,
+  kind: string,
+  domain: string,
+  id: string,
+  runAt: number,
+): Promise<boolean> {
+  const sql = `UPDATE queue SET status = 'pending', attempts = 0, run_at = ?, finished = NULL
+    WHERE id = ? AND kind = ? AND domain = ? AND status = 'failed'`
+  return (await db.run(sql, [runAt, id, kind, domain])).changes > 0
 }
 
 /**
@@ -157,7 +189,12 @@ export function* purgeQueue(domain: string): TxStep<void> {
 }
 
 /** Jobs of a kind, newest first, narrowed by domain and by members of their payload (for operators and tests). */
-export async function jobsOf(db: Db, kind: string, where: { domain?: string; payload?: Doc } = {}): Promise<Job[]> {
+export async function jobsOf(
+  db: Db,
+  kind: string,
+  where: { domain?: string; payload?: Doc } = {},
+  limit = -1,
+): Promise<Job[]> {
   const conds = ['kind = ?']
   const args: string[] = [kind]
   if (where.domain !== undefined) conds.push('domain = ?'), args.push(where.domain)
@@ -165,6 +202,19 @@ export async function jobsOf(db: Db, kind: string, where: { domain?: string; pay
     conds.push('json_extract(payload, ?) = ?')
     args.push(`$.${k}`, String(v))
   }
-  const rows = await db.all(`SELECT ${COLUMNS} FROM queue WHERE ${conds.join(' AND ')} ORDER BY seq DESC`, args)
+  const rows = await db.all(`SELECT ${COLUMNS} FROM queue WHERE ${conds.join(' AND ')} ORDER BY seq DESC LIMIT ?`, [
+    ...args,
+    limit,
+  ])
   return rows.map(toJob)
+}
+
+/** One job by id, if it is of that kind and domain. */
+export async function jobById(db: Db, kind: string, domain: string, id: string): Promise<Job | null> {
+  const [row] = await db.all(`SELECT ${COLUMNS} FROM queue WHERE id = ? AND kind = ? AND domain = ?`, [
+    id,
+    kind,
+    domain,
+  ])
+  return row ? toJob(row) : null
 }

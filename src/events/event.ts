@@ -11,7 +11,7 @@ import type { JournalChange } from '~storage/journal'
 export interface PlatformEvent {
   /**
    * A UUID v7 given when the event enters the bus (ingest, script `emit`), so consumers can tell
-   * one event from another; journal events have `seq` instead.
+   * one event from another (webhook delivery dedupes on it); journal events have `seq` instead.
    */
   id?: string
   /** Event class and name: `modelevents` / `data_changed`. */

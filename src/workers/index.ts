@@ -8,6 +8,7 @@ import { modelExpiry } from './model-expiry'
 import { nodeHeartbeat } from './node-heartbeat'
 import type { Worker } from './runner'
 import { svcTasks } from './svc-tasks'
+import { webhookDeliveries } from './webhook-deliveries'
 import { wsSessions } from './ws-sessions'
 
 export const WORKERS: readonly Worker[] = [
@@ -20,4 +21,5 @@ export const WORKERS: readonly Worker[] = [
   nodeHeartbeat,
   wsSessions,
   svcTasks,
+  webhookDeliveries,
 ]

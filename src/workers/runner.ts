@@ -28,6 +28,8 @@ export interface Worker {
   always?: boolean
   /** One batch of work; how much it did (more than zero: there may be more, so it runs again at once). */
   step(deps: Deps, signal: AbortSignal): Promise<number>
+  /** Work a step started and left running (deliveries in flight): `stop()` waits for it. */
+  drain?(deps: Deps): Promise<void>
 }
 
 export interface RunnerOptions {
@@ -109,6 +111,7 @@ export class WorkerRunner {
       state.cron?.stop()
     }
     await Promise.all([...this.states.values()].map((s) => s.running))
+    await Promise.all([...this.states.values()].map((s) => s.worker.drain?.(this.deps)))
   }
 
   /** Passes (including those that found another process holding the lease) and failures of each worker since start. */

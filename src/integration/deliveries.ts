@@ -1,0 +1,135 @@
+/**
+ * From the event bus to the durable queue: every process listens, matches each event of a domain
+ * against that domain's webhook subscriptions, and enqueues it once per channel whose subscriptions
+ * match (one is enough, two do not double it). The job's id is derived from the channel and the
+ * event, and the queue's unique id refuses a second insert, so the processes of a cluster that all
+ * receive the event enqueue it once, durably (a KV marker would lose the event if its setter died
+ * before the insert). The worker src/workers/webhook-deliveries.ts sends the jobs.
+ */
+import { createHash } from 'node:crypto'
+import { enqueueJob, type Job, jobById, jobsOf, retryFailedJob } from '~storage/queue'
+import type { Doc } from '~storage/doc'
+import { isoTime } from '../clock'
+import type { Ctx } from '../context'
+import type { Deps } from '../deps'
+import { ApiError, notFound } from '../errors'
+import type { PlatformEvent } from '../events/event'
+import { matches } from '../events/match'
+import { channels } from './channels'
+import { domainSubscriptions, termsOf } from './webhooks'
+
+export const WEBHOOK = 'webhook'
+const LOG_LIMIT = 100
+
+/** What a delivery job carries: the channel, the subscription's url ('' for the channel's), the envelope sent. */
+export interface DeliveryPayload {
+  channel: string
+  url: string
+  event: string
+  envelope: Doc
+}
+
+/** What identifies an event across the processes that receive it: its journal seq, its id, else its content. */
+function eventKey(e: PlatformEvent): string {
+  if (e.seq !== undefined) return `seq:${e.seq}`
+  if (e.id) return `id:${e.id}`
+  return `sha:${createHash('sha256').update(JSON.stringify(e)).digest('hex')}`
+}
+
+/** A UUID (version 8, RFC 9562) that is a function of its name: the delivery's job id and webhook-id. */
+function uuidFrom(name: string): string {
+  const h = createHash('sha256').update(name).digest()
+  h[6] = (h[6]! & 0x0f) | 0x80
+  h[8] = (h[8]! & 0x3f) | 0x80
+  const x = h.subarray(0, 16).toString('hex')
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`
+}
+
+/** Enqueues the event for every channel with a matching subscription; how many channels. */
+export async function enqueueEvent(deps: Deps, event: PlatformEvent): Promise<number> {
+  const subs = await domainSubscriptions(deps, event.domain)
+  if (!subs.length) return 0
+  const byChannel = new Map<string, string>()
+  for (const sub of subs)
+    if (!byChannel.has(sub.channel) && matches(termsOf(sub), event)) byChannel.set(sub.channel, sub.url)
+  if (!byChannel.size) return 0
+  const domain = await deps.access.domainInfo(event.domain)
+  const key = eventKey(event)
+  const now = deps.clock.now()
+  for (const [channel, url] of byChannel) {
+    const id = uuidFrom(`${channel}:${key}`)
+    const { class: cls, event: name, time, objects, data } = event
+    const envelope = { id, class: cls, event: name, domain: domain?.name ?? event.domain, time, objects, data }
+    const payload: DeliveryPayload = { channel, url, event: `${cls}.${name}`, envelope }
+    const job = { id, kind: WEBHOOK, domain: event.domain, payload: { ...payload }, runAt: now }
+    await deps.db.write(() => enqueueJob(job, isoTime(now), undefined, true))
+  }
+  deps.signals.raise(`queue:${WEBHOOK}`)
+  return byChannel.size
+}
+
+/**
+ * Listens on the bus for this process. Events are handled one at a time, in the order they came,
+ * so a channel receives a domain's events in order of enqueueing. Returns the function that stops it.
+ */
+export function listenForWebhooks(deps: Deps): { stop(): Promise<void>; idle(): Promise<void> } {
+  let chain: Promise<void> = Promise.resolve()
+  const off = deps.bus.on((event) => {
+    chain = chain
+      .then(() => enqueueEvent(deps, event))
+      .then(
+        () => {},
+        (err: unknown) =>
+          deps.log.error('webhook enqueue failed', { event: `${event.class}.${event.event}`, error: String(err) }),
+      )
+  })
+  return {
+    idle: () => chain,
+    async stop() {
+      off()
+      await chain
+    },
+  }
+}
+
+/** One line of a channel's delivery log. */
+function logLine(job: Job) {
+  const p = job.payload as unknown as DeliveryPayload
+  const r = (job.result ?? {}) as { http_status?: number; latency_ms?: number; url?: string }
+  return {
+    id: job.id,
+    event: p.event,
+    status: job.status,
+    attempts: job.attempts,
+    created: job.created,
+    finished: job.finished,
+    url: r.url ?? p.url,
+    http_status: r.http_status ?? null,
+    latency_ms: r.latency_ms ?? null,
+    last_error: job.error,
+  }
+}
+
+async function requireChannel(ctx: Ctx, id: string): Promise<void> {
+  if (!(await ctx.deps.repo(channels.table).get(ctx.domain, id))) throw notFound(`integration_point ${id} not found`)
+}
+
+/** The channel's latest deliveries, newest first. */
+export async function deliveryLog(ctx: Ctx, channel: string) {
+  await requireChannel(ctx, channel)
+  const jobs = await jobsOf(ctx.deps.db, WEBHOOK, { domain: ctx.domain, payload: { channel } }, LOG_LIMIT)
+  return jobs.map(logLine)
+}
+
+/** A failed delivery of the channel goes out again (attempts counted anew); answers its log line. */
+export async function replayDelivery(ctx: Ctx, channel: string, id: string) {
+  await requireChannel(ctx, channel)
+  const { db, clock, signals } = ctx.deps
+  const job = await jobById(db, WEBHOOK, ctx.domain, id)
+  if (!job || (job.payload as unknown as DeliveryPayload).channel !== channel)
+    throw notFound(`delivery ${id} not found`)
+  if (!(await retryFailedJob(db, WEBHOOK, ctx.domain, id, clock.now())))
+    throw new ApiError(409, `only a failed delivery can be replayed; this one is ${job.status}`)
+  signals.raise(`queue:${WEBHOOK}`)
+  return logLine((await jobById(db, WEBHOOK, ctx.domain, id)) ?? job)
+}

@@ -1,0 +1,151 @@
+/**
+ * Webhook subscriptions (/rest/v1/service/webhooks): a `subscr` channel subscribes to events of its
+ * (working) domain for `expires` seconds. They live in the KV store, not the database: a record per
+ * subscription whose TTL is its lifetime (so a lapsed one is gone on every process at once), a
+ * per-domain index the delivery listener reads, and a longer-lived marker so a lapsed id answers
+ * `[]` rather than 404, as the spec asks.
+ */
+import { isPlainObject } from '~storage/doc'
+import type { Ctx } from '../context'
+import type { Deps } from '../deps'
+import { ApiError, badRequest, forbidden } from '../errors'
+import { parseEventMasks, parseObjects, type SubscriptionTerms } from '../events/match'
+import { type Channel, channels } from './channels'
+
+export const MAX_EXPIRES_SEC = 86_400
+/** Subscriptions one channel may hold at once: the index is read for every event of the domain. */
+export const MAX_PER_CHANNEL = 100
+/** How long a lapsed or removed id is still known (answers `[]` instead of 404). */
+const KNOWN_FOR_MS = 7 * 86_400_000
+
+export interface Subscription {
+  id: string
+  domain: string
+  channel: string
+  events: string[]
+  objects: unknown[]
+  url: string
+  /** End of the lifetime on the service's clock (ms); the KV TTL ends it in real time too. */
+  until: number
+}
+
+const recordKey = (id: string) => `webhook:sub:${id}`
+const knownKey = (id: string) => `webhook:known:${id}`
+const indexKey = (domain: string) => `webhook:subs:${domain}`
+
+const notFound = () => new ApiError(404, 'token not found')
+
+/** The subscribing channel: only a request authorized with a `subscr` channel's token subscribes. */
+async function subscriber(ctx: Ctx): Promise<Channel> {
+  if (ctx.actor.type !== 'integration')
+    throw forbidden('webhook subscriptions take the token of an integration channel of type subscr')
+  const channel = (await ctx.deps.repo(channels.table).get(ctx.domain, ctx.actor.id)) as Channel | undefined
+  if (channel?.type !== 'subscr') throw forbidden('webhook subscriptions take a channel of type subscr')
+  return channel
+}
+
+/** Checks a POST/PUT body; the terms are kept as sent (normalized) for the read-back. */
+function readBody(body: unknown): Pick<Subscription, 'events' | 'objects' | 'url'> & { expires: number } {
+  if (!isPlainObject(body)) throw badRequest('the body must be an object {events, objects?, expires, url?}')
+  const { events, objects = [], expires, url = '', ...rest } = body
+  const unknown = Object.keys(rest)
+  if (unknown.length) throw badRequest(`unknown field ${unknown[0]}`, unknown[0])
+  // modelevents must be named one by one, as for websocket subscriptions
+  const masks = parseEventMasks(events, { noWildcard: ['modelevents'] })
+  parseObjects(objects)
+  if (typeof expires !== 'number' || !Number.isSafeInteger(expires) || expires < 1 || expires > MAX_EXPIRES_SEC)
+    throw badRequest(`expires must be an integer number of seconds from 1 to ${MAX_EXPIRES_SEC}`, 'expires')
+  if (typeof url !== 'string' || url.length > 2048 || (url !== '' && !/^https?:$/.test(URL.parse(url)?.protocol ?? '')))
+    throw badRequest("url must be an http(s) URL or ''", 'url')
+  return { events: masks.map((m) => `${m.class}.${m.event}`), objects: objects as unknown[], url, expires }
+}
+
+/** A live subscription by id, or null (unknown, lapsed, or another channel's). */
+async function live(deps: Deps, id: string): Promise<Subscription | null> {
+  const text = await deps.kv.get(recordKey(id))
+  const sub = text ? (JSON.parse(text) as Subscription) : null
+  return sub && sub.until > deps.clock.now() ? sub : null
+}
+
+async function store(
+  ctx: Ctx,
+  channel: Channel,
+  id: string,
+  body: unknown,
+): Promise<{ id: string; msg: 'subscribed' }> {
+  const { expires, ...terms } = readBody(body)
+  const { kv, clock } = ctx.deps
+  const sub: Subscription = {
+    id,
+    domain: ctx.domain,
+    channel: channel.id,
+    ...terms,
+    until: clock.now() + expires * 1000,
+  }
+  await kv.set(recordKey(id), JSON.stringify(sub), expires * 1000)
+  await kv.set(knownKey(id), channel.id, KNOWN_FOR_MS)
+  await kv.sadd(indexKey(ctx.domain), id)
+  // the index outlives every subscription in it; each write renews it
+  await kv.expire(indexKey(ctx.domain), MAX_EXPIRES_SEC * 1000)
+  return { id, msg: 'subscribed' }
+}
+
+/** POST: a new subscription of the calling channel. */
+export async function subscribe(ctx: Ctx, body: unknown) {
+  const channel = await subscriber(ctx)
+  const held = (await domainSubscriptions(ctx.deps, ctx.domain)).filter((s) => s.channel === channel.id)
+  if (held.length >= MAX_PER_CHANNEL)
+    throw new ApiError(409, `a channel holds at most ${MAX_PER_CHANNEL} subscriptions`)
+  return store(ctx, channel, crypto.randomUUID(), body)
+}
+
+/** Whether the id was ever this channel's (live or lapsed); 404 "token not found" otherwise. */
+async function requireKnown(ctx: Ctx, id: string): Promise<Channel> {
+  const channel = await subscriber(ctx)
+  if (id.length > 64 || (await ctx.deps.kv.get(knownKey(id))) !== channel.id) throw notFound()
+  return channel
+}
+
+/** PUT: replaces the terms and renews the lifetime (a lapsed id of this channel comes back). */
+export async function renew(ctx: Ctx, id: string, body: unknown) {
+  return store(ctx, await requireKnown(ctx, id), id, body)
+}
+
+/** GET: `{objects, events, url}`, or `[]` once it lapsed. */
+export async function readSubscription(ctx: Ctx, id: string) {
+  await requireKnown(ctx, id)
+  const sub = await live(ctx.deps, id)
+  return sub ? { objects: sub.objects, events: sub.events, url: sub.url } : []
+}
+
+/** DELETE: ends it at once on every process. */
+export async function unsubscribe(ctx: Ctx, id: string) {
+  await requireKnown(ctx, id)
+  await ctx.deps.kv.del(recordKey(id))
+  await ctx.deps.kv.srem(indexKey(ctx.domain), id)
+  return { id, msg: 'unsubscribed' }
+}
+
+/** The live subscriptions of a domain; lapsed ids are dropped from the index on the way. */
+export async function domainSubscriptions(deps: Deps, domain: string): Promise<Subscription[]> {
+  const ids = await deps.kv.smembers(indexKey(domain))
+  if (!ids.length) return []
+  const texts = await deps.kv.mget(ids.map(recordKey))
+  const now = deps.clock.now()
+  const subs: Subscription[] = []
+  const gone: string[] = []
+  texts.forEach((text, i) => {
+    const sub = text ? (JSON.parse(text) as Subscription) : null
+    if (sub && sub.until > now) subs.push(sub)
+    else if (!sub) gone.push(ids[i]!)
+  })
+  if (gone.length) await deps.kv.srem(indexKey(domain), ...gone)
+  return subs
+}
+
+/** The matcher's terms of a subscription (its body was checked when it was stored). */
+export const termsOf = (sub: Subscription): SubscriptionTerms => ({
+  domain: sub.domain,
+  events: parseEventMasks(sub.events),
+  objects: parseObjects(sub.objects),
+})

@@ -1,0 +1,258 @@
+// Webhook delivery: bus → durable queue (once per channel, once per cluster) → signed POST to a local receiver.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Webhook } from 'standardwebhooks'
+import type { PlatformEvent } from '~/events/event'
+import { enqueueEvent } from '~/integration/deliveries'
+import { deliveriesSettled } from '~/workers/webhook-deliveries'
+import { jobsOf } from '~storage/queue'
+import { testPrefix } from '../helpers/redis'
+import { testService, type TestService } from '../helpers/service'
+
+const ALLOW = { WEBHOOK_ALLOW_PRIVATE: '127.0.0.1/32' }
+const prefix = testPrefix()
+let a: TestService
+let b: TestService
+let domain: { id: string; name: string }
+
+/** The receiver: answers with the next queued status (200 when none), verifies every signature it gets. */
+const received: { id: string; body: Record<string, unknown>; verified: boolean }[] = []
+const statuses: number[] = []
+let secret = ''
+const receiver = Bun.serve({
+  hostname: '127.0.0.1',
+  port: 0,
+  async fetch(req) {
+    const text = await req.text()
+    const headers = Object.fromEntries(req.headers)
+    let verified = false
+    try {
+      new Webhook(secret).verify(text, headers)
+      verified = true
+    } catch {}
+    received.push({ id: headers['webhook-id']!, body: JSON.parse(text), verified })
+    return new Response(null, { status: statuses.shift() ?? 200 })
+  },
+})
+const hookUrl = `http://127.0.0.1:${receiver.port}/hook`
+
+async function subscrChannel(t: TestService, code: string, url = hookUrl) {
+  const admin = await t.adminIn(domain.name)
+  const r = await t.call('POST', '/rest/v1/service/integration_points', {
+    token: admin,
+    body: { code, type: 'subscr', url },
+  })
+  expect(r.status).toBe(200)
+  return { id: r.body.id as string, token: r.body.token_local as string, secret: r.body.secret as string, admin }
+}
+
+const subscribe = (t: TestService, token: string, body: Record<string, unknown>) =>
+  t.call('POST', '/rest/v1/service/webhooks', { token, body: { expires: 600, ...body } })
+
+/** A script event; each test names its own, so the channels of other tests do not match it. */
+const greeted = (event = 'greeted', sipuser = '101'): PlatformEvent => ({
+  id: crypto.randomUUID(),
+  class: 'customevents',
+  event,
+  domain: domain.id,
+  time: new Date().toISOString(),
+  objects: [{ type: 'sipuser', value: sipuser }],
+  data: { hello: sipuser },
+})
+
+const jobs = (t: TestService, channel: string) => jobsOf(t.deps.db, 'webhook', { payload: { channel } })
+
+/** Waits (bounded) until the bus has brought the channel `n` jobs. */
+async function waitJobs(t: TestService, channel: string, n: number) {
+  const deadline = Date.now() + 3000
+  while ((await jobs(t, channel)).length < n && Date.now() < deadline) await Bun.sleep(20)
+  await t.service.webhooks.idle()
+  return jobs(t, channel)
+}
+
+/** One pass of the worker and the deliveries it started. */
+async function deliver(t: TestService) {
+  await t.run('webhook-deliveries')
+  await deliveriesSettled(t.deps)
+}
+
+beforeAll(async () => {
+  a = await testService({ driver: 'remote', kvPrefix: prefix, env: ALLOW, licence: { webservice_subscr: 20 } })
+  b = await testService({ driver: 'remote', kvPrefix: prefix, dataDir: a.dir, clock: a.clock, env: ALLOW })
+  domain = await a.createDomain('acme.master')
+})
+afterAll(async () => {
+  await b.close()
+  await a.close()
+  receiver.stop(true)
+})
+
+describe('delivery', () => {
+  test('two overlapping subscriptions of one channel: one signed delivery with the envelope', async () => {
+    const ch = await subscrChannel(a, 'overlap')
+    secret = ch.secret
+    const only900 = [{ type: 'sipuser', sipuser: '900' }]
+    expect((await subscribe(a, ch.token, { events: ['customevents.*'], objects: only900 })).status).toBe(200)
+    expect(
+      (
+        await subscribe(a, ch.token, {
+          events: ['customevents.greeted'],
+          objects: [{ type: 'sipuser', sipuser: '101' }],
+        })
+      ).status,
+    ).toBe(200)
+    expect((await subscribe(a, ch.token, { events: ['callevents.*'] })).status).toBe(200)
+    const event = greeted('greeted', '900')
+    await a.deps.bus.publish(event)
+    await a.deps.bus.publish({ ...greeted('greeted', '900'), class: 'confevents' }) // matches nothing
+    await a.deps.bus.publish(greeted('greeted', '901')) // another sipuser: nothing
+    expect(await waitJobs(a, ch.id, 1)).toHaveLength(1)
+    received.length = 0
+    await deliver(a)
+    expect(received).toHaveLength(1)
+    const [got] = received
+    expect(got!.verified).toBe(true)
+    expect(got!.body).toEqual({
+      id: got!.id,
+      class: 'customevents',
+      event: 'greeted',
+      domain: 'acme.master',
+      time: event.time,
+      objects: event.objects,
+      data: event.data,
+    })
+    const [log] = (await a.call('GET', `/rest/v1/service/integration_points/${ch.id}/deliveries`, { token: ch.admin }))
+      .body
+    expect(log).toMatchObject({
+      id: got!.id,
+      event: 'customevents.greeted',
+      status: 'done',
+      attempts: 1,
+      http_status: 200,
+    })
+    expect(log.latency_ms).toBeNumber()
+  })
+
+  test('journal changes arrive as modelevents.data_changed, keyed by their journal seq', async () => {
+    const ch = await subscrChannel(a, 'journal')
+    secret = ch.secret
+    await subscribe(a, ch.token, { events: ['modelevents.data_changed'], objects: ['extobj'] })
+    const created = await a.call('POST', '/rest/v1/reference/extobjs', {
+      token: ch.admin,
+      body: { type: 'n', value: 1 },
+    })
+    await a.run('journal-pump')
+    await a.run('journal-pump')
+    expect(await waitJobs(a, ch.id, 1)).toHaveLength(1)
+    received.length = 0
+    await deliver(a)
+    expect(received.map((r) => [r.verified, r.body.event, (r.body.data as { id: string }).id])).toEqual([
+      [true, 'data_changed', created.body.id],
+    ])
+  })
+
+  test('two service instances receiving the same bus event enqueue it once', async () => {
+    const ch = await subscrChannel(a, 'cluster')
+    await subscribe(a, ch.token, { events: ['customevents.cluster'] })
+    await a.deps.bus.publish(greeted('cluster'))
+    await waitJobs(a, ch.id, 1)
+    await Bun.sleep(100)
+    await b.service.webhooks.idle()
+    // and the same event offered by both at once: both match, one job
+    const again = greeted('cluster')
+    expect(await Promise.all([enqueueEvent(a.deps, again), enqueueEvent(b.deps, again)])).toEqual([1, 1])
+    expect(await jobs(a, ch.id)).toHaveLength(2)
+  })
+
+  test('a 500 is retried with backoff until it succeeds; a 400 fails for good and can be replayed', async () => {
+    const ch = await subscrChannel(a, 'retry')
+    secret = ch.secret
+    await subscribe(a, ch.token, { events: ['customevents.retry'] })
+    await deliver(a) // what earlier tests left queued, so the 500 goes to this channel
+    received.length = 0
+    statuses.push(500)
+    await enqueueEvent(a.deps, greeted('retry'))
+    await deliver(a)
+    const [first] = await jobs(a, ch.id)
+    expect(first).toMatchObject({ status: 'pending', attempts: 1, error: 'the receiver answered 500' })
+    await deliver(a) // not due yet
+    expect(received).toHaveLength(1)
+    a.clock.advance(15_000)
+    await deliver(a)
+    expect(received.map((r) => [r.id, r.verified])).toEqual([
+      [first!.id, true],
+      [first!.id, true],
+    ])
+    expect((await jobs(a, ch.id))[0]).toMatchObject({ status: 'done', attempts: 2 })
+
+    statuses.push(400)
+    await enqueueEvent(a.deps, greeted('retry'))
+    await deliver(a)
+    a.clock.advance(3_600_000)
+    await deliver(a)
+    const log = `/rest/v1/service/integration_points/${ch.id}/deliveries`
+    const [failed] = (await a.call('GET', log, { token: ch.admin })).body
+    expect(failed).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      http_status: 400,
+      last_error: 'the receiver answered 400',
+    })
+    expect(received).toHaveLength(3)
+    const replay = await a.call('POST', `${log}/${failed.id}/replay`, { token: ch.admin })
+    expect(replay.body).toMatchObject({ id: failed.id, status: 'pending' })
+    await deliver(a)
+    expect(received).toHaveLength(4)
+    expect((await a.call('GET', log, { token: ch.admin })).body[0]).toMatchObject({ status: 'done', attempts: 1 })
+    expect((await a.call('POST', `${log}/${failed.id}/replay`, { token: ch.admin })).status).toBe(409)
+    // domain administrators only: the channel's own token has no role for it
+    expect((await a.call('GET', log, { token: ch.token })).status).toBe(403)
+  })
+})
+
+describe('targets and durability', () => {
+  test('a private target is refused without WEBHOOK_ALLOW_PRIVATE', async () => {
+    const c = await testService({ kvPrefix: testPrefix() })
+    try {
+      domain = await c.createDomain('acme.master')
+      const ch = await subscrChannel(c, 'private')
+      await subscribe(c, ch.token, { events: ['customevents.greeted'] })
+      received.length = 0
+      await enqueueEvent(c.deps, greeted())
+      await deliver(c)
+      expect(received).toHaveLength(0)
+      const [job] = await jobs(c, ch.id)
+      expect(job!.status).toBe('failed')
+      expect(job!.error).toContain('WEBHOOK_ALLOW_PRIVATE')
+    } finally {
+      await c.close()
+    }
+  })
+
+  test('an accepted delivery survives a restart between accept and delivery', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'platform-webhook-'))
+    try {
+      const first = await testService({ dataDir: dir, env: ALLOW, driver: 'remote' })
+      domain = await first.createDomain('acme.master')
+      const ch = await subscrChannel(first, 'durable')
+      secret = ch.secret
+      await subscribe(first, ch.token, { events: ['customevents.greeted'] })
+      await first.deps.bus.publish(greeted())
+      expect(await waitJobs(first, ch.id, 1)).toHaveLength(1)
+      await first.close() // the worker never ran
+      const second = await testService({ dataDir: dir, env: ALLOW, driver: 'remote' })
+      try {
+        received.length = 0
+        await deliver(second)
+        expect(received.map((r) => r.verified)).toEqual([true])
+        expect((await jobs(second, ch.id))[0]!.status).toBe('done')
+      } finally {
+        await second.close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
