@@ -40,39 +40,40 @@ import * as r36 from './rest/v1/iam/self_register_requests/index'
 import * as r37 from './rest/v1/iam/self_register_requests/[id]'
 import * as r38 from './rest/v1/iam/sessions/index'
 import * as r39 from './rest/v1/iam/sessions/current'
-import * as r40 from './rest/v1/journal/changes/index'
-import * as r41 from './rest/v1/master/borderrules/index'
-import * as r42 from './rest/v1/master/borderrules/[id]'
-import * as r43 from './rest/v1/master/borderrules_check/index'
-import * as r44 from './rest/v1/master/license/index'
-import * as r45 from './rest/v1/master/node/[name]'
-import * as r46 from './rest/v1/master/nodes/index'
-import * as r47 from './rest/v1/master/nodes/[name]'
-import * as r48 from './rest/v1/model/[...path]'
-import * as r49 from './rest/v1/reference/extobjs/index'
-import * as r50 from './rest/v1/reference/extobjs/[id]'
-import * as r51 from './rest/v1/reference/extobjs_by_type/[type]'
-import * as r52 from './rest/v1/service/events/index'
-import * as r53 from './rest/v1/service/integration_points/index'
-import * as r54 from './rest/v1/service/integration_points/[id]/index'
-import * as r55 from './rest/v1/service/integration_points/[id]/deliveries/index'
-import * as r56 from './rest/v1/service/integration_points/[id]/deliveries/[job]/replay'
-import * as r57 from './rest/v1/service/integration_points/[id]/secret'
-import * as r58 from './rest/v1/service/integration_tokens/[token]'
-import * as r59 from './rest/v1/service/svcscript_runtimes/index'
-import * as r60 from './rest/v1/service/svcscript_runtimes/[id]'
-import * as r61 from './rest/v1/service/svcscripts/index'
-import * as r62 from './rest/v1/service/svcscripts/[id]'
-import * as r63 from './rest/v1/service/svctasks/index'
-import * as r64 from './rest/v1/service/svctasks/[id]'
-import * as r65 from './rest/v1/service/webhooks/index'
-import * as r66 from './rest/v1/service/webhooks/[id]'
-import * as r67 from './rest/v1/uc/sipusers/index'
-import * as r68 from './rest/v1/uc/sipusers/[id]'
-import * as r69 from './rest/v1/user/info'
-import * as r70 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
-import * as r71 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
-import * as r72 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
+import * as r40 from './rest/v1/integration/in/[...path]'
+import * as r41 from './rest/v1/journal/changes/index'
+import * as r42 from './rest/v1/master/borderrules/index'
+import * as r43 from './rest/v1/master/borderrules/[id]'
+import * as r44 from './rest/v1/master/borderrules_check/index'
+import * as r45 from './rest/v1/master/license/index'
+import * as r46 from './rest/v1/master/node/[name]'
+import * as r47 from './rest/v1/master/nodes/index'
+import * as r48 from './rest/v1/master/nodes/[name]'
+import * as r49 from './rest/v1/model/[...path]'
+import * as r50 from './rest/v1/reference/extobjs/index'
+import * as r51 from './rest/v1/reference/extobjs/[id]'
+import * as r52 from './rest/v1/reference/extobjs_by_type/[type]'
+import * as r53 from './rest/v1/service/events/index'
+import * as r54 from './rest/v1/service/integration_points/index'
+import * as r55 from './rest/v1/service/integration_points/[id]/index'
+import * as r56 from './rest/v1/service/integration_points/[id]/deliveries/index'
+import * as r57 from './rest/v1/service/integration_points/[id]/deliveries/[job]/replay'
+import * as r58 from './rest/v1/service/integration_points/[id]/secret'
+import * as r59 from './rest/v1/service/integration_tokens/[token]'
+import * as r60 from './rest/v1/service/svcscript_runtimes/index'
+import * as r61 from './rest/v1/service/svcscript_runtimes/[id]'
+import * as r62 from './rest/v1/service/svcscripts/index'
+import * as r63 from './rest/v1/service/svcscripts/[id]'
+import * as r64 from './rest/v1/service/svctasks/index'
+import * as r65 from './rest/v1/service/svctasks/[id]'
+import * as r66 from './rest/v1/service/webhooks/index'
+import * as r67 from './rest/v1/service/webhooks/[id]'
+import * as r68 from './rest/v1/uc/sipusers/index'
+import * as r69 from './rest/v1/uc/sipusers/[id]'
+import * as r70 from './rest/v1/user/info'
+import * as r71 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
+import * as r72 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
+import * as r73 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
 
 export const routes: RouteEntry[] = [
   { url: '/pages/assets/pages.css', file: 'routes/pages/assets/pages.css.ts', module: r0 },
@@ -115,37 +116,38 @@ export const routes: RouteEntry[] = [
   { url: '/rest/v1/iam/self_register_requests/:id', file: 'routes/rest/v1/iam/self_register_requests/[id].ts', module: r37 },
   { url: '/rest/v1/iam/sessions', file: 'routes/rest/v1/iam/sessions/index.ts', module: r38 },
   { url: '/rest/v1/iam/sessions/current', file: 'routes/rest/v1/iam/sessions/current.ts', module: r39 },
-  { url: '/rest/v1/journal/changes', file: 'routes/rest/v1/journal/changes/index.ts', module: r40 },
-  { url: '/rest/v1/master/borderrules', file: 'routes/rest/v1/master/borderrules/index.ts', module: r41 },
-  { url: '/rest/v1/master/borderrules/:id', file: 'routes/rest/v1/master/borderrules/[id].ts', module: r42 },
-  { url: '/rest/v1/master/borderrules_check', file: 'routes/rest/v1/master/borderrules_check/index.ts', module: r43 },
-  { url: '/rest/v1/master/license', file: 'routes/rest/v1/master/license/index.ts', module: r44 },
-  { url: '/rest/v1/master/node/:name', file: 'routes/rest/v1/master/node/[name].ts', module: r45 },
-  { url: '/rest/v1/master/nodes', file: 'routes/rest/v1/master/nodes/index.ts', module: r46 },
-  { url: '/rest/v1/master/nodes/:name', file: 'routes/rest/v1/master/nodes/[name].ts', module: r47 },
-  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r48 },
-  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r49 },
-  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r50 },
-  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r51 },
-  { url: '/rest/v1/service/events', file: 'routes/rest/v1/service/events/index.ts', module: r52 },
-  { url: '/rest/v1/service/integration_points', file: 'routes/rest/v1/service/integration_points/index.ts', module: r53 },
-  { url: '/rest/v1/service/integration_points/:id', file: 'routes/rest/v1/service/integration_points/[id]/index.ts', module: r54 },
-  { url: '/rest/v1/service/integration_points/:id/deliveries', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/index.ts', module: r55 },
-  { url: '/rest/v1/service/integration_points/:id/deliveries/:job/replay', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/[job]/replay.ts', module: r56 },
-  { url: '/rest/v1/service/integration_points/:id/secret', file: 'routes/rest/v1/service/integration_points/[id]/secret.ts', module: r57 },
-  { url: '/rest/v1/service/integration_tokens/:token', file: 'routes/rest/v1/service/integration_tokens/[token].ts', module: r58 },
-  { url: '/rest/v1/service/svcscript_runtimes', file: 'routes/rest/v1/service/svcscript_runtimes/index.ts', module: r59 },
-  { url: '/rest/v1/service/svcscript_runtimes/:id', file: 'routes/rest/v1/service/svcscript_runtimes/[id].ts', module: r60 },
-  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r61 },
-  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r62 },
-  { url: '/rest/v1/service/svctasks', file: 'routes/rest/v1/service/svctasks/index.ts', module: r63 },
-  { url: '/rest/v1/service/svctasks/:id', file: 'routes/rest/v1/service/svctasks/[id].ts', module: r64 },
-  { url: '/rest/v1/service/webhooks', file: 'routes/rest/v1/service/webhooks/index.ts', module: r65 },
-  { url: '/rest/v1/service/webhooks/:id', file: 'routes/rest/v1/service/webhooks/[id].ts', module: r66 },
-  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r67 },
-  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r68 },
-  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r69 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r70 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r71 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r72 },
+  { url: '/rest/v1/integration/in/*', file: 'routes/rest/v1/integration/in/[...path].ts', module: r40 },
+  { url: '/rest/v1/journal/changes', file: 'routes/rest/v1/journal/changes/index.ts', module: r41 },
+  { url: '/rest/v1/master/borderrules', file: 'routes/rest/v1/master/borderrules/index.ts', module: r42 },
+  { url: '/rest/v1/master/borderrules/:id', file: 'routes/rest/v1/master/borderrules/[id].ts', module: r43 },
+  { url: '/rest/v1/master/borderrules_check', file: 'routes/rest/v1/master/borderrules_check/index.ts', module: r44 },
+  { url: '/rest/v1/master/license', file: 'routes/rest/v1/master/license/index.ts', module: r45 },
+  { url: '/rest/v1/master/node/:name', file: 'routes/rest/v1/master/node/[name].ts', module: r46 },
+  { url: '/rest/v1/master/nodes', file: 'routes/rest/v1/master/nodes/index.ts', module: r47 },
+  { url: '/rest/v1/master/nodes/:name', file: 'routes/rest/v1/master/nodes/[name].ts', module: r48 },
+  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r49 },
+  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r50 },
+  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r51 },
+  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r52 },
+  { url: '/rest/v1/service/events', file: 'routes/rest/v1/service/events/index.ts', module: r53 },
+  { url: '/rest/v1/service/integration_points', file: 'routes/rest/v1/service/integration_points/index.ts', module: r54 },
+  { url: '/rest/v1/service/integration_points/:id', file: 'routes/rest/v1/service/integration_points/[id]/index.ts', module: r55 },
+  { url: '/rest/v1/service/integration_points/:id/deliveries', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/index.ts', module: r56 },
+  { url: '/rest/v1/service/integration_points/:id/deliveries/:job/replay', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/[job]/replay.ts', module: r57 },
+  { url: '/rest/v1/service/integration_points/:id/secret', file: 'routes/rest/v1/service/integration_points/[id]/secret.ts', module: r58 },
+  { url: '/rest/v1/service/integration_tokens/:token', file: 'routes/rest/v1/service/integration_tokens/[token].ts', module: r59 },
+  { url: '/rest/v1/service/svcscript_runtimes', file: 'routes/rest/v1/service/svcscript_runtimes/index.ts', module: r60 },
+  { url: '/rest/v1/service/svcscript_runtimes/:id', file: 'routes/rest/v1/service/svcscript_runtimes/[id].ts', module: r61 },
+  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r62 },
+  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r63 },
+  { url: '/rest/v1/service/svctasks', file: 'routes/rest/v1/service/svctasks/index.ts', module: r64 },
+  { url: '/rest/v1/service/svctasks/:id', file: 'routes/rest/v1/service/svctasks/[id].ts', module: r65 },
+  { url: '/rest/v1/service/webhooks', file: 'routes/rest/v1/service/webhooks/index.ts', module: r66 },
+  { url: '/rest/v1/service/webhooks/:id', file: 'routes/rest/v1/service/webhooks/[id].ts', module: r67 },
+  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r68 },
+  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r69 },
+  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r70 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r71 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r72 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r73 },
 ]

@@ -1,0 +1,73 @@
+/**
+ * Incoming HTTP to a channel (the original's "project API"): a request to
+ * `/rest/v1/integration/in/<anything>` with a channel's token runs the channel's
+ * `recv_svcscriptcode` script with the request as `startparam(1)`; what the script returns is the
+ * answer. A script may answer `{status, body, headers}` to choose them; any other value is sent as
+ * JSON with 200. The channel's `opts.recv_timeout` (seconds, default 30) bounds the wait.
+ */
+import { ApiError, forbidden } from '../errors'
+import type { Req } from '../http/req'
+import { defineRoute } from '../http/route'
+import { channels } from './channels'
+
+const DEFAULT_TIMEOUT_SEC = 30
+const FORWARDED_HEADERS = ['content-type', 'user-agent', 'accept', 'x-request-id']
+
+/** The request as the script sees it: method, path below /in, query, chosen headers, body (JSON or text). */
+async function describe(req: Req) {
+  const raw = new TextDecoder().decode(await req.bytes())
+  let body: unknown = raw === '' ? null : raw
+  if (raw && (req.header('content-type') ?? '').includes('json')) {
+    try {
+      body = JSON.parse(raw)
+    } catch {
+      // not JSON after all: the script gets the text
+    }
+  }
+  const headers = Object.fromEntries(FORWARDED_HEADERS.flatMap((h) => (req.header(h) ? [[h, req.header(h)]] : [])))
+  return { method: req.method, path: `/${req.params['*'] ?? ''}`, query: req.query, headers, body }
+}
+
+function answerOf(result: unknown): Response {
+  const r = result as { status?: unknown; body?: unknown; headers?: unknown } | null
+  const chosen = r && typeof r === 'object' && typeof r.status === 'number' && r.status >= 200 && r.status <= 599
+  if (!chosen) return Response.json(result ?? null)
+  const headers = new Headers(typeof r.headers === 'object' && r.headers ? (r.headers as Record<string, string>) : {})
+  if (typeof r.body === 'string') return new Response(r.body, { status: r.status as number, headers })
+  if (!headers.has('content-type')) headers.set('content-type', 'application/json')
+  return new Response(JSON.stringify(r.body ?? null), { status: r.status as number, headers })
+}
+
+export const projectApi = defineRoute({
+  // admitted as any signed-in caller; only a channel's token gets further
+  access: 'session',
+  async handle(req) {
+    const { ctx, deps } = req
+    if (ctx.actor.type !== 'integration') throw forbidden('the project API answers integration channel tokens only')
+    const channel = await deps.repo(channels.table).get(ctx.domain, ctx.actor.id)
+    const code = channel?.recv_svcscriptcode
+    if (typeof code !== 'string' || code === '')
+      throw new ApiError(
+        501,
+        `channel ${channel?.code ?? ctx.actor.id} has no recv_svcscriptcode: it offers no project API`,
+      )
+    const timeoutSec = (channel?.opts as { recv_timeout?: number } | undefined)?.recv_timeout ?? DEFAULT_TIMEOUT_SEC
+    const request = await describe(req)
+    const { info, done } = await deps.scripts.startHere({
+      domainId: ctx.domain,
+      code,
+      params: [request],
+      durationMs: timeoutSec * 1000,
+    })
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutSec * 1000)))
+    const outcome = await Promise.race([done, late])
+    clearTimeout(timer)
+    if (!outcome) {
+      await deps.scripts.stopAnywhere(ctx.domain, info.id).catch(() => {})
+      throw new ApiError(504, `the channel's script ${code} did not answer within ${timeoutSec} s`)
+    }
+    if (outcome.status !== 'done') throw new ApiError(502, `the channel's script ${code} failed: ${outcome.error}`)
+    return answerOf(outcome.result)
+  },
+})
