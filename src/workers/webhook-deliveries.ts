@@ -4,8 +4,8 @@
  * backoff and jitter for network errors, 408, 429 and 5xx (other answers end it for good), and
  * private, loopback and link-local targets refused unless WEBHOOK_ALLOW_PRIVATE lists them, checked
  * on the resolved addresses. Every process runs it, each job claimed by one. Deliveries run in the
- * background of the step, at most PER_HOST at once to one host: a job for a busy host goes back to
- * the queue untried, so one slow receiver holds its own slots and nobody else's.
+ * background of the step, at most PER_HOST at once to one host; a few more wait here for its next
+ * free slot and the rest go back to the queue untried, so one slow receiver cannot take every slot.
  */
 import { createHmac } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
@@ -23,6 +23,13 @@ const MAX_IN_FLIGHT = 64
 const TIMEOUT_MS = 10_000
 const LEASE_MS = 60_000
 const BUSY_RETRY_MS = 1000
+/**
+ * Claimed jobs that may wait here for a busy host's slot (beyond them a job goes back to the queue
+ * for BUSY_RETRY_MS). Waiting here instead of re-queueing keeps a backlog to one host flowing at its
+ * PER_HOST pace, while the bound leaves the rest of MAX_IN_FLIGHT to other hosts. The wait fits in
+ * the lease: WAITING_PER_HOST / PER_HOST rounds of at most TIMEOUT_MS each.
+ */
+const WAITING_PER_HOST = 16
 const BASE_BACKOFF_MS = 15_000
 const MAX_BACKOFF_MS = 3_600_000
 
@@ -109,16 +116,41 @@ async function record(deps: Deps, job: Job, o: Outcome): Promise<void> {
     log.warn('webhook delivery failed', { job: job.id, attempt: job.attempts, error: o.error, retry: retryAt !== null })
 }
 
-/** This process's deliveries in flight, and how many go to each host. */
+/** This process's deliveries in flight, how many go to each host, and the jobs waiting for a host's slot. */
 interface State {
   inFlight: Set<Promise<void>>
   perHost: Map<string, number>
+  waiting: Map<string, (() => void)[]>
 }
 const states = new WeakMap<Deps, State>()
 const stateOf = (deps: Deps): State => {
   let s = states.get(deps)
-  if (!s) states.set(deps, (s = { inFlight: new Set(), perHost: new Map() }))
+  if (!s) states.set(deps, (s = { inFlight: new Set(), perHost: new Map(), waiting: new Map() }))
   return s
+}
+
+/** Takes one of the host's PER_HOST slots, waiting for one if the wait list has room; false when it has none. */
+async function slot(s: State, host: string): Promise<boolean> {
+  const busy = s.perHost.get(host) ?? 0
+  if (busy < PER_HOST) {
+    s.perHost.set(host, busy + 1)
+    return true
+  }
+  const queue = s.waiting.get(host) ?? []
+  if (queue.length >= WAITING_PER_HOST) return false
+  s.waiting.set(host, queue)
+  await new Promise<void>((resolve) => queue.push(resolve))
+  return true // the slot was handed over by `free`
+}
+
+/** Gives the slot to the next waiting job, or back to the host. */
+function free(s: State, host: string): void {
+  const next = s.waiting.get(host)?.shift()
+  if (next) return next()
+  s.waiting.delete(host)
+  const left = (s.perHost.get(host) ?? 1) - 1
+  if (left) s.perHost.set(host, left)
+  else s.perHost.delete(host)
 }
 
 async function handle(deps: Deps, s: State, job: Job): Promise<void> {
@@ -139,18 +171,14 @@ async function handle(deps: Deps, s: State, job: Job): Promise<void> {
     })
   }
   const host = new URL(target).host
-  const busy = s.perHost.get(host) ?? 0
-  if (busy >= PER_HOST) {
+  if (!(await slot(s, host))) {
     await releaseJob(deps.db, job, deps.clock.now() + BUSY_RETRY_MS)
     return
   }
-  s.perHost.set(host, busy + 1)
   try {
     await record(deps, job, await attempt(deps, job, target, secret))
   } finally {
-    const left = (s.perHost.get(host) ?? 1) - 1
-    if (left) s.perHost.set(host, left)
-    else s.perHost.delete(host)
+    free(s, host)
   }
 }
 
