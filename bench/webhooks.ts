@@ -1,0 +1,170 @@
+/**
+ * Webhook delivery on one service process: events ingested over POST /rest/v1/service/events go
+ * to a local receiver (Bun.serve on 127.0.0.1 in this process, answering 204 at once) through a
+ * `subscr` channel's subscription. Reports throughput (N events ingested in batches of 100; deliveries
+ * per second from the first arrival to the last, received / expected) and latency (events sent one
+ * at a time at a modest rate; ingest request sent -> delivery received, one clock).
+ * `bun bench/webhooks.ts [events]` (default 20000); `npm run bench` runs it after bench/scripts.ts.
+ * BENCH_WEBHOOK_RATE and BENCH_WEBHOOK_SECONDS set the latency run (default 50/s for 10 s),
+ * BENCH_WEBHOOK_WAIT the seconds to wait for the last deliveries (default 120). BENCH_CPU_PROF=<dir>
+ * runs the service under `bun --cpu-prof-md` and leaves its profile (markdown) in that folder.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const root = join(import.meta.dir, '..')
+const EVENTS = Number(process.argv[2] ?? 20_000)
+const BATCH = 100
+const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 50)
+const SECONDS = Number(process.env.BENCH_WEBHOOK_SECONDS ?? 10)
+const WAIT_MS = Number(process.env.BENCH_WEBHOOK_WAIT ?? 120) * 1000
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
+
+// The receiver: arrival time per event id (the envelope's `data.n`, set by this bench) and duplicates.
+// Only ids of the current case count, so late deliveries of an earlier case do not.
+const arrivals = new Map<number, number>()
+let phase = { from: -10, to: 0 }
+let duplicates = 0
+const receiver = Bun.serve({
+  hostname: '127.0.0.1',
+  port: 0,
+  async fetch(req) {
+    const at = performance.now()
+    const { data } = (await req.json()) as { data: { n: number } }
+    if (data.n < phase.from || data.n >= phase.to) return new Response(null, { status: 204 })
+    if (arrivals.has(data.n)) duplicates++
+    else arrivals.set(data.n, at)
+    return new Response(null, { status: 204 })
+  },
+})
+
+const work = mkdtempSync(join(tmpdir(), 'platform-bench-webhooks-'))
+const PROFILE = process.env.BENCH_CPU_PROF
+const profile = PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE}`] : []
+const proc = Bun.spawn([process.execPath, ...profile, 'server.ts'], {
+  cwd: root,
+  env: {
+    ...process.env,
+    DATA_DIR: work,
+    PORT: '0',
+    GATEWAY: 'off',
+    ADMIN_PASSWORD: 'bench-Pass1',
+    LOG_LEVEL: 'info', // the "listening" line that names the URL is logged at info
+    WEBHOOK_ALLOW_PRIVATE: '127.0.0.1/32',
+  },
+  stdout: 'pipe',
+  stderr: 'inherit',
+})
+try {
+  const reader = proc.stdout.getReader()
+  let out = ''
+  while (!/"url":"(http:[^"]+)"/.test(out)) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`the service did not start:\n${out}`)
+    out += new TextDecoder().decode(value)
+  }
+  const base = /"url":"(http:[^"]+)"/.exec(out)![1]!
+  // keep reading stdout so a chatty log never fills the pipe and stalls the service
+  void (async () => {
+    while (!(await reader.read()).done);
+  })()
+
+  const login = await fetch(`${base}/rest/v1/iam/sessions`, {
+    method: 'POST',
+    body: JSON.stringify({ domain: 'master', login: 'admin', pwd: 'bench-Pass1', session_type: 'token' }),
+  })
+  const { session_token: token } = (await login.json()) as { session_token: string }
+  const call = async (method: string, path: string, body: unknown, bearer = token) => {
+    const res = await fetch(`${base}/rest/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${bearer}` },
+      body: JSON.stringify(body),
+    })
+    const text = await res.text()
+    const answer = (text ? JSON.parse(text) : {}) as Record<string, unknown>
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`)
+    return answer
+  }
+  await call('POST', '/domain/domains', { name: 'bench.master' })
+  await call('PATCH', '/iam/sessions/current', { domain: 'bench.master' })
+  const receiverUrl = `http://127.0.0.1:${receiver.port}/hook`
+  const channel = await call('POST', '/service/integration_points', { code: 'bench', type: 'subscr', url: receiverUrl })
+  await call('POST', '/service/webhooks', { events: ['benchevents.*'], expires: 86400 }, channel.token_local as string)
+
+  const sentAt = new Map<number, number>()
+  const event = (n: number) => ({ class: 'benchevents', event: 'tick', data: { n } })
+  const waitFor = async (expected: number) => {
+    const until = performance.now() + WAIT_MS
+    let shown = performance.now()
+    while (arrivals.size < expected && performance.now() < until) {
+      await Bun.sleep(50)
+      if (performance.now() - shown < 10_000) continue
+      shown = performance.now()
+      console.error(`  ${arrivals.size}/${expected} delivered`)
+    }
+  }
+
+  // warm-up: a few deliveries so the first connection and the JIT do not count
+  for (let n = -10; n < 0; n++) await call('POST', '/service/events', event(n))
+  await waitFor(10)
+  arrivals.clear()
+  phase = { from: 0, to: EVENTS }
+
+  // 1. throughput: N events in batches of 100, four requests in flight
+  const ingestStart = performance.now()
+  let next = 0
+  const ingester = async () => {
+    while (next < EVENTS) {
+      const from = next
+      next = Math.min(EVENTS, next + BATCH)
+      const batch = Array.from({ length: next - from }, (_, i) => event(from + i))
+      await call('POST', '/service/events', batch)
+    }
+  }
+  await Promise.all([ingester(), ingester(), ingester(), ingester()])
+  const ingestSeconds = (performance.now() - ingestStart) / 1000
+  console.error(`ingested ${EVENTS} events in ${ingestSeconds.toFixed(1)} s; waiting for deliveries`)
+  await waitFor(EVENTS)
+  const times = [...arrivals.values()].sort((a, b) => a - b)
+  const received = arrivals.size
+  const spanSeconds = times.length > 1 ? (times.at(-1)! - times[0]!) / 1000 : 0
+  const perSecond = spanSeconds > 0 ? (received - 1) / spanSeconds : 0
+  const endToEnd = times.length ? (times.at(-1)! - ingestStart) / 1000 : 0
+
+  // 2. latency: one event per request at RATE per second for SECONDS
+  arrivals.clear()
+  const OFFSET = 1_000_000
+  const count = RATE * SECONDS
+  phase = { from: OFFSET, to: OFFSET + count }
+  const latencyStart = performance.now()
+  const sends: Promise<unknown>[] = []
+  for (let i = 0; i < count; i++) {
+    const due = latencyStart + (i * 1000) / RATE
+    const wait = due - performance.now()
+    if (wait > 0) await Bun.sleep(wait)
+    sentAt.set(OFFSET + i, performance.now())
+    sends.push(call('POST', '/service/events', event(OFFSET + i)))
+  }
+  await Promise.all(sends)
+  await waitFor(count)
+  const latencies = [...arrivals].map(([n, at]) => at - sentAt.get(n)!).sort((a, b) => a - b)
+
+  console.log(
+    `\nwebhook deliveries (one process, GATEWAY=off, one local receiver answering 204; ${EVENTS} events in batches of ${BATCH}):`,
+  )
+  console.log('| case | events | received / expected | deliveries/s | p50 | p99 | notes |')
+  console.log('|---|---|---|---|---|---|---|')
+  console.log(
+    `| throughput | ${EVENTS} | ${received}/${EVENTS} (${((100 * received) / EVENTS).toFixed(2)} %) | ${perSecond.toFixed(0)} | | | ingest took ${ingestSeconds.toFixed(1)} s (${(EVENTS / ingestSeconds).toFixed(0)} events/s); first ingest -> last arrival ${endToEnd.toFixed(1)} s; ${duplicates} duplicates |`,
+  )
+  console.log(
+    `| latency (${RATE}/s for ${SECONDS} s) | ${count} | ${latencies.length}/${count} (${((100 * latencies.length) / count).toFixed(2)} %) | | ${latencies.length ? percentile(latencies, 0.5).toFixed(1) : '-'} ms | ${latencies.length ? percentile(latencies, 0.99).toFixed(1) : '-'} ms | ingest request sent -> delivery received |`,
+  )
+} finally {
+  proc.kill()
+  await proc.exited
+  receiver.stop(true)
+  rmSync(work, { recursive: true, force: true })
+}
