@@ -143,16 +143,18 @@ async function slot(s: State, host: string): Promise<boolean> {
   return true // the slot was handed over by `free`
 }
 
-/** Gives the slot to the next waiting job, or back to the host. */
-function free(s: State, host: string): void {
+/** Gives the slot to the next waiting job, or back to the host (then the worker may claim more). */
+function free(deps: Deps, s: State, host: string): void {
   const next = s.waiting.get(host)?.shift()
   if (next) return next()
   s.waiting.delete(host)
   const left = (s.perHost.get(host) ?? 1) - 1
   if (left) s.perHost.set(host, left)
   else s.perHost.delete(host)
+  deps.signals.raise(`queue:${WEBHOOK}`) // a slot is free
 }
 
+/** Delivers one claimed job (or gives it back to the queue when its host is too busy). */
 async function handle(deps: Deps, s: State, job: Job): Promise<void> {
   const p = job.payload as unknown as DeliveryPayload
   const channel = (await deps.repo(channels.table).get(job.domain, p.channel)) as Channel | undefined
@@ -171,14 +173,11 @@ async function handle(deps: Deps, s: State, job: Job): Promise<void> {
     })
   }
   const host = new URL(target).host
-  if (!(await slot(s, host))) {
-    await releaseJob(deps.db, job, deps.clock.now() + BUSY_RETRY_MS)
-    return
-  }
+  if (!(await slot(s, host))) return void (await releaseJob(deps.db, job, deps.clock.now() + BUSY_RETRY_MS))
   try {
     await record(deps, job, await attempt(deps, job, target, secret))
   } finally {
-    free(s, host)
+    free(deps, s, host)
   }
 }
 
@@ -202,13 +201,12 @@ export const webhookDeliveries: Worker = {
     for (const job of batch) {
       const run: Promise<void> = handle(deps, s, job)
         .catch((err: unknown) => deps.log.error('webhook outcome not recorded', { job: job.id, error: String(err) }))
-        .finally(() => {
-          s.inFlight.delete(run)
-          deps.signals.raise(`queue:${WEBHOOK}`) // a slot is free
-        })
+        .then(() => void s.inFlight.delete(run))
       s.inFlight.add(run)
     }
-    return batch.length
+    // one batch per pass: claiming again at once while a host is full would only bounce jobs; the
+    // next pass comes when a host's slot frees (or on the schedule)
+    return 0
   },
   drain: deliveriesSettled,
 }
