@@ -87,12 +87,21 @@ export async function handleHttp(deps: Deps, request: Request, server?: PeerLook
   }
 }
 
+/**
+ * What every answer carries unless its route says otherwise: answers are per caller (no caches keep
+ * them), their type is what they say, and a 401 tells how to authenticate.
+ */
+const BASELINE: Record<string, string> = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }
+const CHALLENGE = 'Bearer realm="platform"'
+
 export function toResponse(outcome: Outcome, requestId: string, head: boolean): Response {
-  const headers: Record<string, string> = { 'x-request-id': requestId, ...outcome.headers }
+  const headers: Record<string, string> = { ...BASELINE, 'x-request-id': requestId, ...outcome.headers }
+  if (outcome.status === 401) headers['www-authenticate'] ??= CHALLENGE
   let response: Response
   if (outcome.body instanceof Response) {
     response = head ? new Response(null, outcome.body) : outcome.body
-    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value)
+    for (const [name, value] of Object.entries(headers))
+      if (!(name in BASELINE) || !response.headers.has(name)) response.headers.set(name, value)
   } else if (outcome.body === undefined) {
     response = new Response(null, { status: outcome.status, headers })
   } else {

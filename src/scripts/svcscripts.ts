@@ -3,7 +3,9 @@ import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
 import { NIL_UUID } from '../ids'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, withDefaults } from '../entities/entity'
+import { requireIds } from '../directory/maintain'
 import { enforceLimit } from '../master/licence'
+import { projects } from '../projects/projects'
 
 /** A script's code, also how a service task names the script it runs. */
 export const scriptCode = v.pipe(
@@ -31,6 +33,10 @@ export const svcscripts = defineEntity({
     // the licence counts scripts across every domain
     *inTransaction(u, { before, after }): TxStep<void> {
       if (!before && after) yield* enforceLimit(u, 'svcscripts', yield* u.ctx.deps.repo(svcscripts.table).countAll())
+      // a script belongs to a project of its own domain, or to none (the nil id)
+      const project = after?.projectid
+      if (project && project !== NIL_UUID && project !== before?.projectid)
+        yield* requireIds(u, projects, [project], 'projectid')
     },
   },
 })

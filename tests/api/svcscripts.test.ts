@@ -72,7 +72,19 @@ describe('create', () => {
     expect((await lastJournal()).obj.projectid).toBe(NIL_UUID)
   })
 
-  test('a given projectid is kept (lower-cased); one that is not a UUID is 400 naming projectid', async () => {
+  test('a projectid names a project of this domain (kept lower-cased); anything else is 400 naming it', async () => {
+    const project = { id: '0192a3b4-0000-7000-8000-00000000000a', code: 'scripts-project', name: 'P' }
+    expect((await call('POST', '/rest/v1/domain/projects', project)).status).toBe(200)
+    const elsewhere = await t.createDomain('other-scripts.master')
+    const foreign = await t.call('POST', '/rest/v1/domain/projects', {
+      token: await t.adminIn('other-scripts.master'),
+      body: { code: 'theirs', name: 'Theirs' },
+    })
+    expect(elsewhere.id).not.toBe(domain.id)
+    for (const projectid of [foreign.body.id, '0192a3b4-0000-7000-8000-00000000000b']) {
+      const refused = await call('POST', base, script('wrong-project', { projectid }))
+      expect([refused.status, refused.body.error_details]).toEqual([400, { field: 'projectid' }])
+    }
     const s = await create('in-project', { projectid: '0192A3B4-0000-7000-8000-00000000000A' })
     expect(s.projectid).toBe('0192a3b4-0000-7000-8000-00000000000a')
     expect((await call('GET', `${base}/${s.id}`)).body.projectid).toBe('0192a3b4-0000-7000-8000-00000000000a')
