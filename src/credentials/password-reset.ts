@@ -10,6 +10,7 @@ import { findDomainByName } from '../directory/domains'
 import { findAccount, findAccountsByEmail, users } from '../directory/users'
 import { ApiError, fieldInvalid, unauthorized } from '../errors'
 import type { Req } from '../http/req'
+import { beginSignIn } from '../identity/brute-force'
 import { defineRoute } from '../http/route'
 import { credentialOf, sessionFor } from '../identity/authenticate'
 import { verifyPassword } from '../identity/passwords'
@@ -57,9 +58,12 @@ async function changeOwnPassword(req: Req, body: Doc) {
   const session = await sessionFor(req, credentialOf(req))
   if (!session) throw unauthorized('changing a password in one step needs a session')
   const { current_pwd, new_pwd } = validateFields(OneStep, body)
+  // a wrong current password is a failed sign-in, per address and per account: no unlimited guessing here
+  const attempt = await beginSignIn(req, `${session.homeDomainId}:${session.userId}`)
   const stored = await req.deps.repo(users.table).getHidden(session.homeDomainId, session.userId)
   if (!(await verifyPassword(current_pwd, stored?.pwd_hash as string | undefined)))
     throw fieldInvalid('current_pwd', 'the current password is wrong')
+  await attempt.cancel()
   // the account lives in its home domain; the session that changes it stays
   await setPassword(inDomain(sessionCtx(req.deps, session, req.requestId), session.homeDomainId), new_pwd)
   return envelope('password changed')

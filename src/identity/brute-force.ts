@@ -22,23 +22,34 @@ export interface SignInAttempt {
   cancel(): Promise<void>
 }
 
-/** Starts a sign-in; refuses with 429 and Retry-After when the address is banned. */
-export async function beginSignIn(req: Req): Promise<SignInAttempt> {
+/**
+ * Starts a sign-in; refuses with 429 and Retry-After when the address is banned, or the account
+ * (`account`: domain and user id, for a password proven by a signed-in user) has had too many.
+ */
+export async function beginSignIn(req: Req, account?: string): Promise<SignInAttempt> {
   const { kv, clock } = req.deps
   const now = clock.now()
   const entry = newEntry(now)
-  const k = key(req.clientAddress)
-  const times = await kv.window(k, now, FAILURE_WINDOW_MS, entry)
-  const earlier = times.slice(0, -1) // ours is the newest
-  if (earlier.length >= MAX_FAILURES) {
-    await kv.zrem(k, entry)
-    const freeAt = earlier[earlier.length - MAX_FAILURES]! + FAILURE_WINDOW_MS
-    throw tooManyRequests(
-      'too many failed sign-ins from this address; try again later',
-      Math.max(1, Math.ceil((freeAt - now) / 1000)),
-    )
+  const keys = [key(req.clientAddress), ...(account ? [`auth-failures:account:${account}`] : [])]
+  const written: string[] = []
+  const takeBack = async () => {
+    for (const k of written) await kv.zrem(k, entry)
   }
-  return { cancel: async () => void (await kv.zrem(k, entry)) }
+  for (const k of keys) {
+    const times = await kv.window(k, now, FAILURE_WINDOW_MS, entry)
+    written.push(k)
+    const earlier = times.slice(0, -1) // ours is the newest
+    if (earlier.length >= MAX_FAILURES) {
+      await takeBack()
+      const freeAt = earlier[earlier.length - MAX_FAILURES]! + FAILURE_WINDOW_MS
+      const who = k === keys[0] ? 'this address' : 'this account'
+      throw tooManyRequests(
+        `too many failed sign-ins from ${who}; try again later`,
+        Math.max(1, Math.ceil((freeAt - now) / 1000)),
+      )
+    }
+  }
+  return { cancel: takeBack }
 }
 
 /** A request that named a session that does not exist. */
