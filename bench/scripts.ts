@@ -3,42 +3,14 @@
  * how many sleeping handlers one process holds, with the server's resident memory per handler.
  * `bun bench/scripts.ts [handlers]` (default 1000); `npm run bench` runs it last.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { percentile, rssKb, startBenchService } from './service-process'
 
-const root = join(import.meta.dir, '..')
 const HANDLERS = Number(process.argv[2] ?? 1000)
 const RUNS = 50
 
-const rssKb = async (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(await Bun.file(`/proc/${pid}/status`).text())![1])
-const percentile = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))]!
-
-const work = mkdtempSync(join(tmpdir(), 'platform-bench-scripts-'))
-const env = {
-  ...process.env,
-  DATA_DIR: work,
-  PORT: '0',
-  GATEWAY: 'off',
-  ADMIN_PASSWORD: 'bench-Pass1',
-  LOG_LEVEL: 'info',
-  SCRIPT_MAX_PER_DOMAIN: String(HANDLERS + 10),
-}
-const proc = Bun.spawn([process.execPath, 'server.ts'], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' })
+const service = await startBenchService({ SCRIPT_MAX_PER_DOMAIN: String(HANDLERS + 10) })
+const { url: base, token, pid } = service
 try {
-  const reader = proc.stdout.getReader()
-  let out = ''
-  while (!/"url":"(http:[^"]+)"/.test(out)) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`the service did not start:\n${out}`)
-    out += new TextDecoder().decode(value)
-  }
-  const base = /"url":"(http:[^"]+)"/.exec(out)![1]!
-  const login = await fetch(`${base}/rest/v1/iam/sessions`, {
-    method: 'POST',
-    body: JSON.stringify({ domain: 'master', login: 'admin', pwd: 'bench-Pass1', session_type: 'token' }),
-  })
-  const { session_token: token } = (await login.json()) as { session_token: string }
   const headers = { authorization: `Bearer ${token}` }
   const api = async (method: string, path: string, body?: unknown) =>
     (
@@ -60,7 +32,7 @@ try {
   }
   latencies.sort((a, b) => a - b)
 
-  const before = await rssKb(proc.pid)
+  const before = await rssKb(pid)
   for (let i = 0; i < HANDLERS; i += 50)
     await Promise.all(
       Array.from({ length: Math.min(50, HANDLERS - i) }, () =>
@@ -68,7 +40,7 @@ try {
       ),
     )
   const listed = ((await api('GET', '/service/svcscript_runtimes?limit=100000')) as unknown as unknown[]).length
-  const after = await rssKb(proc.pid)
+  const after = await rssKb(pid)
   console.log('\nscript handlers (one process, SCRIPT_THREADS default):')
   console.log('| trivial script start -> outcome p50 | p99 | sleeping handlers listed | server RSS per handler |')
   console.log('|---|---|---|---|')
@@ -76,7 +48,5 @@ try {
     `| ${percentile(latencies, 0.5).toFixed(1)} ms | ${percentile(latencies, 0.99).toFixed(1)} ms | ${listed} of ${HANDLERS} | ${((after - before) / HANDLERS).toFixed(1)} KiB (RSS ${(before / 1024).toFixed(0)} -> ${(after / 1024).toFixed(0)} MiB) |`,
   )
 } finally {
-  proc.kill()
-  await proc.exited
-  rmSync(work, { recursive: true, force: true })
+  await service.stop()
 }

@@ -9,18 +9,13 @@
  * BENCH_WEBHOOK_WAIT the seconds to wait for the last deliveries (default 120). BENCH_CPU_PROF=<dir>
  * runs the service under `bun --cpu-prof-md` and leaves its profile (markdown) in that folder.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { percentile, startBenchService } from './service-process'
 
-const root = join(import.meta.dir, '..')
 const EVENTS = Number(process.argv[2] ?? 20_000)
 const BATCH = 100
 const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 50)
 const SECONDS = Number(process.env.BENCH_WEBHOOK_SECONDS ?? 10)
 const WAIT_MS = Number(process.env.BENCH_WEBHOOK_WAIT ?? 120) * 1000
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
 
 // The receiver: arrival time per event id (the envelope's `data.n`, set by this bench) and duplicates.
 // Only ids of the current case count, so late deliveries of an earlier case do not.
@@ -40,42 +35,11 @@ const receiver = Bun.serve({
   },
 })
 
-const work = mkdtempSync(join(tmpdir(), 'platform-bench-webhooks-'))
 const PROFILE = process.env.BENCH_CPU_PROF
 const profile = PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE}`] : []
-const proc = Bun.spawn([process.execPath, ...profile, 'server.ts'], {
-  cwd: root,
-  env: {
-    ...process.env,
-    DATA_DIR: work,
-    PORT: '0',
-    GATEWAY: 'off',
-    ADMIN_PASSWORD: 'bench-Pass1',
-    LOG_LEVEL: 'info', // the "listening" line that names the URL is logged at info
-    WEBHOOK_ALLOW_PRIVATE: '127.0.0.1/32',
-  },
-  stdout: 'pipe',
-  stderr: 'inherit',
-})
+const service = await startBenchService({ WEBHOOK_ALLOW_PRIVATE: '127.0.0.1/32' }, profile)
+const { url: base, token } = service
 try {
-  const reader = proc.stdout.getReader()
-  let out = ''
-  while (!/"url":"(http:[^"]+)"/.test(out)) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`the service did not start:\n${out}`)
-    out += new TextDecoder().decode(value)
-  }
-  const base = /"url":"(http:[^"]+)"/.exec(out)![1]!
-  // keep reading stdout so a chatty log never fills the pipe and stalls the service
-  void (async () => {
-    while (!(await reader.read()).done);
-  })()
-
-  const login = await fetch(`${base}/rest/v1/iam/sessions`, {
-    method: 'POST',
-    body: JSON.stringify({ domain: 'master', login: 'admin', pwd: 'bench-Pass1', session_type: 'token' }),
-  })
-  const { session_token: token } = (await login.json()) as { session_token: string }
   const call = async (method: string, path: string, body: unknown, bearer = token) => {
     const res = await fetch(`${base}/rest/v1${path}`, {
       method,
@@ -163,8 +127,6 @@ try {
     `| latency (${RATE}/s for ${SECONDS} s) | ${count} | ${latencies.length}/${count} (${((100 * latencies.length) / count).toFixed(2)} %) | | ${latencies.length ? percentile(latencies, 0.5).toFixed(1) : '-'} ms | ${latencies.length ? percentile(latencies, 0.99).toFixed(1) : '-'} ms | ingest request sent -> delivery received |`,
   )
 } finally {
-  proc.kill()
-  await proc.exited
+  await service.stop()
   receiver.stop(true)
-  rmSync(work, { recursive: true, force: true })
 }

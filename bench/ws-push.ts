@@ -6,54 +6,19 @@
  * after the HTTP cases. The service listens directly (GATEWAY=off): through the gateway every
  * socket costs the process three descriptors, and 10,000 of them would pass a 20,000 fd limit.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { percentile, rssKb, startBenchService } from './service-process'
 import { type BareSocket, connectBare } from './ws-client'
 
-const root = join(import.meta.dir, '..')
 const COUNTS = process.argv.slice(2).map(Number).filter(Boolean)
 const WRITES = Number(process.env.BENCH_WS_WRITES ?? 20)
 const WRITE_GAP_MS = 250
 
-async function rssKb(pid: number): Promise<number> {
-  const status = await Bun.file(`/proc/${pid}/status`).text()
-  return Number(/VmRSS:\s+(\d+)/.exec(status)![1])
-}
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
-
 async function run(count: number): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'platform-bench-ws-'))
-  const proc = Bun.spawn([process.execPath, 'server.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATA_DIR: work,
-      PORT: '0',
-      GATEWAY: 'off',
-      ADMIN_PASSWORD: 'bench-Pass1',
-      LOG_LEVEL: 'info',
-    },
-    stdout: 'pipe',
-    stderr: 'inherit',
-  })
+  const service = await startBenchService()
+  const { url: base, token, pid } = service
   const sockets: BareSocket[] = []
   try {
-    const reader = proc.stdout.getReader()
-    let out = ''
-    while (!/"url":"(http:[^"]+)"/.test(out)) {
-      const { value, done } = await reader.read()
-      if (done) throw new Error(`the service did not start:\n${out}`)
-      out += new TextDecoder().decode(value)
-    }
-    const base = /"url":"(http:[^"]+)"/.exec(out)![1]!
-    const login = await fetch(`${base}/rest/v1/iam/sessions`, {
-      method: 'POST',
-      body: JSON.stringify({ domain: 'master', login: 'admin', pwd: 'bench-Pass1', session_type: 'token' }),
-    })
-    const { session_token: token } = (await login.json()) as { session_token: string }
-    const before = await rssKb(proc.pid)
+    const before = await rssKb(pid)
 
     const latencies: number[] = []
     const sentAt = new Map<number, number>()
@@ -85,7 +50,7 @@ async function run(count: number): Promise<void> {
       }
     }
     while (acks < count) await Bun.sleep(20)
-    const after = await rssKb(proc.pid)
+    const after = await rssKb(pid)
 
     for (let w = 0; w < WRITES; w++) {
       sentAt.set(w, performance.now())
@@ -105,9 +70,7 @@ async function run(count: number): Promise<void> {
     )
   } finally {
     for (const ws of sockets) ws.close()
-    proc.kill()
-    await proc.exited
-    rmSync(work, { recursive: true, force: true })
+    await service.stop()
   }
 }
 
