@@ -38,19 +38,8 @@ export async function checkToken(deps: Deps, token: string, kind: Session['kind'
   const code = master ? await settingValue<string>(deps, master.id, 'iam_token_svcscript_code') : ''
   if (!master || !code) return null
   try {
-    const limit = deps.config.script.tokenLoginMs
-    const { info, done } = await deps.scripts.startHere({
-      domainId: master.id,
-      code,
-      params: [token],
-      durationMs: limit,
-    })
-    // the limit counts from the start: a script waiting for a busy thread fails the login as well
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), limit)))
-    const outcome = await Promise.race([done, late])
-    clearTimeout(timer)
-    if (!outcome) await deps.scripts.stopAnywhere(master.id, info.id).catch(() => {})
+    const durationMs = deps.config.script.tokenLoginMs
+    const outcome = await deps.scripts.runWithin({ domainId: master.id, code, params: [token], durationMs })
     if (outcome?.status !== 'done') return null
     const { domain: name, login } = (outcome.result ?? {}) as { domain?: unknown; login?: unknown }
     if (typeof name !== 'string' || typeof login !== 'string') return null

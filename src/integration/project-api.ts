@@ -53,20 +53,9 @@ export const projectApi = defineRoute({
       )
     const timeoutSec = (channel?.opts as { recv_timeout?: number } | undefined)?.recv_timeout ?? DEFAULT_TIMEOUT_SEC
     const request = await describe(req)
-    const { info, done } = await deps.scripts.startHere({
-      domainId: ctx.domain,
-      code,
-      params: [request],
-      durationMs: timeoutSec * 1000,
-    })
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutSec * 1000)))
-    const outcome = await Promise.race([done, late])
-    clearTimeout(timer)
-    if (!outcome) {
-      await deps.scripts.stopAnywhere(ctx.domain, info.id).catch(() => {})
-      throw new ApiError(504, `the channel's script ${code} did not answer within ${timeoutSec} s`)
-    }
+    const durationMs = timeoutSec * 1000
+    const outcome = await deps.scripts.runWithin({ domainId: ctx.domain, code, params: [request], durationMs })
+    if (!outcome) throw new ApiError(504, `the channel's script ${code} did not answer within ${timeoutSec} s`)
     if (outcome.status !== 'done') throw new ApiError(502, `the channel's script ${code} failed: ${outcome.error}`)
     return answerOf(outcome.result)
   },

@@ -169,6 +169,20 @@ export class ScriptHandlers {
     return { info, done: local.done }
   }
 
+  /**
+   * Runs a script here and waits for its outcome for at most `request.durationMs` from now (a script
+   * waiting for a busy thread counts too); null when it did not end in time, and then it is ended.
+   */
+  async runWithin(request: StartRequest & { durationMs: number }): Promise<HandlerOutcome | null> {
+    const { info, done } = await this.startHere(request)
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), request.durationMs)))
+    const outcome = await Promise.race([done, late])
+    clearTimeout(timer)
+    if (!outcome) await this.stopAnywhere(request.domainId, info.id).catch(() => {})
+    return outcome
+  }
+
   /** Stops a handler wherever it runs: the first stop takes its onStop branch if it has one. */
   async stopAnywhere(domainId: string, id: string): Promise<void> {
     const text = await this.deps.kv.get(recordKey(domainId, id))
