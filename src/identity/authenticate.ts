@@ -7,11 +7,11 @@
  * (src/integration/tokens.ts): the request then acts as the channel, with the channel's roles.
  */
 import { type Ctx, sessionCtx } from '../context'
-import { forbidden, unauthorized } from '../errors'
+import { type ApiError, forbidden, unauthorized } from '../errors'
 import type { Req } from '../http/req'
 import type { RouteDef } from '../http/route'
 import { channelCtxFor } from '../integration/tokens'
-import { grants } from './access'
+import { type DomainInfo, grants } from './access'
 import { recordFailure } from './brute-force'
 import { sessionCookie } from './cookies'
 import type { Session } from './sessions'
@@ -75,7 +75,8 @@ export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
   if (!domain) throw unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
   const roles = ctx.session ? await access.sessionRoles(ctx.session) : ctx.roles
   const superuser = ctx.session ? ctx.session.homeIsMaster && roles.includes('admin') : ctx.actor.type === 'system'
-  if (domain.blocked && !superuser) throw forbidden(`domain ${domain.name} is blocked`)
+  const refused = blockedFor(domain, superuser)
+  if (refused) throw refused
   req.admit({ ...ctx, roles })
   if (def.domainKind === 'master' && !domain.isMaster)
     throw forbidden('this endpoint is served in the master domain only')
@@ -85,6 +86,11 @@ export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
     const who = ctx.session ? 'session' : ctx.actor.type === 'integration' ? 'channel' : 'context'
     throw forbidden(`no role of this ${who} grants ${req.method} ${req.path}`)
   }
+}
+
+/** A blocked domain refuses everyone but master administrators (and the service itself): the 403, or null. */
+export function blockedFor(domain: DomainInfo, superuser: boolean): ApiError | null {
+  return domain.blocked && !superuser ? forbidden(`domain ${domain.name} is blocked`) : null
 }
 
 /** Whether one of the roles (of `domain`) grants the method on the call's path: what `permission` routes require. */

@@ -10,9 +10,10 @@ import type { Doc } from '~storage/doc'
 import type { SocketData, SocketHandlers } from '../app'
 import { type Ctx, sessionCtx } from '../context'
 import type { Deps } from '../deps'
-import { ApiError, forbidden, tooManyRequests, unauthorized } from '../errors'
+import { ApiError, tooManyRequests, unauthorized } from '../errors'
 import type { PlatformEvent } from '../events/event'
 import { dispatch } from '../http/dispatch'
+import { blockedFor } from '../identity/authenticate'
 import { readCookie, SESSION_COOKIE } from '../identity/cookies'
 import type { Session } from '../identity/sessions'
 import { channelCtx } from '../integration/tokens'
@@ -127,8 +128,7 @@ export class WsHub {
     const domain = await access.domainInfo(session.domainId)
     if (!domain) return unauthorized('the domain of this session no longer exists')
     if (!domain.blocked) return null
-    const superuser = session.homeIsMaster && (await access.sessionRoles(session)).includes('admin')
-    return superuser ? null : forbidden(`domain ${domain.name} is blocked`)
+    return blockedFor(domain, session.homeIsMaster && (await access.sessionRoles(session)).includes('admin'))
   }
 
   private open(ws: ServerWebSocket<SocketData>): void {
