@@ -50,6 +50,7 @@ const EnvSchema = v.object({
   LIBSQL_AUTH_TOKEN: v.optional(v.string()),
   REDIS_URL: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\//, 'must start with redis:// or rediss://'))),
   KV_PREFIX: v.optional(v.string(), ''),
+  KV_TIMEOUT_MS: v.optional(integer(20, 30_000), '500'),
   MASTER_DOMAIN: v.optional(
     v.pipe(
       v.string(),
@@ -137,6 +138,9 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   LIBSQL_AUTH_TOKEN: { meaning: 'token for a libSQL server' },
   REDIS_URL: { meaning: 'redis://host:6379; required for a cluster', computed: 'unset (the in-process store)' },
   KV_PREFIX: { meaning: 'prefix of every Redis key and channel (several services on one Redis)' },
+  KV_TIMEOUT_MS: {
+    meaning: 'longest wait for one Redis call; past it (or while Redis is down) what needs Redis answers 503',
+  },
   MASTER_DOMAIN: { meaning: 'name of the master domain created on the first start' },
   ADMIN_LOGIN: { meaning: 'login of the first administrator' },
   ADMIN_PASSWORD: { meaning: 'password of the first administrator', computed: 'generated, printed once' },
@@ -208,6 +212,7 @@ export interface Config {
   libsqlAuthToken?: string
   redisUrl?: string
   kvPrefix: string
+  kvTimeoutMs: number
   masterDomain: string
   adminLogin: string
   adminPassword?: string
@@ -275,6 +280,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     libsqlAuthToken: e.LIBSQL_AUTH_TOKEN,
     redisUrl: e.REDIS_URL,
     kvPrefix: e.KV_PREFIX,
+    kvTimeoutMs: e.KV_TIMEOUT_MS,
     masterDomain: e.MASTER_DOMAIN,
     adminLogin: e.ADMIN_LOGIN,
     adminPassword: e.ADMIN_PASSWORD,

@@ -3,7 +3,7 @@
  * the domain's generation here and, through KV pub/sub, in every process of the cluster. A short
  * lifetime bounds staleness if a message is lost; a subscriber reconnect clears everything.
  */
-import type { Kv } from '~storage/kv/kv'
+import { type Kv, KvUnavailable } from '~storage/kv/kv'
 import type { Clock } from './clock'
 
 const TTL_MS = 30_000
@@ -34,9 +34,15 @@ export class DomainCaches {
     this.kv.onSubscriberReset(() => this.maps.forEach((m) => m.clear()))
   }
 
+  /**
+   * Drops the domain's values here and tells the other processes. Runs after a commit, so an outage
+   * of the store does not fail the write: the others then see the change when their entries lapse.
+   */
   async invalidate(domain: string): Promise<void> {
     this.bump(domain)
-    await this.kv.publish(this.channel, domain)
+    await this.kv.publish(this.channel, domain).catch((err) => {
+      if (!(err instanceof KvUnavailable)) throw err
+    })
   }
 
   /** Told of every change to a domain, in this process or another (open websockets re-check their session). */

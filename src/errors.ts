@@ -40,3 +40,10 @@ export const fieldInvalid = (field: string, message: string, extra?: ErrorDetail
   new ApiError(412, message, { field, ...extra }, 1501)
 export const tooManyRequests = (message: string, retryAfterSec: number) =>
   new ApiError(429, message, { retry_after: retryAfterSec }, 1429, { 'retry-after': String(retryAfterSec) })
+
+/**
+ * 503: the shared store (Redis) cannot be reached now; what needs it is refused rather than left
+ * waiting, and the caller may retry in a second. `what` says what could not be done.
+ */
+export const storeUnavailable = (what = 'this request needs the shared store (Redis), which is unavailable') =>
+  new ApiError(503, `${what}; try again shortly`, { retry_after: 1 }, 1503, { 'retry-after': '1' })

@@ -84,7 +84,12 @@ export async function startService(
   const kv =
     options.kv ??
     (config.redisUrl
-      ? await createRedisKv(config.redisUrl, { prefix: config.kvPrefix })
+      ? await createRedisKv(config.redisUrl, {
+          prefix: config.kvPrefix,
+          timeoutMs: config.kvTimeoutMs,
+          onStateChange: (up, detail) =>
+            up ? log.info('redis reachable again', { detail }) : log.error('redis unreachable', { detail }),
+        })
       : createMemoryKv({ prefix: config.kvPrefix }))
   const clock = options.clock ?? systemClock
   // the id a licence is bound to: made once, at the first start
@@ -99,11 +104,12 @@ export async function startService(
   const first = await bootstrap(deps)
   options.onBootstrap?.(first)
   await completeBuiltinClasses(deps)
+  // the hub and the scripts first: workers (ws-sessions, svc-tasks) use them from their first pass
+  deps.sockets.start(deps)
+  deps.scripts.start(deps)
   const workers = new WorkerRunner(deps, options.workers ?? WORKERS)
   // WORKERS=off leaves this process only the work that keeps itself going (its heartbeat)
   if (options.schedule !== false) workers.start({ onlyAlways: !config.workers })
-  deps.sockets.start(deps)
-  deps.scripts.start(deps)
   // enqueueing is background work: a WORKERS=off process leaves it to the others (they dedupe anyway)
   const webhooks = config.workers ? listenForWebhooks(deps) : { idle: async () => {}, stop: async () => {} }
   const app = createApp(deps).ws('/ws', deps.sockets.handlers(), {
@@ -152,7 +158,7 @@ export async function startService(
         await webhooks.stop()
         await workers.stop() // first: the scheduler must not start a run on threads that are going
         await deps.scripts.stop()
-        await deps.bus.stop()
+        await deps.bus.stop().catch(() => {}) // an unreachable store must not hold the shutdown
         await kv.close()
         await db.close()
       })()),

@@ -4,10 +4,11 @@
  * body, headers). The HTTP kernel and `dispatch` (websocket frames, scripts' data calls) both go
  * through `runRoute`, so a call is checked and answered the same way whatever carried it.
  */
+import { KvUnavailable } from '~storage/kv/kv'
 import { DuplicateError } from '~storage/repository'
 import { type Ctx, sessionCtx } from '../context'
 import type { Deps } from '../deps'
-import { ApiError, badRequest, payloadTooLarge, unauthorized } from '../errors'
+import { ApiError, badRequest, payloadTooLarge, storeUnavailable, unauthorized } from '../errors'
 import { admit } from '../identity/authenticate'
 import { JsonText } from './json'
 import { Req, type RequestSource } from './req'
@@ -111,6 +112,7 @@ function decodePath(raw: string): string {
 export function errorOutcome(deps: Deps, err: unknown, requestId: string, where?: string): Outcome {
   let e: ApiError
   if (err instanceof ApiError) e = err
+  else if (err instanceof KvUnavailable) e = storeUnavailable()
   else if (err instanceof DuplicateError)
     e = new ApiError(409, `${err.field} already exists in this domain`, { field: err.field })
   else {

@@ -6,6 +6,7 @@
  * must grant the route. A Bearer token that names no session may be an integration channel's token
  * (src/integration/tokens.ts): the request then acts as the channel, with the channel's roles.
  */
+import { KvUnavailable } from '~storage/kv/kv'
 import { type Ctx, sessionCtx } from '../context'
 import { type ApiError, forbidden, unauthorized } from '../errors'
 import type { Req } from '../http/req'
@@ -102,7 +103,12 @@ export async function rolesGrant(req: Req, domain: string, roles: readonly strin
 async function slide(req: Req, session: Session): Promise<void> {
   const sessions = req.deps.sessions
   if (req.deps.clock.now() - session.touched < sessions.slideMs) return
-  if ((await sessions.touch(session)) && session.kind === 'cookie') {
+  // while the store is down the lifetime is not extended now: a later request extends it
+  const touched = await sessions.touch(session).catch((err) => {
+    if (err instanceof KvUnavailable) return false
+    throw err
+  })
+  if (touched && session.kind === 'cookie') {
     req.cookies.push(
       sessionCookie(session.id, session.touched + sessions.idleMs, req.deps.config.publicUrl.startsWith('https:')),
     )

@@ -8,7 +8,8 @@
  * password is checked) and is taken back when it succeeds, so parallel guesses cannot slip past
  * the limit while each other's checks are still running.
  */
-import { tooManyRequests } from '../errors'
+import { KvUnavailable } from '~storage/kv/kv'
+import { storeUnavailable, tooManyRequests } from '../errors'
 import type { Req } from '../http/req'
 
 export const FAILURE_WINDOW_MS = 3 * 60_000
@@ -36,7 +37,7 @@ export async function beginSignIn(req: Req, account?: string): Promise<SignInAtt
     for (const k of written) await kv.zrem(k, entry)
   }
   for (const k of keys) {
-    const times = await kv.window(k, now, FAILURE_WINDOW_MS, entry)
+    const times = await kv.window(k, now, FAILURE_WINDOW_MS, entry).catch(failClosed)
     written.push(k)
     const earlier = times.slice(0, -1) // ours is the newest
     if (earlier.length >= MAX_FAILURES) {
@@ -52,8 +53,15 @@ export async function beginSignIn(req: Req, account?: string): Promise<SignInAtt
   return { cancel: takeBack }
 }
 
+/** Without its store the filter cannot count guesses, so no sign-in is checked at all (fails closed). */
+function failClosed(err: unknown): never {
+  if (err instanceof KvUnavailable)
+    throw storeUnavailable('sign-in is refused while the brute-force filter cannot reach its store (Redis)')
+  throw err
+}
+
 /** A request that named a session that does not exist. */
 export async function recordFailure(req: Req): Promise<void> {
   const now = req.deps.clock.now()
-  await req.deps.kv.window(key(req.clientAddress), now, FAILURE_WINDOW_MS, newEntry(now))
+  await req.deps.kv.window(key(req.clientAddress), now, FAILURE_WINDOW_MS, newEntry(now)).catch(failClosed)
 }

@@ -4,7 +4,7 @@
  * checks synchronously; logout and other invalidations reach every process through pub/sub, and
  * the cache TTL bounds staleness if a message is lost.
  */
-import type { Kv } from '~storage/kv/kv'
+import { type Kv, KvUnavailable } from '~storage/kv/kv'
 import type { Clock } from '../clock'
 
 export interface Session {
@@ -91,6 +91,12 @@ export class SessionStore {
           const session = JSON.parse(text) as Session
           this.remember(session)
           return session
+        })
+        .catch((err) => {
+          // while the store is down, a session this process knew stays valid within its idle lifetime:
+          // signed-in reads keep working, and nothing could have ended it (ending one needs the store too)
+          if (err instanceof KvUnavailable && hit && hit.session.touched + this.idleMs > now) return hit.session
+          throw err
         })
         .finally(() => this.loading.delete(id))
       this.loading.set(id, load)

@@ -8,7 +8,7 @@
  * waits for passes in flight; `runOnce` for tests.
  */
 import { Cron } from 'croner'
-import type { Lock } from '~storage/kv/kv'
+import { KvUnavailable, type Lock } from '~storage/kv/kv'
 import type { Deps } from '../deps'
 import type { SignalName } from '../signals'
 
@@ -47,6 +47,8 @@ interface State {
   cron?: Cron
   runs: number
   failures: number
+  /** The last pass failed for want of the store (an outage is logged once, not every pass). */
+  storeDown?: boolean
 }
 
 export class WorkerRunner {
@@ -169,10 +171,18 @@ export class WorkerRunner {
         if (done === 0) break
       }
       if (abort.signal.aborted) throw abort.signal.reason
+      this.state(worker.name).storeDown = false
       return total
     } catch (err) {
-      this.state(worker.name).failures++
-      this.deps.log.error('worker failed', { worker: worker.name, error: String(err), stack: (err as Error)?.stack })
+      const state = this.state(worker.name)
+      state.failures++
+      // an outage of the store fails every pass until it ends: said once per worker, without a stack
+      if (err instanceof KvUnavailable) {
+        if (!state.storeDown)
+          this.deps.log.warn('worker waits for the store', { worker: worker.name, error: err.message })
+        state.storeDown = true
+      } else
+        this.deps.log.error('worker failed', { worker: worker.name, error: String(err), stack: (err as Error)?.stack })
       return 0
     } finally {
       clearInterval(renewal)

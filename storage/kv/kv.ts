@@ -14,6 +14,17 @@ export interface Lock {
   extend(ttlMs: number): Promise<boolean>
 }
 
+/**
+ * The store could not be reached in time (Redis down, restarting, or too slow): what needs it is
+ * answered 503 with Retry-After, and the caller may try again. Errors Redis itself answers (a wrong
+ * type, a script error) are not this.
+ */
+export class KvUnavailable extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`the key-value store is unavailable: ${(cause as Error)?.message ?? String(cause)}`)
+  }
+}
+
 export type MessageHandler = (message: string) => void
 
 /** One entry of a stream: its id (`<ms>-<seq>`, ascending) and its fields. */
@@ -81,6 +92,8 @@ export interface Kv {
   /** Acknowledges entries of a group: they leave its pending list. Returns how many were pending. */
   xack(key: string, group: string, ...ids: string[]): Promise<number>
 
+  /** Answers when the store is reachable (readiness checks); throws KvUnavailable otherwise. */
+  ping(): Promise<void>
   /** An exclusive lock with a lifetime, or null when someone else holds it. */
   lock(name: string, ttlMs: number): Promise<Lock | null>
   close(): Promise<void>

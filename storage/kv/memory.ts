@@ -150,6 +150,7 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
     onSubscriberReset() {
       // an in-process store never misses a message
     },
+    async ping() {},
     async xadd(key, fields, maxLen) {
       const stream = streamOf(key)
       const ms = Math.max(now(), stream.lastId.ms)

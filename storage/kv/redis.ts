@@ -1,6 +1,21 @@
-/** Redis Kv (node-redis): shared by every process of a cluster. */
-import { createClient } from 'redis'
-import type { Kv, Lock, MessageHandler, StreamEntry } from './kv'
+/**
+ * Redis Kv (node-redis): shared by every process of a cluster. While Redis is down or slow, calls
+ * fail within `timeoutMs` with KvUnavailable instead of queueing until it returns (a sign-in must
+ * not hang for the length of an outage); the client reconnects by itself.
+ */
+import { createClient, ErrorReply } from 'redis'
+import { type Kv, KvUnavailable, type Lock, type MessageHandler, type StreamEntry } from './kv'
+
+export interface RedisKvOptions {
+  prefix?: string
+  /** Longest wait for one call (default 500 ms). */
+  timeoutMs?: number
+  /** Told once when Redis becomes unreachable and once when it is back (not at every retry). */
+  onStateChange?: (up: boolean, detail: string) => void
+}
+
+/** Reconnect at once, then back off to at most a second between tries: recovery is quick once Redis is back. */
+const reconnectStrategy = (retries: number) => Math.min(50 * 2 ** retries, 1000)
 
 /** Deletes the lock only while it still holds the caller's token. */
 const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`
@@ -10,10 +25,24 @@ const EXTEND_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redi
 /** What node-redis answers to XREADGROUP (RESP2): one item per stream, or null when nothing was read. */
 type StreamsReply = { name: string; messages: { id: string; message: Record<string, string> }[] }[] | null
 
-export async function createRedisKv(url: string, options: { prefix?: string } = {}): Promise<Kv> {
+export async function createRedisKv(url: string, options: RedisKvOptions = {}): Promise<Kv> {
   const prefix = options.prefix ?? ''
-  const client = createClient({ url })
-  client.on('error', (err) => console.error(`redis: ${err.message}`))
+  const timeoutMs = options.timeoutMs ?? 500
+  const socket = { connectTimeout: Math.max(timeoutMs, 1000), reconnectStrategy }
+  const client = createClient({ url, disableOfflineQueue: true, socket })
+  let up = true
+  const report =
+    options.onStateChange ?? ((isUp, detail) => console.error(`redis: ${isUp ? 'back' : 'down'}: ${detail}`))
+  client.on('error', (err: Error) => {
+    if (!up) return
+    up = false
+    report(false, err.message)
+  })
+  client.on('ready', () => {
+    if (up) return
+    up = true
+    report(true, 'reconnected')
+  })
   await client.connect()
   let subscriber: ReturnType<typeof client.duplicate> | undefined
   const resetCallbacks: (() => void)[] = []
@@ -21,8 +50,8 @@ export async function createRedisKv(url: string, options: { prefix?: string } = 
 
   async function getSubscriber() {
     if (!subscriber) {
-      subscriber = client.duplicate()
-      subscriber.on('error', (err) => console.error(`redis subscriber: ${err.message}`))
+      subscriber = client.duplicate({ disableOfflineQueue: false })
+      subscriber.on('error', () => {}) // the main client reports the outage
       let connectedOnce = false
       subscriber.on('ready', () => {
         if (connectedOnce) for (const cb of resetCallbacks) cb()
@@ -76,7 +105,7 @@ export async function createRedisKv(url: string, options: { prefix?: string } = 
       const sub = await getSubscriber()
       const listener = (message: string) => handler(message)
       await sub.subscribe(k(channel), listener)
-      return async () => void (await sub.unsubscribe(k(channel), listener))
+      return () => bound(timeoutMs, () => sub.unsubscribe(k(channel), listener)).then(() => {})
     },
     onSubscriberReset(callback) {
       resetCallbacks.push(callback)
@@ -115,6 +144,9 @@ export async function createRedisKv(url: string, options: { prefix?: string } = 
     async xack(key, group, ...ids) {
       return ids.length ? client.xAck(k(key), group, ids) : 0
     },
+    async ping() {
+      await client.ping()
+    },
     async lock(name, ttlMs) {
       const key = k(`lock:${name}`)
       const token = crypto.randomUUID()
@@ -127,9 +159,44 @@ export async function createRedisKv(url: string, options: { prefix?: string } = 
       return lock
     },
     async close() {
-      await subscriber?.quit().catch(() => {})
-      await client.quit().catch(() => {})
+      // QUIT waits for Redis to answer; an unreachable one would hold the shutdown, so give up and drop the sockets
+      for (const c of [subscriber, client]) {
+        if (!c) continue
+        await Promise.race([c.quit(), Bun.sleep(timeoutMs)]).catch(() => {})
+        if (c.isOpen) c.destroy()
+      }
     },
   }
-  return kv
+  return guarded(kv, timeoutMs)
+}
+
+/** Every call of the store bounded by the timeout, and failures to reach Redis made KvUnavailable. */
+function bound<T>(timeoutMs: number, call: () => Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new KvUnavailable(new Error(`no answer within ${timeoutMs} ms`))), timeoutMs)
+  })
+  const work = call().catch((err) => {
+    // an answer from Redis (a wrong type, a script error) is not an outage
+    throw err instanceof ErrorReply || err instanceof KvUnavailable ? err : new KvUnavailable(err)
+  })
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
+}
+
+function guarded(kv: Kv, timeoutMs: number): Kv {
+  const wrapped = { ...kv } as Record<string, unknown>
+  for (const [name, value] of Object.entries(kv)) {
+    if (typeof value !== 'function' || name === 'onSubscriberReset' || name === 'close') continue
+    wrapped[name] = (...args: unknown[]) =>
+      bound(timeoutMs, () => (value as (...a: unknown[]) => Promise<unknown>)(...args))
+  }
+  wrapped.lock = async (name: string, ttlMs: number) => {
+    const lock = await bound(timeoutMs, () => kv.lock(name, ttlMs))
+    if (!lock) return null
+    return {
+      release: () => bound(timeoutMs, () => lock.release()),
+      extend: (ms: number) => bound(timeoutMs, () => lock.extend(ms)),
+    }
+  }
+  return wrapped as unknown as Kv
 }

@@ -45,3 +45,48 @@ export async function testRedisKv(prefix = testPrefix()) {
     },
   }
 }
+
+/** A redis-server of a test's own, which the test may pause, kill and start again on the same port. */
+export async function ownRedisServer() {
+  const port = await new Promise<number>((resolve) => {
+    const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    const { port } = probe
+    probe.stop(true)
+    resolve(port)
+  })
+  let server: Bun.Subprocess | undefined
+  const answers = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port }, () => socket.write('PING\r\n'))
+      socket.once('data', (d) => {
+        socket.destroy()
+        resolve(d.toString().startsWith('+PONG'))
+      })
+      socket.once('error', () => resolve(false))
+    })
+  const start = async () => {
+    server = Bun.spawn(
+      ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: ['ignore', 'ignore', 'ignore'],
+      },
+    )
+    for (let tries = 0; tries < 200; tries++) {
+      if (await answers()) return
+      await Bun.sleep(25)
+    }
+    throw new Error(`redis-server did not start on port ${port}`)
+  }
+  await start()
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    start,
+    /** SIGSTOP: connections stay open and nothing answers (a hung or overloaded Redis). */
+    pause: () => server!.kill('SIGSTOP'),
+    resume: () => server!.kill('SIGCONT'),
+    async kill() {
+      server!.kill('SIGKILL')
+      await server!.exited
+    },
+  }
+}

@@ -4,9 +4,10 @@
 // bounded deadline (the memory store's clock checks the exact millisecond instead).
 import { afterAll, describe, expect, test } from 'bun:test'
 import { ManualClock } from '~/clock'
-import type { Kv, Lock } from '~storage/kv/kv'
+import { type Kv, KvUnavailable, type Lock } from '~storage/kv/kv'
 import { createMemoryKv } from '~storage/kv/memory'
-import { testRedisKv } from '../helpers/redis'
+import { createRedisKv } from '~storage/kv/redis'
+import { ownRedisServer, testRedisKv } from '../helpers/redis'
 
 /** A lifetime that never runs out during a test, however loaded the machine. */
 const LONG_MS = 10_000
@@ -259,4 +260,31 @@ test('two Redis prefixes do not see each other', async () => {
   expect(await b.kv.get('k')).toBeNull()
   await a.cleanup()
   await b.cleanup()
+})
+
+test('Redis answers that are errors stay errors; an unreachable or silent Redis is KvUnavailable within the timeout', async () => {
+  const { kv, cleanup } = await testRedisKv()
+  await kv.ping()
+  await kv.sadd('a-set', 'x')
+  // WRONGTYPE is Redis answering, not an outage
+  const wrongType = await kv.get('a-set').catch((e) => e)
+  expect(wrongType).not.toBeInstanceOf(KvUnavailable)
+  expect(String(wrongType)).toContain('WRONGTYPE')
+  await cleanup()
+
+  const redis = await ownRedisServer()
+  const own = await createRedisKv(redis.url, { timeoutMs: 200, onStateChange: () => {} })
+  await own.set('k', 'v')
+  redis.pause()
+  let started = performance.now()
+  expect(await own.get('k').catch((e) => e)).toBeInstanceOf(KvUnavailable)
+  expect(performance.now() - started).toBeLessThan(1000)
+  redis.resume()
+  expect(await own.get('k')).toBe('v')
+  await redis.kill()
+  started = performance.now()
+  expect(await own.window('w', Date.now(), 1000, 'e').catch((e) => e)).toBeInstanceOf(KvUnavailable)
+  expect(await own.lock('l', 1000).catch((e) => e)).toBeInstanceOf(KvUnavailable)
+  expect(performance.now() - started).toBeLessThan(1000)
+  await own.close()
 })
