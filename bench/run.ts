@@ -59,10 +59,11 @@ async function startService(name: string, gateway: 'on' | 'off'): Promise<Target
 async function signIn(base: string): Promise<Record<string, string>> {
   const login = await fetch(`${base}/rest/v1/iam/sessions`, {
     method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ domain: 'master', login: 'admin', pwd: 'bench-Pass1', session_type: 'token' }),
   })
   const { session_token: token } = (await login.json()) as { session_token: string }
-  return { authorization: `Bearer ${token}` }
+  return { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
 }
 
 async function seed(base: string) {

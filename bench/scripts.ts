@@ -11,7 +11,7 @@ const RUNS = 50
 const service = await startBenchService({ SCRIPT_MAX_PER_DOMAIN: String(HANDLERS + 10) })
 const { url: base, token, pid } = service
 try {
-  const headers = { authorization: `Bearer ${token}` }
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
   const api = async (method: string, path: string, body?: unknown) =>
     (
       await fetch(`${base}/rest/v1${path}`, {

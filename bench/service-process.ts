@@ -57,6 +57,7 @@ export async function startBenchService(
     const url = /"url":"(http:[^"]+)"/.exec(out)![1]!
     const login = await fetch(`${url}/rest/v1/iam/sessions`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ domain: 'master', login: 'admin', pwd: BENCH_PASSWORD, session_type: 'token' }),
     })
     const { session_token: token } = (await login.json()) as { session_token: string }

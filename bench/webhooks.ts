@@ -43,7 +43,7 @@ try {
   const call = async (method: string, path: string, body: unknown, bearer = token) => {
     const res = await fetch(`${base}/rest/v1${path}`, {
       method,
-      headers: { authorization: `Bearer ${bearer}` },
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     })
     const text = await res.text()

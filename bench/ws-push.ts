@@ -56,7 +56,7 @@ async function run(count: number): Promise<void> {
       sentAt.set(w, performance.now())
       await fetch(`${base}/rest/v1/reference/extobjs`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ type: 'push', value: { w } }),
       })
       await Bun.sleep(WRITE_GAP_MS)

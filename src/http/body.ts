@@ -1,5 +1,5 @@
 /** Request bodies: read within the configured size limit, then parsed as JSON. */
-import { badRequest, payloadTooLarge } from '../errors'
+import { ApiError, badRequest, payloadTooLarge } from '../errors'
 
 export async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
   try {
@@ -64,10 +64,24 @@ export function streamBody(request: Request, limit: number): ReadableStream<Uint
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-/** The parsed JSON body, or undefined when the body is empty. */
+/** `application/json` and the `+json` types, with any parameters (charset). */
+const JSON_MEDIA = /^application\/([\w.-]+\+)?json\s*(;|$)/i
+
+/**
+ * The parsed JSON body, or undefined when the body is empty. A body declared as something else
+ * (a form, plain text) is a 415: it was not meant as JSON, so it is not guessed at. A body without
+ * a Content-Type is read as JSON.
+ */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   const bytes = await readBodyBytes(request, limit)
   if (bytes.byteLength === 0) return undefined
+  const type = request.headers.get('content-type')
+  if (type !== null && !JSON_MEDIA.test(type.trim()))
+    throw new ApiError(
+      415,
+      `request body must be JSON (Content-Type: application/json), not ${type.split(';')[0]!.trim() || 'an empty type'}`,
+      { field: 'content-type' },
+    )
   let text: string
   try {
     text = utf8.decode(bytes)

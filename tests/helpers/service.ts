@@ -116,6 +116,8 @@ export async function testService(options: TestOptions = {}) {
       headers[OVERRIDE_HEADER] = method
     }
     let body: string | Uint8Array | undefined = o.raw
+    // a raw string would go out as text/plain: raw bodies are JSON unless the test says otherwise
+    if (o.raw !== undefined) headers['content-type'] ??= 'application/json'
     if (o.body !== undefined) {
       body = JSON.stringify(o.body)
       headers['content-type'] ??= 'application/json'

@@ -88,6 +88,37 @@ describe('bodies', () => {
     )
     expect(chunked.status).toBe(413)
   })
+  test('a body declared as something other than JSON is a 415 naming content-type; JSON types and none are read', async () => {
+    const body = JSON.stringify({ type: 'ct' })
+    const cases: [string | undefined, number][] = [
+      ['text/plain;charset=UTF-8', 415],
+      ['application/x-www-form-urlencoded', 415],
+      ['multipart/form-data; boundary=x', 415],
+      ['application/jsonp', 415],
+      ['', 415],
+      ['application/json', 200],
+      ['Application/JSON; charset=utf-8', 200],
+      ['application/merge-patch+json', 200],
+      [undefined, 200],
+    ]
+    for (const [type, status] of cases) {
+      const headers: Record<string, string> = { authorization: `Bearer ${token}` }
+      if (type !== undefined) headers['content-type'] = type
+      const res = await t.app.handle(
+        new Request('http://test.local/rest/v1/reference/extobjs', {
+          method: 'POST',
+          body: new TextEncoder().encode(body), // bytes: no type is implied
+          headers,
+        }),
+      )
+      expect([type, res.status]).toEqual([type, status])
+      if (status === 415) {
+        const error = (await res.json()) as { error_code: number; error_details: unknown }
+        expect(error.error_code).toBe(1415)
+        expect(error.error_details).toEqual({ field: 'content-type' })
+      }
+    }
+  })
   test('an empty body where one is needed is a 400', async () => {
     const res = await t.call('POST', '/rest/v1/reference/extobjs', { token })
     expect(res.status).toBe(400)
