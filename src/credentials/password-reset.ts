@@ -65,7 +65,14 @@ async function changeOwnPassword(req: Req, body: Doc) {
     throw fieldInvalid('current_pwd', 'the current password is wrong')
   await attempt.cancel()
   // the account lives in its home domain; the session that changes it stays
-  await setPassword(inDomain(sessionCtx(req.deps, session, req.requestId), session.homeDomainId), new_pwd)
+  await setPassword(inDomain(sessionCtx(req.deps, session, req.requestId), session.homeDomainId), new_pwd).catch(
+    (err) => {
+      // the account's field is pwd; this request's is new_pwd
+      if (err instanceof ApiError && err.details?.field === 'pwd')
+        throw new ApiError(err.status, err.message, { ...err.details, field: 'new_pwd' }, err.code, err.headers)
+      throw err
+    },
+  )
   return envelope('password changed')
 }
 

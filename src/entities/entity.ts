@@ -106,13 +106,40 @@ export function defineEntity<const E extends v.ObjectEntries>(
     hooks?: EntityHooks<EntityDoc<E>>
   },
 ): Entity<EntityDoc<E>> {
+  const finish = hasCommonOpts(def.create) ? withCommonOpts(def.finish) : def.finish
   return {
     ...defineCollection(def),
     create: v.strictObject(def.create) as unknown as v.GenericSchema<unknown, Doc>,
     patch: v.partial(v.strictObject(patchable(def.create))) as unknown as v.GenericSchema<unknown, Doc>,
-    finish: def.finish,
+    finish,
     virtual: def.virtual ?? [],
     hooks: def.hooks ?? {},
+  }
+}
+
+/** Whether the entity's `opts` is the common one (`opts()` below: title and comment). */
+function hasCommonOpts(entries: v.ObjectEntries): boolean {
+  const inner = (entries.opts as { wrapped?: { entries?: v.ObjectEntries } } | undefined)?.wrapped?.entries
+  return inner !== undefined && 'title' in inner && 'comment' in inner
+}
+
+/**
+ * `opts.title` and `opts.comment` are always there, empty by default, first, as in the original's
+ * examples: on create, and after every change (a member PATCHed to null returns to '').
+ */
+function withCommonOpts<D extends Doc>(finish?: (doc: D) => D): (doc: D) => D {
+  return (doc) => {
+    const done = finish ? finish(doc) : doc
+    const opts = { title: '', comment: '', ...(done.opts as Doc | undefined) }
+    if ('opts' in done) return { ...done, opts }
+    // placed where the original's examples have it: just before ext
+    const out: Doc = {}
+    for (const [k, value] of Object.entries(done)) {
+      if (k === 'ext') out.opts = opts
+      out[k] = value
+    }
+    out.opts ??= opts
+    return out as D
   }
 }
 

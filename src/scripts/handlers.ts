@@ -298,7 +298,14 @@ export class ScriptHandlers {
   private async scriptOf(domainId: string, code: string): Promise<{ code: string; name: string; source: string }> {
     const [row] = await this.deps.repo(svcscripts.table).findBy(domainId, 'code', code, 1)
     if (!row) throw notFound(`no service script with code ${code} in this domain`)
-    return { code, name: String(row.doc.name ?? ''), source: String(row.doc.scriptdata ?? '') }
+    const source = row.doc.scriptdata ?? ''
+    if (typeof source !== 'string')
+      throw new ApiError(
+        409,
+        `script ${code} holds the original's visual form (an object), which this service cannot run; give its scriptdata as JavaScript text`,
+        { field: 'scriptdata' },
+      )
+    return { code, name: String(row.doc.name ?? ''), source }
   }
 
   /** An svc node of this site (this one first), else of any site. */

@@ -1,4 +1,8 @@
-/** Service scripts (/rest/v1/service/svcscripts): code unique per domain, name, script text. */
+/**
+ * Service scripts (/rest/v1/service/svcscripts): code unique per domain, name, and `scriptdata`:
+ * JavaScript text, which this service runs, or an object — the original's visual form
+ * ({objects, variables, scriptVersion}), kept as given so it round-trips, but not run here.
+ */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
 import { NIL_UUID } from '../ids'
@@ -13,6 +17,13 @@ export const scriptCode = v.pipe(
   v.regex(/^[A-Za-z0-9_.-]+$/, 'a script code is letters, digits and _ . -'),
 )
 
+const MAX_SCRIPT = 4 * 1024 * 1024
+/** A JSON object (not an array), kept as given. */
+const plainObject = v.custom<Record<string, unknown>>(
+  (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
+  'must be an object',
+)
+
 export const svcscripts = defineEntity({
   name: 'svcscript',
   table: { table: 'svcscripts', objtype: 'svcscript', columns: { code: 'code' } },
@@ -23,9 +34,15 @@ export const svcscripts = defineEntity({
   create: {
     code: scriptCode,
     name: requiredText(255),
-    scriptdata: v.pipe(v.string(), v.maxLength(4 * 1024 * 1024, 'a script is at most 4 MB')),
+    scriptdata: v.pipe(
+      v.union([v.string(), plainObject], 'must be JavaScript text or an object (the original form)'),
+      v.check((s) => (typeof s === 'string' ? s : JSON.stringify(s)).length <= MAX_SCRIPT, 'a script is at most 4 MB'),
+    ),
     projectid: v.optional(v.pipe(v.string(), v.uuid('projectid must be a UUID'), v.toLowerCase())),
-    opts: opts(),
+    opts: opts({
+      loglevel: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0), v.maxValue(100))),
+      variables: v.optional(plainObject),
+    }),
     ext,
   },
   finish: (doc) => withDefaults(doc, { projectid: NIL_UUID }),

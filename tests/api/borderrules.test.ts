@@ -57,7 +57,7 @@ describe('CRUD', () => {
       ...r,
       priority: 7,
       action: 'drop',
-      opts: { title: '' },
+      opts: { title: '', comment: '' }, // comment: null returns it to its default
       ext: { ...r.ext, lwt: patched.body.ext.lwt },
     }
     expect(patched.body).toEqual(after)
@@ -88,6 +88,7 @@ describe('CRUD', () => {
       useragent: '',
       remoteipmask: '',
       action: 'deny',
+      opts: { title: '', comment: '' },
       ext,
     })
     expect(Object.keys(res.body)).toEqual([
@@ -101,6 +102,7 @@ describe('CRUD', () => {
       'useragent',
       'remoteipmask',
       'action',
+      'opts',
       'ext',
     ])
     await call('DELETE', `${base}/${id}`)

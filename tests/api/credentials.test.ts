@@ -50,8 +50,8 @@ describe('password change in one step (signed in)', () => {
       [{ current_pwd: 'ann-Pass1' }, 'new_pwd'],
       [{ new_pwd: 'x' }, 'current_pwd'],
       [{ current_pwd: 'wrong-one', new_pwd: 'ann-Pass2' }, 'current_pwd'],
-      [{ current_pwd: 'ann-Pass1', new_pwd: 'short' }, 'pwd'],
-      [{ current_pwd: 'ann-Pass1', new_pwd: 'spaces not allowed' }, 'pwd'],
+      [{ current_pwd: 'ann-Pass1', new_pwd: 'short' }, 'new_pwd'],
+      [{ current_pwd: 'ann-Pass1', new_pwd: 'spaces not allowed' }, 'new_pwd'],
     ]
     for (const [body, field] of cases) {
       const res = await t.call('POST', '/rest/v1/iam/pwd_reset_requests', { token, body })

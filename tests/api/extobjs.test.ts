@@ -127,6 +127,7 @@ describe('read, list, by type, lookup', () => {
     expect((await call('GET', `${base}/${a.id}?mask=id,opts&flat=true`)).body).toEqual({
       id: a.id,
       'opts.title': 'Red',
+      'opts.comment': '',
       'opts.user_tags': ['warm'],
     })
   })

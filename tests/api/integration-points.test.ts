@@ -74,7 +74,7 @@ describe('CRUD', () => {
     const after = {
       ...r,
       url: 'https://example.com/hook',
-      opts: { title: '', allow_files_api: false, issync: true, recv_timeout: 30 },
+      opts: { title: '', comment: '', allow_files_api: false, issync: true, recv_timeout: 30 },
       ext: { ...r.ext, lwt: patched.body.ext.lwt },
     }
     expect(patched.body).toEqual(after)
@@ -93,7 +93,7 @@ describe('CRUD', () => {
     const b = (await call('POST', base, { code: 'b', type: 'public' })).body
     expect([a.token_local, b.token_local].every((x) => HEX32.test(x))).toBe(true)
     expect(a.token_local).not.toBe(b.token_local)
-    expect(a.opts).toEqual({ allow_files_api: false, issync: false })
+    expect(a.opts).toEqual({ title: '', comment: '', allow_files_api: false, issync: false })
     for (const [method, path] of [
       ['POST', base],
       ['PATCH', `${base}/${a.id}`],

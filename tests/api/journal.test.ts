@@ -147,9 +147,9 @@ describe('list parameters over the found records', () => {
       flat: 'true',
     })
     expect(res.body).toEqual([
-      { objid: ids[2], 'obj.type': 'c', 'obj.opts.title': 'C' },
-      { objid: ids[1], 'obj.type': 'b', 'obj.opts.title': 'B' },
-      { objid: ids[0], 'obj.type': 'a', 'obj.opts.title': 'A' },
+      { objid: ids[2], 'obj.type': 'c', 'obj.opts.title': 'C', 'obj.opts.comment': '' },
+      { objid: ids[1], 'obj.type': 'b', 'obj.opts.title': 'B', 'obj.opts.comment': '' },
+      { objid: ids[0], 'obj.type': 'a', 'obj.opts.title': 'A', 'obj.opts.comment': '' },
     ])
   })
   test('unknown fields in filter, mask or order are refused', async () => {

@@ -27,15 +27,15 @@ async function project(opts: Record<string, unknown>, ext?: Record<string, unkno
 const lastJournal = async () => (await t.journal(domainId)).at(-1)!
 
 describe('opts', () => {
-  test('a null member removes it and keeps the others: response, read-back and journal', async () => {
+  test('a null member returns to its default (comment: empty) and keeps the others: response, read-back and journal', async () => {
     const p = await project({ title: 'Kept', comment: 'to go' })
     const res = await call('PATCH', `${PROJECTS}/${p.id}`, { opts: { comment: null } })
     expect(res.status).toBe(200)
-    expect(res.body.opts).toEqual({ title: 'Kept' })
-    expect((await call('GET', `${PROJECTS}/${p.id}`)).body.opts).toEqual({ title: 'Kept' })
+    expect(res.body.opts).toEqual({ title: 'Kept', comment: '' })
+    expect((await call('GET', `${PROJECTS}/${p.id}`)).body.opts).toEqual({ title: 'Kept', comment: '' })
     const j = await lastJournal()
     expect(j).toMatchObject({ cmdtype: 'update', objtype: 'project', objid: p.id, fields: 'opts.comment' })
-    expect(j.obj.opts).toEqual({ title: 'Kept' })
+    expect(j.obj.opts).toEqual({ title: 'Kept', comment: '' })
   })
 
   test('a member given a value is set and the others stay (merged, not replaced)', async () => {
@@ -45,12 +45,12 @@ describe('opts', () => {
     expect((await lastJournal()).fields).toBe('opts.title')
   })
 
-  test('a null member that is not there changes nothing and journals nothing', async () => {
+  test('a null member already at its default changes nothing and journals nothing', async () => {
     const p = await project({ title: 'Only' })
     const before = (await t.journal(domainId)).length
     const res = await call('PATCH', `${PROJECTS}/${p.id}`, { opts: { comment: null } })
     expect(res.status).toBe(200)
-    expect(res.body.opts).toEqual({ title: 'Only' })
+    expect(res.body.opts).toEqual({ title: 'Only', comment: '' })
     expect((await t.journal(domainId)).length).toBe(before)
   })
 
@@ -88,7 +88,7 @@ describe('top-level fields', () => {
       expect([field, res.status, res.body.error_details]).toEqual([field, 400, { field }])
     }
     const read = (await call('GET', `${PROJECTS}/${p.id}`)).body
-    expect([read.name, read.opts, read.ext.k]).toEqual(['Project', { title: 'x' }, 1])
+    expect([read.name, read.opts, read.ext.k]).toEqual(['Project', { title: 'x', comment: '' }, 1])
   })
 
   test('a field given a value is replaced', async () => {

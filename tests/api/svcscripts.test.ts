@@ -127,6 +127,26 @@ describe('create', () => {
     expect([res.status, res.body.error_details]).toEqual([400, { field: 'code' }])
   })
 
+  test("scriptdata in the original's object form and opts.loglevel, opts.variables are stored and round-trip", async () => {
+    const form = { objects: [{ id: 1, type: 'start', next: 2 }], variables: [{ name: 'var1' }], scriptVersion: 170105 }
+    const s = await create('visual', { scriptdata: form, opts: { loglevel: 0, variables: { var1: 0 } } })
+    expect(s.scriptdata).toEqual(form)
+    expect(s.opts).toEqual({ title: '', comment: '', loglevel: 0, variables: { var1: 0 } })
+    expect((await call('GET', `${base}/${s.id}`)).body).toEqual(s)
+    const patched = await call('PATCH', `${base}/${s.id}`, { scriptdata: 'log(1)', opts: { variables: { var2: 'x' } } })
+    expect([patched.body.scriptdata, patched.body.opts.variables]).toEqual(['log(1)', { var2: 'x' }])
+    for (const [body, field] of [
+      [{ scriptdata: 12 }, 'scriptdata'],
+      [{ scriptdata: ['log(1)'] }, 'scriptdata'],
+      [{ opts: { loglevel: 1.5 } }, 'opts.loglevel'],
+      [{ opts: { loglevel: -1 } }, 'opts.loglevel'],
+      [{ opts: { variables: [1] } }, 'opts.variables'],
+    ] as const) {
+      const res = await call('PATCH', `${base}/${s.id}`, body)
+      expect([field, res.status, res.body.error_details?.field]).toEqual([field, 400, field])
+    }
+  })
+
   test('scriptdata of exactly 4 MB is stored whole', async () => {
     const s = await create('four-mb', { scriptdata: 'x'.repeat(FOUR_MB) })
     expect(s.scriptdata).toHaveLength(FOUR_MB)

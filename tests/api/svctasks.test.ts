@@ -62,7 +62,7 @@ describe('CRUD', () => {
     const changes = { isenabled: 1, schedule: 'periods', periods: [{ days: [6, 7], from: '10:00', to: '12:00' }] }
     const patched = await call('PATCH', `${base}/${r.id}`, { ...changes, opts: { comment: null } })
     expect(patched.status).toBe(200)
-    const after = { ...r, ...changes, opts: { title: '' }, ext: { ...r.ext, lwt: patched.body.ext.lwt } }
+    const after = { ...r, ...changes, opts: { title: '', comment: '' }, ext: { ...r.ext, lwt: patched.body.ext.lwt } }
     expect(patched.body).toEqual(after)
     expect(after.ext.lwt > r.ext.lwt).toBe(true)
     expect(await row(r.id)).toEqual(after)
@@ -94,9 +94,10 @@ describe('CRUD', () => {
       dtstop: '',
       schedule: 'all',
       periods: [],
+      opts: { title: '', comment: '' },
       ext,
     })
-    expect(Object.keys(res.body)).toEqual(['id', ...Object.keys(EXAMPLE).filter((k) => k !== 'opts'), 'ext'])
+    expect(Object.keys(res.body)).toEqual(['id', ...Object.keys(EXAMPLE), 'ext'])
     await remove(id)
   })
 

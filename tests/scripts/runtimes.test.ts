@@ -124,6 +124,16 @@ describe('the host API', () => {
       field: 'startparam10',
     })
   })
+
+  test("a script stored in the original's visual form (an object) is kept but not run: a 409 naming scriptdata", async () => {
+    const form = { objects: [{ id: 1, type: 'start' }], variables: [], scriptVersion: 170105 }
+    const made = await call('POST', '/rest/v1/service/svcscripts', { code: 'visual', name: 'Visual', scriptdata: form })
+    expect(made.status).toBe(200)
+    const res = await call('POST', BASE, { code: 'visual' })
+    expect(res.status).toBe(409)
+    expect(res.body.error_details).toEqual({ field: 'scriptdata' })
+    expect(res.body.error_message).toContain('JavaScript text')
+  })
 })
 
 describe('running handlers', () => {
