@@ -77,6 +77,8 @@ const EnvSchema = v.object({
   SESSION_IDLE_TIMEOUT_SEC: v.optional(integer(60, 30 * 86400), '1800'),
   SESSION_MAX_PER_USER: v.optional(integer(1, 1000), '10'),
   SHUTDOWN_GRACE_SEC: v.optional(integer(0, 3600), '10'),
+  JOURNAL_KEEP_DAYS: v.optional(integer(0, 100_000), '365'),
+  JOURNAL_KEEP_PER_DOMAIN: v.optional(integer(0, 1_000_000_000), '0'),
   WS_IDLE_TIMEOUT_SEC: v.optional(integer(10, 960), '120'),
   WS_MAX_FRAME_BYTES: v.optional(integer(1024, 64 * 1024 * 1024), String(1024 * 1024)),
   WS_FRAMES_PER_SEC: v.optional(integer(1, 100_000), '100'),
@@ -167,6 +169,10 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   SESSION_IDLE_TIMEOUT_SEC: { meaning: 'sliding idle lifetime of a session' },
   SESSION_MAX_PER_USER: { meaning: 'concurrent sessions per user; the oldest is ended beyond it' },
   SHUTDOWN_GRACE_SEC: { meaning: 'on a stop, how long requests in flight may take to finish' },
+  JOURNAL_KEEP_DAYS: { meaning: 'journal records older than this many days are removed (0: kept forever)' },
+  JOURNAL_KEEP_PER_DOMAIN: {
+    meaning: "beyond this many records, a domain's oldest journal records are removed (0: no limit)",
+  },
   WS_IDLE_TIMEOUT_SEC: { meaning: 'a websocket with no traffic (pings included) for this long is closed' },
   WS_MAX_FRAME_BYTES: { meaning: 'largest websocket frame a client may send; larger ones close the socket (1009)' },
   WS_FRAMES_PER_SEC: { meaning: 'frames a websocket client may send per second; beyond it they are refused' },
@@ -236,6 +242,9 @@ export interface Config {
   sessionIdleTimeoutSec: number
   sessionMaxPerUser: number
   shutdownGraceSec: number
+  /** Journal retention: by age (days) and by count per domain; 0 turns either off. */
+  journalKeepDays: number
+  journalKeepPerDomain: number
   wsIdleTimeoutSec: number
   wsMaxFrameBytes: number
   wsFramesPerSec: number
@@ -301,6 +310,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionIdleTimeoutSec: e.SESSION_IDLE_TIMEOUT_SEC,
     sessionMaxPerUser: e.SESSION_MAX_PER_USER,
     shutdownGraceSec: e.SHUTDOWN_GRACE_SEC,
+    journalKeepDays: e.JOURNAL_KEEP_DAYS,
+    journalKeepPerDomain: e.JOURNAL_KEEP_PER_DOMAIN,
     wsIdleTimeoutSec: e.WS_IDLE_TIMEOUT_SEC,
     wsMaxFrameBytes: e.WS_MAX_FRAME_BYTES,
     wsFramesPerSec: e.WS_FRAMES_PER_SEC,

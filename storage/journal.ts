@@ -68,9 +68,10 @@ export function* appendJournal(w: WriteContext, e: JournalEntry): TxStep<void> {
   )
 }
 
-/** Removes a domain's journal (the domain is being deleted). */
+/** Removes a domain's journal and its retention horizon (the domain is being deleted). */
 export function* purgeJournal(domain: string): TxStep<void> {
   yield* tx.run('DELETE FROM journal WHERE domain = ?', [domain])
+  yield* tx.run('DELETE FROM journal_horizons WHERE domain = ?', [domain])
 }
 
 /** A journal record as the event pump reads it. */

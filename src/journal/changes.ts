@@ -4,11 +4,13 @@
  */
 import * as v from 'valibot'
 import { searchJournal, type JournalSearch } from '~storage/journal'
+import { journalHorizon } from '~storage/journal-retention'
 import { validate } from '../entities/validate'
-import { badRequest } from '../errors'
+import { ApiError, badRequest } from '../errors'
 import { FieldSet } from '../http/fields'
 import { parseListParams } from '../http/list-query'
 import { present } from '../http/present'
+import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
 import { isUuid } from '../ids'
 
@@ -85,10 +87,27 @@ export function parseSearch(raw: string | undefined): JournalSearch {
   }
 }
 
+/**
+ * Retention removed this domain's older records: a search wholly before what is kept is a 410; one
+ * reaching back past it is answered with what is left, and `X-Journal-Horizon` says since when.
+ */
+async function tellHorizon(req: Req, search: JournalSearch): Promise<void> {
+  const horizon = await journalHorizon(req.deps.db, req.ctx.domain)
+  if (!horizon) return
+  if (search.dtstop !== undefined && search.dtstop <= horizon.dtutc)
+    throw new ApiError(
+      410,
+      `the journal keeps this domain's changes after ${horizon.dtutc}; older ones were removed by retention`,
+      { field: 'params.dtstop', horizon: horizon.dtutc },
+    )
+  if (search.dtstart === undefined || search.dtstart <= horizon.dtutc) req.headers['x-journal-horizon'] = horizon.dtutc
+}
+
 export const listChanges = defineRoute({
   async handle(req) {
     const search = parseSearch(req.query.params)
     const { query, mask, flat } = parseListParams(req.query, { fields: FIELDS, output: FIELDS, limits: LIMITS })
+    await tellHorizon(req, search)
     const records = await searchJournal(req.deps.db, req.ctx.domain, search, query)
     return records.map(({ seq: _seq, ...r }) => present(r, mask ?? OUTPUT, flat))
   },

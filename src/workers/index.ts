@@ -2,6 +2,7 @@
 import { eventIngest } from './event-ingest'
 import { housekeeping } from './housekeeping'
 import { journalPump } from './journal-pump'
+import { journalRetention } from './journal-retention'
 import { layerOrders } from './layer-orders'
 import { mailOutbox } from './mail-outbox'
 import { modelExpiry } from './model-expiry'
@@ -22,4 +23,5 @@ export const WORKERS: readonly Worker[] = [
   wsSessions,
   svcTasks,
   webhookDeliveries,
+  journalRetention,
 ]

@@ -5,6 +5,7 @@
  * first and then continues live with neither a gap nor a duplicate.
  */
 import { domainJournalAfter, type JournalChange, journalBounds } from '~storage/journal'
+import { journalHorizon } from '~storage/journal-retention'
 import type { Ctx } from '../context'
 import { ApiError } from '../errors'
 import { dataChanged, type PlatformEvent } from '../events/event'
@@ -102,6 +103,9 @@ export async function missedChanges(ctx: Ctx, since: number, objtype?: string): 
   const { db } = ctx.deps
   const { last } = await journalBounds(db)
   if (since > last) throw relist(`since ${since} is ahead of the journal (its last change is ${last})`)
+  const horizon = await journalHorizon(db, ctx.domain)
+  if (horizon && since < horizon.seq)
+    throw relist(`changes up to ${horizon.seq} (${horizon.dtutc}) were removed by journal retention`)
   const missed = await domainJournalAfter(db, ctx.domain, since, MAX_REPLAY + 1, objtype)
   if (missed.length > MAX_REPLAY) throw relist(`more than ${MAX_REPLAY} changes were missed`)
   return missed

@@ -14,6 +14,7 @@ import journalDomainSeq from './0009_journal_domain_seq.sql' with { type: 'text'
 import svctasks from './0010_svctasks.sql' with { type: 'text' }
 import svctaskRuns from './0011_svctask_runs.sql' with { type: 'text' }
 import integrationPoints from './0012_integration_points.sql' with { type: 'text' }
+import journalHorizons from './0015_journal_horizons.sql' with { type: 'text' }
 
 export const migrations: { id: string; sql: string }[] = [
   { id: '0001_core', sql: core },
@@ -28,4 +29,5 @@ export const migrations: { id: string; sql: string }[] = [
   { id: '0010_svctasks', sql: svctasks },
   { id: '0011_svctask_runs', sql: svctaskRuns },
   { id: '0012_integration_points', sql: integrationPoints },
+  { id: '0015_journal_horizons', sql: journalHorizons },
 ]

@@ -93,6 +93,11 @@ async function populate(domain: { id: string; name: string }): Promise<void> {
   expect(reset.status).toBe(200)
   // a product-layer order, registered and queued (no worker runs in these tests unless asked)
   expect((await t.call('POST', '/rest/v1/domain/product_layer', { token, body: { prefix: 'purge' } })).status).toBe(200)
+  // what journal retention leaves behind once it removed some of the domain's records
+  await t.service.deps.db.run('INSERT INTO journal_horizons (domain, seq, dtutc) VALUES (?, 1, ?)', [
+    domain.id,
+    '2026-01-01T00:00:00.000Z',
+  ])
 }
 
 beforeAll(async () => {

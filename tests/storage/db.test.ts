@@ -126,6 +126,7 @@ for (const [name, open] of drivers) {
         '0010_svctasks',
         '0011_svctask_runs',
         '0012_integration_points',
+        '0015_journal_horizons',
       ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])
