@@ -3,7 +3,8 @@
  * on loopback, with wrk (-t2 -c64). Every case uses the same kind of wrk script (random paths from a
  * list), so the ratios compare like with like. BENCH_SECONDS sets the length of each measured round,
  * BENCH_ROUNDS how many interleaved rounds each case gets. Server CPU per request comes from /proc and
- * is the figure least disturbed by other load on the machine.
+ * is the figure least disturbed by other load on the machine. BENCH_ONLY=<text> runs the baseline and
+ * the cases whose name holds the text.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -90,12 +91,14 @@ interface Case {
   target: Target
   paths: string[]
   headers: Record<string, string>
+  /** A body to POST to the paths instead of GETting them. */
+  post?: unknown
   rounds: (WrkResult & { cpuUsPerReq: number })[]
 }
 
 async function round(c: Case): Promise<void> {
   const script = join(work, `${c.name.replace(/\W+/g, '-')}.lua`)
-  await Bun.write(script, luaScript(c.paths, c.headers))
+  await Bun.write(script, luaScript(c.paths, c.headers, c.post))
   await wrk(c.target.url, script, WARMUP_SECONDS)
   const cpu0 = await cpuSeconds(c.target.pid)
   const r = await wrk(c.target.url, script, SECONDS)
@@ -159,7 +162,7 @@ try {
     (k) => `/rest/v1/model/bench/records?filter=${k}&order=${encodeURIComponent('["-n"]')}&limit=20`,
   )
 
-  const cases: Case[] = [
+  const all: Case[] = [
     { name: 'raw Bun.serve JSON (baseline)', target: raw, paths: point(seededDirect.ids), headers: {}, rounds: [] },
     {
       name: 'GET extobj by id, direct (GATEWAY=off)',
@@ -196,7 +199,18 @@ try {
       headers: seededDirect.headers,
       rounds: [],
     },
+    {
+      name: 'POST extobj (create with its journal record), direct',
+      target: direct,
+      paths: ['/rest/v1/reference/extobjs'],
+      headers: seededDirect.headers,
+      post: { type: 'written', value: { n: 1, tags: ['a'] } },
+      rounds: [],
+    },
   ]
+  // BENCH_ONLY=<text>: the baseline and the cases whose name holds the text
+  const only = process.env.BENCH_ONLY
+  const cases = only ? all.filter((c, i) => i === 0 || c.name.includes(only)) : all
   // rounds interleave the cases, so drift in the machine's load spreads over all of them
   for (let r = 1; r <= ROUNDS; r++) {
     console.log(`round ${r} of ${ROUNDS}:`)
@@ -213,8 +227,9 @@ try {
       `| ${c.name} | ${Math.round(rps)} | ${f('p50ms')} | ${f('p99ms')} | ${f('cpuUsPerReq')} | ${(rps / base).toFixed(2)} |`,
     )
   }
-  const rpsOf = (i: number) => mean(cases[i]!.rounds.map((r) => r.rps))
-  console.log(`\ngateway on the point read: ${(rpsOf(2) / rpsOf(1)).toFixed(2)} of direct throughput`)
+  const rpsOf = (c: Case) => mean(c.rounds.map((r) => r.rps))
+  if (cases.includes(all[1]!) && cases.includes(all[2]!))
+    console.log(`\ngateway on the point read: ${(rpsOf(all[2]!) / rpsOf(all[1]!)).toFixed(2)} of direct throughput`)
 } finally {
   for (const c of children) c.kill()
   await Promise.all(children.map((c) => c.exited))

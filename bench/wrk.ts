@@ -32,8 +32,8 @@ export async function wrk(url: string, luaScript: string, seconds: number, conne
   return { rps, p50ms: p50, p99ms: p99, non2xx }
 }
 
-/** A wrk script sending GETs to random paths of the list, with the given headers. */
-export function luaScript(paths: string[], headers: Record<string, string>): string {
+/** A wrk script sending GETs to random paths of the list (or POSTs of `post` to them), with the given headers. */
+export function luaScript(paths: string[], headers: Record<string, string>, post?: unknown): string {
   const h = Object.entries(headers)
     .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
     .join('\n')
@@ -41,7 +41,7 @@ export function luaScript(paths: string[], headers: Record<string, string>): str
 local paths = { ${paths.map((p) => JSON.stringify(p)).join(', ')} }
 math.randomseed(os.time())
 request = function()
-  return wrk.format("GET", paths[math.random(#paths)])
+  return wrk.format(${post === undefined ? '"GET", paths[math.random(#paths)]' : `"POST", paths[math.random(#paths)], nil, ${JSON.stringify(JSON.stringify(post))}`})
 end
 `
 }

@@ -3,6 +3,12 @@
  * prepared once, rows read raw (positional). Measured 1.65x the throughput of @libsql/client at
  * about half its CPU (reference/datapath-findings.md). The file is locked exclusively while open:
  * no other process can read it meanwhile.
+ *
+ * Writes commit in groups: the write transactions asked for during one turn of the event loop run
+ * in one SQLite transaction, each inside its own savepoint (a body that fails is rolled back alone
+ * and its caller gets the error), and all are answered once that transaction has committed. A commit
+ * costs about the same for one body as for fifty (it writes each changed page once), so under load
+ * this multiplies write throughput; nothing is answered before it is committed.
  */
 import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
@@ -19,6 +25,14 @@ interface Statement {
 
 /** Enough for every fixed statement plus the recent dynamic list queries. */
 const STATEMENT_CACHE_SIZE = 2000
+/** Bodies per group commit: bounds how long one commit holds the loop. */
+const MAX_GROUP = 128
+
+interface PendingWrite {
+  body: () => TxStep<unknown>
+  resolve(value: unknown): void
+  reject(error: unknown): void
+}
 
 export function openEmbeddedDb(file: string): Db {
   const conn = new Database(file, { timeout: 5000 })
@@ -65,6 +79,64 @@ export function openEmbeddedDb(file: string): Db {
     return next.value
   }
   const transaction = conn.transaction(drive)
+  const savepoint = conn.prepare('SAVEPOINT body') as unknown as Statement
+  const release = conn.prepare('RELEASE body') as unknown as Statement
+  const rollbackTo = conn.prepare('ROLLBACK TO body') as unknown as Statement
+
+  const waiting: PendingWrite[] = []
+  let scheduled = false
+  function enqueue<T>(body: () => TxStep<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      waiting.push({ body, resolve: resolve as (v: unknown) => void, reject })
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(commitGroup)
+      }
+    })
+  }
+
+  function commitGroup(): void {
+    scheduled = false
+    const group = waiting.splice(0, MAX_GROUP)
+    if (waiting.length) {
+      scheduled = true
+      setImmediate(commitGroup)
+    }
+    if (group.length === 1) {
+      const [only] = group as [PendingWrite]
+      call(() => transaction.immediate(only.body)).then(only.resolve, only.reject)
+      return
+    }
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
+    try {
+      conn.exec('BEGIN IMMEDIATE')
+      for (const w of group) {
+        savepoint.run([])
+        try {
+          outcomes.push({ ok: true, value: drive(w.body) })
+          release.run([])
+        } catch (err) {
+          if (!conn.inTransaction) throw err // the failure ended the whole transaction: nothing of the group stays
+          rollbackTo.run([])
+          release.run([])
+          outcomes.push({ ok: false, error: normalizeDbError(err) })
+        }
+      }
+      conn.exec('COMMIT')
+    } catch (err) {
+      if (conn.inTransaction)
+        try {
+          conn.exec('ROLLBACK')
+        } catch {}
+      for (const w of group) w.reject(normalizeDbError(err))
+      return
+    }
+    group.forEach((w, i) => {
+      const o = outcomes[i]!
+      if (o.ok) w.resolve(o.value)
+      else w.reject(o.error)
+    })
+  }
 
   function call<T>(fn: () => T): Promise<T> {
     try {
@@ -80,9 +152,10 @@ export function openEmbeddedDb(file: string): Db {
     get: (sql: string, args: SqlValue[] = []) => call(() => prepare(sql).get(args) as Row | undefined),
     run: (sql: string, args: SqlValue[] = []) => call(() => ({ changes: prepare(sql).run(args).changes })),
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
-    write: <T>(body: () => TxStep<T>) => call(() => transaction.immediate(body) as T),
+    write: enqueue,
     read: <T>(body: () => TxStep<T>) => call(() => drive(body, true)),
     close: async () => {
+      while (waiting.length) commitGroup() // what was asked for is written before the file closes
       statements.clear()
       conn.close()
     },

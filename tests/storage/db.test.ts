@@ -135,6 +135,37 @@ for (const [name, open] of drivers) {
   })
 }
 
+test('concurrent writes: each body commits or fails alone, in the order asked, and reads see them all', async () => {
+  // the embedded driver commits the writes of one turn of the event loop together (savepoints inside)
+  for (const [, open] of drivers) {
+    const db = open(join(dir, `${crypto.randomUUID()}.db`))
+    await db.run('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)')
+    await db.run("INSERT INTO t VALUES ('taken', 0)")
+    const writes = Array.from({ length: 60 }, (_, i) =>
+      db.write(function* () {
+        yield* tx.run('INSERT INTO t VALUES (?, ?)', [`k${i}`, i])
+        if (i === 13) throw new Error('thirteen fails')
+        if (i === 21) yield* tx.run("INSERT INTO t VALUES ('taken', 1)") // a constraint error after a write
+        // a later body sees what an earlier one of its group wrote
+        const seen = yield* tx.get('SELECT count(*) FROM t WHERE k = ?', [`k${Math.max(0, i - 1)}`])
+        return seen![0]
+      }),
+    )
+    const settled = await Promise.allSettled(writes)
+    expect(settled.filter((r) => r.status === 'rejected').length).toBe(2)
+    expect(String((settled[13] as PromiseRejectedResult).reason)).toContain('thirteen fails')
+    expect((settled[21] as PromiseRejectedResult).reason).toBeInstanceOf(ConstraintError)
+    expect((settled[14] as PromiseFulfilledResult<number>).value).toBe(0) // k13 was rolled back
+    expect((settled[30] as PromiseFulfilledResult<number>).value).toBe(1)
+    const keys = (await db.all("SELECT k FROM t WHERE k <> 'taken'")).map((r) => r[0])
+    expect(keys).toHaveLength(58)
+    expect(keys).not.toContain('k13')
+    expect(keys).not.toContain('k21')
+    expect(await db.get("SELECT v FROM t WHERE k = 'taken'")).toEqual([0])
+    await db.close()
+  }
+})
+
 test('the embedded driver keeps acknowledged writes across a crash of the process', async () => {
   const file = join(dir, 'crash.db')
   const script = `
@@ -142,10 +173,11 @@ test('the embedded driver keeps acknowledged writes across a crash of the proces
     const db = openEmbeddedDb('${file}')
     await db.run('CREATE TABLE t (k TEXT)')
     await db.run("INSERT INTO t VALUES ('acknowledged')")
+    await Promise.all([1, 2, 3].map((n) => db.write(function* () { yield { kind: 'run', sql: 'INSERT INTO t VALUES (?)', args: ['group ' + n] } })))
     process.kill(process.pid, 'SIGKILL')`
   const proc = Bun.spawn([process.execPath, '-e', script], { stdout: 'ignore', stderr: 'ignore' })
   expect(await proc.exited).not.toBe(0)
   const db = openEmbeddedDb(file)
-  expect(await db.all('SELECT k FROM t')).toEqual([['acknowledged']])
+  expect(await db.all('SELECT k FROM t')).toEqual([['acknowledged'], ['group 1'], ['group 2'], ['group 3']])
   await db.close()
 })
