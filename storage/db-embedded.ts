@@ -25,6 +25,9 @@ interface Statement {
 
 /** Enough for every fixed statement plus the recent dynamic list queries. */
 const STATEMENT_CACHE_SIZE = 2000
+/** Point reads kept between writes, and the largest row text kept (a big value is read afresh). */
+const ROW_CACHE_SIZE = 10_000
+const ROW_CACHE_MAX_CHARS = 64 * 1024
 /** Bodies per group commit: bounds how long one commit holds the loop. */
 const MAX_GROUP = 128
 
@@ -34,6 +37,8 @@ interface PendingWrite {
   reject(error: unknown): void
 }
 
+const rowChars = (row: Row) => row.reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 8), 0)
+
 export function openEmbeddedDb(file: string): Db {
   const conn = new Database(file, { timeout: 5000 })
   conn.exec('PRAGMA journal_mode=WAL')
@@ -42,6 +47,21 @@ export function openEmbeddedDb(file: string): Db {
   // keeps the lock: without this every statement pays two fcntl calls, 2.5x the cost of a point read.
   conn.exec('PRAGMA locking_mode=EXCLUSIVE')
   const statements = new Map<string, Statement>()
+  // any write may change any row: the cache holds what was read since the last one
+  const rows = new Map<string, Map<string, Row | undefined>>()
+  let cachedRows = 0
+  const wrote = () => {
+    if (cachedRows === 0) return
+    rows.clear()
+    cachedRows = 0
+  }
+  /** A statement that is not a plain SELECT may write (an INSERT ... RETURNING read with `all`). */
+  const selects = new Set<string>()
+  const reading = (sql: string) => {
+    if (selects.has(sql)) return
+    if (/^\s*select\b/i.test(sql)) selects.add(sql)
+    else wrote()
+  }
 
   function prepare(sql: string): Statement {
     let stmt = statements.get(sql)
@@ -55,6 +75,8 @@ export function openEmbeddedDb(file: string): Db {
   }
 
   function execute(op: DbOp): unknown {
+    if (op.kind !== 'all' && op.kind !== 'get') wrote()
+    else reading(op.sql)
     if (op.kind === 'exec') return void conn.exec(op.sql)
     const stmt = prepare(op.sql)
     if (op.kind === 'run') return { changes: stmt.run(op.args).changes } satisfies RunResult
@@ -98,6 +120,7 @@ export function openEmbeddedDb(file: string): Db {
   function commitGroup(): void {
     scheduled = false
     const group = waiting.splice(0, MAX_GROUP)
+    wrote()
     if (waiting.length) {
       scheduled = true
       setImmediate(commitGroup)
@@ -148,9 +171,33 @@ export function openEmbeddedDb(file: string): Db {
 
   return {
     driver: 'embedded',
-    all: (sql: string, args: SqlValue[] = []) => call(() => prepare(sql).all(args) as Row[]),
-    get: (sql: string, args: SqlValue[] = []) => call(() => prepare(sql).get(args) as Row | undefined),
-    run: (sql: string, args: SqlValue[] = []) => call(() => ({ changes: prepare(sql).run(args).changes })),
+    all: (sql: string, args: SqlValue[] = []) => {
+      reading(sql)
+      return call(() => prepare(sql).all(args) as Row[])
+    },
+    get: (sql: string, args: SqlValue[] = []) => {
+      reading(sql)
+      return call(() => prepare(sql).get(args) as Row | undefined)
+    },
+    run: (sql: string, args: SqlValue[] = []) => {
+      wrote()
+      return call(() => ({ changes: prepare(sql).run(args).changes }))
+    },
+    getCached(sql: string, args: SqlValue[]) {
+      let ofSql = rows.get(sql)
+      if (!ofSql) rows.set(sql, (ofSql = new Map()))
+      const key = args.length === 2 ? `${args[0]}\u0000${args[1]}` : args.join('\u0000')
+      if (ofSql.has(key)) return Promise.resolve(ofSql.get(key))
+      return call(() => {
+        const row = prepare(sql).get(args) as Row | undefined
+        if (cachedRows >= ROW_CACHE_SIZE) wrote() // full: start again rather than track ages
+        if (!row || rowChars(row) <= ROW_CACHE_MAX_CHARS) {
+          rows.get(sql)?.set(key, row) ?? rows.set(sql, new Map([[key, row]]))
+          cachedRows++
+        }
+        return row
+      })
+    },
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
     write: enqueue,
     read: <T>(body: () => TxStep<T>) => call(() => drive(body, true)),

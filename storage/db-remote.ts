@@ -58,6 +58,8 @@ export function openRemoteDb(url: string, authToken?: string): Db {
     driver: 'remote',
     all: (sql, args = []) => guarded(async () => rows(await client.execute(statement(sql, args)))),
     get: (sql, args = []) => guarded(async () => rows(await client.execute(statement(sql, args)))[0]),
+    // other processes write the database: nothing read can be kept
+    getCached: (sql, args) => guarded(async () => rows(await client.execute(statement(sql, args)))[0]),
     run: (sql, args = []) =>
       guarded(async () => ({ changes: (await client.execute(statement(sql, args))).rowsAffected })),
     write<T>(body: () => TxStep<T>): Promise<T> {

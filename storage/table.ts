@@ -59,6 +59,8 @@ export class TableLayout {
   readonly idField: string
   readonly columns: [column: string, path: string][]
   readonly detached: string[]
+  /** The detached fields as JSON keys, made once for `docText`. */
+  private readonly detachedKeys: string[]
   readonly hidden: string[]
   readonly derived: [column: string, compute: (doc: Doc) => SqlValue][]
   /** The SQL expression of a (validated) field path: a column or a JSON extraction. */
@@ -72,6 +74,7 @@ export class TableLayout {
     this.idField = spec.idField ?? 'id'
     this.columns = Object.entries(spec.columns ?? {})
     this.detached = spec.detached ?? []
+    this.detachedKeys = this.detached.map((f) => JSON.stringify(f))
     this.hidden = Object.keys(spec.hidden ?? {})
     this.derived = Object.entries(spec.derived ?? {})
     this.selected = ['doc', ...this.detached, ...this.hidden]
@@ -117,14 +120,14 @@ export class TableLayout {
 
   /** The whole document as JSON text from a row of `selected`: the stored doc with its detached fields spliced back in. */
   docText(row: Row): string {
-    let text = row[0] as string
-    this.detached.forEach((field, i) => {
+    const text = row[0] as string
+    let members = ''
+    for (let i = 0; i < this.detached.length; i++) {
       const value = row[1 + i] as string | null
-      if (value === null) return
-      const member = `${JSON.stringify(field)}:${value}`
-      text = text.length > 2 ? `${text.slice(0, -1)},${member}}` : `{${member}}`
-    })
-    return text
+      if (value !== null) members += `${members ? ',' : ''}${this.detachedKeys[i]}:${value}`
+    }
+    if (!members) return text
+    return text.length > 2 ? `${text.slice(0, -1)},${members}}` : `{${members}}`
   }
 
   /** The hidden column values from a row of `selected`. */

@@ -37,6 +37,27 @@ for (const [name, open] of drivers) {
       await db.close()
     })
 
+    test('a cached point read is never stale: any kind of write is seen by the next read', async () => {
+      const db = await fresh()
+      await db.run('INSERT INTO t VALUES (?, ?)', ['a', 1])
+      const read = () => db.getCached('SELECT v FROM t WHERE k = ?', ['a'])
+      expect(await read()).toEqual([1])
+      expect(await read()).toEqual([1])
+      await db.run('UPDATE t SET v = 2')
+      expect(await read()).toEqual([2])
+      await db.write(function* () {
+        yield* tx.run('UPDATE t SET v = 3')
+      })
+      expect(await read()).toEqual([3])
+      expect(await db.all('UPDATE t SET v = 4 RETURNING v')).toEqual([[4]])
+      expect(await read()).toEqual([4])
+      await db.run("DELETE FROM t WHERE k = 'a'")
+      expect(await read()).toBeUndefined()
+      await db.run('INSERT INTO t VALUES (?, ?)', ['a', 5])
+      expect(await read()).toEqual([5]) // a cached absence is forgotten too
+      await db.close()
+    })
+
     test('a write body commits every statement and returns its value', async () => {
       const db = await fresh()
       const result = await db.write(function* () {
