@@ -79,6 +79,7 @@ const EnvSchema = v.object({
   SHUTDOWN_GRACE_SEC: v.optional(integer(0, 3600), '10'),
   JOURNAL_KEEP_DAYS: v.optional(integer(0, 100_000), '365'),
   JOURNAL_KEEP_PER_DOMAIN: v.optional(integer(0, 1_000_000_000), '0'),
+  STARTUP_RETRIES: v.optional(integer(1, 100), '5'),
   WS_IDLE_TIMEOUT_SEC: v.optional(integer(10, 960), '120'),
   WS_MAX_FRAME_BYTES: v.optional(integer(1024, 64 * 1024 * 1024), String(1024 * 1024)),
   WS_FRAMES_PER_SEC: v.optional(integer(1, 100_000), '100'),
@@ -169,6 +170,9 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   SESSION_IDLE_TIMEOUT_SEC: { meaning: 'sliding idle lifetime of a session' },
   SESSION_MAX_PER_USER: { meaning: 'concurrent sessions per user; the oldest is ended beyond it' },
   SHUTDOWN_GRACE_SEC: { meaning: 'on a stop, how long requests in flight may take to finish' },
+  STARTUP_RETRIES: {
+    meaning: 'tries to reach Redis and a libSQL server at start (pauses grow to 1 s) before exiting with code 2',
+  },
   JOURNAL_KEEP_DAYS: { meaning: 'journal records older than this many days are removed (0: kept forever)' },
   JOURNAL_KEEP_PER_DOMAIN: {
     meaning: "beyond this many records, a domain's oldest journal records are removed (0: no limit)",
@@ -242,6 +246,7 @@ export interface Config {
   sessionIdleTimeoutSec: number
   sessionMaxPerUser: number
   shutdownGraceSec: number
+  startupRetries: number
   /** Journal retention: by age (days) and by count per domain; 0 turns either off. */
   journalKeepDays: number
   journalKeepPerDomain: number
@@ -310,6 +315,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionIdleTimeoutSec: e.SESSION_IDLE_TIMEOUT_SEC,
     sessionMaxPerUser: e.SESSION_MAX_PER_USER,
     shutdownGraceSec: e.SHUTDOWN_GRACE_SEC,
+    startupRetries: e.STARTUP_RETRIES,
     journalKeepDays: e.JOURNAL_KEEP_DAYS,
     journalKeepPerDomain: e.JOURNAL_KEEP_PER_DOMAIN,
     wsIdleTimeoutSec: e.WS_IDLE_TIMEOUT_SEC,

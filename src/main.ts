@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './config'
 import type { RouteEntry } from './http/route'
 import type { BootstrapResult } from './identity/bootstrap'
 import { startService } from './service'
+import { StartError } from './startup'
 
 export async function main(routes: RouteEntry[], args = process.argv.slice(2)): Promise<void> {
   const command = readCommandLine(args)
@@ -40,7 +41,8 @@ export async function main(routes: RouteEntry[], args = process.argv.slice(2)): 
     service = await startService(config, routes, { onBootstrap: banner, onTerminate: (s) => void exit(s) })
   } catch (err) {
     console.error(`cannot start: ${(err as Error).message}`)
-    process.exit(1)
+    // a setting or the world around the service is wrong (2); anything else is a fault of its own (1)
+    process.exit(err instanceof StartError ? 2 : 1)
   }
   service.deps.log.info('listening', { url: service.url, gateway: config.gateway, node: config.nodeName })
   // its private half is in the repository: anyone can sign licences this key accepts

@@ -3,7 +3,6 @@
  * (deps), first-start bootstrap, the background workers, the app, and its listener (the gateway in
  * front, or Bun.serve directly). `stop()` takes them down in the reverse order.
  */
-import { mkdirSync } from 'node:fs'
 import type { Server } from 'bun'
 import type { Db } from '~storage/db'
 import { openEmbeddedDb } from '~storage/db-embedded'
@@ -27,6 +26,7 @@ import { completeBuiltinClasses } from './model/builtin-start'
 import { WORKERS } from './workers/index'
 import { startJournalCursor } from './workers/journal-pump'
 import { type Worker, WorkerRunner } from './workers/runner'
+import { ensureDataDir, listenError, StartError, withRetries } from './startup'
 
 export interface Service {
   deps: Deps
@@ -75,10 +75,13 @@ export async function startService(
   routes: RouteEntry[],
   options: ServiceOptions = {},
 ): Promise<Service> {
-  mkdirSync(config.dataDir, { recursive: true })
+  ensureDataDir(config.dataDir)
   const log = options.log ?? createLogger(config.logLevel)
-  const db = options.db ?? openDb(config)
-  await migrate(db)
+  const tries = config.startupRetries
+  const dbSetting = process.env.LIBSQL_URL ? 'LIBSQL_URL' : 'DATA_DIR'
+  const db =
+    options.db ?? (await withRetries(dbSetting, `cannot open ${config.libsqlUrl}`, tries, async () => openDb(config)))
+  await withRetries(dbSetting, `cannot use ${config.libsqlUrl}`, tries, () => migrate(db))
   // an embedded file is this process's alone: a job still marked running belonged to a process that died
   if (db.driver === 'embedded') await releaseAllClaims(db)
   const kv =
@@ -87,8 +90,11 @@ export async function startService(
       ? await createRedisKv(config.redisUrl, {
           prefix: config.kvPrefix,
           timeoutMs: config.kvTimeoutMs,
+          connectTries: tries,
           onStateChange: (up, detail) =>
             up ? log.info('redis reachable again', { detail }) : log.error('redis unreachable', { detail }),
+        }).catch((err) => {
+          throw new StartError('REDIS_URL', `cannot reach ${config.redisUrl}: ${err.message} (tried ${tries} times)`)
         })
       : createMemoryKv({ prefix: config.kvPrefix }))
   const clock = options.clock ?? systemClock
@@ -123,15 +129,25 @@ export async function startService(
   if (options.listen !== false) {
     if (config.gateway) {
       // the listeners let through the largest body any route takes; routes apply their own limits (src/http/body.ts)
-      gateway = await startGateway(app, { host: config.host, port: config.port, maxBodyBytes: largestBody(config) })
+      gateway = await startGateway(app, {
+        host: config.host,
+        port: config.port,
+        maxBodyBytes: largestBody(config),
+      }).catch((err) => {
+        throw listenError(config.host, config.port, err)
+      })
       url = `http://${config.host}:${gateway.port}`
     } else {
-      server = app.listen({
-        hostname: config.host,
-        port: config.port,
-        reusePort: false,
-        maxRequestBodySize: largestBody(config) + 1024,
-      })
+      try {
+        server = app.listen({
+          hostname: config.host,
+          port: config.port,
+          reusePort: false,
+          maxRequestBodySize: largestBody(config) + 1024,
+        })
+      } catch (err) {
+        throw listenError(config.host, config.port, err)
+      }
       url = `http://${config.host}:${server.port}`
     }
   }

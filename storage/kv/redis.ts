@@ -10,12 +10,14 @@ export interface RedisKvOptions {
   prefix?: string
   /** Longest wait for one call (default 500 ms). */
   timeoutMs?: number
+  /** Connections tried at start before giving up (the error names the cause); later the client retries forever. */
+  connectTries?: number
   /** Told once when Redis becomes unreachable and once when it is back (not at every retry). */
   onStateChange?: (up: boolean, detail: string) => void
 }
 
 /** Reconnect at once, then back off to at most a second between tries: recovery is quick once Redis is back. */
-const reconnectStrategy = (retries: number) => Math.min(50 * 2 ** retries, 1000)
+const backoff = (retries: number) => Math.min(50 * 2 ** retries, 1000)
 
 /** Deletes the lock only while it still holds the caller's token. */
 const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`
@@ -28,13 +30,17 @@ type StreamsReply = { name: string; messages: { id: string; message: Record<stri
 export async function createRedisKv(url: string, options: RedisKvOptions = {}): Promise<Kv> {
   const prefix = options.prefix ?? ''
   const timeoutMs = options.timeoutMs ?? 500
+  let connected = false
+  const connectTries = options.connectTries ?? Number.POSITIVE_INFINITY
+  const reconnectStrategy = (retries: number, cause: Error) =>
+    !connected && retries + 1 >= connectTries ? new Error(cause.message || 'no answer') : backoff(retries)
   const socket = { connectTimeout: Math.max(timeoutMs, 1000), reconnectStrategy }
   const client = createClient({ url, disableOfflineQueue: true, socket })
   let up = true
   const report =
     options.onStateChange ?? ((isUp, detail) => console.error(`redis: ${isUp ? 'back' : 'down'}: ${detail}`))
   client.on('error', (err: Error) => {
-    if (!up) return
+    if (!up || !connected) return // a failed start is reported by connect() itself
     up = false
     report(false, err.message)
   })
@@ -44,6 +50,7 @@ export async function createRedisKv(url: string, options: RedisKvOptions = {}): 
     report(true, 'reconnected')
   })
   await client.connect()
+  connected = true
   let subscriber: ReturnType<typeof client.duplicate> | undefined
   const resetCallbacks: (() => void)[] = []
   const k = (key: string) => prefix + key

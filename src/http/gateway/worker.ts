@@ -18,6 +18,8 @@ self.onmessage = (event: MessageEvent<Message>) => {
     listener = startFront(event.data)
     self.postMessage({ type: 'listening', port: listener.port })
   } catch (err) {
-    self.postMessage({ type: 'error', message: (err as Error).message })
+    // the code (EADDRINUSE) says more than Bun's message ("Failed to listen at ...")
+    const { code, message } = err as { code?: string; message: string }
+    self.postMessage({ type: 'error', message: code ? `${code}: ${message}` : message })
   }
 }
