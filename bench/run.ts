@@ -42,7 +42,13 @@ async function spawnUntil(cmd: string[], env: Record<string, string>, pattern: R
     if (done) throw new Error(`${cmd.join(' ')} exited before it was ready:\n${out}`)
     out += new TextDecoder().decode(value)
     const m = pattern.exec(out)
-    if (m) return { url: m[1]!, pid: proc.pid, stop: async () => void (proc.kill(), await proc.exited) }
+    if (m) {
+      // keep reading: a process whose stdout pipe fills up (a log line per request) would stall
+      void (async () => {
+        while (!(await reader.read()).done);
+      })()
+      return { url: m[1]!, pid: proc.pid, stop: async () => void (proc.kill(), await proc.exited) }
+    }
   }
 }
 

@@ -80,6 +80,11 @@ const EnvSchema = v.object({
   JOURNAL_KEEP_DAYS: v.optional(integer(0, 100_000), '365'),
   JOURNAL_KEEP_PER_DOMAIN: v.optional(integer(0, 1_000_000_000), '0'),
   STARTUP_RETRIES: v.optional(integer(1, 100), '5'),
+  LOG_REQUESTS: v.optional(
+    v.pipe(v.string(), v.regex(/^(0|1|0?\.\d+)$/, 'must be a fraction from 0 to 1'), v.transform(Number)),
+    '1',
+  ),
+  METRICS_TOKEN: v.optional(v.string()),
   WS_IDLE_TIMEOUT_SEC: v.optional(integer(10, 960), '120'),
   WS_MAX_FRAME_BYTES: v.optional(integer(1024, 64 * 1024 * 1024), String(1024 * 1024)),
   WS_FRAMES_PER_SEC: v.optional(integer(1, 100_000), '100'),
@@ -170,6 +175,11 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   SESSION_IDLE_TIMEOUT_SEC: { meaning: 'sliding idle lifetime of a session' },
   SESSION_MAX_PER_USER: { meaning: 'concurrent sessions per user; the oldest is ended beyond it' },
   SHUTDOWN_GRACE_SEC: { meaning: 'on a stop, how long requests in flight may take to finish' },
+  LOG_REQUESTS: { meaning: 'share of requests logged at info, one JSON line each (1: all, 0.1: one in ten, 0: none)' },
+  METRICS_TOKEN: {
+    meaning: 'when set, GET /metrics needs Authorization: Bearer <this token>',
+    computed: 'unset (open)',
+  },
   STARTUP_RETRIES: {
     meaning: 'tries to reach Redis and a libSQL server at start (pauses grow to 1 s) before exiting with code 2',
   },
@@ -247,6 +257,9 @@ export interface Config {
   sessionMaxPerUser: number
   shutdownGraceSec: number
   startupRetries: number
+  /** Share of requests logged (0 to 1). */
+  logRequests: number
+  metricsToken?: string
   /** Journal retention: by age (days) and by count per domain; 0 turns either off. */
   journalKeepDays: number
   journalKeepPerDomain: number
@@ -316,6 +329,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionMaxPerUser: e.SESSION_MAX_PER_USER,
     shutdownGraceSec: e.SHUTDOWN_GRACE_SEC,
     startupRetries: e.STARTUP_RETRIES,
+    logRequests: e.LOG_REQUESTS,
+    metricsToken: e.METRICS_TOKEN,
     journalKeepDays: e.JOURNAL_KEEP_DAYS,
     journalKeepPerDomain: e.JOURNAL_KEEP_PER_DOMAIN,
     wsIdleTimeoutSec: e.WS_IDLE_TIMEOUT_SEC,

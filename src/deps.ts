@@ -3,6 +3,7 @@
  * requests need lives here; background workers are built from it and owned by the service
  * (src/service.ts), so nothing here depends on them.
  */
+import { Metrics } from './ops/metrics'
 import type { Db } from '~storage/db'
 import type { Kv } from '~storage/kv/kv'
 import { Repository, type TableSpec } from '~storage/repository'
@@ -50,6 +51,8 @@ export interface Deps extends Store {
   routes: Router
   /** TRUST_PROXY, parsed: peers whose X-Forwarded-For is believed. */
   trustedProxies: Cidr[]
+  /** Prometheus metrics of this process (GET /metrics). */
+  metrics: Metrics
 }
 
 export function createDeps(parts: {
@@ -90,5 +93,6 @@ export function createDeps(parts: {
     signals: new Signals(),
     routes: new Router(parts.routes),
     trustedProxies: config.trustProxy.map((c) => parseCidr(c)!),
+    metrics: new Metrics(),
   }
 }

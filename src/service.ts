@@ -114,6 +114,12 @@ export async function startService(
   deps.sockets.start(deps)
   deps.scripts.start(deps)
   const workers = new WorkerRunner(deps, options.workers ?? WORKERS)
+  deps.metrics.provide({
+    db,
+    sockets: () => deps.sockets.stats(),
+    workers: () => workers.stats(),
+    sessionsCached: () => deps.sessions.cachedCount(),
+  })
   // WORKERS=off leaves this process only the work that keeps itself going (its heartbeat)
   if (options.schedule !== false) workers.start({ onlyAlways: !config.workers })
   // enqueueing is background work: a WORKERS=off process leaves it to the others (they dedupe anyway)

@@ -218,3 +218,15 @@ export async function jobById(db: Db, kind: string, domain: string, id: string):
   ])
   return row ? toJob(row) : null
 }
+
+/** Per kind: jobs waiting or running, and when the oldest of them was created (metrics). */
+export async function queueDepths(db: Db): Promise<{ kind: string; waiting: number; oldest: string | null }[]> {
+  const rows = await db.all(
+    "SELECT kind, count(*), min(created) FROM queue WHERE status IN ('pending', 'running') GROUP BY kind",
+  )
+  return rows.map(([kind, n, oldest]) => ({
+    kind: kind as string,
+    waiting: n as number,
+    oldest: oldest as string | null,
+  }))
+}

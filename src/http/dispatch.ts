@@ -20,6 +20,10 @@ export interface Outcome {
   body: unknown
   headers: Record<string, string>
   cookies: string[]
+  /** The route pattern that answered (logs, metrics), when one did. */
+  route?: string
+  /** Who was admitted: the actor's id and the domain it acted in. */
+  actor?: { id: string; domain: string }
 }
 
 export interface Call {
@@ -66,16 +70,20 @@ export async function runRoute(deps: Deps, call: Call, admission: Admission): Pr
     requestId: call.requestId,
   }
   const req = new Req(deps, target, call.source)
+  let outcome: Outcome
   try {
     if (call.override != null && call.method !== 'POST') {
       throw badRequest('X-HTTP-Method-Override is accepted only with POST', 'X-HTTP-Method-Override')
     }
     if (def.access !== 'public') await admission(req, def)
     const result = await def.handle(req)
-    return { status: result === undefined ? 204 : 200, body: result, headers: req.headers, cookies: req.cookies }
+    outcome = { status: result === undefined ? 204 : 200, body: result, headers: req.headers, cookies: req.cookies }
   } catch (err) {
-    return errorOutcome(deps, err, call.requestId, `${call.method} ${url}`)
+    outcome = errorOutcome(deps, err, call.requestId, `${call.method} ${url}`)
   }
+  outcome.route = url
+  if (req.isAdmitted) outcome.actor = { id: req.ctx.actor.id, domain: req.ctx.domain }
+  return outcome
 }
 
 /**
@@ -112,11 +120,14 @@ function decodePath(raw: string): string {
 export function errorOutcome(deps: Deps, err: unknown, requestId: string, where?: string): Outcome {
   let e: ApiError
   if (err instanceof ApiError) e = err
-  else if (err instanceof KvUnavailable) e = storeUnavailable()
-  else if (err instanceof DuplicateError)
+  else if (err instanceof KvUnavailable) {
+    deps.metrics.kvErrors.inc()
+    e = storeUnavailable()
+  } else if (err instanceof DuplicateError)
     e = new ApiError(409, `${err.field} already exists in this domain`, { field: err.field })
   else {
     deps.log.error('unhandled error', { requestId, where, error: String(err), stack: (err as Error)?.stack })
+    deps.metrics.internalErrors.inc()
     e = new ApiError(500, 'internal error')
   }
   return { status: e.status, body: e.body(), headers: { ...e.headers }, cookies: [] }

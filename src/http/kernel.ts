@@ -75,16 +75,35 @@ function splitUrl(url: string): { rawPath: string; query: Record<string, string 
 }
 
 export async function handleHttp(deps: Deps, request: Request, server?: PeerLookup): Promise<Response> {
+  const started = performance.now()
   const requestId = requestIdOf(request)
+  let outcome: Outcome
   try {
     const { rawPath, query } = splitUrl(request.url)
     const source = httpSource(deps, request, server)
     const override = request.headers.get(OVERRIDE_HEADER)
     const call = { method: request.method, override, rawPath, query, requestId, source }
-    return toResponse(await runRoute(deps, call, authenticate), requestId, request.method === 'HEAD')
+    outcome = await runRoute(deps, call, authenticate)
   } catch (err) {
-    return toResponse(errorOutcome(deps, err, requestId), requestId, false)
+    outcome = errorOutcome(deps, err, requestId)
   }
+  const answer = respond(outcome, requestId, request.method === 'HEAD')
+  const seconds = (performance.now() - started) / 1000
+  const route = outcome.route ?? 'unmatched'
+  deps.metrics.observe(route, request.method, outcome.status, seconds)
+  if (deps.log.level !== 'error' && deps.log.level !== 'warn' && Math.random() < deps.config.logRequests)
+    deps.log.info('request', {
+      id: requestId,
+      method: request.method,
+      route,
+      status: outcome.status,
+      ms: Math.round(seconds * 1e5) / 100,
+      bytes: answer.bytes,
+      actor: outcome.actor?.id,
+      domain: outcome.actor?.domain,
+      client: clientAddressOf(request, server, deps.trustedProxies),
+    })
+  return answer.response
 }
 
 /**
@@ -95,6 +114,12 @@ const BASELINE: Record<string, string> = { 'cache-control': 'no-store', 'x-conte
 const CHALLENGE = 'Bearer realm="platform"'
 
 export function toResponse(outcome: Outcome, requestId: string, head: boolean): Response {
+  return respond(outcome, requestId, head).response
+}
+
+/** The outcome as a Response, and how many bytes of JSON it carries (a streamed body counts as its declared length). */
+function respond(outcome: Outcome, requestId: string, head: boolean): { response: Response; bytes: number } {
+  let bytes = 0
   const headers: Record<string, string> = { ...BASELINE, 'x-request-id': requestId, ...outcome.headers }
   if (outcome.status === 401) headers['www-authenticate'] ??= CHALLENGE
   let response: Response
@@ -102,13 +127,15 @@ export function toResponse(outcome: Outcome, requestId: string, head: boolean): 
     response = head ? new Response(null, outcome.body) : outcome.body
     for (const [name, value] of Object.entries(headers))
       if (!(name in BASELINE) || !response.headers.has(name)) response.headers.set(name, value)
+    bytes = Number(response.headers.get('content-length') ?? 0)
   } else if (outcome.body === undefined) {
     response = new Response(null, { status: outcome.status, headers })
   } else {
     const text = outcome.body instanceof JsonText ? outcome.body.text : JSON.stringify(outcome.body)
     headers['content-type'] = JSON_TYPE
     response = new Response(head ? null : text, { status: outcome.status, headers })
+    bytes = head ? 0 : text.length
   }
   for (const cookie of outcome.cookies) response.headers.append('set-cookie', cookie)
-  return response
+  return { response, bytes }
 }

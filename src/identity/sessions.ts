@@ -68,6 +68,11 @@ export class SessionStore {
     this.kv.onSubscriberReset(() => this.cache.clear())
   }
 
+  /** Sessions this process holds in its cache (metrics). */
+  cachedCount(): number {
+    return this.cache.size
+  }
+
   /** Told when a session changed or ended in any process (its id); the listener reads what is left of it. */
   onInvalidate(listener: (id: string) => void): () => void {
     this.listeners.add(listener)

@@ -1,0 +1,4 @@
+// Prometheus metrics of this process.
+import { metricsRoute } from '~/ops/metrics-api'
+
+export const GET = metricsRoute

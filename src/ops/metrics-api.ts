@@ -1,0 +1,26 @@
+/**
+ * GET /metrics: the Prometheus text format. Open unless METRICS_TOKEN is set; then the scraper sends
+ * it as a Bearer token (compared in constant time).
+ */
+import { timingSafeEqual } from 'node:crypto'
+import { unauthorized } from '../errors'
+import { defineRoute } from '../http/route'
+
+const sameText = (a: string, b: string) => {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+export const metricsRoute = defineRoute({
+  access: 'public',
+  async handle(req) {
+    const wanted = req.deps.config.metricsToken
+    if (wanted !== undefined) {
+      const given = /^Bearer (.+)$/.exec(req.header('authorization') ?? '')?.[1]
+      if (given === undefined || !sameText(given, wanted)) throw unauthorized('metrics need the METRICS_TOKEN')
+    }
+    const { registry } = req.deps.metrics
+    return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType } })
+  },
+})

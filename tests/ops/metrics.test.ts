@@ -1,0 +1,130 @@
+// /metrics in the Prometheus text format, read back with a parser of that format; the request log
+// line per request; and the token METRICS_TOKEN asks for.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createLogger } from '~/log'
+import { enqueueJob } from '~storage/queue'
+import { ADMIN_PASSWORD, testService, type TestService } from '../helpers/service'
+
+interface Sample {
+  name: string
+  labels: Record<string, string>
+  value: number
+}
+
+/** The text exposition format: # HELP / # TYPE lines, then `name{label="value",...} number`. */
+function parsePrometheus(text: string): { samples: Sample[]; types: Map<string, string> } {
+  const samples: Sample[] = []
+  const types = new Map<string, string>()
+  for (const line of text.split('\n')) {
+    if (line === '') continue
+    const type = /^# TYPE (\w+) (counter|gauge|histogram|summary|untyped)$/.exec(line)
+    if (type) {
+      types.set(type[1]!, type[2]!)
+      continue
+    }
+    if (/^# HELP \w+ .+$/.test(line)) continue
+    const m = /^(\w+)(?:\{(.*)\})? (-?[\d.e+-]+|NaN|\+Inf|-Inf)$/.exec(line)
+    if (!m) throw new Error(`not the Prometheus text format: ${line}`)
+    const labels: Record<string, string> = {}
+    for (const [, k, v] of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[k!] = v!
+    samples.push({ name: m[1]!, labels, value: Number(m[3]) })
+  }
+  return { samples, types }
+}
+
+const lines: Record<string, unknown>[] = []
+/** GET /metrics as text (t.call parses JSON). */
+async function scrape(s: TestService, token?: string) {
+  const res = await s.request('GET', '/metrics', { token })
+  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() }
+}
+let t: TestService
+let token: string
+beforeAll(async () => {
+  t = await testService({ log: createLogger('info', (l) => lines.push(JSON.parse(l))) })
+  token = await t.login('master', 'admin', ADMIN_PASSWORD)
+})
+afterAll(() => t.close())
+
+describe('metrics', () => {
+  test('requests by route pattern, method and status, with a latency histogram, and the scrape-time gauges', async () => {
+    const made = await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type: 'm' } })
+    for (let i = 0; i < 3; i++) await t.call('GET', `/rest/v1/reference/extobjs/${made.body.id}`, { token })
+    await t.call('GET', '/rest/v1/reference/extobjs/0192a3b4-0000-7000-8000-00000000ffff', { token })
+    await t.call('GET', '/no/such/thing')
+    await t.run('journal-pump')
+    const res = await scrape(t)
+    expect(res.status).toBe(200)
+    expect(res.type).toStartWith('text/plain')
+    const { samples, types } = parsePrometheus(res.text)
+    const value = (name: string, labels: Record<string, string> = {}) =>
+      samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value
+    const byId = { route: '/rest/v1/reference/extobjs/:id', method: 'GET' }
+    expect(value('platform_http_requests_total', { ...byId, status: '200' })).toBe(3)
+    expect(value('platform_http_requests_total', { ...byId, status: '404' })).toBe(1)
+    expect(value('platform_http_requests_total', { route: 'unmatched', status: '404' })).toBe(1)
+    expect(types.get('platform_http_request_duration_seconds')).toBe('histogram')
+    expect(value('platform_http_request_duration_seconds_count', byId)).toBe(4)
+    expect(value('platform_http_request_duration_seconds_bucket', { ...byId, le: '+Inf' })).toBe(4)
+    // no raw ids in labels: cardinality stays that of the route table
+    expect(samples.some((s) => Object.values(s.labels).some((v) => v.includes(made.body.id)))).toBe(false)
+    expect(value('platform_journal_pump_lag')).toBe(0)
+    expect(value('platform_worker_runs', { worker: 'journal-pump' })).toBeGreaterThanOrEqual(1)
+    expect(value('platform_websocket_connections')).toBe(0)
+    expect(value('platform_sessions_cached')).toBeGreaterThanOrEqual(1)
+    expect(value('process_resident_memory_bytes')).toBeGreaterThan(0)
+  })
+
+  test('queue depth and age per kind', async () => {
+    const created = new Date(Date.now() - 90_000).toISOString()
+    await t.service.deps.db.write(function* () {
+      for (const n of [1, 2])
+        yield* enqueueJob({ kind: 'mail', domain: 'd', payload: { n }, runAt: Date.now() + 3_600_000 }, created)
+    })
+    const { samples } = parsePrometheus((await scrape(t)).text)
+    const of = (name: string) => samples.find((s) => s.name === name && s.labels.kind === 'mail')?.value
+    expect(of('platform_queue_jobs')).toBe(2)
+    expect(of('platform_queue_oldest_age_seconds')).toBeGreaterThanOrEqual(90)
+  })
+})
+
+describe('request log', () => {
+  test('one info line per request with id, route pattern, status, duration, bytes, actor, domain, client', async () => {
+    lines.length = 0
+    const res = await t.call('GET', '/rest/v1/reference/extobjs', { token, headers: { 'x-request-id': 'log-me-1' } })
+    const line = lines.find((l) => l.msg === 'request' && l.id === 'log-me-1')
+    expect(line).toMatchObject({
+      level: 'info',
+      method: 'GET',
+      route: '/rest/v1/reference/extobjs',
+      status: res.status,
+      bytes: res.text.length,
+      domain: expect.any(String),
+      actor: expect.any(String),
+      client: expect.any(String),
+    })
+    expect(line!.ms).toBeGreaterThanOrEqual(0)
+  })
+  test('sign-ins are logged without their passwords', async () => {
+    lines.length = 0
+    await t.call('POST', '/rest/v1/iam/sessions', { body: { domain: 'master', login: 'admin', pwd: 'Wrong-Secret_9' } })
+    await t.login('master', 'admin', ADMIN_PASSWORD)
+    const text = JSON.stringify(lines)
+    expect(lines.filter((l) => l.msg === 'request')).toHaveLength(2)
+    expect(text).not.toContain('Wrong-Secret_9')
+    expect(text).not.toContain(ADMIN_PASSWORD)
+  })
+})
+
+test('METRICS_TOKEN: without it or with another the answer is 401; with it, the metrics', async () => {
+  const s = await testService({ env: { METRICS_TOKEN: 'scrape-secret' } })
+  try {
+    expect((await scrape(s)).status).toBe(401)
+    expect((await scrape(s, 'other-secret')).status).toBe(401)
+    const ok = await scrape(s, 'scrape-secret')
+    expect(ok.status).toBe(200)
+    expect(ok.text).toContain('platform_http_requests_total')
+  } finally {
+    await s.close()
+  }
+})
