@@ -3,7 +3,12 @@ import { basename } from 'node:path'
 import pkg from '../package.json' with { type: 'json' }
 import { describeEnv } from './config'
 
-export type Command = { run: 'start' } | { run: 'print'; text: string } | { run: 'refuse'; message: string }
+export type Command =
+  | { run: 'start' }
+  | { run: 'print'; text: string }
+  | { run: 'refuse'; message: string }
+  | { run: 'backup' | 'restore'; file: string }
+  | { run: 'reset-password'; login: string; domain?: string }
 
 /** The single binary is named by its file; otherwise the service runs as a script. */
 const PROGRAM = Bun.main.startsWith('/$bunfs/') ? basename(process.execPath) : 'bun server.ts'
@@ -12,7 +17,21 @@ export function readCommandLine(args: string[], program = PROGRAM): Command {
   if (args.length === 0) return { run: 'start' }
   if (args.length === 1 && args[0] === '--version') return { run: 'print', text: pkg.version }
   if (args.length === 1 && args[0] === '--help') return { run: 'print', text: usage(program) }
+  const [verb, ...rest] = args
+  if ((verb === 'backup' || verb === 'restore') && rest.length === 1) return { run: verb, file: rest[0]! }
+  if (verb === 'reset-password') {
+    if (rest.length === 1 && !rest[0]!.startsWith('-')) return { run: verb, login: rest[0]! }
+    if (rest.length === 3 && rest[0] === '--domain') return { run: verb, login: rest[2]!, domain: rest[1]! }
+  }
+  if (verb === 'backup' || verb === 'restore' || verb === 'reset-password')
+    return { run: 'refuse', message: `${program}: usage: ${USAGE[verb]} (try --help)` }
   return { run: 'refuse', message: `${program}: unknown argument ${JSON.stringify(args[0])} (try --help)` }
+}
+
+const USAGE = {
+  backup: 'backup <file>',
+  restore: 'restore <file>',
+  'reset-password': 'reset-password [--domain <name>] <login>',
 }
 
 export function usage(program: string): string {
@@ -23,6 +42,12 @@ export function usage(program: string): string {
 usage: ${program}            start the service (SIGINT or SIGTERM stops it)
        ${program} --help     print this text
        ${program} --version  print the version
+       ${program} backup <file>
+                 a consistent copy of the database (through the running service, or of a stopped one)
+       ${program} restore <file>
+                 puts a backup back as the database of a stopped service (the old file is kept aside)
+       ${program} reset-password [--domain <name>] <login>
+                 a new password for an account (master domain by default), printed once
 
 Configuration comes from environment variables, all optional (an empty one counts as unset;
 a bad value stops the start with a message naming it):

@@ -3,6 +3,7 @@ import { readCommandLine } from './cli'
 import { ConfigError, loadConfig } from './config'
 import type { RouteEntry } from './http/route'
 import type { BootstrapResult } from './identity/bootstrap'
+import { runOperation } from './ops/commands'
 import { startService } from './service'
 import { StartError } from './startup'
 
@@ -26,6 +27,7 @@ export async function main(routes: RouteEntry[], args = process.argv.slice(2)): 
     }
     throw err
   }
+  if (command.run !== 'start') process.exit(await runOperation(config, routes, command))
   const banner = (first: BootstrapResult) => {
     if (!first.created) return
     console.log(`first start: created master domain "${config.masterDomain}" with administrator "${first.login}"`)

@@ -26,6 +26,7 @@ import { completeBuiltinClasses } from './model/builtin-start'
 import { WORKERS } from './workers/index'
 import { startJournalCursor } from './workers/journal-pump'
 import { type Worker, WorkerRunner } from './workers/runner'
+import { startControl } from './ops/control'
 import { ensureDataDir, listenError, StartError, withRetries } from './startup'
 
 export interface Service {
@@ -158,6 +159,7 @@ export async function startService(
     }
   }
 
+  const control = options.listen !== false ? await startControl(deps) : null
   const graceMs = config.shutdownGraceSec * 1000
   let stopped: Promise<void> | undefined
   const service: Service = {
@@ -169,6 +171,7 @@ export async function startService(
     url,
     stop: () =>
       (stopped ??= (async () => {
+        control?.stop()
         await deps.nodes.stop().catch(() => {})
         deps.sockets.stop()
         await gateway?.stop(graceMs)

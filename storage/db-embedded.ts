@@ -201,8 +201,12 @@ export function openEmbeddedDb(file: string): Db {
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
     write: enqueue,
     read: <T>(body: () => TxStep<T>) => call(() => drive(body, true)),
+    checkpoint: () => call(() => void conn.exec('PRAGMA wal_checkpoint(TRUNCATE)')),
+    // a read transaction: writes asked for meanwhile wait for the next turn, then commit as usual
+    backupTo: (file: string) => call(() => void conn.prepare('VACUUM INTO ?').run([file])),
     close: async () => {
       while (waiting.length) commitGroup() // what was asked for is written before the file closes
+      conn.exec('PRAGMA wal_checkpoint(TRUNCATE)') // the file alone is the whole database
       statements.clear()
       conn.close()
     },

@@ -58,6 +58,10 @@ export function openRemoteDb(url: string, authToken?: string): Db {
     driver: 'remote',
     all: (sql, args = []) => guarded(async () => rows(await client.execute(statement(sql, args)))),
     get: (sql, args = []) => guarded(async () => rows(await client.execute(statement(sql, args)))[0]),
+    checkpoint: async () => {}, // the server checkpoints its own log
+    backupTo: async () => {
+      throw new Error("a libSQL server's database is backed up by the server (see README, Operations)")
+    },
     // other processes write the database: nothing read can be kept
     getCached: (sql, args) => guarded(async () => rows(await client.execute(statement(sql, args)))[0]),
     run: (sql, args = []) =>

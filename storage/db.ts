@@ -60,6 +60,10 @@ export interface Db {
    * a write transaction and on its own. A statement that writes is refused.
    */
   read<T>(body: () => TxStep<T>): Promise<T>
+  /** Moves the write-ahead log into the database file (embedded), so a copy of the file is whole. */
+  checkpoint(): Promise<void>
+  /** A consistent copy of the database in a new file (embedded: VACUUM INTO); a server keeps its own backups. */
+  backupTo(file: string): Promise<void>
   close(): Promise<void>
 }
 

@@ -123,4 +123,9 @@ test('from an empty folder it starts, signs in and answers LOOKUP through the ga
       await fetch(`${url}/rest/v1/service/svcscript_runtimes/${handler.id}`, { headers: auth })
     ).json()) as typeof ended
   expect(ended).toMatchObject({ status: 'done', result: 42 })
+
+  // the operator's subcommand reaches the running binary through its control socket
+  const backup = await runBinary('backup', join(binDir, 'copy.db'))
+  expect(backup).toMatchObject({ code: 0, stderr: '' })
+  expect(backup.stdout).toContain('backup written to')
 })

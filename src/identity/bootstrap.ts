@@ -10,6 +10,9 @@ import { users } from '../directory/users'
 import { commit } from '../entities/unit'
 import { insertStep } from '../entities/writes'
 import { newId } from '../ids'
+import type { ApiError } from '../errors'
+import { StartError } from '../startup'
+import { checkPasswordPolicy } from './password-policy'
 import { generatePassword, hashPassword } from './passwords'
 
 export interface BootstrapResult {
@@ -22,6 +25,11 @@ export interface BootstrapResult {
 export async function bootstrap(deps: Deps): Promise<BootstrapResult> {
   if (await findMasterDomain(deps)) return { created: false }
   const { config } = deps
+  if (config.adminPassword !== undefined)
+    // the first administrator's password meets the policy every later password must meet
+    await checkPasswordPolicy(deps, '', config.adminPassword, 'ADMIN_PASSWORD').catch((err: ApiError) => {
+      throw new StartError('ADMIN_PASSWORD', err.message)
+    })
   const password = config.adminPassword ?? generatePassword()
   const hash = await hashPassword(password)
   const master = { id: newId(), name: config.masterDomain, opts: { title: 'Master domain', isblocked: false } }

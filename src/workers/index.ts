@@ -1,4 +1,5 @@
 /** Every background worker of the service; src/service.ts runs them with one WorkerRunner. */
+import { dbCheckpoint } from './db-checkpoint'
 import { eventIngest } from './event-ingest'
 import { housekeeping } from './housekeeping'
 import { journalPump } from './journal-pump'
@@ -24,4 +25,5 @@ export const WORKERS: readonly Worker[] = [
   svcTasks,
   webhookDeliveries,
   journalRetention,
+  dbCheckpoint,
 ]

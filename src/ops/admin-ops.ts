@@ -1,0 +1,37 @@
+/**
+ * Operations an operator runs from the command line, against the running service (through its
+ * control socket) or a stopped one: a consistent backup of the database, and a new password for an
+ * account whose password is lost (printed once; the account's sessions end).
+ */
+import { existsSync } from 'node:fs'
+import { systemCtx } from '../context'
+import type { Deps } from '../deps'
+import { findDomainByName } from '../directory/domains'
+import { users } from '../directory/users'
+import { commit } from '../entities/unit'
+import { patchStep, preparePatch } from '../entities/writes'
+import { badRequest, notFound } from '../errors'
+import { generatePassword } from '../identity/passwords'
+
+export async function backupDatabase(deps: Deps, file: string): Promise<{ file: string; bytes: number }> {
+  if (existsSync(file)) throw badRequest(`${file} exists already: a backup never overwrites a file`, 'file')
+  await deps.db.backupTo(file)
+  return { file, bytes: Bun.file(file).size }
+}
+
+/** Sets a generated password for `login` of `domain` (the master domain by default); answers it. */
+export async function resetPassword(deps: Deps, login: string, domainName?: string): Promise<string> {
+  const name = domainName ?? deps.config.masterDomain
+  const domain = await findDomainByName(deps, name)
+  if (!domain) throw notFound(`there is no domain ${name}`)
+  const [row] = await deps.repo(users.table).findBy(domain.id, 'login', login, 1)
+  if (!row) throw notFound(`there is no user ${login} in ${name}`)
+  const userId = row.doc.id as string
+  const pwd = generatePassword()
+  const ctx = systemCtx(deps, domain.id, 'reset-password')
+  const prepared = await preparePatch(ctx, users, userId, { pwd })
+  await commit(ctx, (u) => patchStep(u, prepared, userId))
+  await deps.sessions.destroyUser(domain.id, userId)
+  deps.log.warn('password reset by an operator', { domain: name, login })
+  return pwd
+}

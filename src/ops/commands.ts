@@ -1,0 +1,82 @@
+/**
+ * The operator's subcommands (`backup`, `restore`, `reset-password`): through the running
+ * service's control socket when one answers, otherwise on the stopped service's own files.
+ */
+import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync } from 'node:fs'
+import { dirname } from 'node:path'
+import type { Config } from '../config'
+import type { RouteEntry } from '../http/route'
+import { openDb, startService } from '../service'
+import { resetPassword } from './admin-ops'
+import { callControl, controlAnswers, controlSocketPath } from './control'
+
+type Operation = { run: 'backup' | 'restore'; file: string } | { run: 'reset-password'; login: string; domain?: string }
+
+/** Runs one operation and answers the exit code (0 done, 1 failed). */
+export async function runOperation(config: Config, routes: RouteEntry[], op: Operation): Promise<number> {
+  const socket = controlSocketPath(config.dataDir)
+  const running = existsSync(socket) && (await controlAnswers(socket))
+  try {
+    if (op.run === 'reset-password') {
+      const password = running
+        ? String((await callControl(socket, 'reset-password', { login: op.login, domain: op.domain })).password)
+        : await offlineReset(config, routes, op.login, op.domain)
+      console.log(`new password of ${op.login} (shown once): ${password}`)
+    } else if (op.run === 'restore') {
+      if (running) throw new Error('the service is running: stop it before restoring a backup')
+      console.log(restore(config, op.file))
+    } else {
+      const done = running
+        ? await callControl(socket, 'backup', { file: op.file })
+        : await offlineBackup(config, op.file)
+      console.log(`backup written to ${done.file} (${done.bytes} bytes)`)
+    }
+    return 0
+  } catch (err) {
+    console.error(`${op.run} failed: ${(err as Error).message}`)
+    return 1
+  }
+}
+
+async function offlineBackup(config: Config, file: string) {
+  if (existsSync(file)) throw new Error(`${file} exists already: a backup never overwrites a file`)
+  const db = openDb(config)
+  try {
+    await db.backupTo(file)
+  } finally {
+    await db.close()
+  }
+  return { file, bytes: Bun.file(file).size }
+}
+
+/** The stopped service, started without listening or background work, to change one account. */
+async function offlineReset(config: Config, routes: RouteEntry[], login: string, domain?: string) {
+  const service = await startService({ ...config, logLevel: 'error' }, routes, { listen: false, schedule: false })
+  try {
+    return await resetPassword(service.deps, login, domain)
+  } finally {
+    await service.stop()
+  }
+}
+
+const SQLITE_HEADER = 'SQLite format 3\u0000'
+
+function restore(config: Config, file: string): string {
+  if (!config.libsqlUrl.startsWith('file:')) throw new Error('LIBSQL_URL names a server: restore through the server')
+  if (!existsSync(file)) throw new Error(`${file} does not exist`)
+  const head = Buffer.alloc(16)
+  const fd = openSync(file, 'r')
+  readSync(fd, head, 0, 16, 0)
+  closeSync(fd)
+  if (head.toString('latin1') !== SQLITE_HEADER) throw new Error(`${file} is not a database backup`)
+  const target = config.libsqlUrl.slice('file:'.length)
+  let kept = ''
+  if (existsSync(target)) {
+    kept = `${target}.before-restore-${new Date().toISOString().replace(/[:.]/g, '-')}`
+    renameSync(target, kept)
+  }
+  for (const suffix of ['-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true })
+  mkdirSync(dirname(target), { recursive: true })
+  copyFileSync(file, target)
+  return `restored ${file} as ${target}${kept ? ` (the previous database is kept as ${kept})` : ''}`
+}
