@@ -90,7 +90,7 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
           close: (ws, code, reason) => handlersOf(ws).close?.(ws, code, reason),
         },
         // only reached if the kernel itself fails: still the service's error body
-        error: (err) => toResponse(errorOutcome(served, err, 'unknown'), 'unknown', false),
+        error: (err) => toResponse(errorOutcome(served, err, 'unknown'), 'unknown', served.config),
       })
     },
   }
@@ -103,10 +103,10 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
       return toResponse(
         errorOutcome(served, badRequest('not a websocket upgrade request'), 'unknown'),
         'unknown',
-        false,
+        served.config,
       )
     } catch (err) {
-      return toResponse(errorOutcome(served, err, 'unknown', path), 'unknown', false)
+      return toResponse(errorOutcome(served, err, 'unknown', path), 'unknown', served.config)
     }
   }
 

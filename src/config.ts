@@ -85,6 +85,24 @@ const EnvSchema = v.object({
     '1',
   ),
   METRICS_TOKEN: v.optional(v.string()),
+  CORS_ORIGINS: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((s) =>
+        s
+          .split(',')
+          .map((o) => o.trim())
+          .filter(Boolean),
+      ),
+      v.check(
+        (list) => list.every((o) => /^https?:\/\/[^/\s]+$/.test(o)),
+        'must be a comma list of origins such as https://app.example.com',
+      ),
+    ),
+    '',
+  ),
+  COOKIE_SAMESITE: v.optional(v.picklist(['Strict', 'Lax', 'None'], 'must be Strict, Lax or None'), 'Strict'),
+  COMPRESS_MIN_BYTES: v.optional(integer(0, 100_000_000), '1024'),
   WS_IDLE_TIMEOUT_SEC: v.optional(integer(10, 960), '120'),
   WS_MAX_FRAME_BYTES: v.optional(integer(1024, 64 * 1024 * 1024), String(1024 * 1024)),
   WS_FRAMES_PER_SEC: v.optional(integer(1, 100_000), '100'),
@@ -176,6 +194,9 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   SESSION_MAX_PER_USER: { meaning: 'concurrent sessions per user; the oldest is ended beyond it' },
   SHUTDOWN_GRACE_SEC: { meaning: 'on a stop, how long requests in flight may take to finish' },
   LOG_REQUESTS: { meaning: 'share of requests logged at info, one JSON line each (1: all, 0.1: one in ten, 0: none)' },
+  CORS_ORIGINS: { meaning: 'web origins (https://app.example.com, comma list) that may call the API with credentials' },
+  COOKIE_SAMESITE: { meaning: 'SameSite of the session cookie: Strict, Lax, or None (always Secure) for another site' },
+  COMPRESS_MIN_BYTES: { meaning: 'JSON answers of at least this size are sent gzip or brotli when the client accepts' },
   METRICS_TOKEN: {
     meaning: 'when set, GET /metrics needs Authorization: Bearer <this token>',
     computed: 'unset (open)',
@@ -260,6 +281,9 @@ export interface Config {
   /** Share of requests logged (0 to 1). */
   logRequests: number
   metricsToken?: string
+  corsOrigins: string[]
+  cookieSameSite: 'Strict' | 'Lax' | 'None'
+  compressMinBytes: number
   /** Journal retention: by age (days) and by count per domain; 0 turns either off. */
   journalKeepDays: number
   journalKeepPerDomain: number
@@ -331,6 +355,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     startupRetries: e.STARTUP_RETRIES,
     logRequests: e.LOG_REQUESTS,
     metricsToken: e.METRICS_TOKEN,
+    corsOrigins: e.CORS_ORIGINS,
+    cookieSameSite: e.COOKIE_SAMESITE,
+    compressMinBytes: e.COMPRESS_MIN_BYTES,
     journalKeepDays: e.JOURNAL_KEEP_DAYS,
     journalKeepPerDomain: e.JOURNAL_KEEP_PER_DOMAIN,
     wsIdleTimeoutSec: e.WS_IDLE_TIMEOUT_SEC,

@@ -9,8 +9,8 @@ import { authenticate } from '../identity/authenticate'
 import { readCookie, SESSION_COOKIE } from '../identity/cookies'
 import { readBodyBytes, readJsonBody, streamBody } from './body'
 import { type Cidr, inCidrs } from './cidr'
-import { errorOutcome, type Outcome, parseQuery, runRoute } from './dispatch'
-import { JSON_TYPE, JsonText } from './json'
+import { allowedMethods, errorOutcome, type Outcome, parseQuery, runRoute } from './dispatch'
+import { preflight, respond } from './respond'
 import type { RequestSource } from './req'
 
 export const OVERRIDE_HEADER = 'x-http-method-override'
@@ -77,9 +77,14 @@ function splitUrl(url: string): { rawPath: string; query: Record<string, string 
 export async function handleHttp(deps: Deps, request: Request, server?: PeerLookup): Promise<Response> {
   const started = performance.now()
   const requestId = requestIdOf(request)
+  const asked = { method: request.method, header: (name: string) => request.headers.get(name) }
   let outcome: Outcome
   try {
     const { rawPath, query } = splitUrl(request.url)
+    if (request.method === 'OPTIONS') {
+      const match = deps.routes.match(rawPath)
+      if (match) return preflight(deps.config, asked, allowedMethods(match.entry.module))
+    }
     const source = httpSource(deps, request, server)
     const override = request.headers.get(OVERRIDE_HEADER)
     const call = { method: request.method, override, rawPath, query, requestId, source }
@@ -87,7 +92,7 @@ export async function handleHttp(deps: Deps, request: Request, server?: PeerLook
   } catch (err) {
     outcome = errorOutcome(deps, err, requestId)
   }
-  const answer = respond(outcome, requestId, request.method === 'HEAD')
+  const answer = respond(deps.config, outcome, requestId, asked)
   const seconds = (performance.now() - started) / 1000
   const route = outcome.route ?? 'unmatched'
   deps.metrics.observe(route, request.method, outcome.status, seconds)
@@ -106,36 +111,7 @@ export async function handleHttp(deps: Deps, request: Request, server?: PeerLook
   return answer.response
 }
 
-/**
- * What every answer carries unless its route says otherwise: answers are per caller (no caches keep
- * them), their type is what they say, and a 401 tells how to authenticate.
- */
-const BASELINE: Record<string, string> = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }
-const CHALLENGE = 'Bearer realm="platform"'
-
-export function toResponse(outcome: Outcome, requestId: string, head: boolean): Response {
-  return respond(outcome, requestId, head).response
-}
-
-/** The outcome as a Response, and how many bytes of JSON it carries (a streamed body counts as its declared length). */
-function respond(outcome: Outcome, requestId: string, head: boolean): { response: Response; bytes: number } {
-  let bytes = 0
-  const headers: Record<string, string> = { ...BASELINE, 'x-request-id': requestId, ...outcome.headers }
-  if (outcome.status === 401) headers['www-authenticate'] ??= CHALLENGE
-  let response: Response
-  if (outcome.body instanceof Response) {
-    response = head ? new Response(null, outcome.body) : outcome.body
-    for (const [name, value] of Object.entries(headers))
-      if (!(name in BASELINE) || !response.headers.has(name)) response.headers.set(name, value)
-    bytes = Number(response.headers.get('content-length') ?? 0)
-  } else if (outcome.body === undefined) {
-    response = new Response(null, { status: outcome.status, headers })
-  } else {
-    const text = outcome.body instanceof JsonText ? outcome.body.text : JSON.stringify(outcome.body)
-    headers['content-type'] = JSON_TYPE
-    response = new Response(head ? null : text, { status: outcome.status, headers })
-    bytes = head ? 0 : text.length
-  }
-  for (const cookie of outcome.cookies) response.headers.append('set-cookie', cookie)
-  return { response, bytes }
+/** An outcome as a Response, outside a request (a listener's own failure). */
+export function toResponse(outcome: Outcome, requestId: string, config: Deps['config']): Response {
+  return respond(config, outcome, requestId).response
 }

@@ -12,6 +12,7 @@ import { isUuid } from '../ids'
 import { JsonText } from './json'
 import { parseFlat, parseListParams, parseMask } from './list-query'
 import { present } from './present'
+import { etagOf } from './respond'
 import type { Req } from './req'
 import { type Access, defineRoute, type RouteDef } from './route'
 
@@ -56,12 +57,7 @@ export function read(entity: Collection & Partial<Pick<Entity, 'hooks'>>, option
       const id = req.uuidParam('id')
       const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, entity.fields)
       const flat = parseFlat(req.query.flat)
-      if (!mask && !flat && !entity.hooks?.view) {
-        // the hot point read: the stored text goes out unparsed
-        const text = await req.deps.repo(entity.table).getText(req.ctx.domain, id)
-        if (text === undefined) throw notFound(`${entity.name} ${id} not found`)
-        return new JsonText(text)
-      }
+      if (!mask && !flat) return new JsonText(await wholeText(req, entity, id))
       const doc = entity.hooks
         ? await readEntity(req.ctx, entity as Entity, id)
         : await req.deps.repo(entity.table).get(req.ctx.domain, id)
@@ -69,6 +65,31 @@ export function read(entity: Collection & Partial<Pick<Entity, 'hooks'>>, option
       return present(doc, mask, flat)
     },
   })
+}
+
+/** One entity as GET answers it whole: its ETag is this text's. */
+async function wholeText(req: Req, entity: Collection & Partial<Pick<Entity, 'hooks'>>, id: string): Promise<string> {
+  if (!entity.hooks?.view) {
+    // the hot point read: the stored text goes out unparsed
+    const text = await req.deps.repo(entity.table).getText(req.ctx.domain, id)
+    if (text === undefined) throw notFound(`${entity.name} ${id} not found`)
+    return text
+  }
+  return JSON.stringify(await readEntity(req.ctx, entity as Entity, id))
+}
+
+/**
+ * If-Match: the change applies only to the version the caller read (its ETag); otherwise 412. The
+ * check reads just before the write, so it guards against edits made since the caller's read.
+ */
+async function ifMatch(req: Req, entity: Entity, id: string): Promise<void> {
+  const wanted = req.header('if-match')
+  if (wanted === null || wanted.trim() === '*') return
+  const current = etagOf(await wholeText(req, entity, id))
+  if (!wanted.split(',').some((tag) => tag.trim() === current))
+    throw new ApiError(412, `${entity.name} ${id} changed since it was read (If-Match ${wanted}, now ${current})`, {
+      field: 'If-Match',
+    })
 }
 
 export function create(entity: Entity, options: Options = {}): RouteDef {
@@ -87,7 +108,9 @@ export function patch(entity: Entity, options: Options = {}): RouteDef {
     access: options.access,
     domainKind: entity.domainKind,
     async handle(req) {
-      const doc = await patchEntity(req.ctx, entity, req.uuidParam('id'), await req.json())
+      const id = req.uuidParam('id')
+      await ifMatch(req, entity, id)
+      const doc = await patchEntity(req.ctx, entity, id, await req.json())
       return entity.hooks.view ? entity.hooks.view(req.ctx, doc) : doc
     },
   })
@@ -98,7 +121,9 @@ export function remove(entity: Entity, options: Options = {}): RouteDef {
     access: options.access,
     domainKind: entity.domainKind,
     async handle(req) {
-      await removeEntity(req.ctx, entity, req.uuidParam('id'))
+      const id = req.uuidParam('id')
+      await ifMatch(req, entity, id)
+      await removeEntity(req.ctx, entity, id)
       return undefined
     },
   })

@@ -14,7 +14,7 @@ import type { RouteDef } from '../http/route'
 import { channelCtxFor } from '../integration/tokens'
 import { type DomainInfo, grants } from './access'
 import { recordFailure } from './brute-force'
-import { sessionCookie } from './cookies'
+import { cookieRules, sessionCookie } from './cookies'
 import type { Session } from './sessions'
 
 export interface Credential {
@@ -109,8 +109,6 @@ async function slide(req: Req, session: Session): Promise<void> {
     throw err
   })
   if (touched && session.kind === 'cookie') {
-    req.cookies.push(
-      sessionCookie(session.id, session.touched + sessions.idleMs, req.deps.config.publicUrl.startsWith('https:')),
-    )
+    req.cookies.push(sessionCookie(session.id, session.touched + sessions.idleMs, cookieRules(req.deps.config)))
   }
 }

@@ -1,4 +1,21 @@
-/** The session cookie `RSession`: Path=/, SameSite=Strict, HttpOnly, with an expiry. */
+/**
+ * The session cookie `RSession`: Path=/, HttpOnly, with an expiry; SameSite=Strict unless
+ * COOKIE_SAMESITE says otherwise (None, for a web app on a listed CORS origin, is always Secure).
+ */
+import type { Config } from '../config'
+
+export interface CookieRules {
+  secure: boolean
+  sameSite: 'Strict' | 'Lax' | 'None'
+}
+
+/** The rules the configuration gives: Secure behind an https PUBLIC_URL, or wherever SameSite=None. */
+export const cookieRules = (config: Pick<Config, 'publicUrl' | 'cookieSameSite'>): CookieRules => ({
+  secure: config.publicUrl.startsWith('https:') || config.cookieSameSite === 'None',
+  sameSite: config.cookieSameSite,
+})
+
+const attributes = (rules: CookieRules) => `HttpOnly; SameSite=${rules.sameSite}${rules.secure ? '; Secure' : ''}`
 
 export const SESSION_COOKIE = 'RSession'
 
@@ -13,11 +30,11 @@ export function readCookie(header: string | null, name: string): string | null {
   return header.slice(start, end < 0 ? undefined : end).trim() || null
 }
 
-export function sessionCookie(id: string, expiresMs: number, secure: boolean): string {
-  return `${SESSION_COOKIE}=${id}; Path=/; Expires=${new Date(expiresMs).toUTCString()}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`
+export function sessionCookie(id: string, expiresMs: number, rules: CookieRules): string {
+  return `${SESSION_COOKIE}=${id}; Path=/; Expires=${new Date(expiresMs).toUTCString()}; ${attributes(rules)}`
 }
 
 /** What DELETE current sends: the value `deleted` with an expiry in the past. */
-export function deletedSessionCookie(secure: boolean): string {
-  return `${SESSION_COOKIE}=deleted; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`
+export function deletedSessionCookie(rules: CookieRules): string {
+  return `${SESSION_COOKIE}=deleted; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; ${attributes(rules)}`
 }

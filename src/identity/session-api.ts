@@ -7,7 +7,7 @@ import { defineRoute } from '../http/route'
 import { findDomainByName, isMasterDomain } from '../directory/domains'
 import { credentialOf, sessionFor } from './authenticate'
 import { beginSignIn } from './brute-force'
-import { deletedSessionCookie, sessionCookie } from './cookies'
+import { cookieRules, deletedSessionCookie, sessionCookie } from './cookies'
 import { currentSession, reachableDomains } from './current'
 import { checkCredentials, checkToken } from './login'
 import type { NewSession, Session } from './sessions'
@@ -23,7 +23,7 @@ const LoginBody = v.strictObject({
   token: v.optional(field),
 })
 
-const secureCookies = (req: Req) => req.deps.config.publicUrl.startsWith('https:')
+const secureCookies = (req: Req) => cookieRules(req.deps.config)
 
 function cookieFor(req: Req, s: Session): string {
   return sessionCookie(s.id, s.touched + req.deps.sessions.idleMs, secureCookies(req))

@@ -1,0 +1,106 @@
+/**
+ * An outcome as an HTTP response: the baseline headers every answer carries, CORS for listed
+ * origins, a strong ETag on JSON answers to GET (If-None-Match answers 304), and gzip or brotli for
+ * JSON bodies over COMPRESS_MIN_BYTES when the client accepts them.
+ */
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
+import type { Config } from '../config'
+import type { Outcome } from './dispatch'
+import { JSON_TYPE, JsonText } from './json'
+
+/**
+ * What every answer carries unless its route says otherwise: answers are per caller (no caches keep
+ * them), their type is what they say, and a 401 tells how to authenticate.
+ */
+const BASELINE: Record<string, string> = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }
+const CHALLENGE = 'Bearer realm="platform"'
+const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } }
+
+/** What of the request shapes the answer; absent for answers made without one (a failing listener). */
+export interface Asked {
+  method: string
+  header(name: string): string | null
+}
+
+/** A strong validator of an answer's exact text. */
+export const etagOf = (text: string) => `"${Bun.hash(text).toString(36)}"`
+
+export interface Answer {
+  response: Response
+  /** Bytes of the body as sent (compressed when it was). */
+  bytes: number
+}
+
+/** The headers that let `origin` read the answer, when CORS_ORIGINS lists it. */
+export function corsHeaders(config: Pick<Config, 'corsOrigins'>, origin: string | null): Record<string, string> {
+  if (origin === null || !config.corsOrigins.includes(origin)) return {}
+  return {
+    'access-control-allow-origin': origin,
+    'access-control-allow-credentials': 'true',
+    'access-control-expose-headers': 'x-request-id, etag, retry-after, x-journal-horizon, x-total-count',
+    vary: 'Origin',
+  }
+}
+
+/** A preflight (OPTIONS with Access-Control-Request-Method) for a URL that serves `allow`. */
+export function preflight(config: Pick<Config, 'corsOrigins'>, asked: Asked, allow: string): Response {
+  const cors = corsHeaders(config, asked.header('origin'))
+  if (!cors['access-control-allow-origin']) return new Response(null, { status: 204, headers: { allow } })
+  return new Response(null, {
+    status: 204,
+    headers: {
+      ...cors,
+      allow,
+      'access-control-allow-methods': allow,
+      'access-control-allow-headers':
+        asked.header('access-control-request-headers') ?? 'authorization, content-type, x-http-method-override',
+      'access-control-max-age': '600',
+    },
+  })
+}
+
+export function respond(
+  config: Pick<Config, 'corsOrigins' | 'compressMinBytes'>,
+  outcome: Outcome,
+  requestId: string,
+  asked?: Asked,
+): Answer {
+  const head = asked?.method === 'HEAD'
+  const headers: Record<string, string> = { ...BASELINE, 'x-request-id': requestId, ...outcome.headers }
+  if (asked && config.corsOrigins.length) Object.assign(headers, corsHeaders(config, asked.header('origin')))
+  if (outcome.status === 401) headers['www-authenticate'] ??= CHALLENGE
+  let response: Response
+  let bytes = 0
+  if (outcome.body instanceof Response) {
+    response = head ? new Response(null, outcome.body) : outcome.body
+    for (const [name, value] of Object.entries(headers))
+      if (!(name in BASELINE) || !response.headers.has(name)) response.headers.set(name, value)
+    bytes = Number(response.headers.get('content-length') ?? 0)
+  } else if (outcome.body === undefined) {
+    response = new Response(null, { status: outcome.status, headers })
+  } else {
+    const text = outcome.body instanceof JsonText ? outcome.body.text : JSON.stringify(outcome.body)
+    headers['content-type'] = JSON_TYPE
+    let body: string | Uint8Array | null = head ? null : text
+    bytes = head ? 0 : text.length
+    if (outcome.status === 200 && (asked?.method === 'GET' || head)) {
+      const etag = etagOf(text)
+      headers.etag = etag
+      if (asked!.header('if-none-match') === etag)
+        return { response: new Response(null, { status: 304, headers }), bytes: 0 }
+    }
+    if (body !== null && text.length >= config.compressMinBytes && asked) {
+      const accepted = asked.header('accept-encoding') ?? ''
+      const encoding = /\bbr\b/.test(accepted) ? 'br' : /\bgzip\b/.test(accepted) ? 'gzip' : null
+      if (encoding) {
+        body = encoding === 'br' ? brotliCompressSync(text, BROTLI) : gzipSync(text)
+        headers['content-encoding'] = encoding
+        headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding'
+        bytes = body.byteLength
+      }
+    }
+    response = new Response(body, { status: outcome.status, headers })
+  }
+  for (const cookie of outcome.cookies) response.headers.append('set-cookie', cookie)
+  return { response, bytes }
+}
