@@ -2,158 +2,162 @@
 import type { RouteEntry } from '../src/http/route'
 import * as r0 from './healthz'
 import * as r1 from './metrics'
-import * as r2 from './pages/assets/pages.css'
-import * as r3 from './pages/assets/pages.js'
-import * as r4 from './pages/confirm-registration'
-import * as r5 from './pages/forgot-password'
-import * as r6 from './pages/invite'
-import * as r7 from './pages/reset-password'
-import * as r8 from './pages/self-register'
-import * as r9 from './pages/sign-in'
-import * as r10 from './readyz'
-import * as r11 from './rest/v1/design/classes/index'
-import * as r12 from './rest/v1/design/classes/[id]'
-import * as r13 from './rest/v1/domain/domains/index'
-import * as r14 from './rest/v1/domain/domains/[id]'
-import * as r15 from './rest/v1/domain/groups/index'
-import * as r16 from './rest/v1/domain/groups/[id]'
-import * as r17 from './rest/v1/domain/groups_caches/index'
-import * as r18 from './rest/v1/domain/groups_caches/[id]'
-import * as r19 from './rest/v1/domain/product_layer/index'
-import * as r20 from './rest/v1/domain/projects/index'
-import * as r21 from './rest/v1/domain/projects/[id]'
-import * as r22 from './rest/v1/domain/roles/index'
-import * as r23 from './rest/v1/domain/roles/[id]'
-import * as r24 from './rest/v1/domain/settings/index'
-import * as r25 from './rest/v1/domain/settings/[key]'
-import * as r26 from './rest/v1/domain/subordinations_caches/index'
-import * as r27 from './rest/v1/domain/subordinations_caches/[top]'
-import * as r28 from './rest/v1/domain/users/index'
-import * as r29 from './rest/v1/domain/users/[id]'
-import * as r30 from './rest/v1/domain/users_caches/index'
-import * as r31 from './rest/v1/domain/users_caches/[id]'
-import * as r32 from './rest/v1/fs/targets/token/index'
-import * as r33 from './rest/v1/fs/targets/token/[name]'
-import * as r34 from './rest/v1/iam/invites/index'
-import * as r35 from './rest/v1/iam/invites/[id]'
-import * as r36 from './rest/v1/iam/pwd_reset_requests/index'
-import * as r37 from './rest/v1/iam/pwd_reset_requests/[id]'
-import * as r38 from './rest/v1/iam/roles/index'
-import * as r39 from './rest/v1/iam/self_register_requests/index'
-import * as r40 from './rest/v1/iam/self_register_requests/[id]'
-import * as r41 from './rest/v1/iam/sessions/index'
-import * as r42 from './rest/v1/iam/sessions/current'
-import * as r43 from './rest/v1/integration/in/[...path]'
-import * as r44 from './rest/v1/journal/changes/index'
-import * as r45 from './rest/v1/master/borderrules/index'
-import * as r46 from './rest/v1/master/borderrules/[id]'
-import * as r47 from './rest/v1/master/borderrules_check/index'
-import * as r48 from './rest/v1/master/license/index'
-import * as r49 from './rest/v1/master/node/[name]'
-import * as r50 from './rest/v1/master/nodes/index'
-import * as r51 from './rest/v1/master/nodes/[name]'
-import * as r52 from './rest/v1/model/[...path]'
-import * as r53 from './rest/v1/reference/extobjs/index'
-import * as r54 from './rest/v1/reference/extobjs/[id]'
-import * as r55 from './rest/v1/reference/extobjs_by_type/[type]'
-import * as r56 from './rest/v1/service/events/index'
-import * as r57 from './rest/v1/service/integration_points/index'
-import * as r58 from './rest/v1/service/integration_points/[id]/index'
-import * as r59 from './rest/v1/service/integration_points/[id]/deliveries/index'
-import * as r60 from './rest/v1/service/integration_points/[id]/deliveries/[job]/replay'
-import * as r61 from './rest/v1/service/integration_points/[id]/secret'
-import * as r62 from './rest/v1/service/integration_tokens/[token]'
-import * as r63 from './rest/v1/service/svcscript_runtimes/index'
-import * as r64 from './rest/v1/service/svcscript_runtimes/[id]'
-import * as r65 from './rest/v1/service/svcscripts/index'
-import * as r66 from './rest/v1/service/svcscripts/[id]'
-import * as r67 from './rest/v1/service/svctasks/index'
-import * as r68 from './rest/v1/service/svctasks/[id]'
-import * as r69 from './rest/v1/service/webhooks/index'
-import * as r70 from './rest/v1/service/webhooks/[id]'
-import * as r71 from './rest/v1/uc/sipusers/index'
-import * as r72 from './rest/v1/uc/sipusers/[id]'
-import * as r73 from './rest/v1/user/info'
-import * as r74 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
-import * as r75 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
-import * as r76 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
+import * as r2 from './pages/api'
+import * as r3 from './pages/assets/pages.css'
+import * as r4 from './pages/assets/pages.js'
+import * as r5 from './pages/confirm-registration'
+import * as r6 from './pages/forgot-password'
+import * as r7 from './pages/invite'
+import * as r8 from './pages/reset-password'
+import * as r9 from './pages/self-register'
+import * as r10 from './pages/sign-in'
+import * as r11 from './readyz'
+import * as r12 from './rest/v1/design/classes/index'
+import * as r13 from './rest/v1/design/classes/[id]'
+import * as r14 from './rest/v1/domain/domains/index'
+import * as r15 from './rest/v1/domain/domains/[id]'
+import * as r16 from './rest/v1/domain/groups/index'
+import * as r17 from './rest/v1/domain/groups/[id]'
+import * as r18 from './rest/v1/domain/groups_caches/index'
+import * as r19 from './rest/v1/domain/groups_caches/[id]'
+import * as r20 from './rest/v1/domain/product_layer/index'
+import * as r21 from './rest/v1/domain/projects/index'
+import * as r22 from './rest/v1/domain/projects/[id]'
+import * as r23 from './rest/v1/domain/roles/index'
+import * as r24 from './rest/v1/domain/roles/[id]'
+import * as r25 from './rest/v1/domain/settings/index'
+import * as r26 from './rest/v1/domain/settings/[key]'
+import * as r27 from './rest/v1/domain/subordinations_caches/index'
+import * as r28 from './rest/v1/domain/subordinations_caches/[top]'
+import * as r29 from './rest/v1/domain/users/index'
+import * as r30 from './rest/v1/domain/users/[id]'
+import * as r31 from './rest/v1/domain/users_caches/index'
+import * as r32 from './rest/v1/domain/users_caches/[id]'
+import * as r33 from './rest/v1/fs/targets/token/index'
+import * as r34 from './rest/v1/fs/targets/token/[name]'
+import * as r35 from './rest/v1/iam/invites/index'
+import * as r36 from './rest/v1/iam/invites/[id]'
+import * as r37 from './rest/v1/iam/pwd_reset_requests/index'
+import * as r38 from './rest/v1/iam/pwd_reset_requests/[id]'
+import * as r39 from './rest/v1/iam/roles/index'
+import * as r40 from './rest/v1/iam/self_register_requests/index'
+import * as r41 from './rest/v1/iam/self_register_requests/[id]'
+import * as r42 from './rest/v1/iam/sessions/index'
+import * as r43 from './rest/v1/iam/sessions/current'
+import * as r44 from './rest/v1/integration/in/[...path]'
+import * as r45 from './rest/v1/journal/changes/index'
+import * as r46 from './rest/v1/master/borderrules/index'
+import * as r47 from './rest/v1/master/borderrules/[id]'
+import * as r48 from './rest/v1/master/borderrules_check/index'
+import * as r49 from './rest/v1/master/license/index'
+import * as r50 from './rest/v1/master/node/[name]'
+import * as r51 from './rest/v1/master/nodes/index'
+import * as r52 from './rest/v1/master/nodes/[name]'
+import * as r53 from './rest/v1/model/[...path]'
+import * as r54 from './rest/v1/openapi.json'
+import * as r55 from './rest/v1/reference/extobjs/index'
+import * as r56 from './rest/v1/reference/extobjs/[id]'
+import * as r57 from './rest/v1/reference/extobjs_by_type/[type]'
+import * as r58 from './rest/v1/service/events/index'
+import * as r59 from './rest/v1/service/integration_points/index'
+import * as r60 from './rest/v1/service/integration_points/[id]/index'
+import * as r61 from './rest/v1/service/integration_points/[id]/deliveries/index'
+import * as r62 from './rest/v1/service/integration_points/[id]/deliveries/[job]/replay'
+import * as r63 from './rest/v1/service/integration_points/[id]/secret'
+import * as r64 from './rest/v1/service/integration_tokens/[token]'
+import * as r65 from './rest/v1/service/svcscript_runtimes/index'
+import * as r66 from './rest/v1/service/svcscript_runtimes/[id]'
+import * as r67 from './rest/v1/service/svcscripts/index'
+import * as r68 from './rest/v1/service/svcscripts/[id]'
+import * as r69 from './rest/v1/service/svctasks/index'
+import * as r70 from './rest/v1/service/svctasks/[id]'
+import * as r71 from './rest/v1/service/webhooks/index'
+import * as r72 from './rest/v1/service/webhooks/[id]'
+import * as r73 from './rest/v1/uc/sipusers/index'
+import * as r74 from './rest/v1/uc/sipusers/[id]'
+import * as r75 from './rest/v1/user/info'
+import * as r76 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
+import * as r77 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
+import * as r78 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
 
 export const routes: RouteEntry[] = [
   { url: '/healthz', file: 'routes/healthz.ts', module: r0 },
   { url: '/metrics', file: 'routes/metrics.ts', module: r1 },
-  { url: '/pages/assets/pages.css', file: 'routes/pages/assets/pages.css.ts', module: r2 },
-  { url: '/pages/assets/pages.js', file: 'routes/pages/assets/pages.js.ts', module: r3 },
-  { url: '/pages/confirm-registration', file: 'routes/pages/confirm-registration.ts', module: r4 },
-  { url: '/pages/forgot-password', file: 'routes/pages/forgot-password.ts', module: r5 },
-  { url: '/pages/invite', file: 'routes/pages/invite.ts', module: r6 },
-  { url: '/pages/reset-password', file: 'routes/pages/reset-password.ts', module: r7 },
-  { url: '/pages/self-register', file: 'routes/pages/self-register.ts', module: r8 },
-  { url: '/pages/sign-in', file: 'routes/pages/sign-in.ts', module: r9 },
-  { url: '/readyz', file: 'routes/readyz.ts', module: r10 },
-  { url: '/rest/v1/design/classes', file: 'routes/rest/v1/design/classes/index.ts', module: r11 },
-  { url: '/rest/v1/design/classes/:id', file: 'routes/rest/v1/design/classes/[id].ts', module: r12 },
-  { url: '/rest/v1/domain/domains', file: 'routes/rest/v1/domain/domains/index.ts', module: r13 },
-  { url: '/rest/v1/domain/domains/:id', file: 'routes/rest/v1/domain/domains/[id].ts', module: r14 },
-  { url: '/rest/v1/domain/groups', file: 'routes/rest/v1/domain/groups/index.ts', module: r15 },
-  { url: '/rest/v1/domain/groups/:id', file: 'routes/rest/v1/domain/groups/[id].ts', module: r16 },
-  { url: '/rest/v1/domain/groups_caches', file: 'routes/rest/v1/domain/groups_caches/index.ts', module: r17 },
-  { url: '/rest/v1/domain/groups_caches/:id', file: 'routes/rest/v1/domain/groups_caches/[id].ts', module: r18 },
-  { url: '/rest/v1/domain/product_layer', file: 'routes/rest/v1/domain/product_layer/index.ts', module: r19 },
-  { url: '/rest/v1/domain/projects', file: 'routes/rest/v1/domain/projects/index.ts', module: r20 },
-  { url: '/rest/v1/domain/projects/:id', file: 'routes/rest/v1/domain/projects/[id].ts', module: r21 },
-  { url: '/rest/v1/domain/roles', file: 'routes/rest/v1/domain/roles/index.ts', module: r22 },
-  { url: '/rest/v1/domain/roles/:id', file: 'routes/rest/v1/domain/roles/[id].ts', module: r23 },
-  { url: '/rest/v1/domain/settings', file: 'routes/rest/v1/domain/settings/index.ts', module: r24 },
-  { url: '/rest/v1/domain/settings/:key', file: 'routes/rest/v1/domain/settings/[key].ts', module: r25 },
-  { url: '/rest/v1/domain/subordinations_caches', file: 'routes/rest/v1/domain/subordinations_caches/index.ts', module: r26 },
-  { url: '/rest/v1/domain/subordinations_caches/:top', file: 'routes/rest/v1/domain/subordinations_caches/[top].ts', module: r27 },
-  { url: '/rest/v1/domain/users', file: 'routes/rest/v1/domain/users/index.ts', module: r28 },
-  { url: '/rest/v1/domain/users/:id', file: 'routes/rest/v1/domain/users/[id].ts', module: r29 },
-  { url: '/rest/v1/domain/users_caches', file: 'routes/rest/v1/domain/users_caches/index.ts', module: r30 },
-  { url: '/rest/v1/domain/users_caches/:id', file: 'routes/rest/v1/domain/users_caches/[id].ts', module: r31 },
-  { url: '/rest/v1/fs/targets/token', file: 'routes/rest/v1/fs/targets/token/index.ts', module: r32 },
-  { url: '/rest/v1/fs/targets/token/:name', file: 'routes/rest/v1/fs/targets/token/[name].ts', module: r33 },
-  { url: '/rest/v1/iam/invites', file: 'routes/rest/v1/iam/invites/index.ts', module: r34 },
-  { url: '/rest/v1/iam/invites/:id', file: 'routes/rest/v1/iam/invites/[id].ts', module: r35 },
-  { url: '/rest/v1/iam/pwd_reset_requests', file: 'routes/rest/v1/iam/pwd_reset_requests/index.ts', module: r36 },
-  { url: '/rest/v1/iam/pwd_reset_requests/:id', file: 'routes/rest/v1/iam/pwd_reset_requests/[id].ts', module: r37 },
-  { url: '/rest/v1/iam/roles', file: 'routes/rest/v1/iam/roles/index.ts', module: r38 },
-  { url: '/rest/v1/iam/self_register_requests', file: 'routes/rest/v1/iam/self_register_requests/index.ts', module: r39 },
-  { url: '/rest/v1/iam/self_register_requests/:id', file: 'routes/rest/v1/iam/self_register_requests/[id].ts', module: r40 },
-  { url: '/rest/v1/iam/sessions', file: 'routes/rest/v1/iam/sessions/index.ts', module: r41 },
-  { url: '/rest/v1/iam/sessions/current', file: 'routes/rest/v1/iam/sessions/current.ts', module: r42 },
-  { url: '/rest/v1/integration/in/*', file: 'routes/rest/v1/integration/in/[...path].ts', module: r43 },
-  { url: '/rest/v1/journal/changes', file: 'routes/rest/v1/journal/changes/index.ts', module: r44 },
-  { url: '/rest/v1/master/borderrules', file: 'routes/rest/v1/master/borderrules/index.ts', module: r45 },
-  { url: '/rest/v1/master/borderrules/:id', file: 'routes/rest/v1/master/borderrules/[id].ts', module: r46 },
-  { url: '/rest/v1/master/borderrules_check', file: 'routes/rest/v1/master/borderrules_check/index.ts', module: r47 },
-  { url: '/rest/v1/master/license', file: 'routes/rest/v1/master/license/index.ts', module: r48 },
-  { url: '/rest/v1/master/node/:name', file: 'routes/rest/v1/master/node/[name].ts', module: r49 },
-  { url: '/rest/v1/master/nodes', file: 'routes/rest/v1/master/nodes/index.ts', module: r50 },
-  { url: '/rest/v1/master/nodes/:name', file: 'routes/rest/v1/master/nodes/[name].ts', module: r51 },
-  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r52 },
-  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r53 },
-  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r54 },
-  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r55 },
-  { url: '/rest/v1/service/events', file: 'routes/rest/v1/service/events/index.ts', module: r56 },
-  { url: '/rest/v1/service/integration_points', file: 'routes/rest/v1/service/integration_points/index.ts', module: r57 },
-  { url: '/rest/v1/service/integration_points/:id', file: 'routes/rest/v1/service/integration_points/[id]/index.ts', module: r58 },
-  { url: '/rest/v1/service/integration_points/:id/deliveries', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/index.ts', module: r59 },
-  { url: '/rest/v1/service/integration_points/:id/deliveries/:job/replay', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/[job]/replay.ts', module: r60 },
-  { url: '/rest/v1/service/integration_points/:id/secret', file: 'routes/rest/v1/service/integration_points/[id]/secret.ts', module: r61 },
-  { url: '/rest/v1/service/integration_tokens/:token', file: 'routes/rest/v1/service/integration_tokens/[token].ts', module: r62 },
-  { url: '/rest/v1/service/svcscript_runtimes', file: 'routes/rest/v1/service/svcscript_runtimes/index.ts', module: r63 },
-  { url: '/rest/v1/service/svcscript_runtimes/:id', file: 'routes/rest/v1/service/svcscript_runtimes/[id].ts', module: r64 },
-  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r65 },
-  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r66 },
-  { url: '/rest/v1/service/svctasks', file: 'routes/rest/v1/service/svctasks/index.ts', module: r67 },
-  { url: '/rest/v1/service/svctasks/:id', file: 'routes/rest/v1/service/svctasks/[id].ts', module: r68 },
-  { url: '/rest/v1/service/webhooks', file: 'routes/rest/v1/service/webhooks/index.ts', module: r69 },
-  { url: '/rest/v1/service/webhooks/:id', file: 'routes/rest/v1/service/webhooks/[id].ts', module: r70 },
-  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r71 },
-  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r72 },
-  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r73 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r74 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r75 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r76 },
+  { url: '/pages/api', file: 'routes/pages/api.ts', module: r2 },
+  { url: '/pages/assets/pages.css', file: 'routes/pages/assets/pages.css.ts', module: r3 },
+  { url: '/pages/assets/pages.js', file: 'routes/pages/assets/pages.js.ts', module: r4 },
+  { url: '/pages/confirm-registration', file: 'routes/pages/confirm-registration.ts', module: r5 },
+  { url: '/pages/forgot-password', file: 'routes/pages/forgot-password.ts', module: r6 },
+  { url: '/pages/invite', file: 'routes/pages/invite.ts', module: r7 },
+  { url: '/pages/reset-password', file: 'routes/pages/reset-password.ts', module: r8 },
+  { url: '/pages/self-register', file: 'routes/pages/self-register.ts', module: r9 },
+  { url: '/pages/sign-in', file: 'routes/pages/sign-in.ts', module: r10 },
+  { url: '/readyz', file: 'routes/readyz.ts', module: r11 },
+  { url: '/rest/v1/design/classes', file: 'routes/rest/v1/design/classes/index.ts', module: r12 },
+  { url: '/rest/v1/design/classes/:id', file: 'routes/rest/v1/design/classes/[id].ts', module: r13 },
+  { url: '/rest/v1/domain/domains', file: 'routes/rest/v1/domain/domains/index.ts', module: r14 },
+  { url: '/rest/v1/domain/domains/:id', file: 'routes/rest/v1/domain/domains/[id].ts', module: r15 },
+  { url: '/rest/v1/domain/groups', file: 'routes/rest/v1/domain/groups/index.ts', module: r16 },
+  { url: '/rest/v1/domain/groups/:id', file: 'routes/rest/v1/domain/groups/[id].ts', module: r17 },
+  { url: '/rest/v1/domain/groups_caches', file: 'routes/rest/v1/domain/groups_caches/index.ts', module: r18 },
+  { url: '/rest/v1/domain/groups_caches/:id', file: 'routes/rest/v1/domain/groups_caches/[id].ts', module: r19 },
+  { url: '/rest/v1/domain/product_layer', file: 'routes/rest/v1/domain/product_layer/index.ts', module: r20 },
+  { url: '/rest/v1/domain/projects', file: 'routes/rest/v1/domain/projects/index.ts', module: r21 },
+  { url: '/rest/v1/domain/projects/:id', file: 'routes/rest/v1/domain/projects/[id].ts', module: r22 },
+  { url: '/rest/v1/domain/roles', file: 'routes/rest/v1/domain/roles/index.ts', module: r23 },
+  { url: '/rest/v1/domain/roles/:id', file: 'routes/rest/v1/domain/roles/[id].ts', module: r24 },
+  { url: '/rest/v1/domain/settings', file: 'routes/rest/v1/domain/settings/index.ts', module: r25 },
+  { url: '/rest/v1/domain/settings/:key', file: 'routes/rest/v1/domain/settings/[key].ts', module: r26 },
+  { url: '/rest/v1/domain/subordinations_caches', file: 'routes/rest/v1/domain/subordinations_caches/index.ts', module: r27 },
+  { url: '/rest/v1/domain/subordinations_caches/:top', file: 'routes/rest/v1/domain/subordinations_caches/[top].ts', module: r28 },
+  { url: '/rest/v1/domain/users', file: 'routes/rest/v1/domain/users/index.ts', module: r29 },
+  { url: '/rest/v1/domain/users/:id', file: 'routes/rest/v1/domain/users/[id].ts', module: r30 },
+  { url: '/rest/v1/domain/users_caches', file: 'routes/rest/v1/domain/users_caches/index.ts', module: r31 },
+  { url: '/rest/v1/domain/users_caches/:id', file: 'routes/rest/v1/domain/users_caches/[id].ts', module: r32 },
+  { url: '/rest/v1/fs/targets/token', file: 'routes/rest/v1/fs/targets/token/index.ts', module: r33 },
+  { url: '/rest/v1/fs/targets/token/:name', file: 'routes/rest/v1/fs/targets/token/[name].ts', module: r34 },
+  { url: '/rest/v1/iam/invites', file: 'routes/rest/v1/iam/invites/index.ts', module: r35 },
+  { url: '/rest/v1/iam/invites/:id', file: 'routes/rest/v1/iam/invites/[id].ts', module: r36 },
+  { url: '/rest/v1/iam/pwd_reset_requests', file: 'routes/rest/v1/iam/pwd_reset_requests/index.ts', module: r37 },
+  { url: '/rest/v1/iam/pwd_reset_requests/:id', file: 'routes/rest/v1/iam/pwd_reset_requests/[id].ts', module: r38 },
+  { url: '/rest/v1/iam/roles', file: 'routes/rest/v1/iam/roles/index.ts', module: r39 },
+  { url: '/rest/v1/iam/self_register_requests', file: 'routes/rest/v1/iam/self_register_requests/index.ts', module: r40 },
+  { url: '/rest/v1/iam/self_register_requests/:id', file: 'routes/rest/v1/iam/self_register_requests/[id].ts', module: r41 },
+  { url: '/rest/v1/iam/sessions', file: 'routes/rest/v1/iam/sessions/index.ts', module: r42 },
+  { url: '/rest/v1/iam/sessions/current', file: 'routes/rest/v1/iam/sessions/current.ts', module: r43 },
+  { url: '/rest/v1/integration/in/*', file: 'routes/rest/v1/integration/in/[...path].ts', module: r44 },
+  { url: '/rest/v1/journal/changes', file: 'routes/rest/v1/journal/changes/index.ts', module: r45 },
+  { url: '/rest/v1/master/borderrules', file: 'routes/rest/v1/master/borderrules/index.ts', module: r46 },
+  { url: '/rest/v1/master/borderrules/:id', file: 'routes/rest/v1/master/borderrules/[id].ts', module: r47 },
+  { url: '/rest/v1/master/borderrules_check', file: 'routes/rest/v1/master/borderrules_check/index.ts', module: r48 },
+  { url: '/rest/v1/master/license', file: 'routes/rest/v1/master/license/index.ts', module: r49 },
+  { url: '/rest/v1/master/node/:name', file: 'routes/rest/v1/master/node/[name].ts', module: r50 },
+  { url: '/rest/v1/master/nodes', file: 'routes/rest/v1/master/nodes/index.ts', module: r51 },
+  { url: '/rest/v1/master/nodes/:name', file: 'routes/rest/v1/master/nodes/[name].ts', module: r52 },
+  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r53 },
+  { url: '/rest/v1/openapi.json', file: 'routes/rest/v1/openapi.json.ts', module: r54 },
+  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r55 },
+  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r56 },
+  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r57 },
+  { url: '/rest/v1/service/events', file: 'routes/rest/v1/service/events/index.ts', module: r58 },
+  { url: '/rest/v1/service/integration_points', file: 'routes/rest/v1/service/integration_points/index.ts', module: r59 },
+  { url: '/rest/v1/service/integration_points/:id', file: 'routes/rest/v1/service/integration_points/[id]/index.ts', module: r60 },
+  { url: '/rest/v1/service/integration_points/:id/deliveries', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/index.ts', module: r61 },
+  { url: '/rest/v1/service/integration_points/:id/deliveries/:job/replay', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/[job]/replay.ts', module: r62 },
+  { url: '/rest/v1/service/integration_points/:id/secret', file: 'routes/rest/v1/service/integration_points/[id]/secret.ts', module: r63 },
+  { url: '/rest/v1/service/integration_tokens/:token', file: 'routes/rest/v1/service/integration_tokens/[token].ts', module: r64 },
+  { url: '/rest/v1/service/svcscript_runtimes', file: 'routes/rest/v1/service/svcscript_runtimes/index.ts', module: r65 },
+  { url: '/rest/v1/service/svcscript_runtimes/:id', file: 'routes/rest/v1/service/svcscript_runtimes/[id].ts', module: r66 },
+  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r67 },
+  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r68 },
+  { url: '/rest/v1/service/svctasks', file: 'routes/rest/v1/service/svctasks/index.ts', module: r69 },
+  { url: '/rest/v1/service/svctasks/:id', file: 'routes/rest/v1/service/svctasks/[id].ts', module: r70 },
+  { url: '/rest/v1/service/webhooks', file: 'routes/rest/v1/service/webhooks/index.ts', module: r71 },
+  { url: '/rest/v1/service/webhooks/:id', file: 'routes/rest/v1/service/webhooks/[id].ts', module: r72 },
+  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r73 },
+  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r74 },
+  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r75 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r76 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r77 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r78 },
 ]

@@ -37,6 +37,7 @@ export function list(
 ): RouteDef {
   const shape = { fields: collection.fields, output: collection.listFields, limits: collection.limits }
   return defineRoute({
+    summary: `list ${collection.name}s (filter, mask, order, offset, limit, flat)`,
     access: options.access,
     domainKind: collection.domainKind,
     async handle(req) {
@@ -51,6 +52,7 @@ export function list(
 
 export function read(entity: Collection & Partial<Pick<Entity, 'hooks'>>, options: Options = {}): RouteDef {
   return defineRoute({
+    summary: `one ${entity.name} (mask, flat); strong ETag`,
     access: options.access,
     domainKind: entity.domainKind,
     async handle(req) {
@@ -96,6 +98,8 @@ export function create(entity: Entity, options: Options = {}): RouteDef {
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
+    summary: `create a ${entity.name}; answers it whole`,
+    body: entity.create,
     async handle(req) {
       const doc = await createEntity(req.ctx, entity, await req.json())
       return entity.hooks.view ? entity.hooks.view(req.ctx, doc) : doc
@@ -107,6 +111,8 @@ export function patch(entity: Entity, options: Options = {}): RouteDef {
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
+    summary: `change the given fields of a ${entity.name} (If-Match honoured); answers it whole`,
+    body: entity.patch,
     async handle(req) {
       const id = req.uuidParam('id')
       await ifMatch(req, entity, id)
@@ -120,6 +126,7 @@ export function remove(entity: Entity, options: Options = {}): RouteDef {
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
+    summary: `delete a ${entity.name} (If-Match honoured)`,
     async handle(req) {
       const id = req.uuidParam('id')
       await ifMatch(req, entity, id)
@@ -152,6 +159,7 @@ export async function lookupIds(
 /** LOOKUP: the body is a JSON string or number; the answer is the ids whose key fields equal it. */
 export function lookup(collection: Collection, options: Options = {}): RouteDef {
   return defineRoute({
+    summary: `ids of the ${collection.name}s whose ${collection.lookupFields.join(' or ')} equals the key (a JSON string or number)`,
     access: options.access,
     domainKind: collection.domainKind,
     handle: async (req) =>

@@ -3,6 +3,7 @@
  * in which kind of domain it is served, and the handler. Handlers return a value (sent as JSON
  * with 200), a JsonText (sent as is), undefined (204), or a Response.
  */
+import type * as v from 'valibot'
 import type { Req } from './req'
 
 /** public: anyone; session: any signed-in user; permission: a role must grant the route. */
@@ -13,10 +14,14 @@ export interface RouteDef {
   access: Access
   domainKind: DomainKind
   handle(req: Req): unknown
+  /** What the body must be, when a schema says it (the API description shows it). */
+  body?: v.GenericSchema
+  /** One line for the API description. */
+  summary?: string
 }
 
 export function defineRoute(def: Partial<Omit<RouteDef, 'handle'>> & Pick<RouteDef, 'handle'>): RouteDef {
-  return { access: def.access ?? 'permission', domainKind: def.domainKind ?? 'any', handle: def.handle }
+  return { ...def, access: def.access ?? 'permission', domainKind: def.domainKind ?? 'any', handle: def.handle }
 }
 
 /** Methods a route file may export, in the order the route table lists them. */

@@ -1,0 +1,4 @@
+// The API description as a page.
+import { apiPageRoute } from '~/ops/openapi-api'
+
+export const GET = apiPageRoute
