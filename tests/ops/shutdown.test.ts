@@ -1,0 +1,56 @@
+// SIGTERM during an upload: the service stops accepting, lets the upload finish (within
+// SHUTDOWN_GRACE_SEC), closes websockets with "going away", and exits 0; the file is whole afterwards.
+import { afterAll, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { signInTo, startProcess } from '../helpers/process'
+
+const dir = mkdtempSync(join(tmpdir(), 'platform-stop-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+test('an upload in flight at SIGTERM completes; open websockets hear 1001; the process exits 0', async () => {
+  const node = await startProcess({ DATA_DIR: dir, SHUTDOWN_GRACE_SEC: '20' })
+  const token = await signInTo(node)
+  const ws = new WebSocket(`${node.url.replace('http', 'ws')}/ws?token=${token}`)
+  const closed = new Promise<number>((resolve) => ws.addEventListener('close', (e) => resolve(e.code)))
+  await new Promise((resolve) => ws.addEventListener('open', resolve))
+
+  const chunks = 20
+  const chunk = (i: number) => new Uint8Array(64 * 1024).fill(i)
+  let sent = 0
+  let signalled = false
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (sent === chunks) return controller.close()
+      if (sent === 3 && !signalled) {
+        signalled = true
+        node.proc.kill('SIGTERM') // the upload has begun and is far from done
+      }
+      await Bun.sleep(40)
+      controller.enqueue(chunk(sent++))
+    },
+  })
+  const upload = await fetch(`${node.url}/rest/v1/fs/targets/token/during-stop.bin`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+    body,
+  })
+  expect(signalled).toBe(true)
+  expect(upload.status).toBe(204)
+  expect(await closed).toBe(1001)
+  expect(await node.proc.exited).toBe(0)
+
+  const again = await startProcess({ DATA_DIR: dir })
+  try {
+    const read = await fetch(`${again.url}/rest/v1/fs/targets/token/during-stop.bin`, {
+      headers: { authorization: `Bearer ${await signInTo(again)}` },
+    })
+    const bytes = new Uint8Array(await read.arrayBuffer())
+    expect(bytes.length).toBe(chunks * 64 * 1024)
+    expect(bytes[bytes.length - 1]).toBe(chunks - 1)
+  } finally {
+    again.proc.kill('SIGTERM')
+    await again.proc.exited
+  }
+}, 60_000)
