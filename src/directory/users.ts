@@ -56,9 +56,17 @@ export const users = defineEntity({
       }
       yield* rebuildCaches(u)
       // a deleted account signs out everywhere; a new password ends the account's other sessions
-      if (!change.after) u.afterCommit(`end-sessions:${domain}:${id}`, () => sessions.destroyUser(domain, id))
+      if (!change.after)
+        u.afterCommit(`end-sessions:${domain}:${id}`, async () => {
+          await sessions.destroyUser(domain, id)
+          u.ctx.deps.log.info('sessions ended', { domain, user: id, reason: 'account deleted', by: u.ctx.actor.name })
+        })
       else if (change.before && change.input?.pwd !== undefined) {
         const keep = u.ctx.session?.id
+        const by = u.ctx.actor
+        u.afterCommit(`log-password:${domain}:${id}`, () =>
+          u.ctx.deps.log.info('password changed', { domain, user: id, by: by.id === id ? 'the user' : by.name }),
+        )
         u.afterCommit(`end-sessions:${domain}:${id}:but:${keep}`, () => sessions.destroyUser(domain, id, keep))
       }
     },

@@ -44,6 +44,12 @@ export async function beginSignIn(req: Req, account?: string): Promise<SignInAtt
       await takeBack()
       const freeAt = earlier[earlier.length - MAX_FAILURES]! + FAILURE_WINDOW_MS
       const who = k === keys[0] ? 'this address' : 'this account'
+      // the ban lasts until the oldest counted failure leaves the window
+      req.deps.log.warn('sign-in refused: too many failures', {
+        address: req.clientAddress,
+        ...(k === keys[0] ? {} : { account }),
+        until: new Date(freeAt).toISOString(),
+      })
       throw tooManyRequests(
         `too many failed sign-ins from ${who}; try again later`,
         Math.max(1, Math.ceil((freeAt - now) / 1000)),

@@ -48,6 +48,7 @@ export const createSession = defineRoute({
         data = body.token ? await checkToken(req.deps, body.token, kind) : null
         if (!data) {
           wrongCredentials = true // counted by the brute-force filter like a wrong password
+          req.deps.log.warn('sign-in failed', { reason: 'token not accepted', client: req.clientAddress })
           throw unauthorized('the token was not accepted')
         }
       } else if (type === 'token_clone_cookie') {
@@ -61,6 +62,13 @@ export const createSession = defineRoute({
         data = await checkCredentials(req.deps, { domain: body.domain!, login: body.login!, pwd: body.pwd! }, kind)
         if (!data) {
           wrongCredentials = true
+          // a security event: who tried which account from where (never the password)
+          req.deps.log.warn('sign-in failed', {
+            reason: 'wrong domain, login or password',
+            domain: body.domain,
+            login: body.login,
+            client: req.clientAddress,
+          })
           throw unauthorized('invalid domain, login or password')
         }
       }

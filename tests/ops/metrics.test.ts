@@ -116,6 +116,25 @@ describe('request log', () => {
   })
 })
 
+test('security events: failed sign-ins with their reason, the ban with its end, a changed password', async () => {
+  lines.length = 0
+  const from = { 'x-real-ip': '10.9.9.9' }
+  for (let i = 0; i < 6; i++)
+    await t.call('POST', '/rest/v1/iam/sessions', {
+      headers: from,
+      body: { domain: 'master', login: 'admin', pwd: `Guess-${i}_pass` },
+    })
+  const failed = lines.filter((l) => l.msg === 'sign-in failed')
+  expect(failed).toHaveLength(5)
+  expect(failed[0]).toMatchObject({ level: 'warn', login: 'admin', client: '10.9.9.9', reason: expect.any(String) })
+  const ban = lines.find((l) => l.msg === 'sign-in refused: too many failures')
+  expect(ban).toMatchObject({ level: 'warn', address: '10.9.9.9', until: expect.stringMatching(/^\d{4}-/) })
+  const user = await t.call('POST', '/rest/v1/domain/users', { token, body: { login: 'sec', pwd: 'sec-Pass_1' } })
+  await t.call('PATCH', `/rest/v1/domain/users/${user.body.id}`, { token, body: { pwd: 'sec-Pass_2' } })
+  expect(lines.find((l) => l.msg === 'password changed')).toMatchObject({ user: user.body.id, by: 'Administrator' })
+  expect(JSON.stringify(lines)).not.toMatch(/Guess-\d_pass|sec-Pass_/)
+})
+
 test('METRICS_TOKEN: without it or with another the answer is 401; with it, the metrics', async () => {
   const s = await testService({ env: { METRICS_TOKEN: 'scrape-secret' } })
   try {
