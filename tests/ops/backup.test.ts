@@ -6,12 +6,22 @@ import { afterAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { signInTo, startProcess } from '../helpers/process'
+import { type ServiceProcess, signInTo, startProcess } from '../helpers/process'
 import { ADMIN_PASSWORD } from '../helpers/service'
 
 const root = join(import.meta.dir, '..', '..')
 const dir = mkdtempSync(join(tmpdir(), 'platform-ops-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+/** Every service process a test started: a failing test must not leave one running. */
+const started: ServiceProcess[] = []
+afterAll(async () => {
+  for (const p of started) p.proc.kill('SIGKILL')
+  rmSync(dir, { recursive: true, force: true })
+})
+const start = async (env: Record<string, string>) => {
+  const p = await startProcess(env)
+  started.push(p)
+  return p
+}
 
 /** `bun server.ts <args>` with the data directory; its exit code and output. */
 async function command(dataDir: string, ...args: string[]) {
@@ -34,7 +44,7 @@ const post = (url: string, token: string, body: unknown) =>
 
 test('a backup under write load holds every acknowledged write, and restores on a stopped service', async () => {
   const data = join(dir, 'live')
-  const node = await startProcess({ DATA_DIR: data })
+  const node = await start({ DATA_DIR: data })
   const token = await signInTo(node)
   const acknowledged: string[] = []
   let writing = true
@@ -63,7 +73,7 @@ test('a backup under write load holds every acknowledged write, and restores on 
   const restoredDir = join(dir, 'restored')
   const restored = await command(restoredDir, 'restore', file)
   expect(restored.code).toBe(0)
-  const again = await startProcess({ DATA_DIR: restoredDir })
+  const again = await start({ DATA_DIR: restoredDir })
   try {
     const t2 = await signInTo(again)
     const seen = await fetch(
@@ -80,7 +90,7 @@ test('a backup under write load holds every acknowledged write, and restores on 
 
 test('reset-password: through the running service, then on the stopped one; the old password stops working', async () => {
   const data = join(dir, 'reset')
-  const node = await startProcess({ DATA_DIR: data })
+  const node = await start({ DATA_DIR: data })
   const live = await command(data, 'reset-password', 'admin')
   expect(live.code).toBe(0)
   const first = /\(shown once\): (\S+)/.exec(live.out)![1]!
@@ -99,7 +109,7 @@ test('reset-password: through the running service, then on the stopped one; the 
   const offline = await command(data, 'reset-password', 'admin')
   expect(offline.code).toBe(0)
   const second = /\(shown once\): (\S+)/.exec(offline.out)![1]!
-  const after = await startProcess({ DATA_DIR: data })
+  const after = await start({ DATA_DIR: data })
   try {
     expect(await signIn(after.url, first)).toBe(401)
     expect(await signIn(after.url, second)).toBe(200)

@@ -4,13 +4,22 @@ import { afterAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { signInTo, startProcess } from '../helpers/process'
+import { type ServiceProcess, signInTo, startProcess } from '../helpers/process'
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-stop-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const started: ServiceProcess[] = []
+afterAll(() => {
+  for (const p of started) p.proc.kill('SIGKILL') // a failing test leaves no process behind
+  rmSync(dir, { recursive: true, force: true })
+})
+const start = async (env: Record<string, string>) => {
+  const p = await startProcess(env)
+  started.push(p)
+  return p
+}
 
 test('an upload in flight at SIGTERM completes; open websockets hear 1001; the process exits 0', async () => {
-  const node = await startProcess({ DATA_DIR: dir, SHUTDOWN_GRACE_SEC: '20' })
+  const node = await start({ DATA_DIR: dir, SHUTDOWN_GRACE_SEC: '20' })
   const token = await signInTo(node)
   const ws = new WebSocket(`${node.url.replace('http', 'ws')}/ws?token=${token}`)
   const closed = new Promise<number>((resolve) => ws.addEventListener('close', (e) => resolve(e.code)))
@@ -41,7 +50,7 @@ test('an upload in flight at SIGTERM completes; open websockets hear 1001; the p
   expect(await closed).toBe(1001)
   expect(await node.proc.exited).toBe(0)
 
-  const again = await startProcess({ DATA_DIR: dir })
+  const again = await start({ DATA_DIR: dir })
   try {
     const read = await fetch(`${again.url}/rest/v1/fs/targets/token/during-stop.bin`, {
       headers: { authorization: `Bearer ${await signInTo(again)}` },
