@@ -34,14 +34,62 @@ export interface ListShape {
   /** Paths a list may output (its default projection and the bound of `mask`). */
   output: FieldSet
   limits: ListLimits
+  /** Fields holding instants (beyond the stamps every collection has): filter values on them are made canonical. */
+  instants?: ReadonlySet<string>
+}
+
+/** The server's stamps: ISO 8601 UTC with milliseconds, as every stored instant is. */
+const STAMPS = new Set(['ext.ct', 'ext.lwt', 'dtutc', 'obj.ext.ct', 'obj.ext.lwt'])
+
+/** An instant in the one stored form (`2026-11-23T12:00:00.500Z`), whatever offset or fraction it came with. */
+export function canonicalInstant(value: string, field: string): string {
+  const ms = /\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN
+  if (Number.isNaN(ms))
+    throw badRequest(`filter: ${field} holds instants; ${JSON.stringify(value)} is not a date and time`, 'filter', {
+      value: field,
+    })
+  return new Date(ms).toISOString()
+}
+
+/**
+ * Stored instants are all in one form, so comparing strings compares instants (and indexes still
+ * serve): a value compared with an instant field is brought to that form first.
+ */
+function canonicalInstants(node: FilterNode, instants: (field: string) => boolean): FilterNode {
+  const fix = (field: string, v: Literal) => (typeof v === 'string' ? canonicalInstant(v, field) : v)
+  switch (node.op) {
+    case 'and':
+    case 'or':
+      return { ...node, args: node.args.map((n) => canonicalInstants(n, instants)) }
+    case 'not':
+      return { ...node, arg: canonicalInstants(node.arg, instants) }
+    case 'in':
+      return 'field' in node.left && instants(node.left.field)
+        ? { ...node, values: node.values.map((v) => fix((node.left as { field: string }).field, v)) }
+        : node
+    case 'like':
+    case 'ilike':
+    case 'isnull':
+      return node
+    default: {
+      const { left, right } = node
+      if ('field' in left && 'value' in right && instants(left.field))
+        return { ...node, right: { value: fix(left.field, right.value) } }
+      if ('field' in right && 'value' in left && instants(right.field))
+        return { ...node, left: { value: fix(right.field, left.value) } }
+      return node
+    }
+  }
 }
 
 type Params = Record<string, string | undefined>
 
 export function parseListParams(params: Params, shape: ListShape): ListRequest {
+  const isInstant = (f: string) => STAMPS.has(f) || (shape.instants?.has(f) ?? false)
+  const filter = params.filter === undefined ? null : parseFilter(params.filter, shape.fields)
   return {
     query: {
-      filter: params.filter === undefined ? null : parseFilter(params.filter, shape.fields),
+      filter: filter && canonicalInstants(filter, isInstant),
       order: params.order === undefined ? [] : parseOrder(params.order, shape.fields),
       offset: parseCount(params.offset, 'offset', 0, MAX_OFFSET),
       limit: Math.min(

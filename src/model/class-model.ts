@@ -29,6 +29,8 @@ export interface ClassModel {
   /** What a list outputs without a mask: opts.max_mask, or (null) whole records. */
   defaultOutput: string[] | null
   limits: ListLimits
+  /** Properties holding datetimes (filter values on them are compared as instants). */
+  instants: ReadonlySet<string>
   lookup: string[]
   partition: { property: string; type: 'date' | 'datetime' } | null
   expiry: { ts: string; ttl: string; tsType: string } | null
@@ -115,6 +117,7 @@ export function buildModels(domain: string, classes: Doc[]): Map<string, ClassMo
       output: new FieldSet(maxMask.length ? maxMask : ['id', ...names, ...open]),
       defaultOutput: maxMask.length ? maxMask : null,
       limits: { defaultLimit: Math.min(100, maxLimit), maxLimit },
+      instants: new Set(properties.filter((p) => p.data_type === 'datetime').map((p) => p.name)),
       lookup: opt<string[]>(c, 'lookup_properties', []),
       partition,
       expiry,

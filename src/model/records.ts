@@ -101,6 +101,7 @@ export async function listRecords(
     fields: model.fields,
     output: model.output,
     limits: model.limits,
+    instants: model.instants,
   })
   if (options.scope) query.filter = withEqualities(query.filter, options.scope)
   if (params.order === undefined && options.defaultOrder) query.order = options.defaultOrder
