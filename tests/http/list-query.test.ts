@@ -63,7 +63,7 @@ describe('accepted', () => {
           op: 'and',
           args: [
             { op: '==', left: p('status'), right: val('new') },
-            { op: '>', left: p('ext.ct'), right: val('2026-01-01') },
+            { op: '>', left: p('ext.ct'), right: val('2026-01-01T00:00:00.000Z') }, // an instant field: the value in the stored form
           ],
         },
       },
