@@ -16,6 +16,8 @@ export type FilterNode =
   | { op: 'in'; left: Operand; values: Literal[] }
   | { op: 'like' | 'ilike'; left: Operand; pattern: string }
   | { op: 'isnull'; arg: Operand }
+  /** The field is an array holding the value (a multi property, a cache's list of ids). */
+  | { op: 'contains'; field: string; value: Literal }
 
 export interface OrderItem {
   field: string
@@ -70,6 +72,13 @@ export function compileFilter(node: FilterNode, resolve: FieldResolver, args: Sq
       return `(NOT ${compileFilter(node.arg, resolve, args)})`
     case 'isnull':
       return `(${operand(node.arg, resolve, args)} IS NULL)`
+    case 'contains': {
+      // anything but a JSON array (text, a number, malformed JSON) holds nothing, never an error
+      const x = resolve(node.field)
+      args.push(bindable(node.value))
+      const array = `CASE WHEN json_type(CASE WHEN json_valid(${x}) THEN ${x} END) = 'array' THEN ${x} ELSE '[]' END`
+      return `(EXISTS (SELECT 1 FROM json_each(${array}) WHERE value = ?))`
+    }
     case 'in': {
       const left = operand(node.left, resolve, args)
       if (node.values.length === 0) return '(0)'

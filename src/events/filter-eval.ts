@@ -16,6 +16,8 @@
  *   them (%!.15g: 1.5, 2.0, 1.0e+21), booleans as 1/0. `like` is case-sensitive with % and _
  *   only (compileFilter escapes GLOB's * ? [); `ilike` folds ASCII letters only, as LIKE does.
  * - `in` with an empty list is false even for a NULL subject (it compiles to a constant 0).
+ * - `contains` is true when the field is an array with an element equal to the value (EXISTS over
+ *   json_each): never unknown; false for anything that is not an array.
  */
 import { getPath } from '~storage/doc'
 import type { FilterNode, Literal, Operand } from '~storage/query'
@@ -43,6 +45,16 @@ function evaluate(node: FilterNode, doc: unknown): Truth {
     }
     case 'isnull':
       return scalarOf(node.arg, doc) === null
+    case 'contains': {
+      // json_each yields each element as json_extract would: compared without conversion, as == does
+      const v = getPath(doc, node.field)
+      if (!Array.isArray(v)) return false
+      const wanted = literalScalar(node.value)
+      return v.some((item) => {
+        const x = fieldScalar(item)
+        return x !== null && wanted !== null && compare(x, wanted) === 0
+      })
+    }
     case 'in': {
       if (node.values.length === 0) return false
       const left = scalarOf(node.left, doc)

@@ -36,6 +36,21 @@ export interface ListShape {
   limits: ListLimits
   /** Fields holding instants (beyond the stamps every collection has): filter values on them are made canonical. */
   instants?: ReadonlySet<string>
+  /** Query parameters this list takes besides the list parameters (the journal's `params`, `interval`). */
+  extra?: readonly string[]
+}
+
+export const LIST_PARAMS = ['filter', 'mask', 'order', 'offset', 'limit', 'flat'] as const
+
+/**
+ * A parameter the endpoint does not take is a 400 naming it (`limt` is not silently ignored).
+ * Names starting with `_` pass: clients add them to defeat caches.
+ */
+export function refuseUnknownParams(params: Params, allowed: readonly string[]): void {
+  for (const name of Object.keys(params)) {
+    if (name.startsWith('_') || allowed.includes(name)) continue
+    throw badRequest(`unknown query parameter '${name}'; this endpoint takes ${allowed.join(', ')}`, name)
+  }
 }
 
 /** The server's stamps: ISO 8601 UTC with milliseconds, as every stored instant is. */
@@ -71,6 +86,8 @@ function canonicalInstants(node: FilterNode, instants: (field: string) => boolea
     case 'ilike':
     case 'isnull':
       return node
+    case 'contains':
+      return instants(node.field) ? { ...node, value: fix(node.field, node.value) } : node
     default: {
       const { left, right } = node
       if ('field' in left && 'value' in right && instants(left.field))
@@ -85,6 +102,7 @@ function canonicalInstants(node: FilterNode, instants: (field: string) => boolea
 type Params = Record<string, string | undefined>
 
 export function parseListParams(params: Params, shape: ListShape): ListRequest {
+  refuseUnknownParams(params, [...LIST_PARAMS, ...(shape.extra ?? [])])
   const isInstant = (f: string) => STAMPS.has(f) || (shape.instants?.has(f) ?? false)
   const filter = params.filter === undefined ? null : parseFilter(params.filter, shape.fields)
   return {
@@ -146,10 +164,14 @@ export function parseMask(raw: string, output: FieldSet): string[] {
   return out
 }
 
-/** Order: a JSON array of `"name"`, `"-name"` or `{"name": "asc"|"desc"}`, or a comma list of names. */
+/**
+ * Order: a JSON array of `"name"`, `"-name"` or `{"name": "asc"|"desc"}` (directions in any letter
+ * case), one such item alone (`"name"`, `{"name": "DESC"}`), or a comma list of names.
+ */
 export function parseOrder(raw: string, fields: FieldSet): OrderItem[] {
   const trimmed = raw.trim()
-  const items = trimmed.startsWith('[') ? parseJsonParam(trimmed, 'order') : trimmed.split(',').filter(Boolean)
+  const parsed = /^[[{"]/.test(trimmed) ? parseJsonParam(trimmed, 'order') : trimmed.split(',').filter(Boolean)
+  const items = Array.isArray(parsed) ? parsed : [parsed]
   if (!Array.isArray(items)) throw badRequest('order must be an array', 'order')
   if (items.length > MAX_ORDER_ITEMS) throw badRequest(`order may name at most ${MAX_ORDER_ITEMS} fields`, 'order')
   return items.map((item): OrderItem => {
@@ -159,7 +181,8 @@ export function parseOrder(raw: string, fields: FieldSet): OrderItem[] {
       desc = item.startsWith('-')
       field = item.replace(/^[-+]/, '').trim()
     } else if (item && typeof item === 'object' && !Array.isArray(item) && Object.keys(item).length === 1) {
-      const [name, dir] = Object.entries(item)[0]!
+      const [name, given] = Object.entries(item)[0]!
+      const dir = typeof given === 'string' ? given.toLowerCase() : given
       if (dir !== 'asc' && dir !== 'desc')
         throw badRequest(`order: direction of '${name}' must be "asc" or "desc"`, 'order')
       field = name
@@ -234,6 +257,12 @@ export function parseFilter(raw: string, fields: FieldSet): FilterNode | null {
         if (!Array.isArray(args[1])) throw fail(`'in' takes a field and an array of values`)
         if (args[1].length > MAX_IN_VALUES) throw fail(`'in' takes at most ${MAX_IN_VALUES} values`)
         return { op, left: operand(args[0]), values: args[1].map(literal) }
+      }
+      case 'contains': {
+        arity(2)
+        const left = operand(args[0])
+        if (!('field' in left)) throw fail(`'contains' takes ["property", name] and a value`)
+        return { op, field: left.field, value: literal(args[1]) }
       }
       case 'like':
       case 'ilike': {

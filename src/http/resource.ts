@@ -10,7 +10,7 @@ import { createEntity, patchEntity, readEntity, removeEntity } from '../entities
 import { ApiError, badRequest, notFound } from '../errors'
 import { isUuid } from '../ids'
 import { JsonText } from './json'
-import { parseFlat, parseListParams, parseMask } from './list-query'
+import { parseFlat, parseListParams, parseMask, refuseUnknownParams } from './list-query'
 import { present } from './present'
 import { etagOf } from './respond'
 import type { Req } from './req'
@@ -57,6 +57,7 @@ export function read(entity: Collection & Partial<Pick<Entity, 'hooks'>>, option
     domainKind: entity.domainKind,
     async handle(req) {
       const id = req.uuidParam('id')
+      refuseUnknownParams(req.query, ['mask', 'flat'])
       const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, entity.fields)
       const flat = parseFlat(req.query.flat)
       if (!mask && !flat) return new JsonText(await wholeText(req, entity, id))
@@ -136,6 +137,13 @@ export function remove(entity: Entity, options: Options = {}): RouteDef {
   })
 }
 
+/** A key and its other spelling: 5 also finds "5", and "5" also finds 5 (keys are stored either way). */
+function keyForms(key: string | number): (string | number)[] {
+  if (typeof key === 'number') return [key, String(key)]
+  const n = Number(key)
+  return key.trim() !== '' && Number.isFinite(n) && String(n) === key ? [key, n] : [key]
+}
+
 /**
  * The ids whose key fields equal a LOOKUP key (a JSON string or number); `id` is compared only
  * with keys that are UUIDs. Nothing found is 404 `lookup failed`.
@@ -151,7 +159,7 @@ export async function lookupIds(
     throw badRequest('LOOKUP body must be a JSON string or number', 'body')
   const uuid = typeof key === 'string' && isUuid(key)
   const usable = fields.filter((f) => f !== 'id' || uuid)
-  const ids = usable.length ? await repo.lookup(domain, usable, uuid ? key.toLowerCase() : key, now) : []
+  const ids = usable.length ? await repo.lookup(domain, usable, keyForms(uuid ? key.toLowerCase() : key), now) : []
   if (ids.length === 0) throw new ApiError(404, 'lookup failed')
   return ids
 }

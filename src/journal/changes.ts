@@ -106,7 +106,12 @@ async function tellHorizon(req: Req, search: JournalSearch): Promise<void> {
 export const listChanges = defineRoute({
   async handle(req) {
     const search = parseSearch(req.query.params)
-    const { query, mask, flat } = parseListParams(req.query, { fields: FIELDS, output: FIELDS, limits: LIMITS })
+    const { query, mask, flat } = parseListParams(req.query, {
+      fields: FIELDS,
+      output: FIELDS,
+      limits: LIMITS,
+      extra: ['params'],
+    })
     await tellHorizon(req, search)
     const records = await searchJournal(req.deps.db, req.ctx.domain, search, query)
     return records.map(({ seq: _seq, ...r }) => present(r, mask ?? OUTPUT, flat))

@@ -102,6 +102,7 @@ export async function listRecords(
     output: model.output,
     limits: model.limits,
     instants: model.instants,
+    extra: model.partition ? ['interval'] : [],
   })
   if (options.scope) query.filter = withEqualities(query.filter, options.scope)
   if (params.order === undefined && options.defaultOrder) query.order = options.defaultOrder
@@ -239,8 +240,8 @@ export async function clearRecords(ctx: Ctx, model: ClassModel): Promise<{ delet
   return { deleted: await commit(ctx, (u) => repo.removeAll(u.w)) }
 }
 
-/** LOOKUP: ids of the records whose lookup properties (opts.lookup_properties, else the id) equal the key. */
+/** LOOKUP: ids of the records whose id or lookup properties (opts.lookup_properties) equal the key. */
 export function lookupRecords(ctx: Ctx, model: ClassModel, key: unknown): Promise<string[]> {
-  const fields = model.lookup.length ? model.lookup : ['id']
+  const fields = ['id', ...model.lookup.filter((f) => f !== 'id')]
   return lookupIds(repoOf(ctx, model), ctx.domain, fields, key, ctx.deps.clock.now())
 }

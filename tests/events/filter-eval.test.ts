@@ -97,6 +97,15 @@ describe('each operator, in memory and in SQL', () => {
     ['ilike folds ASCII', { op: 'ilike', left: f('s'), pattern: 'AL%' }, [0, 1]],
     ['ilike does not fold É', { op: 'ilike', left: f('t'), pattern: 'école' }, [10]],
     ['isnull', { op: 'isnull', arg: f('b') }, [2, 4, 5, 6, 8, 9, 11, 12]],
+    ['contains: an array holding the value', { op: 'contains', field: 'a', value: 'x' }, [0]],
+    ['contains: numbers compare as numbers, true as 1', { op: 'contains', field: 'a', value: true }, [0]],
+    ['contains: an object or text is no array', { op: 'contains', field: 'o', value: 'not an object' }, []],
+    ['contains: null is never held', { op: 'contains', field: 'a', value: null }, []],
+    [
+      'not contains: never unknown',
+      not({ op: 'contains', field: 'a', value: 'x' }),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    ],
     ['not of unknown is unknown', not(cmp('==', f('b'), v(true))), [1, 10]],
     [
       'or: true beats unknown',
@@ -151,6 +160,7 @@ test('generated filters select the same documents in memory and in SQL', async (
     for (const values of valueLists) atoms.push({ op: 'in', left, values })
     for (const pattern of patterns) atoms.push({ op: 'like', left, pattern }, { op: 'ilike', left, pattern })
   }
+  for (const field of fields) for (const value of literals) atoms.push({ op: 'contains', field, value })
   // trees of two or three atoms, picked by a fixed-seed generator so a failure reproduces
   let seed = 7
   const pick = () => atoms[(seed = (seed * 48271) % 2147483647) % atoms.length]!

@@ -138,7 +138,7 @@ for (const [name, open] of [
       expect(await repo.get('d2', 'p1')).toBeUndefined()
       expect(await modify(repo, ctx('d2'), 'p1', (d) => ({ ...d, name: 'hijack' }))).toBeUndefined()
       expect(await remove(repo, ctx('d2'), 'p1')).toBeUndefined()
-      expect(await repo.lookup('d2', ['id', 'code'], 'c1')).toEqual(['p2'])
+      expect(await repo.lookup('d2', ['id', 'code'], ['c1'])).toEqual(['p2'])
       const all = { filter: null, order: [], offset: 0, limit: 10 }
       expect((await repo.list('d1', all)).map((d) => d.id)).toEqual(['p1'])
       expect((await repo.get('d1', 'p1'))?.name).toBe('One')
