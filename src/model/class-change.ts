@@ -12,6 +12,7 @@ import type { Unit } from '../entities/unit'
 import { badRequest, conflict } from '../errors'
 import { NIL_UUID } from '../ids'
 import { buildModels, type ClassModel, effectiveProperties, recordObjtype } from './class-model'
+import { migrateRecords } from './migrate-values'
 
 /** Checks that need the other classes of the domain: parent, inherited names, options naming properties. */
 function checkAgainstDomain(c: Doc, all: Doc[], models: Map<string, ClassModel>): ClassModel {
@@ -105,18 +106,21 @@ export function* applyClassChange(u: Unit, before: Doc | undefined, after: Doc |
   }
   if (!before) return
   // properties gone from this class or its ancestors leave the records of it and its subclasses
-  const oldNames = new Set(
-    effectiveProperties(all.map((x) => (x.id === c.id ? before : x)))
-      .get(c.id as string)!
-      .map((p) => p.name),
-  )
+  const oldProperties = effectiveProperties(all.map((x) => (x.id === c.id ? before : x))).get(c.id as string)!
+  const oldNames = new Set(oldProperties.map((p) => p.name))
   const gone = [...oldNames].filter((n) => !model.rules.properties.has(n))
   const byId = new Map(all.map((x) => [x.id as string, x]))
   const affected = all.filter((x) => ancestorsOf(x.id as string, byParentId(byId)).includes(c.id as string))
-  for (const x of affected) {
-    const spec = models.get(x.classname as string)?.table
-    if (spec) yield* repo(spec).stripFields(gone)
-  }
+  const tables = affected.flatMap((x) => models.get(x.classname as string)?.table ?? [])
+  for (const spec of tables) yield* repo(spec).stripFields(gone)
+  // values of retyped properties converted (or the change refused), new defaults filled in
+  yield* migrateRecords(
+    u,
+    tables.map((spec) => repo(spec)),
+    oldProperties,
+    model.properties,
+    model.rules.fillDefaults,
+  )
   if (model.table && derivation(before) !== derivation(after)) {
     yield* repo(model.table).rederive()
     const undated = model.partition ? yield* countUndated(table, domain) : 0

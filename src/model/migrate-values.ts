@@ -1,0 +1,109 @@
+/**
+ * Records follow their class: when a property's data_type (or `multi`) changes, every stored value
+ * is converted where that loses nothing ("12" → 12, 12 → "12", "true" → true, a date → midnight of
+ * it), and otherwise the class change is refused with a 409 naming the property and how many
+ * records block it; a new property with a `default` is filled in where records lack it (when the
+ * class fills defaults). Each record changed this way is an update in the journal, like any other.
+ */
+import type { TxStep } from '~storage/db'
+import type { Doc } from '~storage/doc'
+import type { Repository } from '~storage/repository'
+import type { Unit } from '../entities/unit'
+import { ApiError } from '../errors'
+import { checkValue, type Property } from './properties'
+
+const BLOCKED = Symbol('blocked')
+
+/** One value in the new type's terms, or BLOCKED when that would lose something. */
+function convertOne(value: unknown, to: Property): unknown {
+  let candidate = value
+  switch (to.data_type) {
+    case 'string':
+      if (typeof value === 'number' || typeof value === 'boolean') candidate = String(value)
+      break
+    case 'long':
+    case 'int':
+    case 'integer':
+      if (typeof value === 'string' && /^-?\d{1,16}$/.test(value)) candidate = Number(value)
+      break
+    case 'float':
+      if (typeof value === 'string' && value.trim() !== '' && String(Number(value)) === value) candidate = Number(value)
+      break
+    case 'boolean':
+      if (value === 'true' || value === 'false') candidate = value === 'true'
+      break
+    case 'datetime':
+      if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) candidate = `${value}T00:00:00.000Z`
+      break
+    case 'date':
+      if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T00:00:00(\.0+)?Z$/.test(value))
+        candidate = value.slice(0, 10)
+      break
+  }
+  try {
+    const checked = checkValue({ ...to, multi: false }, candidate)
+    // a float that stops being one, or text that became a different number, is not kept
+    return typeof checked === 'number' && typeof value === 'number' && checked !== value ? BLOCKED : checked
+  } catch {
+    return BLOCKED
+  }
+}
+
+/** A whole stored value (an array when multi) in the new property's terms, or BLOCKED. */
+export function convertValue(value: unknown, from: Property, to: Property): unknown {
+  if (value === null || value === undefined) return value
+  const items = from.multi ? (value as unknown[]) : [value]
+  if (!to.multi && items.length > 1) return BLOCKED
+  const converted = items.map((v) => convertOne(v, to))
+  if (converted.includes(BLOCKED)) return BLOCKED
+  return to.multi ? converted : converted[0]
+}
+
+const changedType = (a: Property, b: Property) => a.data_type !== b.data_type || !!a.multi !== !!b.multi
+
+/** Converts the records of the tables (a class and its subclasses) after a change of properties. */
+export function* migrateRecords(
+  u: Unit,
+  repos: Repository[],
+  before: Property[],
+  after: Property[],
+  fillDefaults: boolean,
+): TxStep<void> {
+  const old = new Map(before.map((p) => [p.name, p]))
+  const retyped = after.filter((p) => old.has(p.name) && changedType(old.get(p.name)!, p))
+  const defaults = fillDefaults ? after.filter((p) => !old.has(p.name) && p.default !== undefined) : []
+  if (retyped.length === 0 && defaults.length === 0) return
+  for (const repo of repos) {
+    const changes = new Map<string, Doc>()
+    for (const p of retyped) {
+      let blocking = 0
+      for (const doc of yield* repo.all(u.w.domain)) {
+        const next = changes.get(doc.id as string) ?? doc
+        const value = convertValue(doc[p.name], old.get(p.name)!, p)
+        if (value === BLOCKED) blocking++
+        else if (value !== doc[p.name]) changes.set(doc.id as string, { ...next, [p.name]: value })
+      }
+      if (blocking > 0) {
+        const from = `${old.get(p.name)!.data_type}${old.get(p.name)!.multi ? '[]' : ''}`
+        const message = `properties: ${p.name} cannot become ${p.data_type}${p.multi ? '[]' : ''} (from ${from}): ${blocking} record(s) hold values that would be lost`
+        throw new ApiError(409, message, { field: 'properties', property: p.name, records: blocking })
+      }
+    }
+    for (const p of defaults)
+      for (const doc of yield* repo.all(u.w.domain))
+        if (doc[p.name] === undefined || doc[p.name] === null) {
+          const next = changes.get(doc.id as string) ?? doc
+          changes.set(doc.id as string, { ...next, [p.name]: p.default })
+        }
+    for (const [id, doc] of changes)
+      yield* repo.update(u.w, id, (current) => ({ ...current, ...pick(doc, retyped, defaults) }))
+  }
+}
+
+const pick = (doc: Doc, ...lists: Property[][]) =>
+  Object.fromEntries(
+    lists
+      .flat()
+      .filter((p) => p.name in doc)
+      .map((p) => [p.name, doc[p.name]]),
+  )
