@@ -4,7 +4,7 @@
  * a lifetime). Created, migrated and dropped inside the transaction that changes the class; their
  * rows are read and written through the repository like any other table.
  */
-import type { TxStep } from './db'
+import type { Db, TxStep } from './db'
 import { tx } from './db'
 import { jsonField } from './query'
 
@@ -64,4 +64,23 @@ export function* recordTablesOf(domain: string): TxStep<string[]> {
     `rec_${domain.replace(/-/g, '')}_*`,
   ])
   return rows.map((r) => r[0] as string)
+}
+
+/**
+ * The partitions of a class table that hold live records: the first `length` characters of their
+ * partition date (10 a day, 7 a month, 4 a year), newest first, with how many records each holds.
+ */
+export async function partitionsOf(
+  db: Db,
+  table: string,
+  domain: string,
+  length: number,
+  now: number,
+): Promise<{ partition: string; records: number }[]> {
+  const rows = await db.all(
+    `SELECT substr(pdate, 1, ?) AS p, count(*) FROM ${table}
+     WHERE domain = ? AND pdate IS NOT NULL AND (expires IS NULL OR expires > ?) GROUP BY p ORDER BY p DESC`,
+    [length, domain, now],
+  )
+  return rows.map(([partition, records]) => ({ partition: partition as string, records: records as number }))
 }

@@ -111,13 +111,25 @@ export class Repository {
 
   /** Ids of the entities whose value in any of the given fields equals `value`. */
   /** Ids whose field equals one of `values` (a key may be stored as text or as a number). */
-  async lookup(domain: string, fields: readonly string[], values: SqlValue[], now = Date.now()): Promise<string[]> {
+  async lookup(
+    domain: string,
+    fields: readonly string[],
+    values: SqlValue[],
+    now = Date.now(),
+    range?: ColumnRange,
+  ): Promise<string[]> {
     const slots = values.map(() => '?').join(', ')
     const cond = fields.map((f) => `${this.layout.resolveField(f)} IN (${slots})`).join(' OR ')
     const alive = this.spec.expiring ? ' AND (expires IS NULL OR expires > ?)' : ''
+    const within = range ? ` AND ${range.column} >= ? AND ${range.column} < ?` : ''
     const rows = await this.db.all(
-      `SELECT id FROM ${this.spec.table} WHERE domain = ? AND (${cond})${alive} ORDER BY id LIMIT 1000`,
-      [domain, ...fields.flatMap(() => values), ...(this.spec.expiring ? [now] : [])],
+      `SELECT id FROM ${this.spec.table} WHERE domain = ? AND (${cond})${alive}${within} ORDER BY id LIMIT 1000`,
+      [
+        domain,
+        ...fields.flatMap(() => values),
+        ...(this.spec.expiring ? [now] : []),
+        ...(range ? [range.from, range.to] : []),
+      ],
     )
     return rows.map((r) => r[0] as string)
   }

@@ -4,7 +4,7 @@
  * shapes the answer. Entity-specific rules live in the entity definition, not here.
  */
 import type { FilterNode, Literal } from '~storage/query'
-import type { Repository } from '~storage/repository'
+import type { ColumnRange, Repository } from '~storage/repository'
 import type { Collection, Entity } from '../entities/entity'
 import { createEntity, patchEntity, readEntity, removeEntity } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
@@ -154,12 +154,15 @@ export async function lookupIds(
   fields: readonly string[],
   key: unknown,
   now?: number,
+  range?: ColumnRange,
 ): Promise<string[]> {
   if (typeof key !== 'string' && typeof key !== 'number')
     throw badRequest('LOOKUP body must be a JSON string or number', 'body')
   const uuid = typeof key === 'string' && isUuid(key)
   const usable = fields.filter((f) => f !== 'id' || uuid)
-  const ids = usable.length ? await repo.lookup(domain, usable, keyForms(uuid ? key.toLowerCase() : key), now) : []
+  const ids = usable.length
+    ? await repo.lookup(domain, usable, keyForms(uuid ? key.toLowerCase() : key), now, range)
+    : []
   if (ids.length === 0) throw new ApiError(404, 'lookup failed')
   return ids
 }

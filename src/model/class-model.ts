@@ -32,7 +32,8 @@ export interface ClassModel {
   /** Properties holding datetimes (filter values on them are compared as instants). */
   instants: ReadonlySet<string>
   lookup: string[]
-  partition: { property: string; type: 'date' | 'datetime' } | null
+  /** How records are partitioned by date; `interval` is the form of a partition's path segment. */
+  partition: { property: string; type: 'date' | 'datetime'; interval: 'day' | 'month' | 'year' } | null
   expiry: { ts: string; ttl: string; tsType: string } | null
 }
 
@@ -88,6 +89,7 @@ export function buildModels(domain: string, classes: Doc[]): Map<string, ClassMo
         ? {
             property: partitionProp,
             type: byName.get(partitionProp)!.data_type === 'date' ? ('date' as const) : ('datetime' as const),
+            interval: opt<'day' | 'month' | 'year'>(c, 'partition_interval', 'month'),
           }
         : null
     const tsName = opt<string>(c, 'expires_ts_property', '')

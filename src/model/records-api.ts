@@ -11,6 +11,7 @@ import {
   createRecord,
   DATE,
   deleteRecord,
+  listPartitions,
   listRecords,
   lookupRecords,
   patchRecord,
@@ -64,7 +65,10 @@ function on(what: 'collection' | 'record', handle: (req: Req, model: ClassModel,
 export const modelGet = defineRoute({
   async handle(req) {
     const { model, target } = await resolve(req)
-    return target.id ? readRecord(req.ctx, model, target, req.query) : listRecords(req.ctx, model, target, req.query)
+    if (target.id) return readRecord(req.ctx, model, target, req.query)
+    // a path ending in / lists the partitions that hold records (the original's convention)
+    if (!target.date && req.path.endsWith('/') && model.partition) return listPartitions(req.ctx, model)
+    return listRecords(req.ctx, model, target, req.query)
   },
 })
 export const modelPost = on('collection', async (req, model, t) => {
@@ -74,5 +78,7 @@ export const modelPost = on('collection', async (req, model, t) => {
 export const modelPut = on('record', async (req, model, t) => replaceRecord(req.ctx, model, t, await req.json()))
 export const modelPatch = on('record', async (req, model, t) => patchRecord(req.ctx, model, t, await req.json()))
 export const modelDelete = on('record', (req, model, t) => deleteRecord(req.ctx, model, t))
-export const modelLookup = on('collection', async (req, model) => lookupRecords(req.ctx, model, await req.json()))
+export const modelLookup = on('collection', async (req, model, t) =>
+  lookupRecords(req.ctx, model, await req.json(), t, req.query.interval),
+)
 export const modelClear = on('collection', (req, model) => clearRecords(req.ctx, model))

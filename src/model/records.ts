@@ -4,6 +4,7 @@
  */
 import type { Doc } from '~storage/doc'
 import type { Literal, OrderItem } from '~storage/query'
+import { partitionsOf } from '~storage/model-tables'
 import type { ColumnRange } from '~storage/repository'
 import { DAY_MS, isoTime } from '../clock'
 import type { Ctx } from '../context'
@@ -20,8 +21,11 @@ import { validateRecord } from './properties'
 
 type Query = Record<string, string | undefined>
 
-/** A day in a record path: /<YYYY-MM-DD>. */
-export const DATE = /^\d{4}-\d{2}-\d{2}$/
+/** A partition in a record path: a day /<YYYY-MM-DD>, a month /<YYYY-MM> or a year /<YYYY>. */
+export const DATE = /^\d{4}(-\d{2}(-\d{2})?)?$/
+
+/** Characters of a partition segment by the class's partition_interval. */
+export const SEGMENT_LENGTH = { day: 10, month: 7, year: 4 } as const
 
 /** Where a record path points below its class: the collection, a day of it, or one record. */
 export interface Target {
@@ -42,12 +46,34 @@ function repoOf(ctx: Ctx, model: ClassModel) {
   return ctx.deps.repo(model.table)
 }
 
-function dayRange(date: string, field: string): ColumnRange {
-  const start = Date.parse(`${date}T00:00:00.000Z`)
+/** The time a partition segment covers: a day, a month or a year. */
+function periodRange(date: string, field: string): ColumnRange {
+  const [y, m = 1, d = 1] = date.split('-').map(Number) as [number, number?, number?]
+  const start = Date.UTC(y, m - 1, d)
   if (Number.isNaN(start) || !new Date(start).toISOString().startsWith(date))
     throw badRequest(`${field}: ${date} is not a date`, field)
-  return { column: 'pdate', from: new Date(start).toISOString(), to: new Date(start + DAY_MS).toISOString() }
+  const end = date.length === 10 ? start + DAY_MS : date.length === 7 ? Date.UTC(y, m, 1) : Date.UTC(y + 1, 0, 1)
+  return { column: 'pdate', from: new Date(start).toISOString(), to: new Date(end).toISOString() }
 }
+
+/** The range a list or LOOKUP of a partitioned class covers: its path's partition, or `interval`. */
+function rangeOf(model: ClassModel, t: Target, interval: string | undefined): ColumnRange | undefined {
+  if (!model.partition) {
+    if (interval !== undefined)
+      throw badRequest(`${model.classname} is not partitioned: it takes no interval`, 'interval')
+    return undefined
+  }
+  if (t.date && interval !== undefined)
+    throw badRequest('give a partition in the path or an interval, not both', 'interval')
+  const range = t.date ? periodRange(t.date, 'date') : parseInterval(interval)
+  if (!range)
+    throw badRequest(
+      `${model.classname} is a ${model.storageMode} class: give interval=["from","to"] or a partition /<${SEGMENT_FORM[model.partition.interval]}>`,
+      'interval',
+    )
+  return range
+}
+const SEGMENT_FORM = { day: 'YYYY-MM-DD', month: 'YYYY-MM', year: 'YYYY' }
 
 /** A time JavaScript dates can represent (±8.64e15 ms). */
 const validTime = (ms: number) => Number.isFinite(ms) && Math.abs(ms) <= 8.64e15
@@ -80,12 +106,6 @@ function checkAddressing(model: ClassModel, t: Target): void {
       `${model.classname} is not partitioned by date: address records as /${model.classname}/<id>`,
       'date',
     )
-  if (t.id && !t.date && partitioned) {
-    throw badRequest(
-      `${model.classname} is partitioned by ${model.partition!.property}: address records as /<YYYY-MM-DD>/<id>`,
-      'date',
-    )
-  }
 }
 
 export async function listRecords(
@@ -105,16 +125,10 @@ export async function listRecords(
     extra: model.partition ? ['interval'] : [],
   })
   if (options.scope) query.filter = withEqualities(query.filter, options.scope)
-  if (params.order === undefined && options.defaultOrder) query.order = options.defaultOrder
-  let range: ColumnRange | undefined
-  if (model.partition) {
-    range = (t.date ? dayRange(t.date, 'date') : parseInterval(params.interval)) ?? undefined
-    if (!range)
-      throw badRequest(
-        `${model.classname} is a ${model.storageMode} class: give interval=["from","to"] or list one day as /<YYYY-MM-DD>`,
-        'interval',
-      )
-  }
+  const range = rangeOf(model, t, params.interval)
+  // a partition or an interval reads newest first unless asked otherwise
+  const newestFirst = model.partition ? [{ field: model.partition.property, desc: true }] : []
+  if (params.order === undefined) query.order = options.defaultOrder ?? newestFirst
   const docs = await repo.list(ctx.domain, query, { range, now: ctx.deps.clock.now() })
   return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
 }
@@ -142,7 +156,14 @@ async function current(ctx: Ctx, model: ClassModel, t: Target, scope: Scope): Pr
 
 function inDay(model: ClassModel, doc: Doc, date: string): boolean {
   const value = doc[model.partition!.property] as string
-  return new Date(model.partition!.type === 'date' ? `${value}T00:00:00Z` : value).toISOString().slice(0, 10) === date
+  return new Date(model.partition!.type === 'date' ? `${value}T00:00:00Z` : value).toISOString().startsWith(date)
+}
+
+/** GET of a partitioned class's path ending in `/`: the partitions holding records, newest first. */
+export async function listPartitions(ctx: Ctx, model: ClassModel): Promise<{ partition: string; records: number }[]> {
+  if (!model.partition) throw badRequest(`${model.classname} is not partitioned by date`, 'path')
+  const length = SEGMENT_LENGTH[model.partition.interval]
+  return partitionsOf(ctx.deps.db, model.table!.table, ctx.domain, length, ctx.deps.clock.now())
 }
 
 export async function readRecord(ctx: Ctx, model: ClassModel, t: Target, params: Query, scope: Scope = {}) {
@@ -241,7 +262,9 @@ export async function clearRecords(ctx: Ctx, model: ClassModel): Promise<{ delet
 }
 
 /** LOOKUP: ids of the records whose id or lookup properties (opts.lookup_properties) equal the key. */
-export function lookupRecords(ctx: Ctx, model: ClassModel, key: unknown): Promise<string[]> {
+export function lookupRecords(ctx: Ctx, model: ClassModel, key: unknown, t?: Target, interval?: string) {
   const fields = ['id', ...model.lookup.filter((f) => f !== 'id')]
-  return lookupIds(repoOf(ctx, model), ctx.domain, fields, key, ctx.deps.clock.now())
+  // a partitioned class looks in the partition or interval given, or everywhere without one
+  const range = model.partition && (t?.date || interval !== undefined) ? rangeOf(model, t!, interval) : undefined
+  return lookupIds(repoOf(ctx, model), ctx.domain, fields, key, ctx.deps.clock.now(), range)
 }
