@@ -80,6 +80,7 @@ const EnvSchema = v.object({
   JOURNAL_KEEP_DAYS: v.optional(integer(0, 100_000), '365'),
   JOURNAL_KEEP_PER_DOMAIN: v.optional(integer(0, 1_000_000_000), '0'),
   STARTUP_RETRIES: v.optional(integer(1, 100), '5'),
+  GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: v.optional(integer(0, 1_000_000), '256'),
   LOG_REQUESTS: v.optional(
     v.pipe(v.string(), v.regex(/^(0|1|0?\.\d+)$/, 'must be a fraction from 0 to 1'), v.transform(Number)),
     '1',
@@ -201,6 +202,10 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
     meaning: 'when set, GET /metrics needs Authorization: Bearer <this token>',
     computed: 'unset (open)',
   },
+  GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: {
+    meaning:
+      'open connections one client address may hold on the public port (0: no cap; TRUST_PROXY peers are not capped)',
+  },
   STARTUP_RETRIES: {
     meaning: 'tries to reach Redis and a libSQL server at start (pauses grow to 1 s) before exiting with code 2',
   },
@@ -278,6 +283,7 @@ export interface Config {
   sessionMaxPerUser: number
   shutdownGraceSec: number
   startupRetries: number
+  gatewayMaxConnectionsPerAddress: number
   /** Share of requests logged (0 to 1). */
   logRequests: number
   metricsToken?: string
@@ -353,6 +359,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionMaxPerUser: e.SESSION_MAX_PER_USER,
     shutdownGraceSec: e.SHUTDOWN_GRACE_SEC,
     startupRetries: e.STARTUP_RETRIES,
+    gatewayMaxConnectionsPerAddress: e.GATEWAY_MAX_CONNECTIONS_PER_ADDRESS,
     logRequests: e.LOG_REQUESTS,
     metricsToken: e.METRICS_TOKEN,
     corsOrigins: e.CORS_ORIGINS,

@@ -140,6 +140,8 @@ export async function startService(
         host: config.host,
         port: config.port,
         maxBodyBytes: largestBody(config),
+        gatewayMaxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress,
+        trustProxy: config.trustProxy,
       }).catch((err) => {
         throw listenError(config.host, config.port, err)
       })

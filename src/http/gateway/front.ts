@@ -4,6 +4,7 @@
  * go through RequestStream; responses pass back untouched.
  */
 import type { Socket, TCPSocketListener } from 'bun'
+import { inCidrs, parseCidr } from '../cidr'
 import { RequestStream } from './request-stream'
 
 export interface FrontOptions {
@@ -15,6 +16,10 @@ export interface FrontOptions {
   headTimeoutMs?: number
   /** The largest body any route takes (MAX_BODY_BYTES, FILES_MAX_BYTES): a chunk declared larger is answered 413. */
   maxBodyBytes: number
+  /** Open connections one client address may hold (0: no cap); trusted proxies are not capped. */
+  maxConnectionsPerAddress?: number
+  /** TRUST_PROXY: the addresses of proxies, which carry many clients' connections. */
+  trustedProxies?: string[]
 }
 
 const FAIL_BODY: Record<number, string> = {
@@ -23,20 +28,28 @@ const FAIL_BODY: Record<number, string> = {
   // the app answers a too-large body with the same status and code (payloadTooLarge)
   413: '{"error_code":1413,"error_message":"request body too large"}',
   431: '{"error_code":1431,"error_message":"request head too large"}',
+  503: '{"error_code":1503,"error_message":"too many connections from this address; close some and try again"}',
 }
 const REASON: Record<number, string> = {
   400: 'Bad Request',
   408: 'Request Timeout',
   413: 'Content Too Large',
   431: 'Request Header Fields Too Large',
+  503: 'Service Unavailable',
 }
 const failResponse = (status: number) =>
   Buffer.from(
-    `HTTP/1.1 ${status} ${REASON[status]}\r\ncontent-type: application/json\r\ncontent-length: ${FAIL_BODY[status]!.length}\r\nconnection: close\r\n\r\n${FAIL_BODY[status]}`,
+    `HTTP/1.1 ${status} ${REASON[status]}\r\ncontent-type: application/json\r\ncontent-length: ${FAIL_BODY[status]!.length}\r\n${status === 503 ? 'retry-after: 1\r\n' : ''}connection: close\r\n\r\n${FAIL_BODY[status]}`,
   )
 
 /** How long a failed connection waits for the app to answer what was already forwarded. */
 const FAIL_GRACE_MS = 2000
+/**
+ * After answering a failed request, how long the gateway keeps reading (and dropping) what the
+ * client still sends before closing: a client that writes its whole body before reading then gets
+ * the error body instead of a connection reset.
+ */
+const LINGER_MS = 2000
 
 interface Conn {
   client: Socket<Conn>
@@ -51,6 +64,10 @@ interface Conn {
   mode: 'http' | 'upgrade-wait' | 'tunnel' | 'failing' | 'closed'
   failStatus: number
   clientEnded: boolean
+  /** Answered and half-closed: reading and dropping until the client ends or LINGER_MS passes. */
+  lingering?: boolean
+  /** The peer address this connection counts against. */
+  peer: string
 }
 
 /** Writes what it can; queues the rest and pauses the other side until `drain`. */
@@ -100,8 +117,28 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     if (c.mode === 'closed') return
     c.mode = 'closed'
     c.client.write(failResponse(c.failStatus))
-    c.client.end()
     c.up?.end()
+    if (c.clientEnded) return void c.client.end()
+    c.lingering = true
+    c.client.shutdown()
+    setTimeout(() => c.client.end(), LINGER_MS).unref()
+  }
+  const cap = options.maxConnectionsPerAddress ?? 0
+  const trusted = (options.trustedProxies ?? []).map((t) => parseCidr(t)!).filter(Boolean)
+  const perAddress = new Map<string, number>()
+  /** Counts a new connection; false when its address holds the most it may already. */
+  const admitPeer = (peer: string): boolean => {
+    if (cap === 0 || inCidrs(peer, trusted)) return true
+    const n = perAddress.get(peer) ?? 0
+    if (n >= cap) return false
+    perAddress.set(peer, n + 1)
+    return true
+  }
+  const releasePeer = (peer: string) => {
+    const n = perAddress.get(peer)
+    if (n === undefined) return
+    if (n <= 1) perAddress.delete(peer)
+    else perAddress.set(peer, n - 1)
   }
 
   const fromClient = (c: Conn, data: Buffer) => {
@@ -132,6 +169,8 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
         c.stream.upgradeDeclined()
         for (const h of held) fromClient(c, h)
       }
+      // a client that half-closed while its upgrade was pending: the app gets its FIN only now
+      if (c.clientEnded && (c.mode as Conn['mode']) !== 'upgrade-wait') c.up?.shutdown()
       return
     }
     if (c.mode === 'closed') return
@@ -154,6 +193,13 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     socket: {
       open(client) {
         const peer = client.remoteAddress
+        if (!admitPeer(peer)) {
+          // over the cap: a short answer at once, with no upstream connection made for it
+          client.data = { mode: 'closed', peer: '' } as Conn
+          client.write(failResponse(503))
+          client.end()
+          return
+        }
         const c: Conn = {
           client,
           up: null,
@@ -165,6 +211,7 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
           mode: 'http',
           failStatus: 0,
           clientEnded: false,
+          peer,
         }
         client.data = c
         Bun.connect<Conn>({
@@ -174,7 +221,7 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
             open(up) {
               c.up = up
               for (const d of c.early.splice(0)) send(up, c.toUp, d, c.client)
-              if (c.clientEnded) up.shutdown()
+              if (c.clientEnded && c.mode !== 'upgrade-wait') up.shutdown()
               if (c.mode === 'failing') up.shutdown()
             },
             data: (_up, data) => fromUpstream(c, data),
@@ -193,19 +240,27 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
           c.client.end()
         })
       },
-      data: (client, data) => fromClient(client.data, data),
+      data: (client, data) => {
+        if (client.data.peer) fromClient(client.data, data)
+      },
       drain(client) {
         const c = client.data
+        if (!c.peer) return
         const done = flushQueue(client, c.toClient, c.up)
         if (done && c.mode === 'closed' && !c.up) client.end()
       },
       end(client) {
         const c = client.data
+        if (!c.peer) return
         c.clientEnded = true
-        c.up?.shutdown()
+        // requests held behind a pending upgrade still go to the app first (see fromUpstream)
+        if (c.mode !== 'upgrade-wait') c.up?.shutdown()
+        if (c.mode === 'closed' && c.lingering) client.end()
       },
       close(client) {
         const c = client.data
+        if (!c.peer) return // refused over the cap: never counted
+        releasePeer(c.peer)
         waitingHeads.delete(c)
         c.mode = 'closed'
         c.up?.end()

@@ -43,7 +43,8 @@ export async function drain(server: Listening, graceMs: number): Promise<void> {
 
 export async function startGateway(
   app: Listenable,
-  config: Pick<Config, 'host' | 'port' | 'maxBodyBytes'>,
+  config: Pick<Config, 'host' | 'port' | 'maxBodyBytes'> &
+    Partial<Pick<Config, 'gatewayMaxConnectionsPerAddress' | 'trustProxy'>>,
   options: { headTimeoutMs?: number } = {},
 ): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'platform-gw-'))
@@ -69,6 +70,8 @@ export async function startGateway(
       upstream: socketPath,
       headTimeoutMs: options.headTimeoutMs,
       maxBodyBytes: config.maxBodyBytes,
+      maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress ?? 0,
+      trustedProxies: config.trustProxy ?? [],
     })
   })
   // Without its gateway the public port is dead; exit so a supervisor restarts the whole service.
