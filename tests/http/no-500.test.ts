@@ -45,12 +45,26 @@ const QUERIES = [
   '?params={"dtstart":"x"}',
   '?interval=["b","a"]',
   '?attachment=x',
+  '?order="x"',
+  '?order={"type":7}',
+  '?filter=["contains",["property","x"],{"a":1}]',
+  '?filter=["contains",["property","ext.ct"],"not a time"]',
+  '?filter=[">",["property","ext.ct"],"2026-99-99T99:00:00Z"]',
+  '?limt=1',
+  '?interval=["2026-01-01","2026-01-02"]&mask=id',
 ]
 const IDS = ['x', '00000000-0000-0000-0000-000000000000', '%E0%A4%A', '..%2F..%2Fetc', '2026-13-45', 'a'.repeat(300)]
 
 function pathsOf(url: string): string[] {
   if (url.endsWith('/*'))
-    return [url.replace('/*', '/fz/a'), url.replace('/*', '/fz/a/x'), url.replace('/*', '/nope/2026-01-01/x')]
+    return [
+      url.replace('/*', '/fz/a'),
+      url.replace('/*', '/fz/a/x'),
+      url.replace('/*', '/nope/2026-01-01/x'),
+      url.replace('/*', '/fz/a/'),
+      url.replace('/*', '/fz/a/2026'),
+      url.replace('/*', '/fz/a/2026-13'),
+    ]
   if (!url.includes(':')) return [url]
   return IDS.map((id) => url.replace(/:\w+/g, id))
 }
