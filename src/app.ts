@@ -68,6 +68,9 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
         ? { unix: options.unix }
         : { hostname: options.hostname, port: options.port, reusePort: options.reusePort }
       const handlersOf = (ws: ServerWebSocket<SocketData>) => sockets.get(ws.data.path)!
+      // on the private unix socket the peer is the gateway, which names the client in X-Real-IP:
+      // asking the socket (a system call per request) would tell nothing
+      const peerOf = (server: Server<SocketData>) => (options.unix ? undefined : server)
       return Bun.serve<SocketData>({
         ...net,
         maxRequestBodySize: options.maxRequestBodySize,
@@ -77,7 +80,7 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
             const handlers = sockets.get(path)
             if (handlers) return upgrade(handlers, path, request, server)
           }
-          return handleHttp(served, request, server)
+          return handleHttp(served, request, peerOf(server))
         },
         websocket: {
           idleTimeout: socketLimits.idleTimeoutSec,
