@@ -1,0 +1,98 @@
+// The hot queries keep their indexes: each is captured as the service runs it and put through
+// EXPLAIN QUERY PLAN, so a change to a query or a migration can never silently turn one into a
+// scan of its table.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import type { Row, SqlValue } from '~storage/db'
+import { testService, type TestService } from '../helpers/service'
+
+let t: TestService
+let token: string
+let domainId: string
+/** Every statement the database ran while `capture` was on, with its arguments. */
+const ran: { sql: string; args: SqlValue[] }[] = []
+let capture = false
+beforeAll(async () => {
+  t = await testService()
+  domainId = (await t.createDomain('plans.master')).id
+  token = await t.adminIn('plans.master')
+  const db = t.service.deps.db
+  for (const method of ['all', 'get', 'getCached'] as const) {
+    const original = db[method].bind(db) as (sql: string, args?: SqlValue[]) => Promise<unknown>
+    ;(db as unknown as Record<string, unknown>)[method] = (sql: string, args: SqlValue[] = []) => {
+      if (capture) ran.push({ sql, args })
+      return original(sql, args)
+    }
+  }
+  await t.call('POST', '/rest/v1/design/classes', {
+    token,
+    body: {
+      classname: 'plan/items',
+      properties: [
+        { name: 'kind', data_type: 'string' },
+        { name: 'n', data_type: 'long' },
+      ],
+      opts: { lookup_properties: ['kind'], indexes: [['kind', 'n']] },
+    },
+  })
+})
+afterAll(() => t.close())
+
+/** The statements of one request, and the plan of the one that reads `table`. */
+async function planOf(table: string, request: () => Promise<unknown>): Promise<string> {
+  ran.length = 0
+  capture = true
+  await request()
+  capture = false
+  const hit = ran.filter((r) => new RegExp(`\\bFROM ${table}\\b`).test(r.sql)).at(-1)
+  if (!hit) throw new Error(`no statement read ${table}: ${ran.map((r) => r.sql).join('\n')}`)
+  const rows = (await t.service.deps.db.all(`EXPLAIN QUERY PLAN ${hit.sql}`, hit.args)) as Row[]
+  return rows.map((r) => String(r[3])).join(' | ')
+}
+
+const get = (path: string) => () => t.call('GET', path, { token })
+const q = (v: unknown) => encodeURIComponent(JSON.stringify(v))
+
+test('a point read uses the primary key', async () => {
+  const id = (await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type: 'p' } })).body.id
+  await t.service.deps.db.run('UPDATE extobjs SET version = version') // no answer from memory: the query runs
+  expect(await planOf('extobjs', get(`/rest/v1/reference/extobjs/${id}`))).toMatch(
+    /SEARCH extobjs USING (INDEX sqlite_autoindex_extobjs_1|PRIMARY KEY)/,
+  )
+})
+
+test('a filtered extobj list uses the type index', async () => {
+  expect(await planOf('extobjs', get(`/rest/v1/reference/extobjs?filter=${q({ type: 'p' })}&limit=20`))).toContain(
+    'USING INDEX extobjs_type',
+  )
+})
+
+test('a model list filtered and ordered by a declared index reads it, without sorting', async () => {
+  const plan = await planOf(
+    'rec_\\w+',
+    get(`/rest/v1/model/plan/items?filter=${q({ kind: 'a' })}&order=${q(['-n'])}&limit=20`),
+  )
+  expect(plan).toMatch(/USING INDEX rec_\w+_i_/)
+  expect(plan).not.toContain('TEMP B-TREE')
+})
+
+test('LOOKUP on a lookup property uses its index', async () => {
+  const plan = await planOf('rec_\\w+', () => t.call('LOOKUP', '/rest/v1/model/plan/items', { token, body: 'a' }))
+  expect(plan).toMatch(/USING (COVERING )?INDEX rec_\w+_p_kind/)
+})
+
+test('journal queries use their indexes: by object, by time', async () => {
+  const byObject = q({ objtype: 'extobj', objid: '0192a3b4-0000-7000-8000-000000000001' })
+  expect(await planOf('journal', get(`/rest/v1/journal/changes?params=${byObject}`))).toContain('journal_domain_object')
+  const byTime = q({ dtstart: '2026-01-01T00:00:00Z', dtstop: '2026-12-31T00:00:00Z' })
+  expect(await planOf('journal', get(`/rest/v1/journal/changes?params=${byTime}`))).toContain('journal_domain_dtutc')
+})
+
+test("a websocket resume reads the domain's journal by its seq index", async () => {
+  const { domainJournalAfter } = await import('~storage/journal')
+  ran.length = 0
+  capture = true
+  await domainJournalAfter(t.service.deps.db, domainId, 0, 10)
+  capture = false
+  const rows = (await t.service.deps.db.all(`EXPLAIN QUERY PLAN ${ran[0]!.sql}`, ran[0]!.args)) as Row[]
+  expect(rows.map((r) => String(r[3])).join(' | ')).toContain('journal_domain_seq')
+})
