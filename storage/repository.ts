@@ -86,7 +86,31 @@ export class Repository {
    * (a partition date), `now` hides what expired.
    */
   async list(domain: string, q: ListQuery, options: { range?: ColumnRange; now?: number } = {}): Promise<Doc[]> {
-    const args: SqlValue[] = [domain]
+    const args: SqlValue[] = []
+    const where = this.listWhere(domain, q, options, args)
+    args.push(q.limit, q.offset)
+    const rows = await this.db.all(
+      `SELECT doc FROM ${this.spec.table} WHERE ${where}
+       ORDER BY ${compileOrder(q.order, this.layout.resolveField, 'id')} LIMIT ? OFFSET ?`,
+      args,
+    )
+    return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+  }
+
+  /** How many entities the query's filter selects, whatever its offset and limit (X-Total-Count). */
+  async countMatching(domain: string, q: ListQuery, options: { range?: ColumnRange; now?: number } = {}) {
+    const args: SqlValue[] = []
+    const where = this.listWhere(domain, q, options, args)
+    return (await this.db.get(`SELECT count(*) FROM ${this.spec.table} WHERE ${where}`, args))![0] as number
+  }
+
+  private listWhere(
+    domain: string,
+    q: ListQuery,
+    options: { range?: ColumnRange; now?: number },
+    args: SqlValue[],
+  ): string {
+    args.push(domain)
     let where = 'domain = ?'
     if (options.range) {
       const { column } = options.range
@@ -100,13 +124,7 @@ export class Repository {
       args.push(options.now)
     }
     if (q.filter) where += ` AND ${compileFilter(q.filter, this.layout.resolveField, args)}`
-    args.push(q.limit, q.offset)
-    const rows = await this.db.all(
-      `SELECT doc FROM ${this.spec.table} WHERE ${where}
-       ORDER BY ${compileOrder(q.order, this.layout.resolveField, 'id')} LIMIT ? OFFSET ?`,
-      args,
-    )
-    return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+    return where
   }
 
   /** Ids of the entities whose value in any of the given fields equals `value`. */

@@ -26,6 +26,8 @@ export interface ListRequest {
   /** Output paths, or null for the collection's default projection. */
   mask: string[] | null
   flat: boolean
+  /** `count=true`: the answer carries X-Total-Count, how many the filter selects. */
+  count: boolean
 }
 
 export interface ListShape {
@@ -40,7 +42,7 @@ export interface ListShape {
   extra?: readonly string[]
 }
 
-export const LIST_PARAMS = ['filter', 'mask', 'order', 'offset', 'limit', 'flat'] as const
+export const LIST_PARAMS = ['filter', 'mask', 'order', 'offset', 'limit', 'flat', 'count'] as const
 
 /**
  * A parameter the endpoint does not take is a 400 naming it (`limt` is not silently ignored).
@@ -117,6 +119,7 @@ export function parseListParams(params: Params, shape: ListShape): ListRequest {
     },
     mask: params.mask === undefined ? null : parseMask(params.mask, shape.output),
     flat: parseFlat(params.flat),
+    count: parseBoolParam(params.count, 'count'),
   }
 }
 

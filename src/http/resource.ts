@@ -41,9 +41,11 @@ export function list(
     access: options.access,
     domainKind: collection.domainKind,
     async handle(req) {
-      const { query, mask, flat } = parseListParams(req.query, shape)
+      const { query, mask, flat, count } = parseListParams(req.query, shape)
       if (options.match) query.filter = withEqualities(query.filter, options.match(req))
-      const docs = await req.deps.repo(collection.table).list(req.ctx.domain, query)
+      const repo = req.deps.repo(collection.table)
+      const docs = await repo.list(req.ctx.domain, query)
+      if (count) req.headers['x-total-count'] = String(await repo.countMatching(req.ctx.domain, query))
       const paths = mask ?? collection.listFields.paths
       return docs.map((d) => present(d, paths, flat))
     },

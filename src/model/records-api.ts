@@ -68,7 +68,9 @@ export const modelGet = defineRoute({
     if (target.id) return readRecord(req.ctx, model, target, req.query)
     // a path ending in / lists the partitions that hold records (the original's convention)
     if (!target.date && req.path.endsWith('/') && model.partition) return listPartitions(req.ctx, model)
-    return listRecords(req.ctx, model, target, req.query)
+    return listRecords(req.ctx, model, target, req.query, {
+      total: (n) => (req.headers['x-total-count'] = String(n)),
+    })
   },
 })
 export const modelPost = on('collection', async (req, model, t) => {

@@ -113,11 +113,11 @@ export async function listRecords(
   model: ClassModel,
   t: Target,
   params: Query,
-  options: { scope?: Scope; defaultOrder?: OrderItem[] } = {},
+  options: { scope?: Scope; defaultOrder?: OrderItem[]; total?: (n: number) => void } = {},
 ) {
   const repo = repoOf(ctx, model)
   checkAddressing(model, t)
-  const { query, mask, flat } = parseListParams(params, {
+  const { query, mask, flat, count } = parseListParams(params, {
     fields: model.fields,
     output: model.output,
     limits: model.limits,
@@ -130,6 +130,7 @@ export async function listRecords(
   const newestFirst = model.partition ? [{ field: model.partition.property, desc: true }] : []
   if (params.order === undefined) query.order = options.defaultOrder ?? newestFirst
   const docs = await repo.list(ctx.domain, query, { range, now: ctx.deps.clock.now() })
+  if (count) options.total?.(await repo.countMatching(ctx.domain, query, { range, now: ctx.deps.clock.now() }))
   return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
 }
 

@@ -112,3 +112,30 @@ describe('ETag', () => {
     expect((await t.call('DELETE', url, { token, headers: { 'if-match': `"other", ${now}` } })).status).toBe(204)
   })
 })
+
+describe('X-Total-Count', () => {
+  test('count=true adds how many the filter selects, whatever offset and limit; a model list too', async () => {
+    const res = await t.request(
+      'GET',
+      `${EXTOBJS}?filter=${encodeURIComponent('{"type":"big"}')}&limit=5&offset=2&count=true`,
+      {
+        token,
+      },
+    )
+    expect(res.headers.get('x-total-count')).toBe('40')
+    expect(((await res.json()) as unknown[]).length).toBe(5)
+    expect((await t.request('GET', `${EXTOBJS}?limit=1`, { token })).headers.get('x-total-count')).toBeNull()
+    await t.call('POST', '/rest/v1/design/classes', {
+      token,
+      body: { classname: 'cnt/x', properties: [{ name: 'n', data_type: 'long' }] },
+    })
+    for (const n of [1, 2, 3]) await t.call('POST', '/rest/v1/model/cnt/x', { token, body: { n } })
+    const model = await t.request(
+      'GET',
+      `/rest/v1/model/cnt/x?filter=${encodeURIComponent('[">",["property","n"],1]')}&count=1`,
+      { token },
+    )
+    expect(model.headers.get('x-total-count')).toBe('2')
+    expect((await t.call('GET', `${EXTOBJS}?count=maybe`, { token })).body.error_details.field).toBe('count')
+  })
+})

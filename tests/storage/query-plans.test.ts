@@ -54,7 +54,7 @@ const q = (v: unknown) => encodeURIComponent(JSON.stringify(v))
 
 test('a point read uses the primary key', async () => {
   const id = (await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type: 'p' } })).body.id
-  await t.service.deps.db.run('UPDATE extobjs SET version = version') // no answer from memory: the query runs
+  await t.service.deps.db.run('UPDATE journal_cursors SET seq = seq') // any write: no answer from memory, the query runs
   expect(await planOf('extobjs', get(`/rest/v1/reference/extobjs/${id}`))).toMatch(
     /SEARCH extobjs USING (INDEX sqlite_autoindex_extobjs_1|PRIMARY KEY)/,
   )
