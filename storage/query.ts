@@ -29,6 +29,11 @@ export interface ListQuery {
   order: OrderItem[]
   offset: number
   limit: number
+  /**
+   * Keyset paging: the order values (then the id) of the last row of the previous page; the page
+   * starts after it, so its cost does not grow with how deep it is.
+   */
+  after?: SqlValue[]
 }
 
 /** Resolves a validated field path to a SQL expression (a column or a JSON extraction). */
@@ -106,6 +111,50 @@ export function compileFilter(node: FilterNode, resolve: FieldResolver, args: Sq
       return `(${left} ${SQL_COMPARE[node.op]} ${right})`
     }
   }
+}
+
+/**
+ * Rows after the cursor in the list's order (the order fields, then the tie-breaker): for each
+ * position, the rows equal on every earlier field and beyond on this one. Follows SQLite's order,
+ * where NULL comes first ascending and last descending, so no row is skipped or repeated.
+ */
+export function compileAfter(
+  order: OrderItem[],
+  after: SqlValue[],
+  resolve: FieldResolver,
+  tieBreaker: string,
+  args: SqlValue[],
+): string {
+  const terms = order.map((o) => ({ expr: resolve(o.field), desc: o.desc }))
+  if (!terms.some((t) => t.expr === tieBreaker)) terms.push({ expr: tieBreaker, desc: order.at(-1)?.desc ?? false })
+  const alternatives: string[] = []
+  terms.forEach((term, i) => {
+    const parts: string[] = []
+    for (let j = 0; j < i; j++) {
+      parts.push(`${terms[j]!.expr} IS ?`)
+      args.push(after[j] ?? null)
+    }
+    const v = after[i] ?? null
+    if (v === null) {
+      if (term.desc) return // nothing comes after NULL descending but its ties
+      parts.push(`${term.expr} IS NOT NULL`)
+    } else {
+      parts.push(term.desc ? `(${term.expr} < ? OR ${term.expr} IS NULL)` : `${term.expr} > ?`)
+      args.push(v)
+    }
+    alternatives.push(`(${parts.join(' AND ')})`)
+  })
+  if (alternatives.length === 0) return '(0)'
+  // implied by the above, and what lets an index on the first order field seek to the page instead
+  // of reading every row before it: the cost of a page does not grow with its depth
+  const first = terms[0]!
+  const v = after[0] ?? null
+  let seek = '' // after a NULL ascending every row may follow: no bound
+  if (v !== null) {
+    seek = first.desc ? ` AND (${first.expr} <= ? OR ${first.expr} IS NULL)` : ` AND ${first.expr} >= ?`
+    args.push(v)
+  }
+  return `((${alternatives.join(' OR ')})${seek})`
 }
 
 /**

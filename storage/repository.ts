@@ -8,7 +8,7 @@ import type { Db, SqlValue, TxStep } from './db'
 import { ConstraintError, tx } from './db'
 import { changedPaths, type Doc, getPath } from './doc'
 import { appendJournal, type JournalEntry, type WriteContext } from './journal'
-import { compileFilter, compileOrder, type FieldResolver, type ListQuery } from './query'
+import { compileAfter, compileFilter, compileOrder, type FieldResolver, type ListQuery } from './query'
 import { type TableSpec, TableLayout } from './table'
 
 export type { TableSpec } from './table'
@@ -86,21 +86,37 @@ export class Repository {
    * (a partition date), `now` hides what expired.
    */
   async list(domain: string, q: ListQuery, options: { range?: ColumnRange; now?: number } = {}): Promise<Doc[]> {
+    return (await this.listPage(domain, q, options)).docs
+  }
+
+  /**
+   * A page of a list and, when the page is full, the keyset cursor after its last row: the values
+   * its order expressions had in SQL (then its id), for `after` on the next page.
+   */
+  async listPage(
+    domain: string,
+    q: ListQuery,
+    options: { range?: ColumnRange; now?: number } = {},
+  ): Promise<{ docs: Doc[]; next: SqlValue[] | null }> {
     const args: SqlValue[] = []
     const where = this.listWhere(domain, q, options, args)
     args.push(q.limit, q.offset)
+    const keys = q.order.map((o) => this.layout.resolveField(o.field))
+    if (!keys.includes('id')) keys.push('id')
     const rows = await this.db.all(
-      `SELECT doc FROM ${this.spec.table} WHERE ${where}
+      `SELECT doc, ${keys.join(', ')} FROM ${this.spec.table} WHERE ${where}
        ORDER BY ${compileOrder(q.order, this.layout.resolveField, 'id')} LIMIT ? OFFSET ?`,
       args,
     )
-    return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+    const last = rows.at(-1)
+    const next = last && rows.length === q.limit ? (last.slice(1) as SqlValue[]) : null
+    return { docs: rows.map((r) => JSON.parse(r[0] as string) as Doc), next }
   }
 
   /** How many entities the query's filter selects, whatever its offset and limit (X-Total-Count). */
   async countMatching(domain: string, q: ListQuery, options: { range?: ColumnRange; now?: number } = {}) {
     const args: SqlValue[] = []
-    const where = this.listWhere(domain, q, options, args)
+    const where = this.listWhere(domain, { ...q, after: undefined }, options, args)
     return (await this.db.get(`SELECT count(*) FROM ${this.spec.table} WHERE ${where}`, args))![0] as number
   }
 
@@ -124,6 +140,7 @@ export class Repository {
       args.push(options.now)
     }
     if (q.filter) where += ` AND ${compileFilter(q.filter, this.layout.resolveField, args)}`
+    if (q.after) where += ` AND ${compileAfter(q.order, q.after, this.layout.resolveField, 'id', args)}`
     return where
   }
 

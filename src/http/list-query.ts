@@ -42,7 +42,26 @@ export interface ListShape {
   extra?: readonly string[]
 }
 
-export const LIST_PARAMS = ['filter', 'mask', 'order', 'offset', 'limit', 'flat', 'count'] as const
+export const LIST_PARAMS = ['filter', 'mask', 'order', 'offset', 'limit', 'flat', 'count', 'after'] as const
+
+/** The cursor of a full page (X-Next-After): the last row's order values and id, as base64url JSON. */
+export const encodeCursor = (values: readonly unknown[]) => Buffer.from(JSON.stringify(values)).toString('base64url')
+
+function parseAfter(raw: string): (string | number | null)[] {
+  let values: unknown
+  try {
+    values = JSON.parse(Buffer.from(raw, 'base64url').toString())
+  } catch {
+    throw badRequest('after must be the X-Next-After of the previous page', 'after')
+  }
+  if (
+    !Array.isArray(values) ||
+    values.length > MAX_ORDER_ITEMS + 1 ||
+    !values.every((v) => v === null || ['string', 'number'].includes(typeof v))
+  )
+    throw badRequest('after must be the X-Next-After of the previous page', 'after')
+  return values as (string | number | null)[]
+}
 
 /**
  * A parameter the endpoint does not take is a 400 naming it (`limt` is not silently ignored).
@@ -112,6 +131,7 @@ export function parseListParams(params: Params, shape: ListShape): ListRequest {
       filter: filter && canonicalInstants(filter, isInstant),
       order: params.order === undefined ? [] : parseOrder(params.order, shape.fields),
       offset: parseCount(params.offset, 'offset', 0, MAX_OFFSET),
+      ...(params.after ? { after: parseAfter(params.after) } : {}),
       limit: Math.min(
         parseCount(params.limit, 'limit', shape.limits.defaultLimit, Number.MAX_SAFE_INTEGER),
         shape.limits.maxLimit,

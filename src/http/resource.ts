@@ -10,7 +10,7 @@ import { createEntity, patchEntity, readEntity, removeEntity } from '../entities
 import { ApiError, badRequest, notFound } from '../errors'
 import { isUuid } from '../ids'
 import { JsonText } from './json'
-import { parseFlat, parseListParams, parseMask, refuseUnknownParams } from './list-query'
+import { encodeCursor, parseFlat, parseListParams, parseMask, refuseUnknownParams } from './list-query'
 import { present } from './present'
 import { etagOf } from './respond'
 import type { Req } from './req'
@@ -44,8 +44,10 @@ export function list(
       const { query, mask, flat, count } = parseListParams(req.query, shape)
       if (options.match) query.filter = withEqualities(query.filter, options.match(req))
       const repo = req.deps.repo(collection.table)
-      const docs = await repo.list(req.ctx.domain, query)
+      const { docs, next } = await repo.listPage(req.ctx.domain, query)
       if (count) req.headers['x-total-count'] = String(await repo.countMatching(req.ctx.domain, query))
+      // a full page says where the next one starts (keyset paging: ?after=, cost independent of depth)
+      if (next) req.headers['x-next-after'] = encodeCursor(next)
       const paths = mask ?? collection.listFields.paths
       return docs.map((d) => present(d, paths, flat))
     },

@@ -37,7 +37,7 @@ export function corsHeaders(config: Pick<Config, 'corsOrigins'>, origin: string 
   return {
     'access-control-allow-origin': origin,
     'access-control-allow-credentials': 'true',
-    'access-control-expose-headers': 'x-request-id, etag, retry-after, x-journal-horizon, x-total-count',
+    'access-control-expose-headers': 'x-request-id, etag, retry-after, x-journal-horizon, x-total-count, x-next-after',
     vary: 'Origin',
   }
 }

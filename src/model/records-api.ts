@@ -70,6 +70,7 @@ export const modelGet = defineRoute({
     if (!target.date && req.path.endsWith('/') && model.partition) return listPartitions(req.ctx, model)
     return listRecords(req.ctx, model, target, req.query, {
       total: (n) => (req.headers['x-total-count'] = String(n)),
+      next: (cursor) => (req.headers['x-next-after'] = cursor),
     })
   },
 })

@@ -12,7 +12,7 @@ import { commit } from '../entities/unit'
 import { bodyObject, sameId } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
 import { JsonText } from '../http/json'
-import { parseFlat, parseListParams, parseMask } from '../http/list-query'
+import { encodeCursor, parseFlat, parseListParams, parseMask } from '../http/list-query'
 import { present } from '../http/present'
 import { lookupIds, withEqualities } from '../http/resource'
 import { givenId, newId } from '../ids'
@@ -113,7 +113,13 @@ export async function listRecords(
   model: ClassModel,
   t: Target,
   params: Query,
-  options: { scope?: Scope; defaultOrder?: OrderItem[]; total?: (n: number) => void } = {},
+  options: {
+    scope?: Scope
+    defaultOrder?: OrderItem[]
+    /** Told the X-Total-Count (count=true) and the X-Next-After of a full page. */
+    total?: (n: number) => void
+    next?: (cursor: string) => void
+  } = {},
 ) {
   const repo = repoOf(ctx, model)
   checkAddressing(model, t)
@@ -129,8 +135,9 @@ export async function listRecords(
   // a partition or an interval reads newest first unless asked otherwise
   const newestFirst = model.partition ? [{ field: model.partition.property, desc: true }] : []
   if (params.order === undefined) query.order = options.defaultOrder ?? newestFirst
-  const docs = await repo.list(ctx.domain, query, { range, now: ctx.deps.clock.now() })
+  const { docs, next } = await repo.listPage(ctx.domain, query, { range, now: ctx.deps.clock.now() })
   if (count) options.total?.(await repo.countMatching(ctx.domain, query, { range, now: ctx.deps.clock.now() }))
+  if (next) options.next?.(encodeCursor(next))
   return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
 }
 

@@ -75,6 +75,24 @@ test('a model list filtered and ordered by a declared index reads it, without so
   expect(plan).not.toContain('TEMP B-TREE')
 })
 
+test('a keyset page (after=) seeks in the index instead of reading the rows before it', async () => {
+  for (const n of [1, 2, 3]) await t.call('POST', '/rest/v1/model/plan/items', { token, body: { kind: 'a', n } })
+  const first = await t.request(
+    'GET',
+    `/rest/v1/model/plan/items?filter=${q({ kind: 'a' })}&order=${q(['n'])}&limit=1`,
+    {
+      token,
+    },
+  )
+  const after = first.headers.get('x-next-after')!
+  const plan = await planOf(
+    'rec_\\w+',
+    get(`/rest/v1/model/plan/items?filter=${q({ kind: 'a' })}&order=${q(['n'])}&limit=1&after=${after}`),
+  )
+  expect(plan).toMatch(/SEARCH rec_\w+ USING INDEX rec_\w+_i_\w+ \(domain=\? AND <expr>=\? AND <expr>>\?\)/)
+  expect(plan).not.toContain('TEMP B-TREE')
+})
+
 test('LOOKUP on a lookup property uses its index', async () => {
   const plan = await planOf('rec_\\w+', () => t.call('LOOKUP', '/rest/v1/model/plan/items', { token, body: 'a' }))
   expect(plan).toMatch(/USING (COVERING )?INDEX rec_\w+_p_kind/)
