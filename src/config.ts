@@ -80,6 +80,7 @@ const EnvSchema = v.object({
   JOURNAL_KEEP_DAYS: v.optional(integer(0, 100_000), '365'),
   JOURNAL_KEEP_PER_DOMAIN: v.optional(integer(0, 1_000_000_000), '0'),
   STARTUP_RETRIES: v.optional(integer(1, 100), '5'),
+  LIST_SORT_MAX_RECORDS: v.optional(integer(0, 1_000_000_000), '50000'),
   GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: v.optional(integer(0, 1_000_000), '256'),
   LOG_REQUESTS: v.optional(
     v.pipe(v.string(), v.regex(/^(0|1|0?\.\d+)$/, 'must be a fraction from 0 to 1'), v.transform(Number)),
@@ -206,6 +207,10 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
     meaning:
       'open connections one client address may hold on the public port (0: no cap; TRUST_PROXY peers are not capped)',
   },
+  LIST_SORT_MAX_RECORDS: {
+    meaning:
+      'a class list ordered without an index that serves the order is refused (naming the index to declare) beyond this many records',
+  },
   STARTUP_RETRIES: {
     meaning: 'tries to reach Redis and a libSQL server at start (pauses grow to 1 s) before exiting with code 2',
   },
@@ -283,6 +288,7 @@ export interface Config {
   sessionMaxPerUser: number
   shutdownGraceSec: number
   startupRetries: number
+  listSortMaxRecords: number
   gatewayMaxConnectionsPerAddress: number
   /** Share of requests logged (0 to 1). */
   logRequests: number
@@ -359,6 +365,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionMaxPerUser: e.SESSION_MAX_PER_USER,
     shutdownGraceSec: e.SHUTDOWN_GRACE_SEC,
     startupRetries: e.STARTUP_RETRIES,
+    listSortMaxRecords: e.LIST_SORT_MAX_RECORDS,
     gatewayMaxConnectionsPerAddress: e.GATEWAY_MAX_CONNECTIONS_PER_ADDRESS,
     logRequests: e.LOG_REQUESTS,
     metricsToken: e.METRICS_TOKEN,

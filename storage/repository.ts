@@ -113,6 +113,25 @@ export class Repository {
     return { docs: rows.map((r) => JSON.parse(r[0] as string) as Doc), next }
   }
 
+  /**
+   * Whether SQLite would have to read and sort every matching row to answer the list (no index
+   * gives its order): its plan, asked once per shape of statement.
+   */
+  async listSorts(domain: string, q: ListQuery, options: { range?: ColumnRange; now?: number } = {}): Promise<boolean> {
+    const args: SqlValue[] = []
+    const where = this.listWhere(domain, q, options, args)
+    const sql = `SELECT doc FROM ${this.spec.table} WHERE ${where} ORDER BY ${compileOrder(q.order, this.layout.resolveField, 'id')} LIMIT 1`
+    let verdict = this.plans.get(sql)
+    if (verdict === undefined) {
+      const plan = (await this.db.all(`EXPLAIN QUERY PLAN ${sql}`, args)).map((r) => String(r[3])).join(' | ')
+      verdict = plan.includes('TEMP B-TREE FOR ORDER BY')
+      if (this.plans.size > 500) this.plans.clear()
+      this.plans.set(sql, verdict)
+    }
+    return verdict
+  }
+  private readonly plans = new Map<string, boolean>()
+
   /** How many entities the query's filter selects, whatever its offset and limit (X-Total-Count). */
   async countMatching(domain: string, q: ListQuery, options: { range?: ColumnRange; now?: number } = {}) {
     const args: SqlValue[] = []
