@@ -74,7 +74,11 @@ describe('a body over the limit', () => {
     const r = await writeAllThenRead(gateway.port, head, 8 * 1024 * 1024)
     const [answer] = parseResponses(Buffer.from(r.text, 'latin1')).responses
     expect(answer?.status).toBe(413)
-    expect(JSON.parse(answer!.body)).toEqual({ error_code: 1413, error_message: 'request body too large' })
+    expect(JSON.parse(answer!.body)).toEqual({
+      error_code: 1413,
+      error_message: 'request body too large',
+      error_details: { field: 'body' },
+    })
   })
 })
 
