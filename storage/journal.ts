@@ -181,7 +181,10 @@ export async function searchJournal(
   if (search.cmdtype) where.push('cmdtype = ?'), args.push(search.cmdtype)
   if (search.objtype) where.push('objtype = ?'), args.push(search.objtype)
   if (search.objid) where.push('objid = ?'), args.push(search.objid)
-  args.push(search.limit, search.offset)
+  // without a filter or an order of its own the outer list is a prefix of the found set: reading
+  // more of it than that prefix would only be thrown away (a thousand records of an object, say)
+  const prefixOnly = !q.filter && q.order.length === 0
+  args.push(prefixOnly ? Math.min(search.limit, q.offset + q.limit) : search.limit, search.offset)
   const found = `SELECT * FROM journal WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`
   const outer = q.filter ? `WHERE ${compileFilter(q.filter, resolveJournalField, args)}` : ''
   args.push(q.limit, q.offset)
