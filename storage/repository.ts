@@ -8,17 +8,13 @@ import type { Db, SqlValue, TxStep } from './db'
 import { ConstraintError, tx } from './db'
 import { changedPaths, type Doc, getPath } from './doc'
 import { appendJournal, type JournalEntry, type WriteContext } from './journal'
-import { compileAfter, compileFilter, compileOrder, type FieldResolver, type ListQuery } from './query'
+import { type ColumnRange, type ListScope, listWhere, pageSql, probeSql } from './list-sql'
+import type { FieldResolver, ListQuery } from './query'
 import { type TableSpec, TableLayout } from './table'
 
 export type { TableSpec } from './table'
 
-/** A range over one derived column, for lists of partitioned tables: from <= column < to. */
-export interface ColumnRange {
-  column: string
-  from: SqlValue
-  to: SqlValue
-}
+export type { ColumnRange } from './list-sql'
 
 /** Changes that only touch these never count as an update. */
 const STAMP_PATHS = new Set(['ext.ct', 'ext.lwt'])
@@ -85,8 +81,8 @@ export class Repository {
    * Entities matching the query, without their detached fields; `range` bounds a derived column
    * (a partition date), `now` hides what expired.
    */
-  async list(domain: string, q: ListQuery, options: { range?: ColumnRange; now?: number } = {}): Promise<Doc[]> {
-    return (await this.listPage(domain, q, options)).docs
+  async list(domain: string, q: ListQuery, scope: ListScope = {}): Promise<Doc[]> {
+    return (await this.listPage(domain, q, scope)).docs
   }
 
   /**
@@ -96,18 +92,12 @@ export class Repository {
   async listPage(
     domain: string,
     q: ListQuery,
-    options: { range?: ColumnRange; now?: number } = {},
+    scope: ListScope = {},
   ): Promise<{ docs: Doc[]; next: SqlValue[] | null }> {
     const args: SqlValue[] = []
-    const where = this.listWhere(domain, q, options, args)
+    const where = listWhere(this.spec, this.layout, domain, q, scope, args)
     args.push(q.limit, q.offset)
-    const keys = q.order.map((o) => this.layout.resolveField(o.field))
-    if (!keys.includes('id')) keys.push('id')
-    const rows = await this.db.all(
-      `SELECT doc, ${keys.join(', ')} FROM ${this.spec.table} WHERE ${where}
-       ORDER BY ${compileOrder(q.order, this.layout.resolveField, 'id')} LIMIT ? OFFSET ?`,
-      args,
-    )
+    const rows = await this.db.all(pageSql(this.spec, this.layout, where, q), args)
     const last = rows.at(-1)
     const next = last && rows.length === q.limit ? (last.slice(1) as SqlValue[]) : null
     return { docs: rows.map((r) => JSON.parse(r[0] as string) as Doc), next }
@@ -117,10 +107,9 @@ export class Repository {
    * Whether SQLite would have to read and sort every matching row to answer the list (no index
    * gives its order): its plan, asked once per shape of statement.
    */
-  async listSorts(domain: string, q: ListQuery, options: { range?: ColumnRange; now?: number } = {}): Promise<boolean> {
+  async listSorts(domain: string, q: ListQuery, scope: ListScope = {}): Promise<boolean> {
     const args: SqlValue[] = []
-    const where = this.listWhere(domain, q, options, args)
-    const sql = `SELECT doc FROM ${this.spec.table} WHERE ${where} ORDER BY ${compileOrder(q.order, this.layout.resolveField, 'id')} LIMIT 1`
+    const sql = probeSql(this.spec, this.layout, listWhere(this.spec, this.layout, domain, q, scope, args), q)
     let verdict = this.plans.get(sql)
     if (verdict === undefined) {
       const plan = (await this.db.all(`EXPLAIN QUERY PLAN ${sql}`, args)).map((r) => String(r[3])).join(' | ')
@@ -133,37 +122,12 @@ export class Repository {
   private readonly plans = new Map<string, boolean>()
 
   /** How many entities the query's filter selects, whatever its offset and limit (X-Total-Count). */
-  async countMatching(domain: string, q: ListQuery, options: { range?: ColumnRange; now?: number } = {}) {
+  async countMatching(domain: string, q: ListQuery, scope: ListScope = {}): Promise<number> {
     const args: SqlValue[] = []
-    const where = this.listWhere(domain, { ...q, after: undefined }, options, args)
+    const where = listWhere(this.spec, this.layout, domain, { ...q, after: undefined }, scope, args)
     return (await this.db.get(`SELECT count(*) FROM ${this.spec.table} WHERE ${where}`, args))![0] as number
   }
 
-  private listWhere(
-    domain: string,
-    q: ListQuery,
-    options: { range?: ColumnRange; now?: number },
-    args: SqlValue[],
-  ): string {
-    args.push(domain)
-    let where = 'domain = ?'
-    if (options.range) {
-      const { column } = options.range
-      if (!this.layout.derived.some(([c]) => c === column))
-        throw new Error(`${this.spec.table} has no column ${column}`)
-      where += ` AND ${column} >= ? AND ${column} < ?`
-      args.push(options.range.from, options.range.to)
-    }
-    if (this.spec.expiring && options.now !== undefined) {
-      where += ' AND (expires IS NULL OR expires > ?)'
-      args.push(options.now)
-    }
-    if (q.filter) where += ` AND ${compileFilter(q.filter, this.layout.resolveField, args)}`
-    if (q.after) where += ` AND ${compileAfter(q.order, q.after, this.layout.resolveField, 'id', args)}`
-    return where
-  }
-
-  /** Ids of the entities whose value in any of the given fields equals `value`. */
   /** Ids whose field equals one of `values` (a key may be stored as text or as a number). */
   async lookup(
     domain: string,
