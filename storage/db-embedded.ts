@@ -136,8 +136,9 @@ export function openEmbeddedDb(file: string): Db {
       for (const w of group) {
         savepoint.run([])
         try {
-          outcomes.push({ ok: true, value: drive(w.body) })
+          const value = drive(w.body)
           release.run([])
+          outcomes.push({ ok: true, value })
         } catch (err) {
           if (!conn.inTransaction) throw err // the failure ended the whole transaction: nothing of the group stays
           rollbackTo.run([])
