@@ -1,0 +1,4 @@
+// The admin console.
+import { consolePage } from '~/console/console'
+
+export const GET = consolePage
