@@ -124,6 +124,11 @@ test('from an empty folder it starts, signs in and answers LOOKUP through the ga
     ).json()) as typeof ended
   expect(ended).toMatchObject({ status: 'done', result: 42 })
 
+  // the console is carried in the binary
+  const consolePage = await fetch(`${url}/console`)
+  expect([consolePage.status, (await consolePage.text()).includes('/console/app.js')]).toEqual([200, true])
+  expect((await fetch(`${url}/console/app.js`)).headers.get('content-type')).toStartWith('text/javascript')
+
   // the operator's subcommand reaches the running binary through its control socket
   const backup = await runBinary('backup', join(binDir, 'copy.db'))
   expect(backup).toMatchObject({ code: 0, stderr: '' })
