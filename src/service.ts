@@ -173,6 +173,7 @@ export async function startService(
     url,
     stop: () =>
       (stopped ??= (async () => {
+        deps.metrics.stopping = true // /readyz answers 503 from now on: balancers send no more
         control?.stop()
         await deps.nodes.stop().catch(() => {})
         deps.sockets.stop()

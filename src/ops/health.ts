@@ -1,7 +1,8 @@
 /**
  * Probes for load balancers and orchestrators. `/healthz`: the process answers. `/readyz`: it can
- * do its work — the database answers and carries every migration this build knows, and the shared
- * store (Redis) answers; otherwise 503 naming the failing parts (each check bounded by a second).
+ * do its work — the database answers and carries every migration this build knows, the shared
+ * store (Redis) answers, and the service is not stopping (its workers and listeners winding down);
+ * otherwise 503 naming the failing parts (each check bounded by a second).
  */
 import { migrations } from '~storage/migrations/index'
 import { ApiError } from '../errors'
@@ -30,6 +31,9 @@ export const readyzRoute = defineRoute({
         if (row?.[0] !== latest) throw new Error(`migrations: ${String(row?.[0])} applied, ${latest} expected`)
       },
       kv: () => within(kv.ping(), kv.kind === 'redis' ? 'Redis' : 'store'),
+      workers: async () => {
+        if (req.deps.metrics.stopping) throw new Error('the service is stopping')
+      },
     }
     const results = await Promise.all(
       Object.entries(checks).map(async ([name, check]) => {

@@ -98,6 +98,14 @@ export class Metrics {
     })
   }
 
+  /** The background workers' passes and failures (readiness shows them). */
+  workers(): Record<string, { runs: number; failures: number; running: boolean }> {
+    return this.sources?.workers() ?? {}
+  }
+
+  /** The service has begun to stop: it is no longer ready for new work. */
+  stopping = false
+
   /** Connects the scrape-time gauges to the running service. */
   provide(sources: MetricSources): void {
     this.sources = sources

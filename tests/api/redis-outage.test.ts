@@ -57,7 +57,7 @@ async function until(check: () => Promise<boolean>, ms = 10_000) {
 test('with Redis up, the service is live and ready', async () => {
   const ready = await timed(call('GET', '/readyz'))
   expect(ready.res.status).toBe(200)
-  expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', kv: 'ok' } })
+  expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', kv: 'ok', workers: 'ok' } })
   expect((await call('GET', '/healthz')).status).toBe(200)
 })
 

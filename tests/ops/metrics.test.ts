@@ -147,3 +147,14 @@ test('METRICS_TOKEN: without it or with another the answer is 401; with it, the 
     await s.close()
   }
 })
+
+test('/readyz answers 503 naming workers once the service begins to stop', async () => {
+  const s = await testService()
+  expect((await s.call('GET', '/readyz')).status).toBe(200)
+  s.service.deps.metrics.stopping = true // what service.stop() sets first
+  const res = await s.call('GET', '/readyz')
+  expect(res.status).toBe(503)
+  expect(res.body.error_message).toContain('workers (the service is stopping)')
+  s.service.deps.metrics.stopping = false
+  await s.close()
+})
