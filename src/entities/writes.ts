@@ -116,15 +116,27 @@ export function* updateStep<T extends Doc>(
 }
 
 /** PATCH semantics: the prepared changes merged into the current doc. */
-export function* patchStep<T extends Doc>(u: Unit, p: Prepared<T>, id: string): TxStep<T | undefined> {
-  return yield* updateStep(u, p.entity, id, (current) => applyPatch(current, p.doc), {
+export function* patchStep<T extends Doc>(
+  u: Unit,
+  p: Prepared<T>,
+  id: string,
+  check?: (current: T) => void,
+): TxStep<T | undefined> {
+  return yield* updateStep(u, p.entity, id, (current) => (check?.(current), applyPatch(current, p.doc)), {
     hidden: p.hidden,
     input: p.input,
   })
 }
 
-export function* removeStep<T extends Doc>(u: Unit, entity: Entity<T>, id: string): TxStep<T | undefined> {
-  const removed = (yield* u.ctx.deps.repo(entity.table).remove(u.w, id)) as T | undefined
+export function* removeStep<T extends Doc>(
+  u: Unit,
+  entity: Entity<T>,
+  id: string,
+  check?: (current: T) => void,
+): TxStep<T | undefined> {
+  const removed = (yield* u.ctx.deps.repo(entity.table).remove(u.w, id, check as (current: Doc) => void)) as
+    | T
+    | undefined
   if (removed && entity.hooks.inTransaction) yield* entity.hooks.inTransaction(u, { before: removed })
   return removed
 }
@@ -134,15 +146,27 @@ export async function createEntity<T extends Doc>(ctx: Ctx, entity: Entity<T>, b
   return commit(ctx, (u) => insertStep(u, prepared))
 }
 
-export async function patchEntity<T extends Doc>(ctx: Ctx, entity: Entity<T>, id: string, body: unknown): Promise<T> {
+/** `check` sees the entity as stored, in the write's transaction, and may refuse the change (If-Match). */
+export async function patchEntity<T extends Doc>(
+  ctx: Ctx,
+  entity: Entity<T>,
+  id: string,
+  body: unknown,
+  check?: (current: T) => void,
+): Promise<T> {
   const prepared = await preparePatch(ctx, entity, id, body)
-  const after = await commit(ctx, (u) => patchStep(u, prepared, id))
+  const after = await commit(ctx, (u) => patchStep(u, prepared, id, check))
   if (!after) throw notFound(`${entity.name} ${id} not found`)
   return after
 }
 
-export async function removeEntity<T extends Doc>(ctx: Ctx, entity: Entity<T>, id: string): Promise<void> {
-  if (!(await commit(ctx, (u) => removeStep(u, entity, id)))) throw notFound(`${entity.name} ${id} not found`)
+export async function removeEntity<T extends Doc>(
+  ctx: Ctx,
+  entity: Entity<T>,
+  id: string,
+  check?: (current: T) => void,
+): Promise<void> {
+  if (!(await commit(ctx, (u) => removeStep(u, entity, id, check)))) throw notFound(`${entity.name} ${id} not found`)
 }
 
 /** One entity as the caller may see it, or 404. */

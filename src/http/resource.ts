@@ -3,6 +3,7 @@
  * Each reads the request, calls the entity's repository scoped to the session's domain, and
  * shapes the answer. Entity-specific rules live in the entity definition, not here.
  */
+import type { Doc } from '~storage/doc'
 import type { FilterNode, Literal } from '~storage/query'
 import type { ColumnRange, Repository } from '~storage/repository'
 import type { Collection, Entity } from '../entities/entity'
@@ -86,17 +87,25 @@ async function wholeText(req: Req, entity: Collection & Partial<Pick<Entity, 'ho
 }
 
 /**
- * If-Match: the change applies only to the version the caller read (its ETag); otherwise 412. The
- * check reads just before the write, so it guards against edits made since the caller's read.
+ * If-Match: the change applies only to the version the caller read (its ETag); otherwise 412. For
+ * an entity GET answers as stored, the check runs on the stored entity inside the write's
+ * transaction (the text GET sends is the stored JSON, which parses and prints back the same); one
+ * shaped for its reader is checked just before the write.
  */
-async function ifMatch(req: Req, entity: Entity, id: string): Promise<void> {
+async function ifMatch(req: Req, entity: Entity, id: string): Promise<((current: Doc) => void) | undefined> {
   const wanted = req.header('if-match')
-  if (wanted === null || wanted.trim() === '*') return
-  const current = etagOf(await wholeText(req, entity, id))
-  if (!wanted.split(',').some((tag) => tag.trim() === current))
-    throw new ApiError(412, `${entity.name} ${id} changed since it was read (If-Match ${wanted}, now ${current})`, {
-      field: 'If-Match',
-    })
+  if (wanted === null || wanted.trim() === '*') return undefined
+  const refuse = (now: string) => {
+    if (!wanted.split(',').some((tag) => tag.trim() === now))
+      throw new ApiError(412, `${entity.name} ${id} changed since it was read (If-Match ${wanted}, now ${now})`, {
+        field: 'If-Match',
+      })
+  }
+  if (entity.hooks.view) {
+    refuse(etagOf(await wholeText(req, entity, id)))
+    return undefined
+  }
+  return (current) => refuse(etagOf(JSON.stringify(current)))
 }
 
 export function create(entity: Entity, options: Options = {}): RouteDef {
@@ -120,8 +129,8 @@ export function patch(entity: Entity, options: Options = {}): RouteDef {
     body: entity.patch,
     async handle(req) {
       const id = req.uuidParam('id')
-      await ifMatch(req, entity, id)
-      const doc = await patchEntity(req.ctx, entity, id, await req.json())
+      const check = await ifMatch(req, entity, id)
+      const doc = await patchEntity(req.ctx, entity, id, await req.json(), check)
       return entity.hooks.view ? entity.hooks.view(req.ctx, doc) : doc
     },
   })
@@ -134,8 +143,7 @@ export function remove(entity: Entity, options: Options = {}): RouteDef {
     summary: `delete a ${entity.name} (If-Match honoured)`,
     async handle(req) {
       const id = req.uuidParam('id')
-      await ifMatch(req, entity, id)
-      await removeEntity(req.ctx, entity, id)
+      await removeEntity(req.ctx, entity, id, await ifMatch(req, entity, id))
       return undefined
     },
   })

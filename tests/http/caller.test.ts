@@ -113,6 +113,18 @@ describe('ETag', () => {
   })
 })
 
+describe('If-Match under concurrency', () => {
+  test('two changes sent together with the same ETag: one applies, the other is a 412', async () => {
+    const made = await t.call('POST', EXTOBJS, { token, body: { type: 'race', value: 0 } })
+    const url = `${EXTOBJS}/${made.body.id}`
+    const etag = (await t.request('GET', url, { token })).headers.get('etag')!
+    const both = await Promise.all(
+      [1, 2].map((value) => t.call('PATCH', url, { token, body: { value }, headers: { 'if-match': etag } })),
+    )
+    expect(both.map((r) => r.status).sort()).toEqual([200, 412])
+  })
+})
+
 describe('X-Total-Count', () => {
   test('count=true adds how many the filter selects, whatever offset and limit; a model list too', async () => {
     const res = await t.request(
