@@ -7,7 +7,8 @@ import type { Server, ServerWebSocket } from 'bun'
 import type { Deps } from './deps'
 import { errorOutcome } from './http/dispatch'
 import { badRequest } from './errors'
-import { clientAddressOf, handleHttp, toResponse } from './http/kernel'
+import { RequestBody } from './http/body'
+import { clientAddressOf, handleHttp, settled, toResponse } from './http/kernel'
 import type { RouteEntry } from './http/route'
 import { Router } from './http/router'
 
@@ -16,7 +17,6 @@ export type ListenOptions = {
   port?: number
   unix?: string
   reusePort?: boolean
-  maxRequestBodySize: number
 }
 
 /** What a websocket endpoint does with its sockets. */
@@ -73,7 +73,9 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
       const peerOf = (server: Server<SocketData>) => (options.unix ? undefined : server)
       return Bun.serve<SocketData>({
         ...net,
-        maxRequestBodySize: options.maxRequestBodySize,
+        // no limit of Bun's own: its refusal is no JSON and resets the connection. Each route reads
+        // within its own limit (src/http/body.ts), and the kernel bounds what it drops after answering
+        maxRequestBodySize: Number.MAX_SAFE_INTEGER,
         fetch(request, server) {
           if (sockets.size && request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
             const path = new URL(request.url).pathname
@@ -101,7 +103,7 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
   async function upgrade(handlers: SocketHandlers, path: string, request: Request, server: Server<SocketData>) {
     try {
       const attached = await handlers.upgrade(request, clientAddressOf(request, server, served.trustedProxies))
-      if (attached instanceof Response) return attached
+      if (attached instanceof Response) return settled(new RequestBody(request), attached)
       if (server.upgrade(request, { data: { path, attached } })) return undefined
       return toResponse(
         errorOutcome(served, badRequest('not a websocket upgrade request'), 'unknown'),

@@ -135,7 +135,7 @@ export async function startService(
   let url: string | undefined
   if (options.listen !== false) {
     if (config.gateway) {
-      // the listeners let through the largest body any route takes; routes apply their own limits (src/http/body.ts)
+      // the gateway refuses what no route takes (a larger body or chunk); routes apply their own limits (src/http/body.ts)
       gateway = await startGateway(app, {
         host: config.host,
         port: config.port,
@@ -152,7 +152,6 @@ export async function startService(
           hostname: config.host,
           port: config.port,
           reusePort: false,
-          maxRequestBodySize: largestBody(config) + 1024,
         })
       } catch (err) {
         throw listenError(config.host, config.port, err)

@@ -7,7 +7,7 @@
 import type { Deps } from '../deps'
 import { authenticate } from '../identity/authenticate'
 import { readCookie, SESSION_COOKIE } from '../identity/cookies'
-import { readBodyBytes, readJsonBody, streamBody } from './body'
+import { RequestBody, readJsonBody } from './body'
 import { type Cidr, inCidrs } from './cidr'
 import { allowedMethods, errorOutcome, type Outcome, parseQuery, runRoute } from './dispatch'
 import { preflight, respond } from './respond'
@@ -49,13 +49,13 @@ export function clientAddressOf(request: Request, server: PeerLookup | undefined
 const unmapped = (address: string) =>
   address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address
 
-function httpSource(deps: Deps, request: Request, server: PeerLookup | undefined): RequestSource {
+function httpSource(deps: Deps, request: Request, body: RequestBody, client: () => string): RequestSource {
   return {
-    json: () => readJsonBody(request, deps.config.maxBodyBytes),
-    bytes: () => readBodyBytes(request, deps.config.maxBodyBytes),
-    stream: (limit) => streamBody(request, limit),
+    json: () => readJsonBody(request, body, deps.config.maxBodyBytes),
+    bytes: () => body.bytes(deps.config.maxBodyBytes),
+    stream: (limit) => body.stream(limit),
     header: (name) => request.headers.get(name),
-    clientAddress: () => clientAddressOf(request, server, deps.trustedProxies),
+    clientAddress: client,
     credentials() {
       const auth = request.headers.get('authorization')
       const token = auth === null ? null : auth.startsWith('Bearer ') ? auth.slice(7).trim() : ''
@@ -78,25 +78,32 @@ export async function handleHttp(deps: Deps, request: Request, server?: PeerLook
   const started = performance.now()
   const requestId = requestIdOf(request)
   const asked = { method: request.method, header: (name: string) => request.headers.get(name) }
+  const body = new RequestBody(request)
+  const logged = deps.log.level !== 'error' && deps.log.level !== 'warn' && Math.random() < deps.config.logRequests
+  let address: string | undefined
+  const client = () => (address ??= clientAddressOf(request, server, deps.trustedProxies))
+  // asked now, while the socket is there: a client that aborts its upload is gone by the log line
+  if (logged && server) client()
   let outcome: Outcome
   try {
     const { rawPath, query } = splitUrl(request.url)
     if (request.method === 'OPTIONS') {
       const match = deps.routes.match(rawPath)
-      if (match) return preflight(deps.config, asked, allowedMethods(match.entry.module))
+      if (match) return await settled(body, preflight(deps.config, asked, allowedMethods(match.entry.module)))
     }
-    const source = httpSource(deps, request, server)
+    const source = httpSource(deps, request, body, client)
     const override = request.headers.get(OVERRIDE_HEADER)
     const call = { method: request.method, override, rawPath, query, requestId, source }
     outcome = await runRoute(deps, call, authenticate)
   } catch (err) {
     outcome = errorOutcome(deps, err, requestId)
   }
+  if (!(await body.settle())) outcome.headers = { ...outcome.headers, connection: 'close' }
   const answer = respond(deps.config, outcome, requestId, asked)
   const seconds = (performance.now() - started) / 1000
   const route = outcome.route ?? 'unmatched'
   deps.metrics.observe(route, request.method, outcome.status, seconds)
-  if (deps.log.level !== 'error' && deps.log.level !== 'warn' && Math.random() < deps.config.logRequests)
+  if (logged)
     deps.log.info('request', {
       id: requestId,
       method: request.method,
@@ -106,9 +113,15 @@ export async function handleHttp(deps: Deps, request: Request, server?: PeerLook
       bytes: answer.bytes,
       actor: outcome.actor?.id,
       domain: outcome.actor?.domain,
-      client: clientAddressOf(request, server, deps.trustedProxies),
+      client: client(),
     })
   return answer.response
+}
+
+/** `response`, closing its connection when the rest of the request body could not be dropped in time. */
+export async function settled(body: RequestBody, response: Response): Promise<Response> {
+  if (!(await body.settle())) response.headers.set('connection', 'close')
+  return response
 }
 
 /** An outcome as a Response, outside a request (a listener's own failure). */

@@ -290,6 +290,15 @@ export const cases: Case[] = [
     ...bad,
   },
 
+  // a declared length over the body limit: 413 at its head, which is not passed on
+  {
+    name: 'a Content-Length one byte over the body limit, after a request within it',
+    input: `POST /a HTTP/1.1\r\nContent-Length: 64\r\n\r\n${'x'.repeat(64)}POST /b HTTP/1.1\r\nContent-Length: 65\r\n\r\nx`,
+    out: `POST /a HTTP/1.1\r\nContent-Length: 64\r\n${IP}\r\n${'x'.repeat(64)}`,
+    fail: 413,
+    waiting: false,
+  },
+
   // chunks over the body limit: 413 at the digit that passes it
   {
     name: 'a chunk one byte over the body limit',

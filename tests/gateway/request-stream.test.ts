@@ -83,7 +83,7 @@ describe('RequestStream state', () => {
 
   test('an unchanged run of body bytes is passed on as the same memory, not a copy', () => {
     const stream = new RequestStream(Buffer.from(IP), BODY_LIMIT)
-    stream.push(bytes('POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\n'), 0)
+    stream.push(bytes('POST / HTTP/1.1\r\nContent-Length: 60\r\n\r\n'), 0)
     const body = bytes('x'.repeat(40))
     const { out } = stream.push(body, 1)
     expect(out).toHaveLength(1)

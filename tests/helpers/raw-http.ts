@@ -116,3 +116,73 @@ export function httpRequest(method: string, path: string, headers: Record<string
     .map(([k, v]) => `${k}: ${v}`)
     .join('\r\n')}\r\n\r\n${body ?? ''}`
 }
+
+export interface WriteFirstResult {
+  responses: RawResponse[]
+  /** A write failed (the server reset the connection): what a lingering close prevents. */
+  writeError?: string
+  /** The server closed the connection (after the answers it sent). */
+  closed: boolean
+}
+
+/**
+ * A client that writes its whole request before it reads anything, as many simple clients do: the
+ * head, `bodyBytes` of body (framed as chunks of 64 KiB when `chunked`), then `after` (a pipelined
+ * request), and only then reads, until `count` answers, a close, or `readMs`.
+ */
+export function writeAllThenRead(
+  port: number,
+  head: string,
+  bodyBytes: number,
+  options: { chunked?: boolean; after?: string; count?: number; readMs?: number } = {},
+): Promise<WriteFirstResult> {
+  const piece = Buffer.alloc(64 * 1024, 0x20)
+  return new Promise((resolve) => {
+    let buf = Buffer.alloc(0)
+    let writeError: string | undefined
+    let closed = false
+    const s = connect({ port, host: '127.0.0.1' })
+    s.pause() // nothing is read until every byte is written
+    // a server that neither reads nor closes leaves the writes waiting: that is a failure too
+    const stalled = setTimeout(() => {
+      writeError ??= 'stalled: the server stopped reading'
+      finish()
+    }, 15_000)
+    let reading: Timer | undefined
+    const finish = () => {
+      clearTimeout(stalled)
+      clearTimeout(reading)
+      s.destroy()
+      resolve({ responses: parseResponses(buf).responses, writeError, closed })
+    }
+    s.on('error', (e) => {
+      writeError ??= e.message
+      finish()
+    })
+    s.on('close', () => {
+      closed = true
+      finish()
+    })
+    s.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d])
+      if (parseResponses(buf).responses.length >= (options.count ?? 1)) finish()
+    })
+    const write = (data: string | Buffer) => new Promise<boolean>((done) => s.write(data, (err) => done(!err)))
+    s.once('connect', async () => {
+      let ok = await write(head)
+      for (let sent = 0; ok && sent < bodyBytes; sent += piece.length) {
+        const n = Math.min(piece.length, bodyBytes - sent)
+        const data = n === piece.length ? piece : piece.subarray(0, n)
+        ok = await write(options.chunked ? Buffer.concat([Buffer.from(`${n.toString(16)}\r\n`), data, CRLF]) : data)
+      }
+      if (ok && options.chunked) ok = await write('0\r\n\r\n')
+      if (ok && options.after) ok = await write(options.after)
+      if (!ok) return
+      clearTimeout(stalled)
+      s.resume()
+      reading = setTimeout(finish, options.readMs ?? 5000)
+    })
+  })
+}
+
+const CRLF = Buffer.from('\r\n')

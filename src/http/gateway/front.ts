@@ -4,6 +4,7 @@
  * go through RequestStream; responses pass back untouched.
  */
 import type { Socket, TCPSocketListener } from 'bun'
+import { LINGER } from '../body'
 import { inCidrs, parseCidr } from '../cidr'
 import { RequestStream } from './request-stream'
 
@@ -14,7 +15,7 @@ export interface FrontOptions {
   upstream: string
   /** Incomplete heads older than this are answered 408. */
   headTimeoutMs?: number
-  /** The largest body any route takes (MAX_BODY_BYTES, FILES_MAX_BYTES): a chunk declared larger is answered 413. */
+  /** The largest body any route takes (MAX_BODY_BYTES, FILES_MAX_BYTES): a body or chunk declared larger is answered 413. */
   maxBodyBytes: number
   /** Open connections one client address may hold (0: no cap); trusted proxies are not capped. */
   maxConnectionsPerAddress?: number
@@ -37,6 +38,7 @@ const REASON: Record<number, string> = {
   431: 'Request Header Fields Too Large',
   503: 'Service Unavailable',
 }
+const BAD_GATEWAY = Buffer.from('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n')
 const failResponse = (status: number) =>
   Buffer.from(
     `HTTP/1.1 ${status} ${REASON[status]}\r\ncontent-type: application/json\r\ncontent-length: ${FAIL_BODY[status]!.length}\r\n${status === 503 ? 'retry-after: 1\r\n' : ''}connection: close\r\n\r\n${FAIL_BODY[status]}`,
@@ -44,12 +46,6 @@ const failResponse = (status: number) =>
 
 /** How long a failed connection waits for the app to answer what was already forwarded. */
 const FAIL_GRACE_MS = 2000
-/**
- * After answering a failed request, how long the gateway keeps reading (and dropping) what the
- * client still sends before closing: a client that writes its whole body before reading then gets
- * the error body instead of a connection reset.
- */
-const LINGER_MS = 2000
 
 interface Conn {
   client: Socket<Conn>
@@ -64,8 +60,14 @@ interface Conn {
   mode: 'http' | 'upgrade-wait' | 'tunnel' | 'failing' | 'closed'
   failStatus: number
   clientEnded: boolean
-  /** Answered and half-closed: reading and dropping until the client ends or LINGER_MS passes. */
-  lingering?: boolean
+  /** Nothing more goes to the client but what is queued: it is closed once the queue is out. */
+  finishing?: boolean
+  /**
+   * Answered and half-closed: what the client still sends is read and dropped (a lingering close,
+   * see LINGER) until it ends, LINGER.ms pass or LINGER.bytes arrive, so it reads the answer
+   * instead of a connection reset.
+   */
+  lingering?: { dropped: number; timer: Timer }
   /** The peer address this connection counts against. */
   peer: string
 }
@@ -116,12 +118,22 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
   const finishFail = (c: Conn) => {
     if (c.mode === 'closed') return
     c.mode = 'closed'
-    c.client.write(failResponse(c.failStatus))
+    send(c.client, c.toClient, failResponse(c.failStatus), null)
     c.up?.end()
+    finishClient(c)
+  }
+  /** Closes the client connection once what is queued for it is written. */
+  const finishClient = (c: Conn) => {
+    if (c.finishing) return
+    c.finishing = true
+    if (c.toClient.length === 0) closeClient(c)
+  }
+  /** A client that may still be sending is half-closed and lingers; one that ended is closed. */
+  const closeClient = (c: Conn) => {
+    if (c.lingering) return
     if (c.clientEnded) return void c.client.end()
-    c.lingering = true
     c.client.shutdown()
-    setTimeout(() => c.client.end(), LINGER_MS).unref()
+    c.lingering = { dropped: 0, timer: setTimeout(() => c.client.end(), LINGER.ms) }
   }
   const cap = options.maxConnectionsPerAddress ?? 0
   const trusted = (options.trustedProxies ?? []).map((t) => parseCidr(t)!).filter(Boolean)
@@ -230,36 +242,40 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
               if (c.mode === 'failing') return finishFail(c)
               c.mode = 'closed'
               waitingHeads.delete(c)
-              if (flushQueue(c.client, c.toClient, null)) c.client.end()
+              finishClient(c)
             },
-            error: () => void c.client.end(),
+            error: () => finishClient(c),
           },
         }).catch(() => {
           c.mode = 'closed'
-          c.client.write(Buffer.from('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'))
-          c.client.end()
+          send(c.client, c.toClient, BAD_GATEWAY, null)
+          finishClient(c)
         })
       },
       data: (client, data) => {
-        if (client.data.peer) fromClient(client.data, data)
+        const c = client.data
+        if (!c.peer) return
+        if (!c.lingering) return fromClient(c, data)
+        c.lingering.dropped += data.length
+        if (c.lingering.dropped > LINGER.bytes) client.end()
       },
       drain(client) {
         const c = client.data
         if (!c.peer) return
-        const done = flushQueue(client, c.toClient, c.up)
-        if (done && c.mode === 'closed' && !c.up) client.end()
+        if (flushQueue(client, c.toClient, c.up) && c.finishing) closeClient(c)
       },
       end(client) {
         const c = client.data
         if (!c.peer) return
         c.clientEnded = true
+        if (c.lingering) return void client.end()
         // requests held behind a pending upgrade still go to the app first (see fromUpstream)
         if (c.mode !== 'upgrade-wait') c.up?.shutdown()
-        if (c.mode === 'closed' && c.lingering) client.end()
       },
       close(client) {
         const c = client.data
         if (!c.peer) return // refused over the cap: never counted
+        clearTimeout(c.lingering?.timer)
         releasePeer(c.peer)
         waitingHeads.delete(c)
         c.mode = 'closed'

@@ -50,7 +50,7 @@ export async function startGateway(
   const dir = mkdtempSync(join(tmpdir(), 'platform-gw-'))
   chmodSync(dir, 0o700)
   const socketPath = join(dir, 'app.sock')
-  const listening = app.listen({ unix: socketPath, maxRequestBodySize: config.maxBodyBytes + 1024 })
+  const listening = app.listen({ unix: socketPath })
 
   // The single binary carries the worker as an entrypoint at its root, where this URL points once
   // bundled (scripts/build.ts); in a checkout it is the file beside this one.

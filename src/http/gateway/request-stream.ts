@@ -126,7 +126,7 @@ type State =
   | 'upgrade'
   | 'failed'
 
-/** 400 malformed, 413 a chunk larger than the body limit, 431 a head larger than MAX_HEAD_BYTES. */
+/** 400 malformed, 413 a body or chunk larger than the body limit, 431 a head larger than MAX_HEAD_BYTES. */
 export type FailStatus = 400 | 413 | 431
 
 export interface PushResult {
@@ -150,7 +150,8 @@ export class RequestStream {
 
   /**
    * `realIp` is the complete header line added to every head: `X-Real-IP: 1.2.3.4\r\n`.
-   * `maxBodyBytes` (MAX_BODY_BYTES) caps a single chunk: the whole body may not be larger anyway.
+   * `maxBodyBytes`, the largest body any route takes, caps a declared Content-Length and a single
+   * chunk (the whole body may not be larger anyway).
    */
   constructor(
     private readonly realIp: Buffer,
@@ -212,6 +213,8 @@ export class RequestStream {
           }
           if (head === 'bad') return this.failWith((flush(), out), 400)
           if (head.headEnd - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), 431)
+          // a body no route takes: refused before the app sees its head
+          if (head.contentLength > this.maxBodyBytes) return this.failWith((flush(), out), 413)
           flush()
           this.requests++
           const hasBody = head.chunked || head.contentLength > 0
