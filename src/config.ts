@@ -205,7 +205,7 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   },
   GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: {
     meaning:
-      'open connections one client address may hold on the public port (0: no cap; TRUST_PROXY peers are not capped)',
+      'open connections one client address (IPv6: its /64) may hold on the public port (0: no cap; TRUST_PROXY peers are not capped)',
   },
   LIST_SORT_MAX_RECORDS: {
     meaning:

@@ -82,3 +82,15 @@ export const PRIVATE_BLOCKS: readonly Cidr[] = [
 /** The blocks that lie inside a private block: only those open private addresses (0.0.0.0/0 opens nothing). */
 export const privateBlocksOf = (blocks: readonly Cidr[]): Cidr[] =>
   blocks.filter((b) => PRIVATE_BLOCKS.some((p) => b.mask >= p.mask && (b.base & p.mask) === p.base))
+
+/**
+ * Who a connection counts against for a per-client cap: an IPv4 address (also IPv4-mapped), or the
+ * /64 of an IPv6 address, since one host usually holds a whole /64 and could otherwise pick a new
+ * address for every connection.
+ */
+export function hostKey(address: string): string {
+  const n = parseAddress(address)
+  if (n === null) return address
+  if (n >> 32n === 0xffffn) return address.slice(address.lastIndexOf(':') + 1)
+  return `${(n >> 64n).toString(16)}::/64`
+}

@@ -9,10 +9,11 @@ import { join } from 'node:path'
 import { type ServiceProcess, startProcess } from '../helpers/process'
 import { parseResponses, RawClient } from '../helpers/raw-http'
 
+const CAP = 6
 const dir = mkdtempSync(join(tmpdir(), 'platform-edges-'))
 let gateway: ServiceProcess
 beforeAll(async () => {
-  gateway = await startProcess({ DATA_DIR: dir, GATEWAY: 'on', GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '6' })
+  gateway = await startProcess({ DATA_DIR: dir, GATEWAY: 'on', GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: String(CAP) })
 })
 afterAll(() => {
   gateway.proc.kill('SIGKILL')
@@ -37,21 +38,33 @@ test('requests pipelined behind an Upgrade request are all answered when the cli
 
 test('one address may hold GATEWAY_MAX_CONNECTIONS_PER_ADDRESS connections; the next gets a 503 at once', async () => {
   const held: RawClient[] = []
-  for (let i = 0; i < 6; i++) held.push(await RawClient.open(gateway.port, '127.0.0.1', '127.0.0.9'))
+  for (let i = 0; i < CAP; i++) held.push(await RawClient.open(gateway.port, '127.0.0.1', '127.0.0.9'))
   const over = await RawClient.open(gateway.port, '127.0.0.1', '127.0.0.9')
   const [refused] = await over.responses(1)
   expect(refused?.status).toBe(503)
   expect(refused?.headers['retry-after']).toBe('1')
   expect(JSON.parse(refused!.body).error_code).toBe(1503)
+  expect(await over.closedWithin(1000)).toBe(true)
+  // a client over the cap that sends its request at once reads the 503 too
+  const eager = await RawClient.open(gateway.port, '127.0.0.1', '127.0.0.9')
+  eager.write('GET /healthz HTTP/1.1\r\nHost: test.local\r\n\r\n')
+  expect((await eager.responses(1))[0]?.status).toBe(503)
   // other addresses are not affected, and a freed slot is usable again
   const other = await RawClient.open(gateway.port, '127.0.0.1', '127.0.0.10')
-  other.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+  other.write('GET /healthz HTTP/1.1\r\nHost: test.local\r\n\r\n')
   expect((await other.responses(1))[0]?.status).toBe(200)
   held[0]!.end()
   await held[0]!.closedWithin(1000)
-  await Bun.sleep(50)
-  const again = await RawClient.open(gateway.port, '127.0.0.1', '127.0.0.9')
-  again.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
-  expect((await again.responses(1))[0]?.status).toBe(200)
-  for (const c of [...held, other, again]) c.end()
+  let again: RawClient | undefined
+  for (const until = Date.now() + 2000; Date.now() < until; ) {
+    // the gateway sees the close a moment after the client: retry until the slot is free
+    const c = await RawClient.open(gateway.port, '127.0.0.1', '127.0.0.9')
+    c.write('GET /healthz HTTP/1.1\r\nHost: test.local\r\n\r\n')
+    if ((await c.responses(1))[0]?.status === 200) {
+      again = c
+      break
+    }
+  }
+  expect(again).toBeDefined()
+  for (const c of [...held, other, again!]) c.end()
 })

@@ -5,7 +5,7 @@
  */
 import type { Socket, TCPSocketListener } from 'bun'
 import { LINGER } from '../body'
-import { inCidrs, parseCidr } from '../cidr'
+import { ConnectionCap } from './connection-cap'
 import { RequestStream } from './request-stream'
 
 export interface FrontOptions {
@@ -43,6 +43,8 @@ const failResponse = (status: number) =>
   Buffer.from(
     `HTTP/1.1 ${status} ${REASON[status]}\r\ncontent-type: application/json\r\ncontent-length: ${FAIL_BODY[status]!.length}\r\n${status === 503 ? 'retry-after: 1\r\n' : ''}connection: close\r\n\r\n${FAIL_BODY[status]}`,
   )
+/** The answer over the per-address cap, made once: refusing must cost next to nothing. */
+const REFUSED = failResponse(503)
 
 /** How long a failed connection waits for the app to answer what was already forwarded. */
 const FAIL_GRACE_MS = 2000
@@ -68,8 +70,10 @@ interface Conn {
    * instead of a connection reset.
    */
   lingering?: { dropped: number; timer: Timer }
-  /** The peer address this connection counts against. */
-  peer: string
+  /** What it counts against in the per-address cap ('' when it does not count). */
+  capKey: string
+  /** Refused over the cap: answered 503 and closed, nothing else. */
+  refused?: true
 }
 
 /** Writes what it can; queues the rest and pauses the other side until `drain`. */
@@ -135,23 +139,7 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     c.client.shutdown()
     c.lingering = { dropped: 0, timer: setTimeout(() => c.client.end(), LINGER.ms) }
   }
-  const cap = options.maxConnectionsPerAddress ?? 0
-  const trusted = (options.trustedProxies ?? []).map((t) => parseCidr(t)!).filter(Boolean)
-  const perAddress = new Map<string, number>()
-  /** Counts a new connection; false when its address holds the most it may already. */
-  const admitPeer = (peer: string): boolean => {
-    if (cap === 0 || inCidrs(peer, trusted)) return true
-    const n = perAddress.get(peer) ?? 0
-    if (n >= cap) return false
-    perAddress.set(peer, n + 1)
-    return true
-  }
-  const releasePeer = (peer: string) => {
-    const n = perAddress.get(peer)
-    if (n === undefined) return
-    if (n <= 1) perAddress.delete(peer)
-    else perAddress.set(peer, n - 1)
-  }
+  const cap = new ConnectionCap(options.maxConnectionsPerAddress ?? 0, options.trustedProxies)
 
   const fromClient = (c: Conn, data: Buffer) => {
     if (c.mode === 'tunnel') return toUpstream(c, data)
@@ -205,10 +193,11 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     socket: {
       open(client) {
         const peer = client.remoteAddress
-        if (!admitPeer(peer)) {
+        const capKey = cap.admit(peer)
+        if (capKey === null) {
           // over the cap: a short answer at once, with no upstream connection made for it
-          client.data = { mode: 'closed', peer: '' } as Conn
-          client.write(failResponse(503))
+          client.data = { refused: true } as Conn
+          client.write(REFUSED)
           client.end()
           return
         }
@@ -223,7 +212,7 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
           mode: 'http',
           failStatus: 0,
           clientEnded: false,
-          peer,
+          capKey,
         }
         client.data = c
         Bun.connect<Conn>({
@@ -254,19 +243,19 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
       },
       data: (client, data) => {
         const c = client.data
-        if (!c.peer) return
+        if (c.refused) return
         if (!c.lingering) return fromClient(c, data)
         c.lingering.dropped += data.length
         if (c.lingering.dropped > LINGER.bytes) client.end()
       },
       drain(client) {
         const c = client.data
-        if (!c.peer) return
+        if (c.refused) return
         if (flushQueue(client, c.toClient, c.up) && c.finishing) closeClient(c)
       },
       end(client) {
         const c = client.data
-        if (!c.peer) return
+        if (c.refused) return
         c.clientEnded = true
         if (c.lingering) return void client.end()
         // requests held behind a pending upgrade still go to the app first (see fromUpstream)
@@ -274,9 +263,9 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
       },
       close(client) {
         const c = client.data
-        if (!c.peer) return // refused over the cap: never counted
+        if (c.refused) return // never counted
         clearTimeout(c.lingering?.timer)
-        releasePeer(c.peer)
+        cap.release(c.capKey)
         waitingHeads.delete(c)
         c.mode = 'closed'
         c.up?.end()
