@@ -184,7 +184,9 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   TRUST_PROXY: { meaning: 'CIDR list whose X-Forwarded-For is believed' },
   LOG_LEVEL: { meaning: 'error, warn, info or debug' },
   WEBHOOK_ALLOW_PRIVATE: { meaning: 'CIDR list of private addresses webhook deliveries may reach' },
-  GATEWAY: { meaning: 'off binds Bun.serve directly (no LOOKUP/SYNC/CLEAR on the wire)' },
+  GATEWAY: {
+    meaning: 'off binds Bun.serve directly (no LOOKUP/SYNC/CLEAR on the wire, no pipelining, no connection cap)',
+  },
   WORKERS: { meaning: 'off: this process serves requests only; background work runs in other processes' },
   WEBAPPS_DIR: { meaning: 'web-application metadata files offered in the session', computed: '$DATA_DIR/webapps' },
   MAX_BODY_BYTES: { meaning: 'largest request body (but uploads of channel files); larger ones get 413' },

@@ -45,8 +45,10 @@ const filesOf = (which: string) =>
   )
 
 // Bun.serve drops a connection when it parses a request behind an answer still pending (oven-sh/bun#38128),
-// as it is while the rest of a chunked body is dropped: no request is pipelined behind those here.
-const pipelinedAfterChunked = (_which: 'gateway' | 'direct') => ({ count: 1, statuses: [413] })
+// as it is while the rest of a chunked body is dropped: only the gateway, which sends requests to the
+// app one at a time, takes a request pipelined behind those.
+const pipelinedAfterChunked = (which: 'gateway' | 'direct') =>
+  which === 'gateway' ? { after: HEALTH, count: 2, statuses: [413, 200] } : { count: 1, statuses: [413] }
 
 describe.each(['gateway', 'direct'] as const)('a body over the limit, written whole before reading (%s)', (which) => {
   test('declared over MAX_BODY_BYTES: the JSON 413, and the connection goes on', async () => {

@@ -53,8 +53,27 @@ describe('RequestStream state', () => {
     ] as const) {
       const stream = new RequestStream(Buffer.from(IP), BODY_LIMIT)
       expect(stream.push(bytes(input), 0).fail).toBe(status)
-      expect(stream.push(bytes('GET / HTTP/1.1\r\n\r\n'), 1)).toEqual({ out: [], fail: status })
+      expect(stream.push(bytes('GET / HTTP/1.1\r\n\r\n'), 1)).toEqual({ out: [], starts: [], fail: status })
     }
+  })
+
+  test('each request that begins is marked where it starts, HEAD requests as such (the front sends them one at a time)', () => {
+    const stream = new RequestStream(Buffer.from(IP), BODY_LIMIT)
+    const r = stream.push(
+      bytes('GET /a HTTP/1.1\r\n\r\nHEAD /b HTTP/1.1\r\n\r\nLOOKUP /c HTTP/1.1\r\nContent-Length: 3\r\n\r\n"x'),
+      0,
+    )
+    const requests = r.starts.map((s, i) =>
+      Buffer.concat(r.out.slice(s.at, r.starts[i + 1]?.at ?? r.out.length)).toString('latin1'),
+    )
+    expect(requests).toEqual([
+      `GET /a HTTP/1.1\r\n${IP}\r\n`,
+      `HEAD /b HTTP/1.1\r\n${IP}\r\n`,
+      `POST /c HTTP/1.1\r\nContent-Length: 3\r\nX-HTTP-Method-Override: LOOKUP\r\n${IP}\r\n"x`,
+    ])
+    expect(r.starts.map((s) => s.head)).toEqual([false, true, false])
+    // the rest of a body carries no start
+    expect(stream.push(bytes('"'), 1)).toEqual({ out: [bytes('"')], starts: [] })
   })
 
   test('no accepted chunk size can exceed Number.MAX_SAFE_INTEGER, even with no body limit', () => {

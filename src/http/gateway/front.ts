@@ -1,12 +1,16 @@
 /**
  * The gateway's sockets: a Bun.listen front on the public port, one Bun.connect upstream per client
  * connection to the app's private unix socket, bytes relayed both ways with backpressure. Requests
- * go through RequestStream; responses pass back untouched.
+ * go through RequestStream and reach the app one at a time: the next head waits until the app's
+ * answer to the last one has ended (ResponseStream), since Bun.serve drops a connection when it
+ * parses a request behind an answer still pending. Responses pass back untouched.
  */
 import type { Socket, TCPSocketListener } from 'bun'
 import { LINGER } from '../body'
+import { BAD_GATEWAY, failResponse, REFUSED } from './answers'
 import { ConnectionCap } from './connection-cap'
 import { RequestStream } from './request-stream'
+import { ResponseStream } from './response-stream'
 
 export interface FrontOptions {
   hostname: string
@@ -23,38 +27,24 @@ export interface FrontOptions {
   trustedProxies?: string[]
 }
 
-const FAIL_BODY: Record<number, string> = {
-  400: '{"error_code":1400,"error_message":"malformed HTTP request"}',
-  408: '{"error_code":1408,"error_message":"request head not received in time"}',
-  // the app answers a too-large body with the same status and code (payloadTooLarge)
-  413: '{"error_code":1413,"error_message":"request body too large","error_details":{"field":"body"}}',
-  431: '{"error_code":1431,"error_message":"request head too large"}',
-  503: '{"error_code":1503,"error_message":"too many connections from this address; close some and try again"}',
-}
-const REASON: Record<number, string> = {
-  400: 'Bad Request',
-  408: 'Request Timeout',
-  413: 'Content Too Large',
-  431: 'Request Header Fields Too Large',
-  503: 'Service Unavailable',
-}
-const BAD_GATEWAY = Buffer.from('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n')
-const failResponse = (status: number) =>
-  Buffer.from(
-    `HTTP/1.1 ${status} ${REASON[status]}\r\ncontent-type: application/json\r\ncontent-length: ${FAIL_BODY[status]!.length}\r\n${status === 503 ? 'retry-after: 1\r\n' : ''}connection: close\r\n\r\n${FAIL_BODY[status]}`,
-  )
-/** The answer over the per-address cap, made once: refusing must cost next to nothing. */
-const REFUSED = failResponse(503)
-
 /** How long a failed connection waits for the app to answer what was already forwarded. */
 const FAIL_GRACE_MS = 2000
+
+/** Request bytes for the app; `start` marks the first bytes of a request (and whether it is a HEAD request). */
+interface Segment {
+  data: Buffer
+  start?: { head: boolean }
+}
 
 interface Conn {
   client: Socket<Conn>
   up: Socket<Conn> | null
   stream: RequestStream
-  /** Bytes for the upstream before it is open. */
-  early: Buffer[]
+  responses: ResponseStream
+  /** Request bytes not yet sent to the app: a new request waits until the last one's answer ended. */
+  pending: Segment[]
+  /** The request sent to the app whose answer has not ended yet. */
+  awaiting: { head: boolean } | null
   toUp: Buffer[]
   toClient: Buffer[]
   /** Client bytes held while an upgrade request waits for the app's answer. */
@@ -62,6 +52,8 @@ interface Conn {
   mode: 'http' | 'upgrade-wait' | 'tunnel' | 'failing' | 'closed'
   failStatus: number
   clientEnded: boolean
+  /** The app got our FIN: it answers what it has, then closes. */
+  upEnded?: boolean
   /** Nothing more goes to the client but what is queued: it is closed once the queue is out. */
   finishing?: boolean
   /**
@@ -76,18 +68,19 @@ interface Conn {
   refused?: true
 }
 
-/** Writes what it can; queues the rest and pauses the other side until `drain`. */
-function send(sock: Socket<Conn>, queue: Buffer[], data: Buffer, other: Socket<Conn> | null): void {
+/** Writes what it can; queues the rest and calls `backlog` (which pauses the other side) until `drain`. */
+function send(sock: Socket<Conn>, queue: Buffer[], data: Buffer, backlog: () => void): void {
   if (queue.length === 0) {
     const n = sock.write(data)
     if (n === data.length) return
     data = data.subarray(Math.max(0, n))
   }
   queue.push(data)
-  other?.pause()
+  backlog()
 }
 
-function flushQueue(sock: Socket<Conn>, queue: Buffer[], other: Socket<Conn> | null): boolean {
+/** True once the queue is written out. */
+function flushQueue(sock: Socket<Conn>, queue: Buffer[]): boolean {
   while (queue.length) {
     const d = queue[0]!
     const n = sock.write(d)
@@ -97,17 +90,51 @@ function flushQueue(sock: Socket<Conn>, queue: Buffer[], other: Socket<Conn> | n
     }
     queue.shift()
   }
-  other?.resume()
   return true
 }
 
 export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
   const headTimeoutMs = options.headTimeoutMs ?? 10_000
   const waitingHeads = new Set<Conn>()
+  const cap = new ConnectionCap(options.maxConnectionsPerAddress ?? 0, options.trustedProxies)
 
-  const toUpstream = (c: Conn, data: Buffer) => {
-    if (!c.up) c.early.push(data)
-    else send(c.up, c.toUp, data, c.client)
+  const toUpstream = (c: Conn, data: Buffer) => send(c.up!, c.toUp, data, () => c.client.pause())
+  const toClient = (c: Conn, data: Buffer) => send(c.client, c.toClient, data, () => c.up?.pause())
+  /** The client is read again once nothing it sent waits: no backlog upstream, no request held back. */
+  const resumeClient = (c: Conn) => {
+    if (c.toUp.length === 0 && c.pending.length === 0 && c.mode !== 'upgrade-wait') c.client.resume()
+  }
+
+  /** Sends what may go to the app now: everything up to the next request while an answer is awaited. */
+  const pump = (c: Conn) => {
+    if (!c.up) return // connecting: `open` pumps
+    const batch: Buffer[] = []
+    while (c.pending.length) {
+      const seg = c.pending[0]!
+      if (seg.start) {
+        if (c.awaiting) break
+        c.awaiting = seg.start
+      }
+      batch.push(seg.data)
+      c.pending.shift()
+    }
+    if (batch.length) {
+      toUpstream(c, batch.length === 1 ? batch[0]! : Buffer.concat(batch))
+      // a head that began behind held requests had no way to go on: its time starts now
+      if (c.stream.waitingForHead) c.stream.partialSince = Date.now()
+    }
+    if (c.pending.length) c.client.pause()
+    else {
+      resumeClient(c)
+      endUpstreamWhenDone(c)
+    }
+  }
+  /** A client that ended (or failed) has its FIN passed on once all it sent went to the app. */
+  const endUpstreamWhenDone = (c: Conn) => {
+    if (!c.up || c.upEnded || c.pending.length || c.mode === 'upgrade-wait') return
+    if (!c.clientEnded && c.mode !== 'failing') return
+    c.upEnded = true
+    c.up.shutdown() // the app answers what it has, then closes
   }
 
   const fail = (c: Conn, status: number) => {
@@ -115,14 +142,13 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     c.mode = 'failing'
     c.failStatus = status
     waitingHeads.delete(c)
-    // half-close: the app answers what it already has, then closes; a connecting upstream does this on open
-    c.up?.shutdown()
+    endUpstreamWhenDone(c)
     setTimeout(() => finishFail(c), FAIL_GRACE_MS).unref()
   }
   const finishFail = (c: Conn) => {
     if (c.mode === 'closed') return
     c.mode = 'closed'
-    send(c.client, c.toClient, failResponse(c.failStatus), null)
+    toClient(c, failResponse(c.failStatus))
     c.up?.end()
     finishClient(c)
   }
@@ -137,50 +163,61 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     if (c.lingering) return
     if (c.clientEnded) return void c.client.end()
     c.client.shutdown()
+    c.client.resume()
     c.lingering = { dropped: 0, timer: setTimeout(() => c.client.end(), LINGER.ms) }
   }
-  const cap = new ConnectionCap(options.maxConnectionsPerAddress ?? 0, options.trustedProxies)
 
   const fromClient = (c: Conn, data: Buffer) => {
     if (c.mode === 'tunnel') return toUpstream(c, data)
-    if (c.mode === 'upgrade-wait') return void c.held.push(data)
+    if (c.mode === 'upgrade-wait') {
+      c.held.push(data)
+      return c.client.pause()
+    }
     if (c.mode !== 'http') return
     const r = c.stream.push(data, Date.now())
-    if (r.out.length) toUpstream(c, r.out.length === 1 ? r.out[0]! : Buffer.concat(r.out))
-    if (r.fail) return fail(c, r.fail)
-    if (r.held) {
+    let next = 0
+    for (let i = 0; i < r.out.length; i++) {
+      const start = r.starts[next]?.at === i ? r.starts[next++] : undefined
+      c.pending.push(start ? { data: r.out[i]!, start: { head: start.head } } : { data: r.out[i]! })
+    }
+    if (r.fail) fail(c, r.fail)
+    else if (r.held) {
       c.mode = 'upgrade-wait'
       if (r.held.length) c.held.push(r.held)
     }
-    if (c.stream.waitingForHead) waitingHeads.add(c)
+    pump(c)
+    if (c.stream.waitingForHead && c.mode === 'http') waitingHeads.add(c)
     else waitingHeads.delete(c)
   }
 
   const fromUpstream = (c: Conn, data: Buffer) => {
-    if (c.mode === 'upgrade-wait') {
-      const switched = data.toString('latin1', 0, 12) === 'HTTP/1.1 101'
-      send(c.client, c.toClient, data, c.up)
-      const held = c.held.splice(0)
-      if (switched) {
-        c.mode = 'tunnel'
-        for (const h of held) toUpstream(c, h)
-      } else {
-        c.mode = 'http'
-        c.stream.upgradeDeclined()
-        for (const h of held) fromClient(c, h)
-      }
-      // a client that half-closed while its upgrade was pending: the app gets its FIN only now
-      if (c.clientEnded && (c.mode as Conn['mode']) !== 'upgrade-wait') c.up?.shutdown()
-      return
-    }
     if (c.mode === 'closed') return
-    send(c.client, c.toClient, data, c.up)
+    if (c.mode === 'tunnel') return toClient(c, data)
+    const seen = c.responses.observe(data, c.awaiting?.head ?? false)
+    toClient(c, data)
+    if (seen.switched) {
+      c.mode = 'tunnel'
+      c.awaiting = null
+      for (const h of c.held.splice(0)) toUpstream(c, h)
+      resumeClient(c)
+      return endUpstreamWhenDone(c)
+    }
+    if (seen.completed === 0) return
+    c.awaiting = null
+    if (c.mode === 'upgrade-wait') {
+      // the app answered the upgrade request without switching: what the client sent since is HTTP
+      c.mode = 'http'
+      c.stream.upgradeDeclined()
+      for (const h of c.held.splice(0)) fromClient(c, h)
+    }
+    pump(c)
   }
 
   const sweep = setInterval(
     () => {
       const now = Date.now()
-      for (const c of waitingHeads) if (now - c.stream.partialSince > headTimeoutMs) fail(c, 408)
+      for (const c of waitingHeads)
+        if (c.pending.length === 0 && now - c.stream.partialSince > headTimeoutMs) fail(c, 408)
     },
     Math.min(1000, headTimeoutMs / 2),
   )
@@ -205,7 +242,9 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
           client,
           up: null,
           stream: new RequestStream(Buffer.from(`X-Real-IP: ${peer}\r\n`), options.maxBodyBytes),
-          early: [],
+          responses: new ResponseStream(),
+          pending: [],
+          awaiting: null,
           toUp: [],
           toClient: [],
           held: [],
@@ -221,12 +260,13 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
           socket: {
             open(up) {
               c.up = up
-              for (const d of c.early.splice(0)) send(up, c.toUp, d, c.client)
-              if (c.clientEnded && c.mode !== 'upgrade-wait') up.shutdown()
-              if (c.mode === 'failing') up.shutdown()
+              pump(c)
+              endUpstreamWhenDone(c)
             },
             data: (_up, data) => fromUpstream(c, data),
-            drain: (up) => void flushQueue(up, c.toUp, c.client),
+            drain(up) {
+              if (flushQueue(up, c.toUp)) resumeClient(c)
+            },
             close() {
               if (c.mode === 'failing') return finishFail(c)
               c.mode = 'closed'
@@ -237,11 +277,11 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
           },
         }).catch(() => {
           c.mode = 'closed'
-          send(c.client, c.toClient, BAD_GATEWAY, null)
+          toClient(c, BAD_GATEWAY)
           finishClient(c)
         })
       },
-      data: (client, data) => {
+      data(client, data) {
         const c = client.data
         if (c.refused) return
         if (!c.lingering) return fromClient(c, data)
@@ -250,16 +290,17 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
       },
       drain(client) {
         const c = client.data
-        if (c.refused) return
-        if (flushQueue(client, c.toClient, c.up) && c.finishing) closeClient(c)
+        if (c.refused || !flushQueue(client, c.toClient)) return
+        c.up?.resume()
+        if (c.finishing) closeClient(c)
       },
       end(client) {
         const c = client.data
         if (c.refused) return
         c.clientEnded = true
         if (c.lingering) return void client.end()
-        // requests held behind a pending upgrade still go to the app first (see fromUpstream)
-        if (c.mode !== 'upgrade-wait') c.up?.shutdown()
+        // requests still held (behind an answer or a pending upgrade) go to the app first
+        endUpstreamWhenDone(c)
       },
       close(client) {
         const c = client.data

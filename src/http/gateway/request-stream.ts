@@ -14,6 +14,7 @@ const COLON = 58
 const CRLF = Buffer.from('\r\n')
 const CRLFCRLF = Buffer.from('\r\n\r\n')
 const POST = Buffer.from('POST')
+const HEAD = Buffer.from('HEAD ')
 
 /** Heads larger than this are answered 431. */
 export const MAX_HEAD_BYTES = 16 * 1024
@@ -42,6 +43,8 @@ const RENAMED_REAL_IP = Buffer.from('X-Untr-IP') // same length as "X-Real-IP"
 interface Head {
   headEnd: number
   custom: (typeof CUSTOM)[number] | null
+  /** A HEAD request: its answer has no body whatever its Content-Length says. */
+  head: boolean
   contentLength: number
   chunked: boolean
   upgradeAt: number
@@ -60,7 +63,15 @@ const TCHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad' {
   const end = buf.indexOf(CRLFCRLF, start)
   if (end < 0) return 'incomplete'
-  const head: Head = { headEnd: end + 4, custom: null, contentLength: 0, chunked: false, upgradeAt: -1, realIpAt: [] }
+  const head: Head = {
+    headEnd: end + 4,
+    custom: null,
+    head: false,
+    contentLength: 0,
+    chunked: false,
+    upgradeAt: -1,
+    realIpAt: [],
+  }
   let lineStart = start
   let first = true
   let sawLength = false
@@ -79,6 +90,7 @@ function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad' {
           (c) =>
             sp - lineStart + 1 === c.token.length && buf.compare(c.token, 0, c.token.length, lineStart, sp + 1) === 0,
         ) ?? null
+      head.head = sp - lineStart === 4 && buf.compare(HEAD, 0, 5, lineStart, sp + 1) === 0
       first = false
     } else {
       const c0 = buf[lineStart]
@@ -132,6 +144,8 @@ export type FailStatus = 400 | 413 | 431
 export interface PushResult {
   /** Bytes to send upstream, in order. */
   out: Buffer[]
+  /** Where in `out` each request that began in these bytes starts, and whether it is a HEAD request. */
+  starts: { at: number; head: boolean }[]
   /** The connection must be answered with this status and closed. */
   fail?: FailStatus
   /** An upgrade request went upstream; these later bytes wait for its answer. */
@@ -176,13 +190,14 @@ export class RequestStream {
       // whole head here would leave an idle connection looking like a slow head (and get it a 408).
       const blankLine = buf[0] === CR && buf[1] === LF
       if (!blankLine && buf.indexOf(CRLFCRLF, Math.max(0, before - 3)) < 0) {
-        if (buf.length > MAX_HEAD_BYTES) return this.failWith([], 431)
+        if (buf.length > MAX_HEAD_BYTES) return this.failWith([], [], 431)
         this.partial = buf
-        return { out: [] }
+        return { out: [], starts: [] }
       }
       this.partial = null
     }
     const out: Buffer[] = []
+    const starts: PushResult['starts'] = []
     let seg = 0
     let p = 0
     const flush = () => {
@@ -201,20 +216,20 @@ export class RequestStream {
             flush()
             this.partial = Buffer.from(buf.subarray(p))
             this.partialSince = now
-            return { out }
+            return { out, starts }
           }
           const head = scanHead(buf, p)
           if (head === 'incomplete') {
-            if (buf.length - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), 431)
+            if (buf.length - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), starts, 431)
             flush()
             this.partial = Buffer.from(buf.subarray(p))
             this.partialSince = now
-            return { out }
+            return { out, starts }
           }
-          if (head === 'bad') return this.failWith((flush(), out), 400)
-          if (head.headEnd - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), 431)
+          if (head === 'bad') return this.failWith((flush(), out), starts, 400)
+          if (head.headEnd - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), starts, 431)
           // a body no route takes: refused before the app sees its head
-          if (head.contentLength > this.maxBodyBytes) return this.failWith((flush(), out), 413)
+          if (head.contentLength > this.maxBodyBytes) return this.failWith((flush(), out), starts, 413)
           flush()
           this.requests++
           const hasBody = head.chunked || head.contentLength > 0
@@ -222,13 +237,14 @@ export class RequestStream {
           if (head.upgradeAt >= 0 && !upgrade) RENAMED_UPGRADE.copy(buf, head.upgradeAt)
           for (const at of head.realIpAt) RENAMED_REAL_IP.copy(buf, at)
           const tail = head.headEnd - 2 // the head without its final CRLF
+          starts.push({ at: out.length, head: head.head })
           if (head.custom)
             out.push(POST, buf.subarray(p + head.custom.name.length, tail), head.custom.header, this.realIp, CRLF)
           else out.push(buf.subarray(p, tail), this.realIp, CRLF)
           p = seg = head.headEnd
           if (upgrade) {
             this.state = 'upgrade'
-            return { out, held: buf.subarray(p) }
+            return { out, starts, held: buf.subarray(p) }
           }
           if (head.chunked) this.startChunk()
           else if (head.contentLength > 0) {
@@ -247,25 +263,25 @@ export class RequestStream {
         }
         case 'upgrade':
           flush()
-          return { out, held: buf.subarray(p) }
+          return { out, starts, held: buf.subarray(p) }
         case 'failed':
-          return { out: [], fail: this.failStatus }
+          return { out: [], starts: [], fail: this.failStatus }
         default: {
           const failed = this.framingByte(buf[p]!)
-          if (failed) return this.failWith((flush(), out), failed)
+          if (failed) return this.failWith((flush(), out), starts, failed)
           p++
         }
       }
     }
     flush()
-    return { out }
+    return { out, starts }
   }
 
-  private failWith(out: Buffer[], status: FailStatus): PushResult {
+  private failWith(out: Buffer[], starts: PushResult['starts'], status: FailStatus): PushResult {
     this.state = 'failed'
     this.failStatus = status
     this.partial = null
-    return { out, fail: status }
+    return { out, starts, fail: status }
   }
 
   private startChunk(): void {
