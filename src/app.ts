@@ -4,6 +4,7 @@
  * Websocket endpoints are upgraded before routing.
  */
 import type { Server, ServerWebSocket } from 'bun'
+import { largestBody } from './config'
 import type { Deps } from './deps'
 import { errorOutcome } from './http/dispatch'
 import { badRequest } from './errors'
@@ -103,7 +104,7 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
   async function upgrade(handlers: SocketHandlers, path: string, request: Request, server: Server<SocketData>) {
     try {
       const attached = await handlers.upgrade(request, clientAddressOf(request, server, served.trustedProxies))
-      if (attached instanceof Response) return settled(new RequestBody(request), attached)
+      if (attached instanceof Response) return settled(new RequestBody(request, largestBody(served.config)), attached)
       if (server.upgrade(request, { data: { path, attached } })) return undefined
       return toResponse(
         errorOutcome(served, badRequest('not a websocket upgrade request'), 'unknown'),

@@ -23,7 +23,14 @@ export class RequestBody {
   private consumed = 0
   private ended = false
 
-  constructor(private readonly request: Request) {}
+  /**
+   * `allowance`: the largest body any route takes. A declared rest up to it (or LINGER.bytes) is
+   * what the client could send in an accepted request anyway, so it is dropped whole.
+   */
+  constructor(
+    private readonly request: Request,
+    private readonly allowance: number,
+  ) {}
 
   private declared(): number | null {
     const v = this.request.headers.get('content-length')
@@ -102,7 +109,8 @@ export class RequestBody {
   /**
    * Called with the answer decided: drops what is left of the body within LINGER. True when the
    * connection may stay open; false when it must close after the answer (the body did not end
-   * within the bounds). A declared rest within LINGER.bytes is left to Bun, which drops it unread.
+   * within the bounds). A declared rest within the allowance is left to Bun, which drops it unread
+   * and keeps the connection.
    */
   async settle(): Promise<boolean> {
     if (this.ended) return true
@@ -110,7 +118,7 @@ export class RequestBody {
     if (
       declared === null
         ? this.request.headers.get('transfer-encoding') === null
-        : declared - this.consumed <= LINGER.bytes
+        : declared - this.consumed <= Math.max(this.allowance, LINGER.bytes)
     )
       return true
     const start = this.consumed

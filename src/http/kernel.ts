@@ -4,6 +4,7 @@
  * request; then `runRoute` (src/http/dispatch.ts), the same path every transport takes; then the
  * outcome as a Response.
  */
+import { largestBody } from '../config'
 import type { Deps } from '../deps'
 import { authenticate } from '../identity/authenticate'
 import { readCookie, SESSION_COOKIE } from '../identity/cookies'
@@ -78,7 +79,7 @@ export async function handleHttp(deps: Deps, request: Request, server?: PeerLook
   const started = performance.now()
   const requestId = requestIdOf(request)
   const asked = { method: request.method, header: (name: string) => request.headers.get(name) }
-  const body = new RequestBody(request)
+  const body = new RequestBody(request, largestBody(deps.config))
   const logged = deps.log.level !== 'error' && deps.log.level !== 'warn' && Math.random() < deps.config.logRequests
   let address: string | undefined
   const client = () => (address ??= clientAddressOf(request, server, deps.trustedProxies))

@@ -12,19 +12,32 @@ import { parseResponses, writeAllThenRead } from '../helpers/raw-http'
 
 const MAX_BODY = 65536
 const FILES_MAX = 20_000_000
+/** Above LINGER.bytes: a body a route could take is more than the lingering bound. */
+const BIG_FILES_MAX = 80_000_000
+type Which = 'gateway' | 'direct'
 const dir = mkdtempSync(join(tmpdir(), 'platform-limits-'))
-const nodes: Record<'gateway' | 'direct', { p: ServiceProcess; token: string }> = {} as never
+const nodes: Record<Which, { p: ServiceProcess; token: string }> = {} as never
+const bigNodes: Record<Which, ServiceProcess> = {} as never
 beforeAll(async () => {
-  const env = { MAX_BODY_BYTES: String(MAX_BODY), FILES_MAX_BYTES: String(FILES_MAX) }
-  const [gw, direct] = await Promise.all([
-    startProcess({ ...env, DATA_DIR: join(dir, 'gateway'), GATEWAY: 'on' }),
-    startProcess({ ...env, DATA_DIR: join(dir, 'direct'), GATEWAY: 'off' }),
+  const start = (name: string, gateway: string, filesMax: number) =>
+    startProcess({
+      MAX_BODY_BYTES: String(MAX_BODY),
+      FILES_MAX_BYTES: String(filesMax),
+      DATA_DIR: join(dir, name),
+      GATEWAY: gateway,
+    })
+  const [gw, direct, bigGw, bigDirect] = await Promise.all([
+    start('gateway', 'on', FILES_MAX),
+    start('direct', 'off', FILES_MAX),
+    start('big-gateway', 'on', BIG_FILES_MAX),
+    start('big-direct', 'off', BIG_FILES_MAX),
   ])
   nodes.gateway = { p: gw, token: await signInTo(gw) }
   nodes.direct = { p: direct, token: await signInTo(direct) }
+  Object.assign(bigNodes, { gateway: bigGw, direct: bigDirect })
 })
 afterAll(() => {
-  for (const n of Object.values(nodes)) n.p.proc.kill('SIGKILL')
+  for (const p of [...Object.values(nodes).map((n) => n.p), ...Object.values(bigNodes)]) p.proc.kill('SIGKILL')
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -47,7 +60,7 @@ const filesOf = (which: string) =>
 // Bun.serve drops a connection when it parses a request behind an answer still pending (oven-sh/bun#38128),
 // as it is while the rest of a chunked body is dropped: only the gateway, which sends requests to the
 // app one at a time, takes a request pipelined behind those.
-const pipelinedAfterChunked = (which: 'gateway' | 'direct') =>
+const pipelinedAfterChunked = (which: Which) =>
   which === 'gateway' ? { after: HEALTH, count: 2, statuses: [413, 200] } : { count: 1, statuses: [413] }
 
 describe.each(['gateway', 'direct'] as const)('a body over the limit, written whole before reading (%s)', (which) => {
@@ -73,6 +86,21 @@ describe.each(['gateway', 'direct'] as const)('a body over the limit, written wh
     expect(r.writeError).toBeUndefined()
     expect(r.responses.map((x) => x.status)).toEqual(statuses)
     expect(JSON.parse(r.responses[0]!.body).error_code).toBe(1413)
+  })
+
+  test('refused before reading (a bad token) but of a size a route takes: dropped whole, the connection goes on', async () => {
+    const p = bigNodes[which]
+    const size = BIG_FILES_MAX - 1024 // more than LINGER.bytes
+    const put = head(
+      'not-a-token',
+      'PUT',
+      '/rest/v1/fs/targets/token/big.bin',
+      length(size),
+      'application/octet-stream',
+    )
+    const r = await writeAllThenRead(p.port, put, size, { after: HEALTH, count: 2 })
+    expect(r.writeError).toBeUndefined()
+    expect(r.responses.map((x) => x.status)).toEqual([401, 200])
   })
 
   test('declared larger than any route takes (4 MiB over FILES_MAX_BYTES): the JSON 413, not a reset', async () => {
