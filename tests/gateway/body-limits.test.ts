@@ -138,7 +138,11 @@ test('gateway: a chunk declared larger than any route takes is answered 413 at i
   const r = await writeAllThenRead(p.port, `${head(token, 'POST', EXTOBJS, CHUNKED)}7FFFFFFF\r\n`, 8 * 1024 * 1024)
   expect(r.writeError).toBeUndefined()
   expect(r.responses[0]?.status).toBe(413)
-  expect(JSON.parse(r.responses[0]!.body)).toEqual({ error_code: 1413, error_message: 'request body too large' })
+  expect(JSON.parse(r.responses[0]!.body)).toEqual({
+    error_code: 1413,
+    error_message: 'request body too large',
+    error_details: { field: 'body' },
+  })
 })
 
 /** Sends chunks of `piece` bytes every `everyMs` (0: as fast as the socket takes them) until the server closes. */
