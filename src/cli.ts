@@ -1,7 +1,7 @@
 /** The command line: `--help` and `--version` answer without starting anything; other arguments are refused. */
 import { basename } from 'node:path'
 import pkg from '../package.json' with { type: 'json' }
-import { describeEnv } from './config'
+import { describeEnv } from './config-help'
 
 export type Command =
   | { run: 'start' }

@@ -40,7 +40,7 @@ const licenceKey = v.pipe(
   }),
 )
 
-const EnvSchema = v.object({
+export const EnvSchema = v.object({
   PORT: v.optional(integer(0, 65535), '8080'),
   HOST: v.optional(v.string(), '127.0.0.1'),
   DATA_DIR: v.optional(v.string(), './data'),
@@ -70,7 +70,8 @@ const EnvSchema = v.object({
   LOG_LEVEL: v.optional(v.picklist(LOG_LEVELS, `must be ${LOG_LEVELS.join(', ')}`), 'info'),
   WEBHOOK_ALLOW_PRIVATE: v.optional(cidrList, ''),
   GATEWAY: v.optional(onOff, 'on'),
-  WORKERS: v.optional(onOff, 'on'),
+  BACKGROUND: v.optional(onOff, 'on'),
+  WORKERS: v.optional(integer(1, 64), '1'),
   WEBAPPS_DIR: v.optional(v.string()),
   MAX_BODY_BYTES: v.optional(integer(1024, 1 << 30), String(16 * 1024 * 1024)),
   FILES_MAX_BYTES: v.optional(integer(1024, 2 ** 40), String(2 ** 30)),
@@ -148,115 +149,6 @@ const EnvSchema = v.object({
 
 export type Env = v.InferOutput<typeof EnvSchema>
 
-type EnvName = keyof typeof EnvSchema.entries
-
-/**
- * What `--help` says of each variable. Typed by the schema, so a variable cannot be added without
- * its line here; `computed` describes a default that depends on other variables (the schema's own
- * defaults are read from it).
- */
-const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
-  PORT: { meaning: 'public port (0 picks a free one)' },
-  HOST: { meaning: 'bind address' },
-  DATA_DIR: { meaning: 'libSQL file and other local data' },
-  LIBSQL_URL: {
-    meaning: 'file: uses the embedded driver; libsql://, http(s):// a libSQL server (cluster)',
-    computed: 'file:$DATA_DIR/platform.db',
-  },
-  LIBSQL_AUTH_TOKEN: { meaning: 'token for a libSQL server' },
-  REDIS_URL: { meaning: 'redis://host:6379; required for a cluster', computed: 'unset (the in-process store)' },
-  KV_PREFIX: { meaning: 'prefix of every Redis key and channel (several services on one Redis)' },
-  KV_TIMEOUT_MS: {
-    meaning: 'longest wait for one Redis call; past it (or while Redis is down) what needs Redis answers 503',
-  },
-  MASTER_DOMAIN: { meaning: 'name of the master domain created on the first start' },
-  ADMIN_LOGIN: { meaning: 'login of the first administrator' },
-  ADMIN_PASSWORD: { meaning: 'password of the first administrator', computed: 'generated, printed once' },
-  PUBLIC_URL: { meaning: 'base of links in e-mails; https: also marks cookies Secure', computed: 'http://HOST:PORT' },
-  RESEND_API_KEY: {
-    meaning: 'Resend API key; mail is delivered through Resend',
-    computed: 'unset (mail is only logged)',
-  },
-  RESEND_BASE_URL: { meaning: 'Resend endpoint', computed: "Resend's" },
-  MAIL_FROM: { meaning: 'sender of mail' },
-  SITE: { meaning: 'site of this process in a cluster' },
-  NODE_NAME: { meaning: 'name of this process in a cluster', computed: 'host name + pid' },
-  TRUST_PROXY: { meaning: 'CIDR list whose X-Forwarded-For is believed' },
-  LOG_LEVEL: { meaning: 'error, warn, info or debug' },
-  WEBHOOK_ALLOW_PRIVATE: { meaning: 'CIDR list of private addresses webhook deliveries may reach' },
-  GATEWAY: {
-    meaning: 'off binds Bun.serve directly (no LOOKUP/SYNC/CLEAR on the wire, no pipelining, no connection cap)',
-  },
-  WORKERS: { meaning: 'off: this process serves requests only; background work runs in other processes' },
-  WEBAPPS_DIR: { meaning: 'web-application metadata files offered in the session', computed: '$DATA_DIR/webapps' },
-  MAX_BODY_BYTES: { meaning: 'largest request body (but uploads of channel files); larger ones get 413' },
-  FILES_MAX_BYTES: {
-    meaning:
-      'largest upload request to channel files (/rest/v1/fs/targets/token), so also its largest file; 413 beyond',
-  },
-  SESSION_IDLE_TIMEOUT_SEC: { meaning: 'sliding idle lifetime of a session' },
-  SESSION_MAX_PER_USER: { meaning: 'concurrent sessions per user; the oldest is ended beyond it' },
-  SHUTDOWN_GRACE_SEC: { meaning: 'on a stop, how long requests in flight may take to finish' },
-  LOG_REQUESTS: { meaning: 'share of requests logged at info, one JSON line each (1: all, 0.1: one in ten, 0: none)' },
-  CORS_ORIGINS: { meaning: 'web origins (https://app.example.com, comma list) that may call the API with credentials' },
-  COOKIE_SAMESITE: { meaning: 'SameSite of the session cookie: Strict, Lax, or None (always Secure) for another site' },
-  COMPRESS_MIN_BYTES: { meaning: 'JSON answers of at least this size are sent gzip or brotli when the client accepts' },
-  METRICS_TOKEN: {
-    meaning: 'when set, GET /metrics needs Authorization: Bearer <this token>',
-    computed: 'unset (open)',
-  },
-  GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: {
-    meaning:
-      'open connections one client address (IPv6: its /64) may hold on the public port (0: no cap; TRUST_PROXY peers are not capped)',
-  },
-  LIST_SORT_MAX_RECORDS: {
-    meaning:
-      'a class list ordered without an index that serves the order is refused (naming the index to declare) beyond this many records',
-  },
-  STARTUP_RETRIES: {
-    meaning: 'tries to reach Redis and a libSQL server at start (pauses grow to 1 s) before exiting with code 2',
-  },
-  JOURNAL_KEEP_DAYS: { meaning: 'journal records older than this many days are removed (0: kept forever)' },
-  JOURNAL_KEEP_PER_DOMAIN: {
-    meaning: "beyond this many records, a domain's oldest journal records are removed (0: no limit)",
-  },
-  WS_IDLE_TIMEOUT_SEC: { meaning: 'a websocket with no traffic (pings included) for this long is closed' },
-  WS_MAX_FRAME_BYTES: { meaning: 'largest websocket frame a client may send; larger ones close the socket (1009)' },
-  WS_FRAMES_PER_SEC: { meaning: 'frames a websocket client may send per second; beyond it they are refused' },
-  NODE_ROLES: { meaning: 'roles of this process beyond serving requests: svc runs service scripts; none for none' },
-  SCRIPT_MEMORY_MB: { meaning: 'memory limit of one script handler' },
-  SCRIPT_STACK_KB: { meaning: 'stack limit of one script handler' },
-  SCRIPT_CPU_SEC: { meaning: 'CPU time one script handler may use' },
-  SCRIPT_DURATION_SEC: { meaning: 'how long one script handler may run, waiting included' },
-  SCRIPT_MAX_PER_DOMAIN: { meaning: 'script handlers of one domain running at once on this process' },
-  SCRIPT_THREADS: {
-    meaning: 'threads that run the scripts of this process (a computing script holds up only its own)',
-  },
-  SCRIPT_TOKEN_LOGIN_SEC: {
-    meaning: 'how long the iam_token_svcscript_code script may take before a token login fails',
-  },
-  SCRIPT_HTTP_ALLOW: {
-    meaning: 'hosts (name, *.suffix) and CIDR blocks scripts may call with http(); private addresses only if listed',
-    computed: 'none',
-  },
-  SCRIPT_HTTP_TIMEOUT_SEC: { meaning: 'timeout of a script http() call' },
-  SCRIPT_HTTP_MAX_BYTES: { meaning: 'largest response body a script http() call reads' },
-  LICENSE_PUBLIC_KEY: {
-    meaning: "licensor's public key (Ed25519 or P-256), PEM text or a file path; licences are verified with it",
-    computed: 'the development key keys/licence-dev.pub.pem (not for production)',
-  },
-}
-
-/** Every variable the service reads, with its default and meaning, in the schema's order. */
-export function describeEnv(): { name: string; default: string; meaning: string }[] {
-  return (Object.keys(EnvSchema.entries) as EnvName[]).map((name) => {
-    const { meaning, computed } = ENV_HELP[name]
-    const fallback = v.getDefault(EnvSchema.entries[name])
-    const shown = computed ?? (fallback === undefined ? 'unset' : fallback === '' ? 'empty' : String(fallback))
-    return { name, default: shown, meaning }
-  })
-}
-
 export interface Config {
   port: number
   host: string
@@ -280,7 +172,9 @@ export interface Config {
   webhookAllowPrivate: string[]
   gateway: boolean
   /** Whether this process runs background work (off: it serves requests only, other processes do the work). */
-  workers: boolean
+  background: boolean
+  /** WORKERS: app processes behind the gateway (this one and WORKERS - 1 it starts and watches). */
+  appProcesses: number
   /** Metadata files of the web applications offered in the current session. */
   webappsDir: string
   maxBodyBytes: number
@@ -336,6 +230,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`${String(name)}: ${issue.message} (got ${JSON.stringify(issue.input)})`)
   }
   const e = parsed.output
+  // the processes share sessions, bans, limits, locks and cache invalidations through Redis, and one public port
+  if (e.WORKERS > 1 && !e.REDIS_URL)
+    throw new ConfigError(`WORKERS: ${e.WORKERS} app processes share their state through Redis: set REDIS_URL`)
+  if (e.WORKERS > 1 && e.GATEWAY !== 'on')
+    throw new ConfigError(`WORKERS: ${e.WORKERS} app processes are reached through the gateway: set GATEWAY=on`)
   const dataDir = e.DATA_DIR
   return {
     port: e.PORT,
@@ -359,7 +258,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     gateway: e.GATEWAY === 'on',
-    workers: e.WORKERS === 'on',
+    background: e.BACKGROUND === 'on',
+    appProcesses: e.WORKERS,
     webappsDir: e.WEBAPPS_DIR ?? join(dataDir, 'webapps'),
     maxBodyBytes: e.MAX_BODY_BYTES,
     filesMaxBytes: e.FILES_MAX_BYTES,

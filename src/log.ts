@@ -15,16 +15,24 @@ export interface Logger {
 /**
  * Lines for stdout, written together once per turn of the event loop: a write per line (one system
  * call each) cost more than the rest of a point read. Errors, and whatever is pending at exit, are
- * written at once, so a crash or a stop loses no line that came before.
+ * written at once, so a crash or a stop loses no line that came before. App processes of one service
+ * share stdout: a write of up to PIPE_BUF bytes is never interleaved with another's, so the text goes
+ * out in pieces of whole lines within that size.
  */
+const PIPE_BUF = 4096
 const pending: string[] = []
 let flushing = false
 function flushLines(): void {
   flushing = false
   if (pending.length === 0) return
-  const text = `${pending.join('\n')}\n`
+  const text = Buffer.from(`${pending.join('\n')}\n`)
   pending.length = 0
-  writeSync(1, text)
+  for (let at = 0; at < text.length; ) {
+    const lineEnd = text.length - at <= PIPE_BUF ? text.length - 1 : text.lastIndexOf(10, at + PIPE_BUF - 1)
+    // a single line longer than PIPE_BUF goes out whole
+    const end = (lineEnd >= at ? lineEnd : text.indexOf(10, at)) + 1
+    at += writeSync(1, text, at, end - at)
+  }
 }
 process.on('exit', flushLines)
 export function stdoutLine(line: string, urgent = false): void {

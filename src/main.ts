@@ -1,5 +1,6 @@
 /** Process entry: the command line, configuration, the service, the first-start banner, and a clean stop on signals. */
 import { readCommandLine } from './cli'
+import { appProcessRole, endWithParent } from './cluster/app-processes'
 import { ConfigError, loadConfig } from './config'
 import type { RouteEntry } from './http/route'
 import type { BootstrapResult } from './identity/bootstrap'
@@ -28,6 +29,9 @@ export async function main(routes: RouteEntry[], args = process.argv.slice(2)): 
     throw err
   }
   if (command.run !== 'start') process.exit(await runOperation(config, routes, command))
+  const appProcess = appProcessRole()
+  // a name given to the service names its first process; the others add their index
+  if (appProcess && process.env.NODE_NAME) config.nodeName = `${process.env.NODE_NAME}-${appProcess.index}`
   const banner = (first: BootstrapResult) => {
     if (!first.created) return
     console.log(`first start: created master domain "${config.masterDomain}" with administrator "${first.login}"`)
@@ -40,15 +44,28 @@ export async function main(routes: RouteEntry[], args = process.argv.slice(2)): 
   let service
   try {
     // a node termination request (DELETE /rest/v1/master/nodes/<name>) ends the process like SIGTERM
-    service = await startService(config, routes, { onBootstrap: banner, onTerminate: (s) => void exit(s) })
+    service = await startService(config, routes, {
+      appProcess,
+      onBootstrap: banner,
+      onTerminate: (s) => void exit(s),
+    })
   } catch (err) {
     console.error(`cannot start: ${(err as Error).message}`)
     // a setting or the world around the service is wrong (2); anything else is a fault of its own (1)
     process.exit(err instanceof StartError ? 2 : 1)
   }
-  service.deps.log.info('listening', { url: service.url, gateway: config.gateway, node: config.nodeName })
+  if (appProcess) {
+    service.deps.log.info('app process listening', { index: appProcess.index, node: config.nodeName })
+    endWithParent(() => service.stop())
+  } else
+    service.deps.log.info('listening', {
+      url: service.url,
+      gateway: config.gateway,
+      workers: config.appProcesses,
+      node: config.nodeName,
+    })
   // its private half is in the repository: anyone can sign licences this key accepts
-  if (config.licenseKey.development)
+  if (config.licenseKey.development && !appProcess)
     service.deps.log.warn('licences are verified with the development key: set LICENSE_PUBLIC_KEY in production')
   const running = service
   process.on('SIGINT', () => void exit(running))

@@ -4,6 +4,7 @@
  * front, or Bun.serve directly). `stop()` takes them down in the reverse order.
  */
 import type { Server } from 'bun'
+import { rmSync } from 'node:fs'
 import type { Db } from '~storage/db'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { openRemoteDb } from '~storage/db-remote'
@@ -17,7 +18,8 @@ import { type App, createApp } from './app'
 import { type Clock, isoTime, systemClock } from './clock'
 import { type Config, largestBody } from './config'
 import { createDeps, type Deps } from './deps'
-import { drain, type Gateway, startGateway } from './http/gateway/index'
+import { type AppProcessRole, startAppProcesses } from './cluster/app-processes'
+import { drain, type Gateway, privateSocketDir, startGateway } from './http/gateway/index'
 import type { RouteEntry } from './http/route'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
 import { listenForWebhooks } from './integration/deliveries'
@@ -55,6 +57,8 @@ export interface ServiceOptions {
   listen?: boolean
   /** false: no background work is scheduled (tests drive workers with `workers.runOnce`). */
   schedule?: boolean
+  /** Set in an app process another one started (WORKERS > 1): it listens on that socket only. */
+  appProcess?: AppProcessRole | null
   /** Replaces the service's workers (tests of the runner). */
   workers?: readonly Worker[]
   /** Told at once what the first start created, so a generated password is shown even if listening then fails. */
@@ -66,7 +70,7 @@ export interface ServiceOptions {
 export function openDb(config: Config): Db {
   if (config.libsqlUrl.startsWith('file:')) {
     const file = config.libsqlUrl.slice('file:'.length)
-    return openEmbeddedDb(file)
+    return openEmbeddedDb(file, { shared: config.appProcesses > 1 })
   }
   return openRemoteDb(config.libsqlUrl, config.libsqlAuthToken)
 }
@@ -83,8 +87,10 @@ export async function startService(
   const db =
     options.db ?? (await withRetries(dbSetting, `cannot open ${config.libsqlUrl}`, tries, async () => openDb(config)))
   await withRetries(dbSetting, `cannot use ${config.libsqlUrl}`, tries, () => migrate(db))
-  // an embedded file is this process's alone: a job still marked running belonged to a process that died
-  if (db.driver === 'embedded') await releaseAllClaims(db)
+  const started = options.appProcess ?? null
+  // an embedded file is this service's alone: a job still marked running belonged to a process that
+  // died (the app processes this one starts come later; one that restarts leaves its jobs to their leases)
+  if (db.driver === 'embedded' && !started) await releaseAllClaims(db)
   const kv =
     options.kv ??
     (config.redisUrl
@@ -121,10 +127,10 @@ export async function startService(
     workers: () => workers.stats(),
     sessionsCached: () => deps.sessions.cachedCount(),
   })
-  // WORKERS=off leaves this process only the work that keeps itself going (its heartbeat)
-  if (options.schedule !== false) workers.start({ onlyAlways: !config.workers })
-  // enqueueing is background work: a WORKERS=off process leaves it to the others (they dedupe anyway)
-  const webhooks = config.workers ? listenForWebhooks(deps) : { idle: async () => {}, stop: async () => {} }
+  // BACKGROUND=off leaves this process only the work that keeps itself going (its heartbeat)
+  if (options.schedule !== false) workers.start({ onlyAlways: !config.background })
+  // enqueueing is background work: a BACKGROUND=off process leaves it to the others (they dedupe anyway)
+  const webhooks = config.background ? listenForWebhooks(deps) : { idle: async () => {}, stop: async () => {} }
   const app = createApp(deps).ws('/ws', deps.sockets.handlers(), {
     idleTimeoutSec: config.wsIdleTimeoutSec,
     maxPayloadLength: config.wsMaxFrameBytes,
@@ -133,16 +139,29 @@ export async function startService(
   let server: Server<unknown> | undefined
   let gateway: Gateway | undefined
   let url: string | undefined
-  if (options.listen !== false) {
+  if (options.listen !== false && started) {
+    // an app process started by another: its socket, reached only through that one's gateway (a
+    // predecessor that was killed left the file behind)
+    rmSync(started.socket, { force: true })
+    server = app.listen({ unix: started.socket })
+    process.send?.({ type: 'listening' })
+  } else if (options.listen !== false) {
     if (config.gateway) {
+      const dir = privateSocketDir()
+      const others = config.appProcesses > 1 ? await startAppProcesses(config.appProcesses - 1, dir, log) : undefined
       // the gateway refuses what no route takes (a larger body or chunk); routes apply their own limits (src/http/body.ts)
-      gateway = await startGateway(app, {
-        host: config.host,
-        port: config.port,
-        maxBodyBytes: largestBody(config),
-        gatewayMaxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress,
-        trustProxy: config.trustProxy,
-      }).catch((err) => {
+      gateway = await startGateway(
+        app,
+        {
+          host: config.host,
+          port: config.port,
+          maxBodyBytes: largestBody(config),
+          gatewayMaxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress,
+          trustProxy: config.trustProxy,
+        },
+        { dir, others },
+      ).catch(async (err) => {
+        await others?.stop(0)
         throw listenError(config.host, config.port, err)
       })
       url = `http://${config.host}:${gateway.port}`
@@ -160,7 +179,8 @@ export async function startService(
     }
   }
 
-  const control = options.listen !== false ? await startControl(deps) : null
+  // operations (backup, password reset) go to the process `npm start` began
+  const control = options.listen !== false && !started ? await startControl(deps) : null
   const graceMs = config.shutdownGraceSec * 1000
   let stopped: Promise<void> | undefined
   const service: Service = {

@@ -1,8 +1,9 @@
 /**
  * Embedded libSQL driver (`libsql` package): one synchronous connection per process, statements
  * prepared once, rows read raw (positional). Measured 1.65x the throughput of @libsql/client at
- * about half its CPU (reference/datapath-findings.md). The file is locked exclusively while open:
- * no other process can read it meanwhile.
+ * about half its CPU (reference/datapath-findings.md). Alone, a process locks the file exclusively
+ * (no other process can read it meanwhile); `shared`, the app processes of one service (WORKERS > 1)
+ * open it together: each takes the write lock per transaction and waits for it up to BUSY_TIMEOUT_MS.
  *
  * Writes commit in groups: the write transactions asked for during one turn of the event loop run
  * in one SQLite transaction, each inside its own savepoint (a body that fails is rolled back alone
@@ -30,6 +31,8 @@ const ROW_CACHE_SIZE = 10_000
 const ROW_CACHE_MAX_CHARS = 64 * 1024
 /** Bodies per group commit: bounds how long one commit holds the loop. */
 const MAX_GROUP = 128
+/** How long a shared file's writer waits for another process's transaction (a group commit takes milliseconds). */
+const BUSY_TIMEOUT_MS = 5000
 
 interface PendingWrite {
   body: () => TxStep<unknown>
@@ -39,13 +42,17 @@ interface PendingWrite {
 
 const rowChars = (row: Row) => row.reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 8), 0)
 
-export function openEmbeddedDb(file: string): Db {
-  const conn = new Database(file, { timeout: 5000 })
+export function openEmbeddedDb(file: string, options: { shared?: boolean } = {}): Db {
+  const shared = options.shared === true
+  const conn = new Database(file, { timeout: BUSY_TIMEOUT_MS })
   conn.exec('PRAGMA journal_mode=WAL')
   conn.exec('PRAGMA synchronous=NORMAL')
-  // The process owns its file (a libSQL file has one writer; clusters use a libSQL server), so it
-  // keeps the lock: without this every statement pays two fcntl calls, 2.5x the cost of a point read.
-  conn.exec('PRAGMA locking_mode=EXCLUSIVE')
+  // A process that owns its file keeps the lock: without it every statement pays two fcntl calls,
+  // 2.5x the cost of a point read. Shared, the other processes need it between transactions.
+  if (!shared) conn.exec('PRAGMA locking_mode=EXCLUSIVE')
+  // changes when another process commits: the point-read cache is then stale
+  const dataVersion = shared ? (conn.prepare('PRAGMA data_version') as unknown as Statement).raw(true) : null
+  let seenVersion = -1
   const statements = new Map<string, Statement>()
   // any write may change any row: the cache holds what was read since the last one
   const rows = new Map<string, Map<string, Row | undefined>>()
@@ -185,6 +192,13 @@ export function openEmbeddedDb(file: string): Db {
       return call(() => ({ changes: prepare(sql).run(args).changes }))
     },
     getCached(sql: string, args: SqlValue[]) {
+      if (dataVersion) {
+        const version = (dataVersion.get([]) as [number])[0]
+        if (version !== seenVersion) {
+          seenVersion = version
+          wrote()
+        }
+      }
       let ofSql = rows.get(sql)
       if (!ofSql) rows.set(sql, (ofSql = new Map()))
       const key = args.length === 2 ? `${args[0]}\u0000${args[1]}` : args.join('\u0000')
@@ -202,13 +216,15 @@ export function openEmbeddedDb(file: string): Db {
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
     write: enqueue,
     read: <T>(body: () => TxStep<T>) => call(() => drive(body, true)),
-    checkpoint: () => call(() => void conn.exec('PRAGMA wal_checkpoint(TRUNCATE)')),
+    // shared: PASSIVE copies what no reader needs and never waits on the other processes
+    checkpoint: () => call(() => void conn.exec(`PRAGMA wal_checkpoint(${shared ? 'PASSIVE' : 'TRUNCATE'})`)),
     // a read transaction: writes asked for meanwhile wait for the next turn, then commit as usual
     backupTo: (file: string) => call(() => void conn.prepare('VACUUM INTO ?').run([file])),
     close: async () => {
       while (waiting.length) commitGroup() // what was asked for is written before the file closes
       try {
-        conn.exec('PRAGMA wal_checkpoint(TRUNCATE)') // the file alone is the whole database
+        // the file alone is the whole database (shared: the last process to close does it)
+        if (!shared) conn.exec('PRAGMA wal_checkpoint(TRUNCATE)')
       } catch {
         // a statement still open keeps the log; closing the last connection checkpoints it anyway
       }

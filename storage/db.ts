@@ -50,9 +50,9 @@ export interface Db {
   /** Runs the body as one write transaction: every statement commits, or none does. */
   write<T>(body: () => TxStep<T>): Promise<T>
   /**
-   * A point read that may be answered from memory: the embedded driver, the only writer of its file,
-   * keeps recent answers until the next write of any kind (so a cached row is never stale); the remote
-   * driver, whose database other processes write, always reads. The row must not be changed.
+   * A point read that may be answered from memory: the embedded driver keeps recent answers until the
+   * next write of any kind, its own or (on a shared file) another process's, so a cached row is never
+   * stale; the remote driver, whose database other processes write, always reads. The row must not be changed.
    */
   getCached(sql: string, args: SqlValue[]): Promise<Row | undefined>
   /**

@@ -7,8 +7,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../package.json' with { type: 'json' }
-import { describeEnv } from '~/config'
+import { describeEnv } from '~/config-help'
 import { httpRequest, RawClient } from './helpers/raw-http'
+import { TEST_REDIS_URL, testPrefix, testRedisKv } from './helpers/redis'
 
 const ROOT = join(import.meta.dir, '..')
 const dir = mkdtempSync(join(tmpdir(), 'platform-binary-'))
@@ -134,3 +135,36 @@ test('from an empty folder it starts, signs in and answers LOOKUP through the ga
   expect(backup).toMatchObject({ code: 0, stderr: '' })
   expect(backup.stdout).toContain('backup written to')
 })
+
+test('WORKERS=2: the binary starts its second app process from itself', async () => {
+  service?.kill('SIGTERM')
+  await service?.exited
+  const prefix = testPrefix()
+  service = Bun.spawn([binary], {
+    cwd: runDir,
+    env: { ...env, WORKERS: '2', REDIS_URL: TEST_REDIS_URL, KV_PREFIX: prefix },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  let stdout = ''
+  void (async () => {
+    for await (const chunk of service!.stdout) stdout += new TextDecoder().decode(chunk)
+  })()
+  let url: string | undefined
+  for (const until = Date.now() + 15_000; !url && service.exitCode === null && Date.now() < until; await Bun.sleep(20))
+    url = /"msg":"listening","url":"([^"]+)"/.exec(stdout)?.[1]
+  if (!url) throw new Error(`the binary did not report listening\nstdout: ${stdout}`)
+  const served = new Set<string>()
+  for (let i = 0; i < 4; i++) {
+    const client = await RawClient.open(Number(new URL(url).port))
+    client.write(httpRequest('GET', '/healthz'))
+    const [answer] = await client.responses(1)
+    client.end()
+    expect(answer?.status).toBe(200)
+    served.add(answer!.headers['x-request-id']!.split('-')[0]!)
+  }
+  expect(served.size).toBe(2)
+  service.kill('SIGTERM')
+  expect(await service.exited).toBe(0)
+  await (await testRedisKv(prefix)).cleanup()
+}, 30_000)

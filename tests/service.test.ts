@@ -72,9 +72,22 @@ test('every variable is checked', () => {
     SESSION_IDLE_TIMEOUT_SEC: '1',
     PUBLIC_URL: 'nope',
     LICENSE_PUBLIC_KEY: '/nonexistent/licence.pub.pem',
+    WORKERS: 'on',
+    BACKGROUND: '2',
   }
   for (const [name, value] of Object.entries(bad)) {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}:`))
   }
+})
+
+test('WORKERS above 1 needs REDIS_URL and the gateway, and says so', () => {
+  expect(() => loadConfig({ WORKERS: '2' })).toThrow(
+    /^WORKERS: 2 app processes share their state through Redis: set REDIS_URL$/,
+  )
+  expect(() => loadConfig({ WORKERS: '2', REDIS_URL: 'redis://x', GATEWAY: 'off' })).toThrow(
+    /^WORKERS: .*set GATEWAY=on$/,
+  )
+  expect(loadConfig({ WORKERS: '2', REDIS_URL: 'redis://x' }).appProcesses).toBe(2)
+  expect(loadConfig({}).appProcesses).toBe(1)
 })

@@ -82,7 +82,7 @@ export class NodeRegistry {
     private readonly kv: Kv,
     private readonly clock: Clock,
     private readonly log: Logger,
-    config: Pick<Config, 'nodeName' | 'host' | 'site' | 'workers' | 'nodeRoles'>,
+    config: Pick<Config, 'nodeName' | 'host' | 'site' | 'background' | 'nodeRoles'>,
   ) {
     this.name = config.nodeName
     this.startedAt = clock.now()
@@ -94,7 +94,7 @@ export class NodeRegistry {
       server: hostname(),
       site: config.site,
       type: 'role',
-      roles: ['webserver', ...(config.workers ? ['worker'] : []), ...config.nodeRoles],
+      roles: ['webserver', ...(config.background ? ['worker'] : []), ...config.nodeRoles],
       status: 'active',
     }
   }

@@ -8,7 +8,7 @@ import type { Worker } from './runner'
 export const dbCheckpoint: Worker = {
   name: 'db-checkpoint',
   every: 60_000,
-  lease: 'none', // the file belongs to this process
+  lease: 'cluster', // one process of a service whose app processes share the file (WORKERS > 1) is enough
   async step(deps) {
     await deps.db.checkpoint()
     return 0

@@ -24,7 +24,7 @@ export interface Worker {
    * process runs it (its step claims the rows it works on, so processes never share one).
    */
   lease: 'cluster' | 'none'
-  /** Runs even where WORKERS=off: work that keeps the process itself going (its node heartbeat). */
+  /** Runs even where BACKGROUND=off: work that keeps the process itself going (its node heartbeat). */
   always?: boolean
   /** One batch of work; how much it did (more than zero: there may be more, so it runs again at once). */
   step(deps: Deps, signal: AbortSignal): Promise<number>

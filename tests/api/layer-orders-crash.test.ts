@@ -59,7 +59,7 @@ async function startProcess(dir: string, workers: 'on' | 'off') {
     ADMIN_PASSWORD,
     PORT: '0',
     GATEWAY: 'off',
-    WORKERS: workers,
+    BACKGROUND: workers,
     LOG_LEVEL: 'info',
   }
   const proc = Bun.spawn([process.execPath, 'server.ts'], { cwd: ROOT, env, stdout: 'pipe', stderr: 'pipe' })

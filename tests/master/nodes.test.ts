@@ -14,7 +14,7 @@ beforeAll(async () => {
   a = await testService({ kvPrefix: prefix, env: { NODE_NAME: 'alpha', SITE: 'main_site' } })
   b = await testService({
     kvPrefix: prefix,
-    env: { NODE_NAME: 'beta', SITE: 'main_site', HOST: '0.0.0.0', WORKERS: 'off' },
+    env: { NODE_NAME: 'beta', SITE: 'main_site', HOST: '0.0.0.0', BACKGROUND: 'off' },
     log: createLogger('info', () => {}),
   })
   token = await a.login('master', 'admin', ADMIN_PASSWORD)
@@ -45,7 +45,7 @@ describe('the registry', () => {
       upTimeSec: expect.any(Number),
       maxLogLevel: a.config.logLevel,
     })
-    // a wildcard HOST shows the address others reach it at; WORKERS=off leaves the worker role out
+    // a wildcard HOST shows the address others reach it at; BACKGROUND=off leaves the worker role out
     expect(beta.ipAddress).not.toBe('0.0.0.0')
     expect(beta.fullName).toBe(`beta@${beta.ipAddress}`)
     expect(beta.roles).toEqual(['webserver', 'svc'])

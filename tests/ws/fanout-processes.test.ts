@@ -32,7 +32,7 @@ test('a write on process A is pushed to a socket on process B', async () => {
   first.proc.kill('SIGTERM')
   expect(await first.proc.exited).toBe(0)
   cpSync(join(work, 'a'), join(work, 'b'), { recursive: true })
-  const [a, b] = await Promise.all([startProcess(env('a')), startProcess(env('b', { WORKERS: 'off' }))])
+  const [a, b] = await Promise.all([startProcess(env('a')), startProcess(env('b', { BACKGROUND: 'off' }))])
   running.push(a, b)
 
   const token = await signInTo(a)

@@ -1,6 +1,7 @@
 /**
  * The gateway's sockets: a Bun.listen front on the public port, one Bun.connect upstream per client
- * connection to the app's private unix socket, bytes relayed both ways with backpressure. Requests
+ * connection to an app's private unix socket (the next one in turn when there are several app
+ * processes; one that does not answer is passed over), bytes relayed both ways with backpressure. Requests
  * go through RequestStream and reach the app one at a time: the next head waits until the app's
  * answer to the last one has ended (ResponseStream), since Bun.serve drops a connection when it
  * parses a request behind an answer still pending. Responses pass back untouched.
@@ -15,8 +16,8 @@ import { ResponseStream } from './response-stream'
 export interface FrontOptions {
   hostname: string
   port: number
-  /** The app's unix socket. */
-  upstream: string
+  /** The unix sockets of the app processes (one unless WORKERS > 1). */
+  upstreams: string[]
   /** Incomplete heads older than this are answered 408. */
   headTimeoutMs?: number
   /** The largest body any route takes (MAX_BODY_BYTES, FILES_MAX_BYTES): a body or chunk declared larger is answered 413. */
@@ -223,6 +224,42 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
   )
   sweep.unref()
 
+  let nextUpstream = 0
+  /** Connects the client to the app at `turn`, or to the next one that answers; 502 when none does. */
+  function connectUpstream(c: Conn, turn: number, tried: number): void {
+    let opened = false // until then a failure is the connect's own: the next app is tried
+    Bun.connect<Conn>({
+      unix: options.upstreams[turn % options.upstreams.length]!,
+      data: c,
+      socket: {
+        open(up) {
+          opened = true
+          c.up = up
+          pump(c)
+          endUpstreamWhenDone(c)
+        },
+        data: (_up, data) => fromUpstream(c, data),
+        drain(up) {
+          if (flushQueue(up, c.toUp)) resumeClient(c)
+        },
+        close() {
+          if (!opened) return
+          if (c.mode === 'failing') return finishFail(c)
+          c.mode = 'closed'
+          waitingHeads.delete(c)
+          finishClient(c)
+        },
+        error: () => void (opened && finishClient(c)),
+      },
+    }).catch(() => {
+      if (c.mode === 'closed') return // the client left meanwhile
+      if (tried + 1 < options.upstreams.length) return connectUpstream(c, turn + 1, tried + 1)
+      c.mode = 'closed'
+      toClient(c, BAD_GATEWAY)
+      finishClient(c)
+    })
+  }
+
   const listener = Bun.listen<Conn>({
     hostname: options.hostname,
     port: options.port,
@@ -254,32 +291,7 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
           capKey,
         }
         client.data = c
-        Bun.connect<Conn>({
-          unix: options.upstream,
-          data: c,
-          socket: {
-            open(up) {
-              c.up = up
-              pump(c)
-              endUpstreamWhenDone(c)
-            },
-            data: (_up, data) => fromUpstream(c, data),
-            drain(up) {
-              if (flushQueue(up, c.toUp)) resumeClient(c)
-            },
-            close() {
-              if (c.mode === 'failing') return finishFail(c)
-              c.mode = 'closed'
-              waitingHeads.delete(c)
-              finishClient(c)
-            },
-            error: () => finishClient(c),
-          },
-        }).catch(() => {
-          c.mode = 'closed'
-          toClient(c, BAD_GATEWAY)
-          finishClient(c)
-        })
+        connectUpstream(c, nextUpstream++, 0)
       },
       data(client, data) {
         const c = client.data

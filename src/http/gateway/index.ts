@@ -2,11 +2,13 @@
  * The public listener when GATEWAY=on (the default). Bun's HTTP parser drops LOOKUP, SYNC and CLEAR
  * (oven-sh/bun#6556), so the public port belongs to a small gateway that rewrites only those
  * request lines and relays everything else. The app itself listens on a unix socket in a private
- * (0700) directory, which is why it may believe the X-Real-IP the gateway adds.
+ * (0700) directory, which is why it may believe the X-Real-IP the gateway adds. With WORKERS > 1 the
+ * other app processes listen beside it, and each client connection goes to the next of them.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { AppProcesses } from '../../cluster/app-processes'
 import type { Config } from '../../config'
 
 export interface Gateway {
@@ -41,14 +43,26 @@ export async function drain(server: Listening, graceMs: number): Promise<void> {
   }
 }
 
+/** A directory only this user may enter, for the app's unix sockets. */
+export function privateSocketDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-gw-'))
+  chmodSync(dir, 0o700)
+  return dir
+}
+
 export async function startGateway(
   app: Listenable,
   config: Pick<Config, 'host' | 'port' | 'maxBodyBytes'> &
     Partial<Pick<Config, 'gatewayMaxConnectionsPerAddress' | 'trustProxy'>>,
-  options: { headTimeoutMs?: number } = {},
+  options: {
+    headTimeoutMs?: number
+    /** From privateSocketDir(); a new one otherwise. */
+    dir?: string
+    /** The other app processes (WORKERS > 1), listening in `dir`: stopped with the gateway. */
+    others?: AppProcesses
+  } = {},
 ): Promise<Gateway> {
-  const dir = mkdtempSync(join(tmpdir(), 'platform-gw-'))
-  chmodSync(dir, 0o700)
+  const dir = options.dir ?? privateSocketDir()
   const socketPath = join(dir, 'app.sock')
   const listening = app.listen({ unix: socketPath })
 
@@ -67,7 +81,7 @@ export async function startGateway(
     worker.postMessage({
       hostname: config.host,
       port: config.port,
-      upstream: socketPath,
+      upstreams: [socketPath, ...(options.others?.sockets ?? [])],
       headTimeoutMs: options.headTimeoutMs,
       maxBodyBytes: config.maxBodyBytes,
       maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress ?? 0,
@@ -91,8 +105,9 @@ export async function startGateway(
           worker.postMessage({ close: true })
           setTimeout(resolve, graceMs)
         })
-        await drain(listening, graceMs)
-      }
+        // the other processes drain their own requests while this one drains its
+        await Promise.all([drain(listening, graceMs), options.others?.stop(graceMs)])
+      } else await options.others?.stop(0)
       worker.terminate()
       await listening.stop(true)
       rmSync(dir, { recursive: true, force: true })

@@ -1,0 +1,128 @@
+/**
+ * WORKERS=N: the process `npm start` began serves requests itself and starts N - 1 more app
+ * processes, each on its own unix socket beside its own; the gateway spreads client connections over
+ * all of them. They share the database file (opened `shared`) and Redis, through which sessions,
+ * bans, limits, locks and cache invalidations already hold across processes. This process watches
+ * them: one that dies is started again, and at a stop they get SIGTERM and their grace period.
+ *
+ * A started process learns its part from PLATFORM_APP_SOCKET / PLATFORM_APP_INDEX, and ends itself
+ * when its standard input closes: the process that started it is gone (even by kill -9).
+ */
+import { join } from 'node:path'
+import type { Logger } from '../log'
+import { StartError } from '../startup'
+
+/** What a started app process is told through its environment. */
+export interface AppProcessRole {
+  index: number
+  socket: string
+}
+
+/** The role of this process when another started it, from its environment; null for the first one. */
+export function appProcessRole(env: Record<string, string | undefined> = process.env): AppProcessRole | null {
+  const socket = env.PLATFORM_APP_SOCKET
+  if (!socket) return null
+  return { index: Number(env.PLATFORM_APP_INDEX ?? 1), socket }
+}
+
+/** Exits (after `stop`) once the starting process is gone: its end of our standard input closes. */
+export function endWithParent(stop: () => Promise<void>): void {
+  void (async () => {
+    const reader = Bun.stdin.stream().getReader()
+    while (!(await reader.read()).done) {} // nothing is ever sent: this waits for the end
+    await stop().catch(() => {})
+    process.exit(0)
+  })()
+}
+
+/** The command that started this process: `bun server.ts ...`, or the single binary with its arguments. */
+function ownCommand(): string[] {
+  const compiled = Bun.main.startsWith('/$bunfs/') || Bun.main.includes('~BUN')
+  return [process.execPath, ...(compiled ? [] : [Bun.main]), ...process.argv.slice(2)]
+}
+
+/** How long a new process may take to listen before the start fails. */
+const READY_TIMEOUT_MS = 30_000
+/** A process that keeps dying is started again after a growing pause, up to this. */
+const MAX_RESTART_PAUSE_MS = 30_000
+
+export interface AppProcesses {
+  /** The unix sockets of the started processes, for the gateway. */
+  sockets: string[]
+  /** SIGTERM to each; resolves when all have exited, or after `graceMs` + 5 s (then SIGKILL). */
+  stop(graceMs: number): Promise<void>
+}
+
+/** Starts `count` app processes on sockets in `dir` and resolves once each one accepts connections. */
+export async function startAppProcesses(count: number, dir: string, log: Logger): Promise<AppProcesses> {
+  let stopping = false
+  let starting = true
+  let startFailed = (_err: Error) => {}
+  const failedStart = new Promise<never>((_, reject) => (startFailed = reject))
+  const running = new Map<number, Bun.Subprocess>()
+  const sockets = Array.from({ length: count }, (_, i) => join(dir, `app-${i + 1}.sock`))
+
+  function spawn(index: number, pause = 1000): Promise<void> {
+    const socket = sockets[index - 1]!
+    let ready = () => {}
+    const listening = new Promise<void>((resolve) => (ready = resolve))
+    const startedAt = Date.now()
+    const child = Bun.spawn(ownCommand(), {
+      env: { ...process.env, PLATFORM_APP_SOCKET: socket, PLATFORM_APP_INDEX: String(index) },
+      stdin: 'pipe', // never written: its end tells the child that this process is gone
+      stdout: 'inherit',
+      stderr: 'inherit',
+      ipc(message) {
+        if ((message as { type?: string }).type === 'listening') ready()
+      },
+      onExit(_proc, code, signal) {
+        running.delete(index)
+        if (stopping) return
+        if (starting)
+          return startFailed(new StartError('WORKERS', `app process ${index} exited while starting (code ${code})`))
+        // a crash loop backs off instead of spinning; a process that ran a while starts the count again
+        const wait = Date.now() - startedAt > MAX_RESTART_PAUSE_MS ? 1000 : pause
+        log.error('app process ended; starting it again', { index, code, signal, pauseMs: wait })
+        setTimeout(() => {
+          if (!stopping) void spawn(index, Math.min(wait * 2, MAX_RESTART_PAUSE_MS))
+        }, wait)
+      },
+    })
+    running.set(index, child)
+    return listening
+  }
+
+  let timer: Timer | undefined
+  const tooLate = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new StartError('WORKERS', `the app processes did not listen within ${READY_TIMEOUT_MS / 1000} s`)),
+      READY_TIMEOUT_MS,
+    )
+  })
+  try {
+    await Promise.race([Promise.all(sockets.map((_, i) => spawn(i + 1))), tooLate, failedStart])
+  } catch (err) {
+    stopping = true
+    for (const child of running.values()) child.kill('SIGKILL')
+    throw err
+  } finally {
+    clearTimeout(timer)
+    starting = false
+  }
+
+  return {
+    sockets,
+    async stop(graceMs) {
+      stopping = true
+      const exits = [...running.values()].map((child) => {
+        child.kill('SIGTERM')
+        return child.exited
+      })
+      const late = setTimeout(() => {
+        for (const child of running.values()) child.kill('SIGKILL')
+      }, graceMs + 5000)
+      await Promise.all(exits)
+      clearTimeout(late)
+    },
+  }
+}
