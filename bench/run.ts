@@ -20,10 +20,12 @@ const root = join(import.meta.dir, '..')
 const work = mkdtempSync(join(tmpdir(), 'platform-bench-'))
 const children: ReturnType<typeof Bun.spawn>[] = []
 
-/** CPU seconds (user + system, all threads) a process has used so far, from /proc. */
+/** CPU seconds (user + system, all threads) a process and its children (WORKERS > 1) have used so far, from /proc. */
 async function cpuSeconds(pid: number): Promise<number> {
   const fields = (await Bun.file(`/proc/${pid}/stat`).text()).split(') ')[1]!.split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ = 100)
+  const own = (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ = 100)
+  const children = (await Bun.file(`/proc/${pid}/task/${pid}/children`).text()).trim().split(/\s+/).filter(Boolean)
+  return own + (await Promise.all(children.map((c) => cpuSeconds(Number(c))))).reduce((a, b) => a + b, 0)
 }
 
 interface Target {
@@ -52,13 +54,14 @@ async function spawnUntil(cmd: string[], env: Record<string, string>, pattern: R
   }
 }
 
-async function startService(name: string, gateway: 'on' | 'off'): Promise<Target> {
+async function startService(name: string, gateway: 'on' | 'off', extra: Record<string, string> = {}): Promise<Target> {
   const env = {
     DATA_DIR: join(work, name),
     PORT: '0',
     GATEWAY: gateway,
     ADMIN_PASSWORD: 'bench-Pass1',
     LOG_LEVEL: 'info',
+    ...extra,
   }
   return spawnUntil([process.execPath, 'server.ts'], env, /"url":"(http:[^"]+)"/)
 }
@@ -155,8 +158,15 @@ try {
   console.log(`  ${seeding.stdout.toString().trim()}`)
   const direct = await startService('direct', 'off')
   const gateway = await startService('gateway', 'on')
+  // two app processes need a Redis: BENCH_REDIS_URL, or the machine's
+  const redis = {
+    REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    KV_PREFIX: `bench:${process.pid}:`,
+  }
+  const workers2 = await startService('workers2', 'on', { WORKERS: '2', ...redis })
   const seededDirect = await seed(direct.url)
   const seededGateway = await seed(gateway.url)
+  const seededWorkers2 = await seed(workers2.url)
   const point = (ids: string[]) => ids.map((id) => `/rest/v1/reference/extobjs/${id}`)
   const filtered = Array.from(
     { length: 20 },
@@ -182,6 +192,13 @@ try {
       target: gateway,
       paths: point(seededGateway.ids),
       headers: seededGateway.headers,
+      rounds: [],
+    },
+    {
+      name: 'GET extobj by id, through the gateway, WORKERS=2',
+      target: workers2,
+      paths: point(seededWorkers2.ids),
+      headers: seededWorkers2.headers,
       rounds: [],
     },
     {
@@ -236,6 +253,8 @@ try {
   const rpsOf = (c: Case) => mean(c.rounds.map((r) => r.rps))
   if (cases.includes(all[1]!) && cases.includes(all[2]!))
     console.log(`\ngateway on the point read: ${(rpsOf(all[2]!) / rpsOf(all[1]!)).toFixed(2)} of direct throughput`)
+  if (cases.includes(all[2]!) && cases.includes(all[3]!))
+    console.log(`WORKERS=2 on the point read: ${(rpsOf(all[3]!) / rpsOf(all[2]!)).toFixed(2)} of WORKERS=1 throughput`)
 } finally {
   for (const c of children) c.kill()
   await Promise.all(children.map((c) => c.exited))

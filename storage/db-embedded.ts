@@ -53,6 +53,29 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
   // changes when another process commits: the point-read cache is then stale
   const dataVersion = shared ? (conn.prepare('PRAGMA data_version') as unknown as Statement).raw(true) : null
   let seenVersion = -1
+  /**
+   * Shared, every statement outside a transaction would take and drop the file's shared lock (two
+   * fcntl calls, twice the cost of a point read): instead the reads of one turn of the event loop run
+   * in one read transaction, begun by the first and ended after the turn or before any write.
+   */
+  let snapshot = false
+  const beginSnapshot = () => {
+    if (!dataVersion || snapshot || conn.inTransaction) return
+    conn.exec('BEGIN')
+    snapshot = true
+    // read inside the transaction, it is the version of the snapshot the reads will see
+    const version = (dataVersion.get([]) as [number])[0]
+    if (version !== seenVersion) {
+      seenVersion = version
+      wrote()
+    }
+    setImmediate(endSnapshot)
+  }
+  const endSnapshot = () => {
+    if (!snapshot) return
+    snapshot = false
+    conn.exec('COMMIT')
+  }
   const statements = new Map<string, Statement>()
   // any write may change any row: the cache holds what was read since the last one
   const rows = new Map<string, Map<string, Row | undefined>>()
@@ -65,9 +88,16 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
   /** A statement that is not a plain SELECT may write (an INSERT ... RETURNING read with `all`). */
   const selects = new Set<string>()
   const reading = (sql: string) => {
-    if (selects.has(sql)) return
-    if (/^\s*select\b/i.test(sql)) selects.add(sql)
-    else wrote()
+    if (!selects.has(sql)) {
+      if (!/^\s*select\b/i.test(sql)) return writing()
+      selects.add(sql)
+    }
+    beginSnapshot()
+  }
+  /** Before a write outside the group commit: it may change any row, and cannot run in a read snapshot. */
+  const writing = () => {
+    endSnapshot()
+    wrote()
   }
 
   function prepare(sql: string): Statement {
@@ -127,7 +157,7 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
   function commitGroup(): void {
     scheduled = false
     const group = waiting.splice(0, MAX_GROUP)
-    wrote()
+    writing()
     if (waiting.length) {
       scheduled = true
       setImmediate(commitGroup)
@@ -188,17 +218,11 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
       return call(() => prepare(sql).get(args) as Row | undefined)
     },
     run: (sql: string, args: SqlValue[] = []) => {
-      wrote()
+      writing()
       return call(() => ({ changes: prepare(sql).run(args).changes }))
     },
     getCached(sql: string, args: SqlValue[]) {
-      if (dataVersion) {
-        const version = (dataVersion.get([]) as [number])[0]
-        if (version !== seenVersion) {
-          seenVersion = version
-          wrote()
-        }
-      }
+      beginSnapshot() // shared: drops the cache when another process has committed
       let ofSql = rows.get(sql)
       if (!ofSql) rows.set(sql, (ofSql = new Map()))
       const key = args.length === 2 ? `${args[0]}\u0000${args[1]}` : args.join('\u0000')
@@ -215,12 +239,22 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
     },
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
     write: enqueue,
-    read: <T>(body: () => TxStep<T>) => call(() => drive(body, true)),
+    read: <T>(body: () => TxStep<T>) => {
+      beginSnapshot()
+      return call(() => drive(body, true))
+    },
     // shared: PASSIVE copies what no reader needs and never waits on the other processes
-    checkpoint: () => call(() => void conn.exec(`PRAGMA wal_checkpoint(${shared ? 'PASSIVE' : 'TRUNCATE'})`)),
+    checkpoint: () => {
+      endSnapshot()
+      return call(() => void conn.exec(`PRAGMA wal_checkpoint(${shared ? 'PASSIVE' : 'TRUNCATE'})`))
+    },
     // a read transaction: writes asked for meanwhile wait for the next turn, then commit as usual
-    backupTo: (file: string) => call(() => void conn.prepare('VACUUM INTO ?').run([file])),
+    backupTo: (file: string) => {
+      endSnapshot()
+      return call(() => void conn.prepare('VACUUM INTO ?').run([file]))
+    },
     close: async () => {
+      endSnapshot()
       while (waiting.length) commitGroup() // what was asked for is written before the file closes
       try {
         // the file alone is the whole database (shared: the last process to close does it)

@@ -13,8 +13,61 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const drivers: [string, (file: string) => Db][] = [
   ['embedded', (f) => openEmbeddedDb(f)],
+  ['embedded, shared (WORKERS > 1)', (f) => openEmbeddedDb(f, { shared: true })],
   ['remote (file:)', (f) => openRemoteDb(`file:${f}`)],
 ]
+
+describe('a shared file: two processes on one database (WORKERS > 1)', () => {
+  const pair = async () => {
+    const file = join(dir, `${crypto.randomUUID()}.db`)
+    const a = openEmbeddedDb(file, { shared: true })
+    await a.run('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)')
+    await a.run('INSERT INTO t VALUES (?, ?)', ['a', 1])
+    return [a, openEmbeddedDb(file, { shared: true })] as const
+  }
+  const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+  test('a point read cached by one is dropped once the other commits; reads of one turn share a snapshot', async () => {
+    const [a, b] = await pair()
+    const read = () => b.getCached('SELECT v FROM t WHERE k = ?', ['a'])
+    expect(await read()).toEqual([1])
+    await a.write(function* () {
+      yield* tx.run('UPDATE t SET v = 2')
+    })
+    await turn()
+    expect(await read()).toEqual([2])
+    await a.run('UPDATE t SET v = 3')
+    await turn()
+    expect(await read()).toEqual([3])
+    // within one turn b keeps the snapshot its first read took; the next turn sees the commit
+    expect(await b.get('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([3])
+    await a.run('UPDATE t SET v = 4')
+    expect(await b.get('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([3])
+    await turn()
+    expect(await b.get('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([4])
+    await a.close()
+    await b.close()
+  })
+
+  test('a write right after reads of the same turn commits (the snapshot ends first), and both writers commit', async () => {
+    const [a, b] = await pair()
+    expect(await b.get('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([1])
+    await a.run('UPDATE t SET v = 10')
+    const writes = [a, b].flatMap((db, i) =>
+      Array.from({ length: 20 }, (_, n) =>
+        db.write(function* () {
+          yield* tx.run('INSERT INTO t VALUES (?, ?)', [`${i}-${n}`, n])
+        }),
+      ),
+    )
+    await Promise.all(writes)
+    await turn()
+    expect(await a.get('SELECT count(*) FROM t')).toEqual([41])
+    expect(await b.get('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([10])
+    await a.close()
+    await b.close()
+  })
+})
 
 for (const [name, open] of drivers) {
   describe(`Db: ${name}`, () => {
