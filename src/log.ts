@@ -13,41 +13,69 @@ export interface Logger {
 }
 
 /**
- * Lines for stdout, written together once per turn of the event loop: a write per line (one system
- * call each) cost more than the rest of a point read. Errors, and whatever is pending at exit, are
- * written at once, so a crash or a stop loses no line that came before. App processes of one service
- * share stdout: a write of up to PIPE_BUF bytes is never interleaved with another's, so the text goes
- * out in pieces of whole lines within that size.
+ * Lines for stdout, written together every FLUSH_MS (or once PENDING_MAX characters wait): a write
+ * per line, or even per turn of the event loop, cost more than the rest of a point read. Errors, and
+ * whatever is pending at exit, are written at once, so a crash or a stop loses no line that came
+ * before. App processes of one service (WORKERS > 1) share stdout: a write of up to PIPE_BUF bytes is
+ * never interleaved with another's, so theirs go out in pieces of whole lines within that size.
  */
+const FLUSH_MS = 20
+const PENDING_MAX = 256 * 1024
 const PIPE_BUF = 4096
 const pending: string[] = []
-let flushing = false
+let pendingChars = 0
+let timer: ReturnType<typeof setTimeout> | undefined
+let sharedStdout = false
+
+/** This process shares stdout with the other app processes of its service. */
+export function shareStdout(): void {
+  sharedStdout = true
+}
+
 function flushLines(): void {
-  flushing = false
+  clearTimeout(timer)
+  timer = undefined
   if (pending.length === 0) return
-  const text = Buffer.from(`${pending.join('\n')}\n`)
+  const text = `${pending.join('\n')}\n`
   pending.length = 0
-  for (let at = 0; at < text.length; ) {
-    const lineEnd = text.length - at <= PIPE_BUF ? text.length - 1 : text.lastIndexOf(10, at + PIPE_BUF - 1)
+  pendingChars = 0
+  if (!sharedStdout) return void writeSync(1, text)
+  const bytes = Buffer.from(text)
+  for (let at = 0; at < bytes.length; ) {
+    const lineEnd = bytes.length - at <= PIPE_BUF ? bytes.length - 1 : bytes.lastIndexOf(10, at + PIPE_BUF - 1)
     // a single line longer than PIPE_BUF goes out whole
-    const end = (lineEnd >= at ? lineEnd : text.indexOf(10, at)) + 1
-    at += writeSync(1, text, at, end - at)
+    const end = (lineEnd >= at ? lineEnd : bytes.indexOf(10, at)) + 1
+    at += writeSync(1, bytes, at, end - at)
   }
 }
 process.on('exit', flushLines)
 export function stdoutLine(line: string, urgent = false): void {
   pending.push(line)
-  if (urgent) return flushLines()
-  if (!flushing) {
-    flushing = true
-    setImmediate(flushLines)
+  pendingChars += line.length
+  if (urgent || pendingChars > PENDING_MAX) return flushLines()
+  // unref: pending lines never keep a process alive; the exit handler writes them
+  timer ??= setTimeout(flushLines, FLUSH_MS).unref()
+}
+
+/** The time of a log line; lines of the same millisecond share the string. */
+let stampMs = 0
+let stamp = ''
+function now(): string {
+  const ms = Date.now()
+  if (ms !== stampMs) {
+    stampMs = ms
+    stamp = new Date(ms).toISOString()
   }
+  return stamp
 }
 
 export function createLogger(level: LogLevel, write: (line: string, urgent?: boolean) => void = stdoutLine): Logger {
   const log = (at: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (RANK[at] > RANK[logger.level]) return
-    write(JSON.stringify({ t: new Date().toISOString(), level: at, msg, ...fields }), at === 'error')
+    // the fields' own JSON spliced in: a spread copy of them cost more than the line's stringify
+    const rest = fields ? JSON.stringify(fields) : '{}'
+    const head = `{"t":"${now()}","level":"${at}","msg":${JSON.stringify(msg)}`
+    write(rest === '{}' ? `${head}}` : `${head},${rest.slice(1)}`, at === 'error')
   }
   const logger: Logger = { level, error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug') }
   return logger

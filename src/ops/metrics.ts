@@ -5,10 +5,11 @@
  * process's memory and CPU. prom-client's default collectors are not used: their event-loop figures
  * are wrong under Bun.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, Gauge, Registry } from 'prom-client'
 import type { Db } from '~storage/db'
 import { journalBounds, journalCursor } from '~storage/journal'
 import { queueDepths } from '~storage/queue'
+import { RequestMetrics } from './request-metrics'
 
 /** What the service lends the metrics at scrape time (its workers and sockets live outside deps). */
 export interface MetricSources {
@@ -20,19 +21,7 @@ export interface MetricSources {
 
 export class Metrics {
   readonly registry = new Registry()
-  readonly requests = new Counter({
-    name: 'platform_http_requests_total',
-    help: 'HTTP requests by route pattern, method and status',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [this.registry],
-  })
-  readonly latency = new Histogram({
-    name: 'platform_http_request_duration_seconds',
-    help: 'HTTP request latency by route pattern and method',
-    labelNames: ['route', 'method'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-    registers: [this.registry],
-  })
+  private readonly requests = new RequestMetrics(this.registry)
   readonly kvErrors = new Counter({
     name: 'platform_kv_unavailable_total',
     help: 'Requests refused because Redis could not be reached',
@@ -113,7 +102,6 @@ export class Metrics {
 
   /** One answered HTTP request. `route` is the route pattern (or `unmatched`), never the raw path. */
   observe(route: string, method: string, status: number, seconds: number): void {
-    this.requests.inc({ route, method, status: String(status) })
-    this.latency.observe({ route, method }, seconds)
+    this.requests.observe(route, method, status, seconds)
   }
 }

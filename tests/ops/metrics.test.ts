@@ -66,6 +66,12 @@ describe('metrics', () => {
     expect(types.get('platform_http_request_duration_seconds')).toBe('histogram')
     expect(value('platform_http_request_duration_seconds_count', byId)).toBe(4)
     expect(value('platform_http_request_duration_seconds_bucket', { ...byId, le: '+Inf' })).toBe(4)
+    // cumulative: every bucket holds those below it, the widest all four
+    expect(value('platform_http_request_duration_seconds_bucket', { ...byId, le: '10' })).toBe(4)
+    expect(value('platform_http_request_duration_seconds_bucket', { ...byId, le: '0.0005' })).toBeLessThanOrEqual(
+      value('platform_http_request_duration_seconds_bucket', { ...byId, le: '0.001' })!,
+    )
+    expect(value('platform_http_request_duration_seconds_sum', byId)).toBeGreaterThan(0)
     // no raw ids in labels: cardinality stays that of the route table
     expect(samples.some((s) => Object.values(s.labels).some((v) => v.includes(made.body.id)))).toBe(false)
     expect(value('platform_journal_pump_lag')).toBe(0)
