@@ -71,6 +71,10 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
     meaning:
       'a class list ordered without an index that serves the order is refused (naming the index to declare) beyond this many records',
   },
+  LIST_SCAN_MAX_RECORDS: {
+    meaning:
+      'a class list filtered by what no index serves reads at most this many records; a page they leave short is refused, naming the index',
+  },
   STARTUP_RETRIES: {
     meaning: 'tries to reach Redis and a libSQL server at start (pauses grow to 1 s) before exiting with code 2',
   },

@@ -21,12 +21,11 @@ export interface ListScope {
   now?: number
 }
 
-/** The WHERE clause of a list: the domain, the range, what is alive, the filter, the keyset cursor. */
-export function listWhere(
+/** The rows a list may show at all: the domain, the range, what is alive. */
+export function scopeWhere(
   spec: TableSpec,
   layout: TableLayout,
   domain: string,
-  q: ListQuery,
   scope: ListScope,
   args: SqlValue[],
 ): string {
@@ -42,6 +41,19 @@ export function listWhere(
     where += ' AND (expires IS NULL OR expires > ?)'
     args.push(scope.now)
   }
+  return where
+}
+
+/** The WHERE clause of a list: its scope, the filter, the keyset cursor. */
+export function listWhere(
+  spec: TableSpec,
+  layout: TableLayout,
+  domain: string,
+  q: ListQuery,
+  scope: ListScope,
+  args: SqlValue[],
+): string {
+  let where = scopeWhere(spec, layout, domain, scope, args)
   if (q.filter) where += ` AND ${compileFilter(q.filter, layout.resolveField, args)}`
   if (q.after) where += ` AND ${compileAfter(q.order, q.after, layout.resolveField, 'id', args)}`
   return where

@@ -3,7 +3,7 @@
  * through the class's repository (so every change is journaled) and by the class's rules.
  */
 import type { Doc } from '~storage/doc'
-import type { ListQuery, Literal, OrderItem } from '~storage/query'
+import type { Literal, OrderItem } from '~storage/query'
 import { partitionsOf } from '~storage/model-tables'
 import type { ColumnRange } from '~storage/repository'
 import { DAY_MS, isoTime } from '../clock'
@@ -17,6 +17,7 @@ import { present } from '../http/present'
 import { lookupIds, withEqualities } from '../http/resource'
 import { givenId, newId } from '../ids'
 import type { ClassModel } from './class-model'
+import { readPage } from './list-budgets'
 import { validateRecord } from './properties'
 
 type Query = Record<string, string | undefined>
@@ -135,48 +136,10 @@ export async function listRecords(
   // a partition or an interval reads newest first unless asked otherwise
   const newestFirst = model.partition ? [{ field: model.partition.property, desc: true }] : []
   if (params.order === undefined) query.order = options.defaultOrder ?? newestFirst
-  await refuseUnindexedSort(ctx, model, query, range)
-  const { docs, next } = await repo.listPage(ctx.domain, query, { range, now: ctx.deps.clock.now() })
+  const { docs, next } = await readPage(ctx, model, repo, query, range)
   if (count) options.total?.(await repo.countMatching(ctx.domain, query, { range, now: ctx.deps.clock.now() }))
   if (next) options.next?.(encodeCursor(next))
   return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
-}
-
-/** Records per class table, counted at most every ten seconds (the sort budget needs a size, not an exact one). */
-const sizes = new Map<string, { n: number; at: number }>()
-async function approxRecords(ctx: Ctx, model: ClassModel): Promise<number> {
-  const table = model.table!.table
-  const now = ctx.deps.clock.now()
-  const known = sizes.get(table)
-  if (known && now - known.at < 10_000) return known.n
-  const repo = repoOf(ctx, model)
-  const n = await ctx.deps.db.read(() => repo.count(ctx.domain))
-  if (sizes.size > 10_000) sizes.clear()
-  sizes.set(table, { n, at: now })
-  return n
-}
-
-/**
- * A list whose order no index gives makes SQLite read and sort every matching record while every
- * other request waits (640 ms at a million). Beyond LIST_SORT_MAX_RECORDS it is refused with the
- * index that would serve it: the equality-filtered properties, then the order.
- */
-async function refuseUnindexedSort(ctx: Ctx, model: ClassModel, query: ListQuery, range?: ColumnRange): Promise<void> {
-  const max = ctx.deps.config.listSortMaxRecords
-  // a partition or an interval bounds what is sorted; without an order the primary key gives one
-  if (query.order.length === 0 || range) return
-  const n = await approxRecords(ctx, model)
-  if (n <= max) return
-  if (!(await repoOf(ctx, model).listSorts(ctx.domain, query, { range, now: ctx.deps.clock.now() }))) return
-  const equal = (query.filter?.op === 'and' ? query.filter.args : query.filter ? [query.filter] : []).flatMap((f) =>
-    f.op === '==' && 'field' in f.left ? [f.left.field] : [],
-  )
-  const index = [...new Set([...equal, ...query.order.map((o) => o.field)])].filter((f) => f !== 'id')
-  throw badRequest(
-    `ordering ${n} records of ${model.classname} this way reads and sorts all of them: declare the index ${JSON.stringify(index)} in the class's opts.indexes (or order by what an index serves)`,
-    'order',
-    { index },
-  )
 }
 
 /**

@@ -1,0 +1,73 @@
+/**
+ * Lists whose filter no index serves: SQLite reads the scope's rows one by one until the page is
+ * full, and with a rare match on a large table that is every row (hundreds of milliseconds at a
+ * million, with every other request of the process waiting). Such a list runs over the first
+ * `budget` rows of its scope in its own order only; when those do not fill the page and the scope
+ * holds more, the answer is null and the caller refuses the list, naming the index to declare.
+ */
+import type { SqlValue } from './db'
+import type { Doc } from './doc'
+import { listWhere, probeSql, scopeWhere, type ListScope } from './list-sql'
+import { compileAfter, compileFilter, compileOrder, type ListQuery } from './query'
+import type { Repository } from './repository'
+
+/** Per repository: a class change (a new index) makes a new one, so a verdict never outlives the indexes it saw. */
+const verdictsOf = new WeakMap<Repository, Map<string, boolean>>()
+
+/** Whether the list's filter makes SQLite read its rows one by one: its plan, asked once per statement shape. */
+export async function filterScans(repo: Repository, domain: string, q: ListQuery, scope: ListScope): Promise<boolean> {
+  if (!q.filter) return false
+  const args: SqlValue[] = []
+  const sql = probeSql(repo.spec, repo.layout, listWhere(repo.spec, repo.layout, domain, q, scope, args), q)
+  let verdicts = verdictsOf.get(repo)
+  if (!verdicts) verdictsOf.set(repo, (verdicts = new Map()))
+  let scans = verdicts.get(sql)
+  if (scans === undefined) {
+    const plan = (await repo.db.all(`EXPLAIN QUERY PLAN ${sql}`, args)).map((r) => String(r[3]))
+    const access = plan.find((line) => line.includes(` ${repo.spec.table} `) || line.endsWith(` ${repo.spec.table}`))
+    // a SEARCH constrained by the domain (and the keyset cursor) alone visits every row of the domain
+    const constraint = /\((.*)\)$/.exec(access ?? '')?.[1] ?? ''
+    scans = !access || /^SCAN\b/.test(access) || /^domain=\?( AND id>\?)?$/.test(constraint)
+    if (verdicts.size > 500) verdicts.clear()
+    verdicts.set(sql, scans)
+  }
+  return scans
+}
+
+/** The page read from the first `budget` rows of the scope in list order; null when that does not decide it. */
+export async function budgetedPage(
+  repo: Repository,
+  domain: string,
+  q: ListQuery,
+  scope: ListScope,
+  budget: number,
+): Promise<{ docs: Doc[]; next: SqlValue[] | null } | null> {
+  const { spec, layout } = repo
+  const t = spec.table
+  const order = compileOrder(q.order, layout.resolveField, 'id')
+  const args: SqlValue[] = []
+  let inner = scopeWhere(spec, layout, domain, scope, args)
+  if (q.after) inner += ` AND ${compileAfter(q.order, q.after, layout.resolveField, 'id', args)}`
+  const innerArgs = [...args]
+  const keys = q.order.map((o) => layout.resolveField(o.field))
+  if (!keys.includes('id')) keys.push('id')
+  args.push(budget)
+  const filter = q.filter ? compileFilter(q.filter, layout.resolveField, args) : '1'
+  args.push(q.limit, q.offset)
+  const rows = await repo.db.all(
+    `SELECT doc, ${keys.join(', ')} FROM (SELECT * FROM ${t} WHERE ${inner} ORDER BY ${order} LIMIT ?) AS ${t}
+     WHERE ${filter} ORDER BY ${order} LIMIT ? OFFSET ?`,
+    args,
+  )
+  if (rows.length < q.limit) {
+    // a short page is the whole answer only if the budget covered the scope
+    const seen = await repo.db.get(`SELECT count(*) FROM (SELECT 1 FROM ${t} WHERE ${inner} LIMIT ?)`, [
+      ...innerArgs,
+      budget + 1,
+    ])
+    if ((seen![0] as number) > budget) return null
+  }
+  const last = rows.at(-1)
+  const next = last && rows.length === q.limit ? (last.slice(1) as SqlValue[]) : null
+  return { docs: rows.map((r) => JSON.parse(r[0] as string) as Doc), next }
+}
