@@ -14,6 +14,12 @@ import type { Repository } from './repository'
 /** Per repository: a class change (a new index) makes a new one, so a verdict never outlives the indexes it saw. */
 const verdictsOf = new WeakMap<Repository, Map<string, boolean>>()
 
+/** The domain's rows of the table, counted up to `cap` + 1 (whether a budget is exceeded needs no more). */
+export async function countUpTo(repo: Repository, domain: string, cap: number): Promise<number> {
+  const sql = `SELECT count(*) FROM (SELECT 1 FROM ${repo.spec.table} WHERE domain = ? LIMIT ?)`
+  return (await repo.db.get(sql, [domain, cap + 1]))![0] as number
+}
+
 /** Whether the list's filter makes SQLite read its rows one by one: its plan, asked once per statement shape. */
 export async function filterScans(repo: Repository, domain: string, q: ListQuery, scope: ListScope): Promise<boolean> {
   if (!q.filter) return false
@@ -34,8 +40,50 @@ export async function filterScans(repo: Repository, domain: string, q: ListQuery
   return scans
 }
 
-/** The page read from the first `budget` rows of the scope in list order; null when that does not decide it. */
+/** The last id within the budget and whether rows follow it, per list shape, for a few seconds (a bound, not a value to be exact about). */
+const boundaries = new WeakMap<Repository, Map<string, { id: SqlValue; beyond: boolean; at: number }>>()
+const BOUNDARY_MS = 10_000
+
+/** The page read from the first `budget` rows of the scope in list order; null when those do not decide it. */
 export async function budgetedPage(
+  repo: Repository,
+  domain: string,
+  q: ListQuery,
+  scope: ListScope,
+  budget: number,
+): Promise<{ docs: Doc[]; next: SqlValue[] | null } | null> {
+  const byId = q.order.length === 0 || (q.order.length === 1 && q.order[0]!.field === 'id')
+  if (!byId) return nestedPage(repo, domain, q, scope, budget)
+  // ordered by id: the budget ends at an id, and the page is the list's own statement bounded by it
+  const desc = q.order[0]?.desc === true
+  const { spec, layout } = repo
+  const args: SqlValue[] = []
+  let within = scopeWhere(spec, layout, domain, scope, args)
+  if (q.after) within += ` AND ${compileAfter(q.order, q.after, layout.resolveField, 'id', args)}`
+  const key = `${domain} ${desc} ${within}`
+  let known = boundaries.get(repo)?.get(key)
+  if (q.after || !known || Date.now() - known.at > BOUNDARY_MS) {
+    const rows = await repo.db.all(
+      `SELECT id FROM ${spec.table} WHERE ${within} ORDER BY id ${desc ? 'DESC' : 'ASC'} LIMIT 2 OFFSET ?`,
+      [...args, budget - 1],
+    )
+    // fewer rows than the budget: the whole list is within it
+    if (rows.length === 0) return repo.listPage(domain, q, scope)
+    known = { id: rows[0]![0] as SqlValue, beyond: rows.length === 2, at: Date.now() }
+    if (!q.after) {
+      let ofRepo = boundaries.get(repo)
+      if (!ofRepo) boundaries.set(repo, (ofRepo = new Map()))
+      if (ofRepo.size > 100) ofRepo.clear()
+      ofRepo.set(key, known)
+    }
+  }
+  const bound = known
+  const page = await repo.listPage(domain, q, { ...scope, idBound: { id: bound.id as string, desc } })
+  return page.docs.length < q.limit && bound.beyond ? null : page
+}
+
+/** Any other order: the page read from a subquery of the first `budget` rows of the scope. */
+async function nestedPage(
   repo: Repository,
   domain: string,
   q: ListQuery,

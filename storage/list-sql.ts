@@ -19,6 +19,8 @@ export interface ListScope {
   range?: ColumnRange
   /** Hides what expired by then (expiring tables). */
   now?: number
+  /** Ends the list at this id (a scan budget of a list ordered by id): ids up to it ascending, from it descending. */
+  idBound?: { id: string; desc: boolean }
 }
 
 /** The rows a list may show at all: the domain, the range, what is alive. */
@@ -40,6 +42,10 @@ export function scopeWhere(
   if (spec.expiring && scope.now !== undefined) {
     where += ' AND (expires IS NULL OR expires > ?)'
     args.push(scope.now)
+  }
+  if (scope.idBound) {
+    where += scope.idBound.desc ? ' AND id >= ?' : ' AND id <= ?'
+    args.push(scope.idBound.id)
   }
   return where
 }

@@ -7,7 +7,7 @@
  * they do not decide the page. Both refusals name the index that would serve the list.
  */
 import type { Doc } from '~storage/doc'
-import { budgetedPage, filterScans } from '~storage/list-budget'
+import { budgetedPage, countUpTo, filterScans } from '~storage/list-budget'
 import type { FilterNode, ListQuery } from '~storage/query'
 import type { ColumnRange, Repository } from '~storage/repository'
 import type { SqlValue } from '~storage/db'
@@ -15,14 +15,17 @@ import type { Ctx } from '../context'
 import { badRequest } from '../errors'
 import type { ClassModel } from './class-model'
 
-/** Records per class table, counted at most every ten seconds (a budget needs a size, not an exact one). */
+/**
+ * Records per class table, counted at most every ten seconds and only up to the larger budget (a
+ * count of a million records would itself hold the process for 60 ms).
+ */
 const sizes = new Map<string, { n: number; at: number }>()
-async function approxRecords(ctx: Ctx, repo: Repository): Promise<number> {
+async function approxRecords(ctx: Ctx, repo: Repository, cap: number): Promise<number> {
   const key = `${ctx.domain} ${repo.spec.table}`
   const now = ctx.deps.clock.now()
   const known = sizes.get(key)
   if (known && now - known.at < 10_000) return known.n
-  const n = await ctx.deps.db.read(() => repo.count(ctx.domain))
+  const n = await countUpTo(repo, ctx.domain, cap)
   if (sizes.size > 10_000) sizes.clear()
   sizes.set(key, { n, at: now })
   return n
@@ -51,11 +54,13 @@ export async function readPage(
   const { listSortMaxRecords: sortMax, listScanMaxRecords: scanMax } = ctx.deps.config
   // a partition or an interval bounds what is read
   if (range) return repo.listPage(ctx.domain, query, scope)
-  const n = await approxRecords(ctx, repo)
+  const cap = Math.max(sortMax, scanMax)
+  const n = await approxRecords(ctx, repo, cap)
+  const size = n > cap ? `more than ${cap}` : String(n)
   const refuse = (doing: string, field: string) => {
     const index = indexFor(query)
     return badRequest(
-      `${doing} ${n} records of ${model.classname} reads every one of them: declare the index ${JSON.stringify(index)} in the class's opts.indexes`,
+      `${doing} ${size} records of ${model.classname} reads every one of them: declare the index ${JSON.stringify(index)} in the class's opts.indexes`,
       field,
       { index },
     )

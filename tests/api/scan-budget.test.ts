@@ -55,6 +55,20 @@ test('a match the budget does not reach is refused, naming the filter and the in
   }
 })
 
+test('the budget counts in the list order: descending, or by another order, a late record comes first', async () => {
+  for (const order of ['-id', '-n']) {
+    // within the first 30 in this order; a page of 1 is full, a page of 5 might go on beyond them
+    const rare = await list(`filter=${q({ kind: 'rare' })}&order=${q([order])}&limit=1&mask=n`)
+    expect([order, rare.status, rare.body]).toEqual([order, 200, [{ n: 55 }]])
+    expect((await list(`filter=${q({ kind: 'rare' })}&order=${q([order])}&limit=5`)).status).toBe(400)
+    const common = await list(`filter=${q({ kind: 'k0' })}&order=${q([order])}&limit=3&mask=n`)
+    expect([order, common.body]).toEqual([order, [{ n: 58 }, { n: 56 }, { n: 54 }]])
+  }
+  const early = await list(`filter=${q({ kind: 'k1' })}&order=${q(['n'])}&limit=3&mask=n`)
+  expect(early.body).toEqual([{ n: 1 }, { n: 3 }, { n: 5 }])
+  expect((await list(`filter=${q({ kind: 'rare' })}&order=${q(['n'])}&limit=3`)).status).toBe(400)
+})
+
 test('once the index is declared the same lists are served', async () => {
   const patched = await t.call('PATCH', `/rest/v1/design/classes/${classId}`, {
     token,
