@@ -36,8 +36,12 @@ export interface ListQuery {
   after?: SqlValue[]
 }
 
-/** Resolves a validated field path to a SQL expression (a column or a JSON extraction). */
-export type FieldResolver = (path: string) => string
+/**
+ * Resolves a validated field path to a SQL expression (a column or a JSON extraction). `contains`,
+ * when it knows the path, gives the SQL that holds when the field's array holds the value of its one
+ * `?` (an array assembled from an indexed table answers that without building the array).
+ */
+export type FieldResolver = ((path: string) => string) & { contains?: (path: string) => string | undefined }
 
 /** The one way to address a JSON member, so expression indexes match textually. */
 export function jsonField(column: string, path: string): string {
@@ -78,6 +82,11 @@ export function compileFilter(node: FilterNode, resolve: FieldResolver, args: Sq
     case 'isnull':
       return `(${operand(node.arg, resolve, args)} IS NULL)`
     case 'contains': {
+      const indexed = resolve.contains?.(node.field)
+      if (indexed !== undefined) {
+        args.push(bindable(node.value))
+        return `(${indexed})`
+      }
       // anything but a JSON array (text, a number, malformed JSON) holds nothing, never an error
       const x = resolve(node.field)
       args.push(bindable(node.value))

@@ -36,7 +36,7 @@ export class Repository {
     this.sql = {
       get: `SELECT ${layout.selected.join(', ')} FROM ${t} WHERE domain = ? AND id = ?${alive}`,
       insert: spec.bare
-        ? `INSERT INTO ${t} (domain, id, doc) VALUES (?, ?, ?)`
+        ? `INSERT OR REPLACE INTO ${t} (domain, id, doc) VALUES (?, ?, ?)`
         : `INSERT INTO ${t} (domain, id, doc, ct, lwt, version${written.map((c) => `, ${c}`).join('')})
            VALUES (?, ?, ?, ?, ?, 1${written.map(() => ', ?').join('')})`,
       update: `UPDATE ${t} SET doc = ?, lwt = ?, version = version + 1${written.map((c) => `, ${c} = ?`).join('')}
@@ -99,8 +99,8 @@ export class Repository {
     args.push(q.limit, q.offset)
     const rows = await this.db.all(pageSql(this.spec, this.layout, where, q), args)
     const last = rows.at(-1)
-    const next = last && rows.length === q.limit ? (last.slice(1) as SqlValue[]) : null
-    return { docs: rows.map((r) => JSON.parse(r[0] as string) as Doc), next }
+    const next = last && rows.length === q.limit ? (last.slice(this.layout.listed.length) as SqlValue[]) : null
+    return { docs: rows.map((r) => JSON.parse(this.layout.listText(r)) as Doc), next }
   }
 
   /**
@@ -159,7 +159,7 @@ export class Repository {
   async findBy(domain: string | null, field: string, value: SqlValue, limit = 1000) {
     const scope = domain === null ? '' : 'domain = ? AND '
     const rows = await this.db.all(
-      `SELECT domain, ${['doc', ...this.layout.detached, ...this.layout.hidden].join(', ')} FROM ${this.spec.table}
+      `SELECT domain, ${this.layout.selected.join(', ')} FROM ${this.spec.table}
        WHERE ${scope}${this.layout.resolveField(field)} = ? ORDER BY domain, id LIMIT ?`,
       domain === null ? [value, limit] : [domain, value, limit],
     )
@@ -336,10 +336,10 @@ export class Repository {
     return rows.length
   }
 
-  /** Replaces every row of a domain (derived data rebuilt as a whole; not journaled). */
-  *replaceAll(domain: string, docs: readonly Doc[]): TxStep<void> {
-    if (this.spec.journal !== false) throw new Error(`${this.spec.table} is journaled: write it entity by entity`)
-    yield* tx.run(`DELETE FROM ${this.spec.table} WHERE domain = ?`, [domain])
+  /** Writes derived rows (a bare table's insert replaces its row) and removes the `gone` ids; not journaled. */
+  *putDerived(domain: string, docs: readonly Doc[], gone: readonly string[] = []): TxStep<void> {
+    if (!this.spec.bare) throw new Error(`${this.spec.table} is not derived: write it entity by entity`)
+    for (const id of gone) yield* tx.run(this.sql.delete, [domain, id])
     for (const doc of docs)
       yield* this.insert({ domain, now: '', actor: { id: '', name: '' }, initiator: 'system', requestId: '' }, doc)
   }

@@ -35,8 +35,21 @@ export interface TableSpec {
   expiring?: boolean
   /** false: changes are not journaled (derived data, the service's own bookkeeping). */
   journal?: false
-  /** true: only (domain, id, doc), no ct/lwt/version (derived caches rewritten as a whole). */
+  /** true: only (domain, id, doc), no ct/lwt/version (derived caches, written row by row). */
   bare?: boolean
+  /**
+   * Top-level array fields stored in no column of the table: each read (GET, lists, filters) assembles
+   * them from other tables (a group's users, from an indexed edge table).
+   */
+  assembled?: Record<string, AssembledField>
+}
+
+/** A field a read assembles in SQL for the row of `table` (the outer statement's table, unaliased). */
+export interface AssembledField {
+  /** The field's value: a JSON array. */
+  value: (table: string) => string
+  /** True when the array holds the value of the one parameter `?`. */
+  contains: (table: string) => string
 }
 
 /** The columns a spec says its table has, in a stable order (for the spec-to-migration test). */
@@ -63,10 +76,14 @@ export class TableLayout {
   private readonly detachedKeys: string[]
   readonly hidden: string[]
   readonly derived: [column: string, compute: (doc: Doc) => SqlValue][]
+  /** Assembled fields and their SQL, spliced into every read after the detached fields. */
+  readonly assembled: [field: string, sql: string][]
   /** The SQL expression of a (validated) field path: a column or a JSON extraction. */
   readonly resolveField: FieldResolver
   /** What a read selects: the doc, then the detached and hidden columns (see `docText`, `hiddenOf`). */
   readonly selected: string[]
+  /** What a list selects before its keyset values: the doc, then the assembled fields (see `listText`). */
+  readonly listed: string[]
   /** Every column a write sets besides domain, id, doc and the stamps, in the order of `rowValues`. */
   readonly written: string[]
 
@@ -74,10 +91,14 @@ export class TableLayout {
     this.idField = spec.idField ?? 'id'
     this.columns = Object.entries(spec.columns ?? {})
     this.detached = spec.detached ?? []
-    this.detachedKeys = this.detached.map((f) => JSON.stringify(f))
     this.hidden = Object.keys(spec.hidden ?? {})
     this.derived = Object.entries(spec.derived ?? {})
-    this.selected = ['doc', ...this.detached, ...this.hidden]
+    const assembled = Object.entries(spec.assembled ?? {})
+    this.assembled = assembled.map(([f, a]) => [f, a.value(spec.table)])
+    this.detachedKeys = [...this.detached, ...this.assembled.map(([f]) => f)].map((f) => JSON.stringify(f))
+    const assembledSql = this.assembled.map(([, sql]) => sql)
+    this.selected = ['doc', ...this.detached, ...assembledSql, ...this.hidden]
+    this.listed = ['doc', ...assembledSql]
     this.written = [...this.detached, ...this.columns.map(([c]) => c), ...this.hidden, ...this.derived.map(([c]) => c)]
     const byPath = new Map(this.columns.map(([column, path]) => [path, column]))
     byPath.set(this.idField, 'id')
@@ -86,12 +107,16 @@ export class TableLayout {
       byPath.set('ext.lwt', 'lwt')
     }
     for (const d of this.detached) byPath.set(d, d)
-    this.resolveField = (path) => {
+    for (const [f, sql] of this.assembled) byPath.set(f, sql)
+    const resolve: FieldResolver = (path) => {
       const column = byPath.get(path)
       if (column) return column
       const top = path.split('.', 1)[0]!
       return this.detached.includes(top) ? jsonField(top, path.slice(top.length + 1)) : jsonField('doc', path)
     }
+    const contains = new Map(assembled.map(([f, a]) => [f, a.contains(spec.table)]))
+    resolve.contains = (path) => contains.get(path)
+    this.resolveField = resolve
   }
 
   /** The doc with the server's times in `ext` (unless the table keeps none). */
@@ -104,6 +129,7 @@ export class TableLayout {
   /** The stored doc (without detached fields), and the values of the `written` columns. */
   rowValues(full: Doc, hidden: Record<string, SqlValue>): { doc: string; columns: SqlValue[] } {
     const doc: Doc = { ...full }
+    for (const [f] of this.assembled) delete doc[f]
     const detached = this.detached.map((f) => {
       const v = doc[f]
       delete doc[f]
@@ -118,13 +144,25 @@ export class TableLayout {
     return { doc: JSON.stringify(doc), columns }
   }
 
-  /** The whole document as JSON text from a row of `selected`: the stored doc with its detached fields spliced back in. */
+  /**
+   * The whole document as JSON text from a row of `selected`: the stored doc with its detached and
+   * assembled fields spliced back in.
+   */
   docText(row: Row): string {
+    return this.splice(row, this.detachedKeys, 0)
+  }
+
+  /** A list item as JSON text from a row of `listed`: the stored doc with its assembled fields. */
+  listText(row: Row): string {
+    return this.splice(row, this.detachedKeys, this.detached.length)
+  }
+
+  private splice(row: Row, keys: string[], from: number): string {
     const text = row[0] as string
     let members = ''
-    for (let i = 0; i < this.detached.length; i++) {
-      const value = row[1 + i] as string | null
-      if (value !== null) members += `${members ? ',' : ''}${this.detachedKeys[i]}:${value}`
+    for (let i = from; i < keys.length; i++) {
+      const value = row[1 + i - from] as string | null
+      if (value !== null) members += `${members ? ',' : ''}${keys[i]}:${value}`
     }
     if (!members) return text
     return text.length > 2 ? `${text.slice(0, -1)},${members}}` : `{${members}}`
@@ -133,7 +171,7 @@ export class TableLayout {
   /** The hidden column values from a row of `selected`. */
   hiddenOf(row: Row): Record<string, SqlValue> {
     const out: Record<string, SqlValue> = {}
-    const start = 1 + this.detached.length
+    const start = 1 + this.detached.length + this.assembled.length
     this.hidden.forEach((h, i) => (out[h] = row[start + i] as SqlValue))
     return out
   }

@@ -1,6 +1,8 @@
 /** The derived caches as collections (read-only), and the one write they allow: a user's direct groups. */
 import * as v from 'valibot'
+import { GROUP_USERS, SUBORDINATES } from '~storage/directory-edges'
 import type { Doc } from '~storage/doc'
+import type { AssembledField } from '~storage/table'
 import { defineCollection } from '../entities/entity'
 import { validate } from '../entities/validate'
 import { bodyObject, patchEntity, sameId } from '../entities/writes'
@@ -11,11 +13,20 @@ import { defineRoute, type RouteDef } from '../http/route'
 import { uuidList } from './schemas'
 import { users } from './users'
 
-/** A cache table: derived data, rewritten as a whole with every directory change and never journaled. */
-const cache = (name: string, table: string, idField: string, fields: string[]) =>
+/**
+ * A cache table: derived data, rewritten row by row by the directory changes that affect it
+ * (./refresh.ts) and never journaled; member lists are assembled from indexed edges when read.
+ */
+const cache = (
+  name: string,
+  table: string,
+  idField: string,
+  fields: string[],
+  assembled?: Record<string, AssembledField>,
+) =>
   defineCollection({
     name,
-    table: { table, objtype: name, idField, stamps: false, journal: false, bare: true },
+    table: { table, objtype: name, idField, stamps: false, journal: false, bare: true, assembled },
     fields,
     listFields: fields,
     lookupFields: [idField],
@@ -28,18 +39,30 @@ export const usersCaches = cache('user cache', 'users_caches', 'id', [
   'deep_groups',
   'deep_roles',
 ])
-export const groupsCaches = cache('group cache', 'groups_caches', 'id', [
+export const groupsCaches = cache(
+  'group cache',
+  'groups_caches',
   'id',
-  'direct_parents',
-  'direct_children',
-  'direct_users',
-  'direct_roles',
-  'deep_parents',
-  'deep_children',
-  'deep_users',
-  'deep_roles',
-])
-export const subordinationsCaches = cache('subordination cache', 'subordinations_caches', 'top', ['top', 'sub'])
+  [
+    'id',
+    'direct_parents',
+    'direct_children',
+    'direct_users',
+    'direct_roles',
+    'deep_parents',
+    'deep_children',
+    'deep_users',
+    'deep_roles',
+  ],
+  GROUP_USERS,
+)
+export const subordinationsCaches = cache(
+  'subordination cache',
+  'subordinations_caches',
+  'top',
+  ['top', 'sub'],
+  SUBORDINATES,
+)
 
 /** GET /subordinations_caches/<top>: keyed by the superior's user id. */
 export const readSubordination: RouteDef = defineRoute({

@@ -1,13 +1,17 @@
 /** Groups (/rest/v1/domain/groups): nested through `parents`, carrying roles; `members` are the users in them. */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
+import { directMembers } from '~storage/directory-edges'
 import type { Ctx } from '../context'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, text, withDefaults } from '../entities/entity'
 import { badRequest } from '../errors'
 import { createsCycle } from './caches'
-import { editList, rebuildCaches, requireIds, requireRoles, strings, unique } from './maintain'
+import { editList, requireIds, requireRoles, strings, unique } from './maintain'
+import { refreshCaches } from './refresh'
 import { roleList, uuidList } from './schemas'
 import { users } from './users'
+
+const sameList = (a: unknown, b: unknown) => JSON.stringify(strings(a)) === JSON.stringify(strings(b))
 
 export const groups = defineEntity({
   name: 'group',
@@ -34,8 +38,11 @@ export const groups = defineEntity({
       const repo = u.ctx.deps.repo(groups.table)
       const domain = u.w.domain
       const id = (change.after ?? change.before)!.id
-      if (change.after) {
-        const parents = strings(change.after.parents)
+      const { before, after } = change
+      // users whose own groups change; the members of groups that move or change roles follow
+      const touched: string[] = []
+      if (after) {
+        const parents = strings(after.parents)
         yield* requireIds(u, groups, parents, 'parents')
         const all = (yield* repo.all(domain)).map((g) => ({
           id: g.id as string,
@@ -43,32 +50,40 @@ export const groups = defineEntity({
           roles: [],
         }))
         if (createsCycle(id, parents, all)) throw badRequest('parents: a group cannot be inside itself', 'parents')
-        yield* requireRoles(u, change.after.roles, 'roles')
+        yield* requireRoles(u, after.roles, 'roles')
         const members = change.input?.members
         if (members !== undefined) {
           yield* requireIds(u, users, members, 'members')
           const wanted = new Set(members as string[])
-          const current = new Set(yield* u.ctx.deps.repo(users.table).idsContaining(domain, 'groups', id))
+          const current = new Set(yield* directMembers(domain, [id]))
           for (const m of wanted)
-            if (!current.has(m)) yield* editList(u, users, m, 'groups', (gs) => unique([...gs, id]))
+            if (!current.has(m)) {
+              yield* editList(u, users, m, 'groups', (gs) => unique([...gs, id]))
+              touched.push(m)
+            }
           for (const m of current)
-            if (!wanted.has(m)) yield* editList(u, users, m, 'groups', (gs) => gs.filter((g) => g !== id))
+            if (!wanted.has(m)) {
+              yield* editList(u, users, m, 'groups', (gs) => gs.filter((g) => g !== id))
+              touched.push(m)
+            }
         }
       } else {
         // a deleted group leaves its users and its child groups
-        for (const m of yield* u.ctx.deps.repo(users.table).idsContaining(domain, 'groups', id)) {
+        for (const m of yield* directMembers(domain, [id])) {
           yield* editList(u, users, m, 'groups', (gs) => gs.filter((g) => g !== id))
+          touched.push(m)
         }
         for (const g of yield* repo.idsContaining(domain, 'parents', id)) {
           yield* editList(u, groups, g, 'parents', (ps) => ps.filter((p) => p !== id))
         }
       }
-      yield* rebuildCaches(u)
+      const graphChanged =
+        !before || !after || !sameList(before.parents, after.parents) || !sameList(before.roles, after.roles)
+      yield* refreshCaches(u, { users: touched, groups: graphChanged })
     },
     async view(ctx: Ctx, doc) {
-      const members = await ctx.deps.db.read(() =>
-        ctx.deps.repo(users.table).idsContaining(ctx.domain, 'groups', doc.id),
-      )
+      // the group's members are the users whose groups hold it: its direct membership edges
+      const members = await ctx.deps.db.read(() => directMembers(ctx.domain, [doc.id]))
       return { ...doc, members }
     },
   },

@@ -1,18 +1,13 @@
 /**
- * Keeping the directory consistent inside write transactions: references checked, dependent docs
- * edited (and journaled), and the derived caches rebuilt, all in the transaction of the change;
- * after the commit, every process drops its cached view of the domain's access.
+ * Keeping the directory consistent inside write transactions: references checked and dependent docs
+ * edited (and journaled) in the transaction of the change; the derived caches follow (./refresh.ts).
  */
 import type { TxStep } from '~storage/db'
 import type { Doc } from '~storage/doc'
 import type { Entity } from '../entities/entity'
 import type { Unit } from '../entities/unit'
 import { badRequest } from '../errors'
-import { computeCaches } from './caches'
-import { groupsCaches, subordinationsCaches, usersCaches } from './caches-api'
-import { groups } from './groups'
 import { roles } from './roles'
-import { users } from './users'
 
 /** Roles every domain has without defining them. */
 export const BUILTIN_ROLES = ['admin', 'user'] as const
@@ -20,28 +15,6 @@ export const isBuiltinRole = (name: string) => (BUILTIN_ROLES as readonly string
 
 /** An array member of a doc, or none. */
 export const strings = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : [])
-
-/** Rebuilds the domain's caches in this transaction; its access caches drop after the commit. */
-export function* rebuildCaches(u: Unit): TxStep<void> {
-  const { repo, access } = u.ctx.deps
-  const domain = u.w.domain
-  const all = computeCaches(
-    (yield* repo(users.table).all(domain)).map((d) => ({
-      id: d.id as string,
-      groups: strings(d.groups),
-      roles: strings(d.roles),
-    })),
-    (yield* repo(groups.table).all(domain)).map((d) => ({
-      id: d.id as string,
-      parents: strings(d.parents),
-      roles: strings(d.roles),
-    })),
-  )
-  yield* repo(usersCaches.table).replaceAll(domain, all.users)
-  yield* repo(groupsCaches.table).replaceAll(domain, all.groups)
-  yield* repo(subordinationsCaches.table).replaceAll(domain, all.subordinations)
-  u.afterCommit(`access:${domain}`, () => access.invalidate(domain))
-}
 
 export function* requireRoles(u: Unit, names: unknown, field: string): TxStep<void> {
   const custom = strings(names).filter((n) => !isBuiltinRole(n))

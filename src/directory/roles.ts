@@ -5,6 +5,7 @@
  */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
+import { roleHolders } from '~storage/directory-edges'
 import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
 import { ancestorsOf, byParentId } from '../entities/tree'
 import type { Unit } from '../entities/unit'
@@ -12,7 +13,8 @@ import { badRequest } from '../errors'
 import { METHODS } from '../http/route'
 import { NIL_UUID } from '../ids'
 import { groups } from './groups'
-import { BUILTIN_ROLES, editList, isBuiltinRole, rebuildCaches } from './maintain'
+import { BUILTIN_ROLES, editList, isBuiltinRole } from './maintain'
+import { type Affected, refreshCaches } from './refresh'
 import { roleName, uuid } from './schemas'
 import { users } from './users'
 
@@ -28,14 +30,17 @@ const route = v.strictObject({
   ),
 })
 
-/** Users and groups holding `from` hold `to` instead, or lose it when `to` is null (journaled updates). */
-function* replaceRole(u: Unit, from: string, to: string | null): TxStep<void> {
+/**
+ * Users and groups holding `from` hold `to` instead, or lose it when `to` is null (journaled
+ * updates); answers what the caches must follow. The users holding it are found through their edges.
+ */
+function* replaceRole(u: Unit, from: string, to: string | null): TxStep<Affected> {
   const swap = (rs: string[]) => (to ? rs.map((r) => (r === from ? to : r)) : rs.filter((r) => r !== from))
-  for (const holder of [users, groups]) {
-    for (const id of yield* u.ctx.deps.repo(holder.table).idsContaining(u.w.domain, 'roles', from)) {
-      yield* editList(u, holder, id, 'roles', swap)
-    }
-  }
+  const holders = yield* roleHolders(u.w.domain, from)
+  for (const id of holders) yield* editList(u, users, id, 'roles', swap)
+  const holding = yield* u.ctx.deps.repo(groups.table).idsContaining(u.w.domain, 'roles', from)
+  for (const id of holding) yield* editList(u, groups, id, 'roles', swap)
+  return { users: holders, groups: holding.length > 0 }
 }
 
 export const roles = defineEntity({
@@ -62,6 +67,8 @@ export const roles = defineEntity({
       const repo = u.ctx.deps.repo(roles.table)
       const all = yield* repo.all(u.w.domain)
       const byId = new Map(all.map((r) => [r.id as string, r]))
+      // a role's routes reach open sessions through the access caches, which refreshCaches drops
+      let affected: Affected = {}
       if (change.after) {
         const { id, parent_id: parent } = change.after
         if (parent && parent !== NIL_UUID) {
@@ -71,16 +78,16 @@ export const roles = defineEntity({
         }
         // holders follow a renamed role
         if (change.before && change.before.name !== change.after.name) {
-          yield* replaceRole(u, change.before.name, change.after.name)
+          affected = yield* replaceRole(u, change.before.name, change.after.name)
         }
       } else {
         const gone = change.before!
-        yield* replaceRole(u, gone.name, null)
+        affected = yield* replaceRole(u, gone.name, null)
         for (const child of all.filter((r) => r.parent_id === gone.id)) {
           yield* repo.update(u.w, child.id as string, (doc) => ({ ...doc, parent_id: NIL_UUID }))
         }
       }
-      yield* rebuildCaches(u)
+      yield* refreshCaches(u, affected)
     },
   },
 })

@@ -7,7 +7,8 @@ import { NIL_UUID } from '../ids'
 import { checkPasswordPolicy } from '../identity/password-policy'
 import { hashPassword } from '../identity/passwords'
 import { groups } from './groups'
-import { rebuildCaches, requireIds, requireRoles } from './maintain'
+import { requireIds, requireRoles } from './maintain'
+import { refreshCaches } from './refresh'
 import { email, login, roleList, uuidList } from './schemas'
 import { sipusers } from './sipusers'
 
@@ -54,7 +55,7 @@ export const users = defineEntity({
           yield* repo(sipusers.table).update(u.w, account, (doc) => ({ ...doc, iduser: NIL_UUID }))
         }
       }
-      yield* rebuildCaches(u)
+      yield* refreshCaches(u, { users: [id] })
       // a deleted account signs out everywhere; a new password ends the account's other sessions
       if (!change.after)
         u.afterCommit(`end-sessions:${domain}:${id}`, async () => {

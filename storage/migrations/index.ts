@@ -15,6 +15,7 @@ import svctasks from './0010_svctasks.sql' with { type: 'text' }
 import svctaskRuns from './0011_svctask_runs.sql' with { type: 'text' }
 import integrationPoints from './0012_integration_points.sql' with { type: 'text' }
 import journalHorizons from './0015_journal_horizons.sql' with { type: 'text' }
+import directoryEdges from './0016_directory_edges.sql' with { type: 'text' }
 
 export const migrations: { id: string; sql: string }[] = [
   { id: '0001_core', sql: core },
@@ -30,4 +31,5 @@ export const migrations: { id: string; sql: string }[] = [
   { id: '0011_svctask_runs', sql: svctaskRuns },
   { id: '0012_integration_points', sql: integrationPoints },
   { id: '0015_journal_horizons', sql: journalHorizons },
+  { id: '0016_directory_edges', sql: directoryEdges },
 ]

@@ -1,0 +1,124 @@
+/**
+ * The directory's membership as indexed edges, kept in step with the caches in the transaction of
+ * every directory change (migration 0016):
+ *
+ *   dir_members (domain, grp, usr, direct)  the user is in the group or below it (deep); `direct`
+ *                                           when the group is one of the user's own groups
+ *   dir_role_holders (domain, role, usr)     the user holds the role itself (its `roles`)
+ *
+ * A change edits only the edges of the users it affects, so its cost does not grow with the size of
+ * a group. The cache collections' member lists (a group's `direct_users` and `deep_users`, a
+ * subordination's `sub`) are assembled from these edges when they are read (`AssembledField`), and
+ * a `contains` filter on them is an indexed lookup.
+ */
+import { type TxStep, tx } from './db'
+import type { AssembledField } from './table'
+
+const slots = (n: number) => Array.from({ length: n }, () => '?').join(',')
+
+/** The groups a user is in (deep), each with whether the user is in it directly. */
+export function* membershipsOf(domain: string, user: string): TxStep<Map<string, boolean>> {
+  const rows = yield* tx.all('SELECT grp, direct FROM dir_members WHERE domain = ? AND usr = ?', [domain, user])
+  return new Map(rows.map((r) => [r[0] as string, r[1] === 1]))
+}
+
+/** Makes the user's membership edges exactly `wanted` (group -> direct), touching only what differs. */
+export function* setMemberships(domain: string, user: string, wanted: ReadonlyMap<string, boolean>): TxStep<void> {
+  const current = yield* membershipsOf(domain, user)
+  for (const grp of current.keys())
+    if (!wanted.has(grp))
+      yield* tx.run('DELETE FROM dir_members WHERE domain = ? AND grp = ? AND usr = ?', [domain, grp, user])
+  for (const [grp, direct] of wanted)
+    if (current.get(grp) !== direct)
+      yield* tx.run('INSERT OR REPLACE INTO dir_members (domain, grp, usr, direct) VALUES (?, ?, ?, ?)', [
+        domain,
+        grp,
+        user,
+        direct ? 1 : 0,
+      ])
+}
+
+/** The users directly in any of the groups, by id. */
+export function* directMembers(domain: string, groups: readonly string[]): TxStep<string[]> {
+  if (groups.length === 0) return []
+  const rows = yield* tx.all(
+    `SELECT DISTINCT usr FROM dir_members WHERE domain = ? AND grp IN (${slots(groups.length)}) AND direct = 1 ORDER BY usr`,
+    [domain, ...groups],
+  )
+  return rows.map((r) => r[0] as string)
+}
+
+/** Makes the user's role edges exactly `wanted`, given the roles it held (`held`). */
+export function* setRoles(
+  domain: string,
+  user: string,
+  held: readonly string[],
+  wanted: readonly string[],
+): TxStep<void> {
+  for (const role of held)
+    if (!wanted.includes(role))
+      yield* tx.run('DELETE FROM dir_role_holders WHERE domain = ? AND role = ? AND usr = ?', [domain, role, user])
+  for (const role of wanted)
+    if (!held.includes(role))
+      yield* tx.run('INSERT OR IGNORE INTO dir_role_holders (domain, role, usr) VALUES (?, ?, ?)', [domain, role, user])
+}
+
+/** The users holding the role themselves (not through a group), by id. */
+export function* roleHolders(domain: string, role: string): TxStep<string[]> {
+  const rows = yield* tx.all('SELECT usr FROM dir_role_holders WHERE domain = ? AND role = ? ORDER BY usr', [
+    domain,
+    role,
+  ])
+  return rows.map((r) => r[0] as string)
+}
+
+/** Removes every edge of a user (deleted), or of a group (deleted: its users were already refreshed). */
+export function* dropEdges(domain: string, of: { user: string } | { group: string }): TxStep<void> {
+  if ('user' in of) {
+    yield* tx.run('DELETE FROM dir_members WHERE domain = ? AND usr = ?', [domain, of.user])
+    yield* tx.run('DELETE FROM dir_role_holders WHERE domain = ? AND usr = ?', [domain, of.user])
+  } else yield* tx.run('DELETE FROM dir_members WHERE domain = ? AND grp = ?', [domain, of.group])
+}
+
+/** Removes every edge of a domain (the domain is being deleted). */
+export function* purgeEdges(domain: string): TxStep<void> {
+  yield* tx.run('DELETE FROM dir_members WHERE domain = ?', [domain])
+  yield* tx.run('DELETE FROM dir_role_holders WHERE domain = ?', [domain])
+}
+
+/** A JSON array of the values of `column` the subquery selects, in order (`[]` for none). */
+const arrayOf = (select: string) => `(SELECT json_group_array(v) FROM (${select} ORDER BY v))`
+
+/** A group's users, direct or deep: its rows in dir_members. */
+const groupUsers = (directOnly: boolean): AssembledField => {
+  const direct = directOnly ? ' AND m.direct = 1' : ''
+  return {
+    value: (t) =>
+      arrayOf(`SELECT m.usr AS v FROM dir_members m WHERE m.domain = ${t}.domain AND m.grp = ${t}.id${direct}`),
+    contains: (t) =>
+      `EXISTS (SELECT 1 FROM dir_members m WHERE m.domain = ${t}.domain AND m.grp = ${t}.id AND m.usr = ?${direct})`,
+  }
+}
+
+/**
+ * The users below a user (`top`): everyone in the groups under the groups the user is in directly
+ * (their children and, deep, what is below those), and the user itself. The children come from the
+ * group caches (`direct_children`).
+ */
+const below = (t: string) =>
+  `FROM dir_members d JOIN groups_caches g ON g.domain = d.domain AND g.id = d.grp
+   JOIN json_each(g.doc, '$.direct_children') c JOIN dir_members m ON m.domain = d.domain AND m.grp = c.value
+   WHERE d.domain = ${t}.domain AND d.usr = ${t}.id AND d.direct = 1`
+
+export const GROUP_USERS: Record<'direct_users' | 'deep_users', AssembledField> = {
+  direct_users: groupUsers(true),
+  deep_users: groupUsers(false),
+}
+
+export const SUBORDINATES: Record<'sub', AssembledField> = {
+  sub: {
+    value: (t) => arrayOf(`SELECT ${t}.id AS v UNION SELECT m.usr AS v ${below(t)}`),
+    contains: (t) =>
+      `EXISTS (SELECT 1 FROM (SELECT ? AS x) p WHERE p.x = ${t}.id OR EXISTS (SELECT 1 ${below(t)} AND m.usr = p.x))`,
+  },
+}
