@@ -59,6 +59,18 @@ test('groups_caches and subordinations_caches (sub includes top)', async () => {
   expect((await call('GET', `/rest/v1/domain/subordinations_caches/${bob}`)).body).toEqual({ top: bob, sub: [bob] })
   const list = await call('GET', '/rest/v1/domain/subordinations_caches?order=["top"]')
   expect(list.body.map((s: { top: string }) => s.top)).toEqual([ann, bob].sort())
+  // the member lists filter like any array field
+  const having = async (path: string, field: string, id: string) =>
+    (
+      await call(
+        'GET',
+        `/rest/v1/domain/${path}?filter=${encodeURIComponent(JSON.stringify(['contains', ['property', field], id]))}`,
+      )
+    ).body.map((d: { id?: string; top?: string }) => d.id ?? d.top)
+  expect(await having('groups_caches', 'deep_users', bob)).toEqual([company, sales].sort())
+  expect(await having('groups_caches', 'direct_users', bob)).toEqual([sales])
+  expect(await having('subordinations_caches', 'sub', bob)).toEqual([ann, bob].sort())
+  expect(await having('subordinations_caches', 'sub', ann)).toEqual([ann])
 })
 
 test('a directory change refreshes the caches at once', async () => {
