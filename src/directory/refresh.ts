@@ -33,6 +33,8 @@ export interface Affected {
   groups?: boolean
 }
 
+const CHUNK = 500
+const byId = (docs: Doc[]) => new Map(docs.map((d) => [d.id as string, d]))
 const sorted = (s: Iterable<string>) => [...new Set(s)].sort()
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
@@ -41,7 +43,14 @@ export function* refreshCaches(u: Unit, affected: Affected): TxStep<void> {
   const domain = u.w.domain
   const refresh = new Set(affected.users ?? [])
   const groupCaches = affected.groups ? yield* refreshGroups(u, refresh) : undefined
-  for (const id of [...refresh].sort()) yield* refreshUser(u, id, groupCaches)
+  // read in chunks: a group that moves may refresh thousands of users
+  const ids = [...refresh].sort()
+  for (let at = 0; at < ids.length; at += CHUNK) {
+    const chunk = ids.slice(at, at + CHUNK)
+    const docs = byId(yield* u.ctx.deps.repo(users.table).getMany(domain, chunk))
+    const before = byId(yield* u.ctx.deps.repo(usersCaches.table).getMany(domain, chunk))
+    for (const id of chunk) yield* refreshUser(u, id, docs.get(id), before.get(id), groupCaches)
+  }
   const { access } = u.ctx.deps
   u.afterCommit(`access:${domain}`, () => access.invalidate(domain))
 }
@@ -59,10 +68,10 @@ function* refreshGroups(u: Unit, refresh: Set<string>): TxStep<Map<string, Doc>>
     roles: strings(d.roles),
   }))
   const fresh = computeCaches([], graph).groups.map(({ direct_users, deep_users, ...rest }) => rest as Doc)
-  const stored = new Map((yield* repo(groupsCaches.table).all(domain)).map((d) => [d.id as string, d]))
-  const byId = new Map(fresh.map((d) => [d.id as string, d]))
+  const stored = byId(yield* repo(groupsCaches.table).all(domain))
+  const current = byId(fresh)
   const changed = fresh.filter((d) => !same(d, stored.get(d.id as string)))
-  const gone = [...stored.keys()].filter((id) => !byId.has(id))
+  const gone = [...stored.keys()].filter((id) => !current.has(id))
   yield* repo(groupsCaches.table).putDerived(domain, changed, gone)
   // a user's cache follows the ancestors and roles of its own groups, not their children
   const moved = changed
@@ -73,15 +82,22 @@ function* refreshGroups(u: Unit, refresh: Set<string>): TxStep<Map<string, Doc>>
     .map((d) => d.id as string)
   for (const id of yield* directMembers(domain, [...moved, ...gone])) refresh.add(id)
   for (const id of gone) yield* dropEdges(domain, { group: id })
-  return byId
+  return current
 }
 
-/** Rewrites one user's cache row and edges from its doc and its groups' caches (or drops them: deleted). */
-function* refreshUser(u: Unit, id: string, groupCaches: Map<string, Doc> | undefined): TxStep<void> {
+/**
+ * Rewrites one user's cache row and edges from its doc (none: deleted, they go) and its groups'
+ * caches; `before` is its cache row as stored.
+ */
+function* refreshUser(
+  u: Unit,
+  id: string,
+  user: Doc | undefined,
+  before: Doc | undefined,
+  groupCaches: Map<string, Doc> | undefined,
+): TxStep<void> {
   const { repo } = u.ctx.deps
   const domain = u.w.domain
-  const [user] = yield* repo(users.table).getMany(domain, [id])
-  const [before] = yield* repo(usersCaches.table).getMany(domain, [id])
   if (!user) {
     yield* repo(usersCaches.table).putDerived(domain, [], [id])
     yield* repo(subordinationsCaches.table).putDerived(domain, [], [id])

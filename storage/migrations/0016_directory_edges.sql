@@ -8,7 +8,7 @@ CREATE TABLE dir_members (
   direct INTEGER NOT NULL,
   PRIMARY KEY (domain, grp, usr)
 ) WITHOUT ROWID;
-CREATE INDEX dir_members_usr ON dir_members (domain, usr, grp);
+CREATE INDEX dir_members_usr ON dir_members (domain, usr, grp, direct);
 CREATE TABLE dir_role_holders (
   domain TEXT NOT NULL,
   role TEXT NOT NULL,
