@@ -1,8 +1,8 @@
 /**
  * Caches derived from the directory (SPEC "Caches"): for each user its direct and deep groups and
  * roles, for each group its relatives, users and roles, and for each user the users subordinate
- * to it. A pure computation over the domain's users and groups; storage/directory.ts writes the
- * result in the same transaction as the change that caused it.
+ * to it. A pure computation over the domain's users and groups: the definition the caches kept
+ * change by change (./refresh.ts) are tested against, and what computes the group caches.
  *
  * Rules: a member of a group is a member of all its ancestors (deep groups), and holds the roles of
  * every deep group. Subordination: a user is the superior of everyone in the groups below the
