@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '~/config'
 import { type Ctx, systemCtx } from '~/context'
-import { usersCaches } from '~/directory/caches-api'
+import { groupsCaches, subordinationsCaches, usersCaches } from '~/directory/caches-api'
 import { domains, findMasterDomain } from '~/directory/domains'
 import { groups } from '~/directory/groups'
 import { refreshCaches } from '~/directory/refresh'
@@ -134,6 +134,19 @@ try {
     summary(`list users_caches, filter deep_groups contains team (${cacheList.rows} rows)`, cacheList.times)
     const userList = await listTimes(ctx, users, filter(['contains', ['property', 'groups'], team]))
     summary(`list users, filter groups contains team (${userList.rows} rows)`, userList.times)
+    const subList = await listTimes(ctx, subordinationsCaches, filter(['contains', ['property', 'sub'], ids[1]!]))
+    summary(`list subordinations_caches, filter sub contains a user (${subList.rows} rows)`, subList.times)
+    // the member lists are assembled when read: a whole group of every user, and a superior of all
+    const whole = async (c: Collection, id: string) => {
+      const t0 = performance.now()
+      const length = (await deps.repo(c.table).getText(ctx.domain, id))!.length
+      console.log(
+        `  GET ${c.table.table} of ${id === all ? '`all`' : 'a superior of all'}: ${ms(performance.now() - t0)}, ${length.toLocaleString('en')} bytes`,
+      )
+    }
+    await whole(groupsCaches, all)
+    const boss = await createEntity(ctx, users, { login: 'boss', groups: [all] })
+    await whole(subordinationsCaches, boss.id)
     results.push({ size, created, added, renamed, moved })
   }
   if (results.length > 1) {

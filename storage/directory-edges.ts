@@ -106,9 +106,11 @@ const groupUsers = (directOnly: boolean): AssembledField => {
  * group caches (`direct_children`).
  */
 const below = (t: string) =>
-  `FROM dir_members d JOIN groups_caches g ON g.domain = d.domain AND g.id = d.grp
-   JOIN json_each(g.doc, '$.direct_children') c JOIN dir_members m ON m.domain = d.domain AND m.grp = c.value
-   WHERE d.domain = ${t}.domain AND d.usr = ${t}.id AND d.direct = 1`
+  // CROSS JOIN keeps this order (the user's edges first); otherwise SQLite may read every edge of the domain
+  `FROM dir_members d CROSS JOIN groups_caches g CROSS JOIN json_each(g.doc, '$.direct_children') c
+   CROSS JOIN dir_members m
+   WHERE d.domain = ${t}.domain AND d.usr = ${t}.id AND d.direct = 1 AND g.domain = d.domain AND g.id = d.grp
+   AND m.domain = d.domain AND m.grp = c.value`
 
 export const GROUP_USERS: Record<'direct_users' | 'deep_users', AssembledField> = {
   direct_users: groupUsers(true),
