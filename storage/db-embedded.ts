@@ -14,6 +14,7 @@
 import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
 import { assertRead, normalizeDbError } from './db'
+import { driveSliced } from './db-sliced'
 
 /** The part of a prepared statement we use; parameters are bound from one array. */
 interface Statement {
@@ -36,6 +37,8 @@ const BUSY_TIMEOUT_MS = 5000
 
 interface PendingWrite {
   body: () => TxStep<unknown>
+  /** Driven in time slices, alone in its transaction (`writeLong`). */
+  long?: boolean
   resolve(value: unknown): void
   reject(error: unknown): void
 }
@@ -144,9 +147,9 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
 
   const waiting: PendingWrite[] = []
   let scheduled = false
-  function enqueue<T>(body: () => TxStep<T>): Promise<T> {
+  function enqueue<T>(body: () => TxStep<T>, long = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      waiting.push({ body, resolve: resolve as (v: unknown) => void, reject })
+      waiting.push({ body, long, resolve: resolve as (v: unknown) => void, reject })
       if (!scheduled) {
         scheduled = true
         setImmediate(commitGroup)
@@ -154,9 +157,42 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
     })
   }
 
+  // the long write in progress: its transaction is open, so nothing else may write until it ends
+  let long: Promise<void> | null = null
+  async function settled(): Promise<void> {
+    while (long) await long
+  }
+  function runLong(w: PendingWrite): void {
+    long = (async () => {
+      writing()
+      try {
+        conn.exec('BEGIN IMMEDIATE')
+        const value = await driveSliced(w.body(), execute, () => conn.inTransaction)
+        conn.exec('COMMIT')
+        w.resolve(value)
+      } catch (err) {
+        if (conn.inTransaction)
+          try {
+            conn.exec('ROLLBACK')
+          } catch {}
+        w.reject(normalizeDbError(err))
+      } finally {
+        long = null
+        wrote() // what was read meanwhile may be gone with a rollback
+        if (waiting.length && !scheduled) {
+          scheduled = true
+          setImmediate(commitGroup)
+        }
+      }
+    })()
+  }
+
   function commitGroup(): void {
     scheduled = false
-    const group = waiting.splice(0, MAX_GROUP)
+    if (long) return // scheduled again when it ends
+    const longAt = waiting.findIndex((w) => w.long)
+    if (longAt === 0) return runLong(waiting.shift()!)
+    const group = waiting.splice(0, longAt < 0 ? MAX_GROUP : Math.min(MAX_GROUP, longAt))
     writing()
     if (waiting.length) {
       scheduled = true
@@ -218,8 +254,11 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
       return call(() => prepare(sql).get(args) as Row | undefined)
     },
     run: (sql: string, args: SqlValue[] = []) => {
-      writing()
-      return call(() => ({ changes: prepare(sql).run(args).changes }))
+      const now = () => {
+        writing()
+        return call(() => ({ changes: prepare(sql).run(args).changes }))
+      }
+      return long ? settled().then(now) : now() // not inside the long write's transaction
     },
     getCached(sql: string, args: SqlValue[]) {
       beginSnapshot() // shared: drops the cache when another process has committed
@@ -238,24 +277,31 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
       })
     },
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
-    write: enqueue,
+    write: (body) => enqueue(body),
+    writeLong: (body) => enqueue(body, true),
     read: <T>(body: () => TxStep<T>) => {
       beginSnapshot()
       return call(() => drive(body, true))
     },
     // shared: PASSIVE copies what no reader needs and never waits on the other processes
-    checkpoint: () => {
-      endSnapshot()
-      return call(() => void conn.exec(`PRAGMA wal_checkpoint(${shared ? 'PASSIVE' : 'TRUNCATE'})`))
-    },
+    checkpoint: () =>
+      settled().then(() => {
+        endSnapshot()
+        return call(() => void conn.exec(`PRAGMA wal_checkpoint(${shared ? 'PASSIVE' : 'TRUNCATE'})`))
+      }),
     // a read transaction: writes asked for meanwhile wait for the next turn, then commit as usual
-    backupTo: (file: string) => {
-      endSnapshot()
-      return call(() => void conn.prepare('VACUUM INTO ?').run([file]))
-    },
+    backupTo: (file: string) =>
+      settled().then(() => {
+        endSnapshot()
+        return call(() => void conn.prepare('VACUUM INTO ?').run([file]))
+      }),
     close: async () => {
       endSnapshot()
-      while (waiting.length) commitGroup() // what was asked for is written before the file closes
+      // what was asked for is written before the file closes
+      while (waiting.length || long) {
+        if (long) await settled()
+        else commitGroup()
+      }
       try {
         // the file alone is the whole database (shared: the last process to close does it)
         if (!shared) conn.exec('PRAGMA wal_checkpoint(TRUNCATE)')

@@ -71,6 +71,10 @@ export function openRemoteDb(url: string, authToken?: string): Db {
       writeQueue = result.catch(() => {})
       return result
     },
+    // every statement is awaited already, and reads go through other connections than the transaction's
+    writeLong(body) {
+      return this.write(body)
+    },
     read<T>(body: () => TxStep<T>): Promise<T> {
       return guarded(async () => {
         const steps = body()

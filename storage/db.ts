@@ -50,6 +50,13 @@ export interface Db {
   /** Runs the body as one write transaction: every statement commits, or none does. */
   write<T>(body: () => TxStep<T>): Promise<T>
   /**
+   * One write transaction too large for one turn of the event loop (a layer install, CLEAR of a
+   * large collection): all or nothing like `write`, but the embedded driver drives it in time slices
+   * and serves other work between them. Writes asked for meanwhile wait for its end; reads see its
+   * uncommitted rows, so whoever starts it keeps away the readers of what it changes (src/long-work.ts).
+   */
+  writeLong<T>(body: () => TxStep<T>): Promise<T>
+  /**
    * A point read that may be answered from memory: the embedded driver keeps recent answers until the
    * next write of any kind, its own or (on a shared file) another process's, so a cached row is never
    * stale; the remote driver, whose database other processes write, always reads. The row must not be changed.
