@@ -16,6 +16,7 @@ import type { RouteEntry } from './http/route'
 import { AccessCache } from './identity/access'
 import { SessionStore } from './identity/sessions'
 import type { Logger } from './log'
+import { LongWork } from './long-work'
 import { NodeRegistry } from './master/nodes'
 import { ModelRegistry } from './model/registry'
 import { ScriptHandlers } from './scripts/handlers'
@@ -47,6 +48,8 @@ export interface Deps extends Store {
   sockets: WsHub
   /** Wake-ups for workers in this process (a commit, a queued job). */
   signals: Signals
+  /** Long write transactions running now: the domains they gate and their progress. */
+  longWork: LongWork
   /** The routes, for calls dispatched without HTTP. */
   routes: Router
   /** TRUST_PROXY, parsed: peers whose X-Forwarded-For is believed. */
@@ -91,6 +94,7 @@ export function createDeps(parts: {
     sockets: new WsHub(),
     scripts: new ScriptHandlers(),
     signals: new Signals(),
+    longWork: new LongWork(log),
     routes: new Router(parts.routes),
     trustedProxies: config.trustProxy.map((c) => parseCidr(c)!),
     metrics: new Metrics(),

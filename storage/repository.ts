@@ -322,16 +322,18 @@ export class Repository {
   }
 
   /** Deletes every entity of the domain (or, with `expiredAt`, those whose lifetime ended by then), journaling each. */
-  *removeAll(w: WriteContext, expiredAt?: number): TxStep<number> {
+  *removeAll(w: WriteContext, expiredAt?: number, progress?: (done: number, total: number) => void): TxStep<number> {
     const due = expiredAt === undefined ? '' : ' AND expires IS NOT NULL AND expires <= ?'
     const rows = yield* tx.all(
       `SELECT id, doc FROM ${this.spec.table} WHERE domain = ?${due} ORDER BY id`,
       expiredAt === undefined ? [w.domain] : [w.domain, expiredAt],
     )
+    let done = 0
     for (const [id, doc] of rows) {
       yield* tx.run(this.sql.delete, [w.domain, id as string])
       const obj = this.layout.journalObj(JSON.parse(doc as string) as Doc, {})
       yield* this.journal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id as string, obj })
+      progress?.(++done, rows.length)
     }
     return rows.length
   }

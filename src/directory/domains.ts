@@ -35,6 +35,8 @@ export const domains = defineEntity({
   },
   finish: (doc) =>
     withDefaults({ ...doc, opts: withDefaults(doc.opts ?? {}, { isblocked: false }) }, { solution: 'platform' }),
+  // a deletion purges everything the domain holds; the master domain's views wait for it too
+  long: { remove: 'domain deletion', gatesOwnDomain: true },
   hooks: {
     async prepare(ctx, input) {
       if (input.name !== undefined) {
@@ -62,7 +64,7 @@ export const domains = defineEntity({
       }
       // the sessions of a deleted domain's accounts end with it
       const accounts = (yield* u.ctx.deps.repo(users.table).all(id)).map((d) => d.id as string)
-      yield* purgeDomain(u.ctx.deps, id)
+      yield* purgeDomain(u, id)
       u.afterCommit(`sessions-of-domain:${id}`, async () => {
         for (const user of accounts) await sessions.destroyUser(id, user)
       })

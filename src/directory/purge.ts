@@ -10,14 +10,24 @@ import { dropRecordTable, recordTablesOf } from '~storage/model-tables'
 import { purgeQueue } from '~storage/queue'
 import { purgeRequests } from '~storage/requests'
 import { purgeRuns } from '~storage/task-runs'
-import type { Deps } from '../deps'
+import type { Unit } from '../entities/unit'
 import { tables } from '../entities/registry'
 import { domains } from './domains'
 
-export function* purgeDomain(deps: Deps, domain: string): TxStep<void> {
+export function* purgeDomain(u: Unit, domain: string): TxStep<void> {
+  const { deps } = u.ctx
   // the domain's own row is the change being made (its parent's domain column holds it)
-  for (const spec of tables()) if (spec !== domains.table) yield* deps.repo(spec).purge(domain)
-  for (const table of yield* recordTablesOf(domain)) yield* dropRecordTable(table)
+  const specs = tables().filter((spec) => spec !== domains.table)
+  const records = yield* recordTablesOf(domain)
+  const total = specs.length + records.length
+  for (const [i, spec] of specs.entries()) {
+    yield* deps.repo(spec).purge(domain)
+    u.progress(i + 1, total)
+  }
+  for (const [i, table] of records.entries()) {
+    yield* dropRecordTable(table)
+    u.progress(specs.length + i + 1, total)
+  }
   yield* purgeEdges(domain)
   yield* purgeJournal(domain)
   yield* purgeRequests(domain)

@@ -60,6 +60,19 @@ export interface Entity<T extends Doc = Doc> extends Collection {
   /** Input fields that are not stored in the doc (hooks act on them). */
   virtual: readonly string[]
   hooks: EntityHooks<T>
+  /** Changes and removals that may be too large for one turn of the event loop: see `LongWrites`. */
+  long?: LongWrites
+}
+
+/**
+ * An entity whose PATCH or DELETE can carry much work (a class migrating its records, a domain's
+ * deletion) commits them as long work (src/long-work.ts), named by the kind given for the operation;
+ * `gatesOwnDomain`: the entity is a domain, whose own requests wait too.
+ */
+export interface LongWrites {
+  patch?: string
+  remove?: string
+  gatesOwnDomain?: boolean
 }
 
 // biome-ignore lint: a registry holds entities of every document type
@@ -104,6 +117,7 @@ export function defineEntity<const E extends v.ObjectEntries>(
     finish?: (doc: EntityDoc<E>) => EntityDoc<E>
     virtual?: string[]
     hooks?: EntityHooks<EntityDoc<E>>
+    long?: LongWrites
   },
 ): Entity<EntityDoc<E>> {
   const finish = hasCommonOpts(def.create) ? withCommonOpts(def.finish) : def.finish
@@ -114,6 +128,7 @@ export function defineEntity<const E extends v.ObjectEntries>(
     finish,
     virtual: def.virtual ?? [],
     hooks: def.hooks ?? {},
+    long: def.long,
   }
 }
 

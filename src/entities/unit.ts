@@ -15,6 +15,7 @@
 import type { TxStep } from '~storage/db'
 import type { WriteContext } from '~storage/journal'
 import { type Ctx, inDomain, writeContext } from '../context'
+import type { LongWorkSpec } from '../long-work'
 
 export interface Unit {
   readonly ctx: Ctx
@@ -24,16 +25,22 @@ export interface Unit {
   afterCommit(key: string, effect: () => unknown): void
   /** The same transaction acting in another domain. */
   inDomain(domain: string): Unit
+  /** How far a long transaction (`commitLong`) has got; nothing in a short one. */
+  progress(done: number, total: number): void
 }
 
-function makeUnit(ctx: Ctx, now: number, effects: Map<string, () => unknown>): Unit {
+type Report = (done: number, total: number) => void
+const silent: Report = () => {}
+
+function makeUnit(ctx: Ctx, now: number, effects: Map<string, () => unknown>, progress: Report): Unit {
   return {
     ctx,
     w: writeContext(ctx, now),
     afterCommit(key, effect) {
       if (!effects.has(key)) effects.set(key, effect)
     },
-    inDomain: (domain) => makeUnit(inDomain(ctx, domain), now, effects),
+    inDomain: (domain) => makeUnit(inDomain(ctx, domain), now, effects, progress),
+    progress,
   }
 }
 
@@ -42,10 +49,24 @@ function makeUnit(ctx: Ctx, now: number, effects: Map<string, () => unknown>): U
  * pump (every commit may have journaled). An effect that fails does not undo the commit; the first
  * failure is rethrown once every effect has run, so the caller learns of it.
  */
-export async function commit<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>): Promise<T> {
+export function commit<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>): Promise<T> {
+  return run(ctx, body, false, silent)
+}
+
+/**
+ * `commit` for work too large for one turn of the event loop (src/long-work.ts): one transaction
+ * driven in time slices; requests of the domains it changes wait for its end, after-commit effects
+ * included (the caches they refresh are fresh when the gate opens); its steps report `u.progress`.
+ */
+export function commitLong<T>(ctx: Ctx, work: Omit<LongWorkSpec, 'domain'>, body: (u: Unit) => TxStep<T>): Promise<T> {
+  return ctx.deps.longWork.run({ ...work, domain: ctx.domain }, (report) => run(ctx, body, true, report))
+}
+
+async function run<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>, long: boolean, progress: Report): Promise<T> {
   const effects = new Map<string, () => unknown>()
-  const unit = makeUnit(ctx, ctx.deps.clock.now(), effects)
-  const result = await ctx.deps.db.write(() => body(unit))
+  const unit = makeUnit(ctx, ctx.deps.clock.now(), effects, progress)
+  const { db } = ctx.deps
+  const result = await (long ? db.writeLong(() => body(unit)) : db.write(() => body(unit)))
   ctx.deps.signals.raise('journal')
   let failure: unknown
   for (const effect of effects.values()) {

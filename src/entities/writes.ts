@@ -9,8 +9,8 @@ import { type Doc, isPlainObject } from '~storage/doc'
 import type { Ctx } from '../context'
 import { badRequest, notFound } from '../errors'
 import { givenId, newId } from '../ids'
-import type { Change, Entity } from './entity'
-import { commit, type Unit } from './unit'
+import type { Change, Entity, LongWrites } from './entity'
+import { commit, commitLong, type Unit } from './unit'
 import { validate } from './validate'
 
 /** Top-level members merged one level deep by PATCH (null removes a key); others are replaced. */
@@ -155,7 +155,7 @@ export async function patchEntity<T extends Doc>(
   check?: (current: T) => void,
 ): Promise<T> {
   const prepared = await preparePatch(ctx, entity, id, body)
-  const after = await commit(ctx, (u) => patchStep(u, prepared, id, check))
+  const after = await commitAs(ctx, entity.long, 'patch', id, (u) => patchStep(u, prepared, id, check))
   if (!after) throw notFound(`${entity.name} ${id} not found`)
   return after
 }
@@ -166,7 +166,21 @@ export async function removeEntity<T extends Doc>(
   id: string,
   check?: (current: T) => void,
 ): Promise<void> {
-  if (!(await commit(ctx, (u) => removeStep(u, entity, id, check)))) throw notFound(`${entity.name} ${id} not found`)
+  if (!(await commitAs(ctx, entity.long, 'remove', id, (u) => removeStep(u, entity, id, check))))
+    throw notFound(`${entity.name} ${id} not found`)
+}
+
+/** A change of one entity: long work when the entity says its changes can be large. */
+function commitAs<R>(
+  ctx: Ctx,
+  long: LongWrites | undefined,
+  op: 'patch' | 'remove',
+  id: string,
+  body: (u: Unit) => TxStep<R>,
+): Promise<R> {
+  const kind = long?.[op]
+  if (!kind) return commit(ctx, body)
+  return commitLong(ctx, { kind, key: id, gates: long.gatesOwnDomain ? [id] : [] }, body)
 }
 
 /** One entity as the caller may see it, or 404. */

@@ -18,6 +18,11 @@ export interface RouteDef {
   body?: v.GenericSchema
   /** One line for the API description. */
   summary?: string
+  /**
+   * Served while long work runs in its domain (src/long-work.ts), which other routes wait for: it
+   * reads nothing that work changes before its last statements (the product-layer order status).
+   */
+  duringLongWork?: boolean
 }
 
 export function defineRoute(def: Partial<Omit<RouteDef, 'handle'>> & Pick<RouteDef, 'handle'>): RouteDef {

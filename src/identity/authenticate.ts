@@ -72,6 +72,9 @@ export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
   const { access } = req.deps
   // a session's roles are those of its current domain: it acts nowhere else
   if (ctx.session && ctx.domain !== ctx.session.domainId) throw forbidden('a session acts in its current domain only')
+  // long work in the domain has uncommitted rows that this call's reads would see: wait for its end
+  const held = req.deps.longWork.gate(ctx.domain)
+  if (held && !def.duringLongWork) await held
   const domain = await access.domainInfo(ctx.domain)
   if (!domain) throw unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
   const roles = ctx.session ? await access.sessionRoles(ctx.session) : ctx.roles

@@ -80,12 +80,19 @@ export function* applyLayer(u: Unit, content: LayerContent): TxStep<Installed> {
   const { repo } = u.ctx.deps
   const domain = u.w.domain
   const installed: Installed = { classes: [], svcscripts: [], extobjs: [], settings: [] }
+  const total = content.classes.length + content.svcscripts.length + content.extobjs.length + content.settings.length
+  const done = () =>
+    u.progress(
+      Object.values(installed).reduce((n, ids) => n + ids.length, 0),
+      total,
+    )
   const existingClasses = new Map((yield* repo(classes.table).all(domain)).map((c) => [c.classname as string, c]))
   for (const { file, doc } of parentsFirst(content.classes)) {
     const current = existingClasses.get(doc.classname as string)
     const id = idFor(current, doc)
     yield* upsert(u, classes, file, doc, id, current !== undefined)
     installed.classes.push(id)
+    done()
   }
   const scripts = new Map((yield* repo(svcscripts.table).all(domain)).map((s) => [s.code as string, s]))
   for (const { file, doc } of content.svcscripts) {
@@ -93,6 +100,7 @@ export function* applyLayer(u: Unit, content: LayerContent): TxStep<Installed> {
     const id = idFor(current, doc)
     yield* upsert(u, svcscripts, file, doc, id, current !== undefined)
     installed.svcscripts.push(id)
+    done()
   }
   for (const { file, doc } of content.extobjs) {
     if (!isUuid(doc.id)) throw new LayerError(`${file}: an extobj of a layer needs its id, so that updates find it`)
@@ -100,6 +108,7 @@ export function* applyLayer(u: Unit, content: LayerContent): TxStep<Installed> {
     const exists = (yield* repo(extobjs.table).existing(domain, 'id', [id])).size > 0
     yield* upsert(u, extobjs, file, doc, id, exists)
     installed.extobjs.push(id)
+    done()
   }
   for (const { file, doc } of content.settings) {
     const key = doc.key as string
@@ -113,6 +122,7 @@ export function* applyLayer(u: Unit, content: LayerContent): TxStep<Installed> {
     }
     yield* writeSetting(u, key, () => value)
     installed.settings.push(key)
+    done()
   }
   return installed
 }
@@ -124,9 +134,20 @@ export function* applyLayer(u: Unit, content: LayerContent): TxStep<Installed> {
 export function* removeLayer(u: Unit, installed: Installed, withData: boolean): TxStep<string[]> {
   const { repo } = u.ctx.deps
   const domain = u.w.domain
-  for (const key of installed.settings) yield* repo(settingsTable).remove(u.w, key)
-  for (const id of installed.extobjs) yield* removeStep(u, extobjs, id)
-  for (const id of installed.svcscripts) yield* removeStep(u, svcscripts, id)
+  const total = Object.values(installed).reduce((n, ids) => n + ids.length, 0)
+  let done = 0
+  for (const key of installed.settings) {
+    yield* repo(settingsTable).remove(u.w, key)
+    u.progress(++done, total)
+  }
+  for (const id of installed.extobjs) {
+    yield* removeStep(u, extobjs, id)
+    u.progress(++done, total)
+  }
+  for (const id of installed.svcscripts) {
+    yield* removeStep(u, svcscripts, id)
+    u.progress(++done, total)
+  }
   const all = yield* repo(classes.table).all(domain)
   const byId = new Map(all.map((c) => [c.id as string, c]))
   const mine = all.filter((c) => installed.classes.includes(c.id as string))
@@ -148,6 +169,7 @@ export function* removeLayer(u: Unit, installed: Installed, withData: boolean): 
   for (const c of mine.sort((a, b) => depth(b) - depth(a))) {
     if (keep.has(c.id as string)) kept.push(c.classname as string)
     else yield* removeStep(u, classes, c.id as string)
+    u.progress(++done, total)
   }
   return kept
 }

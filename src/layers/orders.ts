@@ -14,7 +14,7 @@ import { completeJob, type Job, LostClaim } from '~storage/queue'
 import type { TableSpec } from '~storage/repository'
 import { type Actor, type Ctx, SYSTEM_ACTOR } from '../context'
 import type { Deps } from '../deps'
-import { commit, type Unit } from '../entities/unit'
+import { commit, commitLong, type Unit } from '../entities/unit'
 import { validate } from '../entities/validate'
 import { ApiError, badRequest, conflict } from '../errors'
 import { FieldSet } from '../http/fields'
@@ -152,7 +152,7 @@ export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
       if (current?.status !== 'installed') {
         throw new LayerError(`no product layer ${op.prefix as string} is installed any more`)
       }
-      await commit(ctx, function* (u) {
+      await commitLong(ctx, { kind: `layer ${op.operation as string}`, key: op.id as string }, function* (u) {
         const kept = yield* removeLayer(u, current.installed as Installed, op.operation === 'clear')
         const status = op.operation === 'clear' ? 'cleared' : 'deleted'
         yield* finishStep(
@@ -171,7 +171,7 @@ export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
       await commit(ctx, (u) => finishStep(u, job, 'identical', `${op.file} is already installed`))
     } else {
       const { content } = await readArchive(layersDir(deps), op.file as string)
-      await commit(ctx, function* (u) {
+      await commitLong(ctx, { kind: `layer ${op.operation as string}`, key: op.id as string }, function* (u) {
         const installed = yield* applyLayer(u, content)
         const n = (k: keyof Installed) => `${installed[k].length} ${k}`
         const trace = `${op.file}: ${n('classes')}, ${n('svcscripts')}, ${n('extobjs')}, ${n('settings')}`
@@ -212,5 +212,10 @@ export async function listLayers(ctx: Ctx, params: Record<string, string | undef
   query.filter = query.filter ? { op: 'and', args: [shown, query.filter] } : shown
   if (query.order.length === 0) query.order = [{ field: 'order', desc: false }]
   const docs = await ctx.deps.repo(layersTable).list(ctx.domain, query)
-  return docs.map((d) => present(d, mask ?? OUTPUT, flat))
+  return docs.map((d) => {
+    const shown = present(d, mask ?? OUTPUT, flat)
+    // an order being carried out: how far it has got (its rows are invisible until it commits)
+    const progress = d.status === 'registered' && ctx.deps.longWork.progress(ctx.domain, d.id as string)
+    return progress ? { ...shown, progress: { done: progress.done, total: progress.total } } : shown
+  })
 }

@@ -86,7 +86,8 @@ export function* applyClassChange(u: Unit, before: Doc | undefined, after: Doc |
     if (all.some((x) => x.parent_id === c.id))
       throw conflict(`class ${c.classname as string} has subclasses; delete them first`)
     if (before!.storage_mode !== 'abstract') {
-      yield* repo({ table, objtype: recordObjtype(c.classname as string), stamps: false }).removeAll(u.w)
+      const records = repo({ table, objtype: recordObjtype(c.classname as string), stamps: false })
+      yield* records.removeAll(u.w, undefined, u.progress)
       yield* dropRecordTable(table)
     }
     return

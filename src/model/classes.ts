@@ -108,6 +108,8 @@ export const classes = defineEntity({
   name: 'class',
   table: { table: 'classes', objtype: 'class', columns: { classname: 'classname' } },
   path: '/rest/v1/design/classes',
+  // a change migrates the records of the class and its subclasses; a deletion removes them
+  long: { patch: 'class migration', remove: 'class deletion' },
   fields: [
     ...COMMON_FIELDS,
     'classname',

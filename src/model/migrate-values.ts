@@ -95,8 +95,11 @@ export function* migrateRecords(
           const next = changes.get(doc.id as string) ?? doc
           changes.set(doc.id as string, { ...next, [p.name]: p.default })
         }
-    for (const [id, doc] of changes)
+    let done = 0
+    for (const [id, doc] of changes) {
       yield* repo.update(u.w, id, (current) => ({ ...current, ...pick(doc, retyped, defaults) }))
+      u.progress(++done, changes.size)
+    }
   }
 }
 

@@ -8,7 +8,7 @@ import { partitionsOf } from '~storage/model-tables'
 import type { ColumnRange } from '~storage/repository'
 import { DAY_MS, isoTime } from '../clock'
 import type { Ctx } from '../context'
-import { commit } from '../entities/unit'
+import { commit, commitLong } from '../entities/unit'
 import { bodyObject, sameId } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
 import { JsonText } from '../http/json'
@@ -267,7 +267,8 @@ export async function deleteRecord(ctx: Ctx, model: ClassModel, t: Target, scope
 /** CLEAR: every record of the class goes, each deletion journaled. */
 export async function clearRecords(ctx: Ctx, model: ClassModel): Promise<{ deleted: number }> {
   const repo = repoOf(ctx, model)
-  return { deleted: await commit(ctx, (u) => repo.removeAll(u.w)) }
+  const work = { kind: 'clear', key: model.classname }
+  return { deleted: await commitLong(ctx, work, (u) => repo.removeAll(u.w, undefined, u.progress)) }
 }
 
 /** LOOKUP: ids of the records whose id or lookup properties (opts.lookup_properties) equal the key. */

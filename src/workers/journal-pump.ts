@@ -18,6 +18,9 @@ export const journalPump: Worker = {
   lease: 'cluster',
   async step(deps, signal) {
     const cursor = await journalCursor(deps.db, CURSOR)
+    // never past long work's uncommitted records (the read runs in the same turn as the check)
+    const busy = deps.longWork.idle()
+    if (busy) await busy
     const changes = await journalAfter(deps.db, cursor, BATCH)
     let published = 0
     // a pass that lost the cluster lease stops at once: another process pumps from the cursor on

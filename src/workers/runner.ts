@@ -166,6 +166,9 @@ export class WorkerRunner {
       }
       let total = 0
       for (let i = 0; i < this.maxSteps && !abort.signal.aborted && !this.stopping; i++) {
+        // long work's uncommitted rows are visible to reads across domains: a step waits for its end
+        const busy = worker.always ? undefined : this.deps.longWork.idle()
+        if (busy) await busy
         const done = await worker.step(this.deps, abort.signal)
         total += done
         if (done === 0) break

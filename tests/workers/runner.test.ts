@@ -2,6 +2,7 @@
 // schedules (interval and cron), and the cluster lease over a real Redis shared by two runners.
 import { afterAll, describe, expect, test } from 'bun:test'
 import type { Deps } from '~/deps'
+import { LongWork } from '~/long-work'
 import type { Logger } from '~/log'
 import { Signals } from '~/signals'
 import { type RunnerOptions, type Worker, WorkerRunner } from '~/workers/runner'
@@ -30,7 +31,7 @@ async function fakeDeps(prefix = testPrefix(), kv?: Kv) {
   const logged: Logged[] = []
   const at = (level: string) => (msg: string, fields?: Record<string, unknown>) => logged.push({ level, msg, fields })
   const log: Logger = { level: 'debug', error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') }
-  const deps = { kv, log, signals: new Signals() } as unknown as Deps
+  const deps = { kv, log, signals: new Signals(), longWork: new LongWork(log) } as unknown as Deps
   return { deps, logged, kv, prefix }
 }
 
