@@ -25,6 +25,7 @@ export function* purgeDomain(u: Unit, domain: string): TxStep<void> {
     u.progress(i + 1, total)
   }
   for (const [i, table] of records.entries()) {
+    yield* deps.repo({ table, objtype: 'record', stamps: false }).purge(domain) // in chunks: a drop is one statement
     yield* dropRecordTable(table)
     u.progress(specs.length + i + 1, total)
   }
