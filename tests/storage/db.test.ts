@@ -185,6 +185,25 @@ for (const [name, open] of drivers) {
       await db.close()
     })
 
+    test('a long write is all or nothing, and writes asked for meanwhile commit after it', async () => {
+      const db = await fresh()
+      const many = (n: number, fail: boolean) =>
+        function* () {
+          for (let i = 0; i < n; i++) yield* tx.run('INSERT INTO t VALUES (?, ?)', [`k${i}`, i])
+          if (fail) throw new Error('midway')
+          return n
+        }
+      const failing = db.writeLong(many(20_000, true))
+      const after = db.write(() => tx.run('INSERT INTO t VALUES (?, ?)', ['after', 1]))
+      const direct = db.run('INSERT INTO t VALUES (?, ?)', ['direct', 1])
+      await expect(failing).rejects.toThrow('midway')
+      await Promise.all([after, direct])
+      expect(await db.all('SELECT k FROM t ORDER BY k')).toEqual([['after'], ['direct']])
+      expect(await db.writeLong(many(100, false))).toBe(100)
+      expect(await db.get('SELECT count(*) FROM t')).toEqual([102])
+      await db.close()
+    })
+
     test('migrations apply once and are recorded', async () => {
       const db = open(join(dir, `${crypto.randomUUID()}.db`))
       expect(await migrate(db)).toEqual([
@@ -239,6 +258,22 @@ test('concurrent writes: each body commits or fails alone, in the order asked, a
     expect(await db.get("SELECT v FROM t WHERE k = 'taken'")).toEqual([0])
     await db.close()
   }
+})
+
+test('the embedded driver serves timers between the slices of a long write', async () => {
+  const db = openEmbeddedDb(join(dir, `${crypto.randomUUID()}.db`))
+  await db.run('CREATE TABLE t (k INTEGER PRIMARY KEY)')
+  let ticks = 0
+  const timer = setInterval(() => ticks++, 1)
+  const started = performance.now()
+  await db.writeLong(function* () {
+    for (let i = 0; i < 200_000; i++) yield* tx.run('INSERT INTO t VALUES (?)', [i])
+  })
+  clearInterval(timer)
+  // one tick per slice at least: the loop was never held much longer than a slice
+  expect(ticks).toBeGreaterThan((performance.now() - started) / 30)
+  expect(await db.get('SELECT count(*) FROM t')).toEqual([200_000])
+  await db.close()
 })
 
 test('the embedded driver keeps acknowledged writes across a crash of the process', async () => {
