@@ -1,9 +1,9 @@
 /**
- * Lists whose filter no index serves: SQLite reads the scope's rows one by one until the page is
- * full, and with a rare match on a large table that is every row (hundreds of milliseconds at a
- * million, with every other request of the process waiting). Such a list runs over the first
- * `budget` rows of its scope in its own order only; when those do not fill the page and the scope
- * holds more, the answer is null and the caller refuses the list, naming the index to declare.
+ * Budgets of lists over large tables, judged from their query plans: whether the list sorts every
+ * match (no index gives its order), whether its filter reads rows one by one (no index serves it),
+ * and the page of such a filtered list read from the first `budget` rows of its scope in its own
+ * order only: when those do not fill the page and the scope holds more, the answer is null and the
+ * caller refuses the list, naming the index to declare.
  */
 import type { SqlValue } from './db'
 import type { Doc } from './doc'
@@ -14,30 +14,49 @@ import type { Repository } from './repository'
 /** Per repository: a class change (a new index) makes a new one, so a verdict never outlives the indexes it saw. */
 const verdictsOf = new WeakMap<Repository, Map<string, boolean>>()
 
+/** A judgement of the list's query plan (its lines), asked once per statement shape and repository. */
+async function judgePlan(
+  repo: Repository,
+  kind: string,
+  domain: string,
+  q: ListQuery,
+  scope: ListScope,
+  judge: (plan: string[]) => boolean,
+): Promise<boolean> {
+  const args: SqlValue[] = []
+  const sql = probeSql(repo.spec, repo.layout, listWhere(repo.spec, repo.layout, domain, q, scope, args), q)
+  let verdicts = verdictsOf.get(repo)
+  if (!verdicts) verdictsOf.set(repo, (verdicts = new Map()))
+  const key = `${kind} ${sql}`
+  let verdict = verdicts.get(key)
+  if (verdict === undefined) {
+    verdict = judge((await repo.db.all(`EXPLAIN QUERY PLAN ${sql}`, args)).map((r) => String(r[3])))
+    if (verdicts.size > 1000) verdicts.clear()
+    verdicts.set(key, verdict)
+  }
+  return verdict
+}
+
+/** Whether SQLite would read and sort every matching row to answer the list (no index gives its order). */
+export const listSorts = (repo: Repository, domain: string, q: ListQuery, scope: ListScope) =>
+  judgePlan(repo, 'sorts', domain, q, scope, (plan) => plan.some((line) => line.includes('TEMP B-TREE FOR ORDER BY')))
+
 /** The domain's rows of the table, counted up to `cap` + 1 (whether a budget is exceeded needs no more). */
 export async function countUpTo(repo: Repository, domain: string, cap: number): Promise<number> {
   const sql = `SELECT count(*) FROM (SELECT 1 FROM ${repo.spec.table} WHERE domain = ? LIMIT ?)`
   return (await repo.db.get(sql, [domain, cap + 1]))![0] as number
 }
 
-/** Whether the list's filter makes SQLite read its rows one by one: its plan, asked once per statement shape. */
+/** Whether the list's filter makes SQLite read its rows one by one (a SCAN, or a SEARCH on the domain alone). */
 export async function filterScans(repo: Repository, domain: string, q: ListQuery, scope: ListScope): Promise<boolean> {
   if (!q.filter) return false
-  const args: SqlValue[] = []
-  const sql = probeSql(repo.spec, repo.layout, listWhere(repo.spec, repo.layout, domain, q, scope, args), q)
-  let verdicts = verdictsOf.get(repo)
-  if (!verdicts) verdictsOf.set(repo, (verdicts = new Map()))
-  let scans = verdicts.get(sql)
-  if (scans === undefined) {
-    const plan = (await repo.db.all(`EXPLAIN QUERY PLAN ${sql}`, args)).map((r) => String(r[3]))
-    const access = plan.find((line) => line.includes(` ${repo.spec.table} `) || line.endsWith(` ${repo.spec.table}`))
+  const table = repo.spec.table
+  return judgePlan(repo, 'scans', domain, q, scope, (plan) => {
+    const access = plan.find((line) => line.includes(` ${table} `) || line.endsWith(` ${table}`))
     // a SEARCH constrained by the domain (and the keyset cursor) alone visits every row of the domain
     const constraint = /\((.*)\)$/.exec(access ?? '')?.[1] ?? ''
-    scans = !access || /^SCAN\b/.test(access) || /^domain=\?( AND id>\?)?$/.test(constraint)
-    if (verdicts.size > 500) verdicts.clear()
-    verdicts.set(sql, scans)
-  }
-  return scans
+    return !access || /^SCAN\b/.test(access) || /^domain=\?( AND id>\?)?$/.test(constraint)
+  })
 }
 
 /** The last id within the budget and whether rows follow it, per list shape, for a few seconds (a bound, not a value to be exact about). */

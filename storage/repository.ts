@@ -8,7 +8,7 @@ import type { Db, SqlValue, TxStep } from './db'
 import { ConstraintError, tx } from './db'
 import { changedPaths, type Doc, getPath } from './doc'
 import { appendJournal, type JournalEntry, type WriteContext } from './journal'
-import { type ColumnRange, type ListScope, listWhere, pageSql, probeSql } from './list-sql'
+import { type ColumnRange, type ListScope, listWhere, pageSql } from './list-sql'
 import type { FieldResolver, ListQuery } from './query'
 import { type TableSpec, TableLayout } from './table'
 
@@ -105,24 +105,6 @@ export class Repository {
     const next = last && rows.length === q.limit ? (last.slice(this.layout.listed.length) as SqlValue[]) : null
     return { docs: rows.map((r) => JSON.parse(this.layout.listText(r)) as Doc), next }
   }
-
-  /**
-   * Whether SQLite would have to read and sort every matching row to answer the list (no index
-   * gives its order): its plan, asked once per shape of statement.
-   */
-  async listSorts(domain: string, q: ListQuery, scope: ListScope = {}): Promise<boolean> {
-    const args: SqlValue[] = []
-    const sql = probeSql(this.spec, this.layout, listWhere(this.spec, this.layout, domain, q, scope, args), q)
-    let verdict = this.plans.get(sql)
-    if (verdict === undefined) {
-      const plan = (await this.db.all(`EXPLAIN QUERY PLAN ${sql}`, args)).map((r) => String(r[3])).join(' | ')
-      verdict = plan.includes('TEMP B-TREE FOR ORDER BY')
-      if (this.plans.size > 500) this.plans.clear()
-      this.plans.set(sql, verdict)
-    }
-    return verdict
-  }
-  private readonly plans = new Map<string, boolean>()
 
   /** How many entities the query's filter selects, whatever its offset and limit (X-Total-Count). */
   async countMatching(domain: string, q: ListQuery, scope: ListScope = {}): Promise<number> {

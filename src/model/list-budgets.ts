@@ -7,7 +7,7 @@
  * they do not decide the page. Both refusals name the index that would serve the list.
  */
 import type { Doc } from '~storage/doc'
-import { budgetedPage, countUpTo, filterScans } from '~storage/list-budget'
+import { budgetedPage, countUpTo, filterScans, listSorts } from '~storage/list-budget'
 import type { FilterNode, ListQuery } from '~storage/query'
 import type { ColumnRange, Repository } from '~storage/repository'
 import type { SqlValue } from '~storage/db'
@@ -65,7 +65,7 @@ export async function readPage(
       { index },
     )
   }
-  if (query.order.length > 0 && n > sortMax && (await repo.listSorts(ctx.domain, query, scope)))
+  if (query.order.length > 0 && n > sortMax && (await listSorts(repo, ctx.domain, query, scope)))
     throw refuse('ordering', 'order')
   if (n <= scanMax || !(await filterScans(repo, ctx.domain, query, scope)))
     return repo.listPage(ctx.domain, query, scope)
