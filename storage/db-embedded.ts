@@ -15,6 +15,7 @@ import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
 import { assertRead, normalizeDbError } from './db'
 import { driveSliced } from './db-sliced'
+import { WriteLock } from './db-write-lock'
 
 /** The part of a prepared statement we use; parameters are bound from one array. */
 interface Statement {
@@ -53,6 +54,9 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
   // A process that owns its file keeps the lock: without it every statement pays two fcntl calls,
   // 2.5x the cost of a point read. Shared, the other processes need it between transactions.
   if (!shared) conn.exec('PRAGMA locking_mode=EXCLUSIVE')
+  // shared: another process may hold the write lock for long; it is waited for off the event loop
+  const lock = shared ? new WriteLock(conn, BUSY_TIMEOUT_MS) : null
+  const beginWrite = () => conn.exec('BEGIN IMMEDIATE')
   // changes when another process commits: the point-read cache is then stale
   const dataVersion = shared ? (conn.prepare('PRAGMA data_version') as unknown as Statement).raw(true) : null
   let seenVersion = -1
@@ -166,7 +170,8 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
     long = (async () => {
       writing()
       try {
-        conn.exec('BEGIN IMMEDIATE')
+        if (lock) await lock.acquire(beginWrite)
+        else beginWrite()
         const value = await driveSliced(w.body(), execute, () => conn.inTransaction)
         conn.exec('COMMIT')
         w.resolve(value)
@@ -187,9 +192,10 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
     })()
   }
 
+  let retry: ReturnType<typeof setTimeout> | undefined
   function commitGroup(): void {
     scheduled = false
-    if (long) return // scheduled again when it ends
+    if (long || retry) return // scheduled again when it ends, or when the retry comes
     const longAt = waiting.findIndex((w) => w.long)
     if (longAt === 0) return runLong(waiting.shift()!)
     const group = waiting.splice(0, longAt < 0 ? MAX_GROUP : Math.min(MAX_GROUP, longAt))
@@ -198,14 +204,32 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
       scheduled = true
       setImmediate(commitGroup)
     }
-    if (group.length === 1) {
+    if (group.length === 1 && !lock) {
       const [only] = group as [PendingWrite]
       call(() => transaction.immediate(only.body)).then(only.resolve, only.reject)
       return
     }
+    if (lock) {
+      let begun: boolean
+      try {
+        begun = lock.attempt(beginWrite)
+      } catch (err) {
+        for (const w of group) w.reject(err)
+        return
+      }
+      if (!begun) {
+        // another process writes: this group goes first when the lock is tried again
+        waiting.unshift(...group)
+        retry = setTimeout(() => {
+          retry = undefined
+          commitGroup()
+        }, lock.pauseMs)
+        return
+      }
+    }
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
     try {
-      conn.exec('BEGIN IMMEDIATE')
+      if (!lock) beginWrite()
       for (const w of group) {
         savepoint.run([])
         try {
@@ -254,9 +278,16 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
       return call(() => prepare(sql).get(args) as Row | undefined)
     },
     run: (sql: string, args: SqlValue[] = []) => {
-      const now = () => {
+      const now = async () => {
         writing()
-        return call(() => ({ changes: prepare(sql).run(args).changes }))
+        if (!lock) return call(() => ({ changes: prepare(sql).run(args).changes }))
+        let changes = 0
+        await lock
+          .acquire(() => void (changes = prepare(sql).run(args).changes))
+          .catch((err) => {
+            throw normalizeDbError(err)
+          })
+        return { changes }
       }
       return long ? settled().then(now) : now() // not inside the long write's transaction
     },
@@ -298,8 +329,10 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
     close: async () => {
       endSnapshot()
       // what was asked for is written before the file closes
-      while (waiting.length || long) {
+      while (waiting.length || long || retry) {
         if (long) await settled()
+        else if (retry)
+          await Bun.sleep(5) // the retry of a group waiting for another process's lock
         else commitGroup()
       }
       try {

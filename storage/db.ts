@@ -79,6 +79,13 @@ export function assertRead(op: DbOp): void {
   if (op.kind !== 'all' && op.kind !== 'get') throw new Error(`a read body yielded a ${op.kind}: writes go in db.write`)
 }
 
+/** Another process held the shared database file's write lock for longer than a write may wait. */
+export class DbBusy extends Error {
+  constructor(waitedMs: number) {
+    super(`another process held the database's write lock for over ${waitedMs / 1000} s`)
+  }
+}
+
 /** Thrown for constraint violations, so callers need not know driver error shapes. */
 export class ConstraintError extends Error {
   constructor(

@@ -4,6 +4,7 @@
  * body, headers). The HTTP kernel and `dispatch` (websocket frames, scripts' data calls) both go
  * through `runRoute`, so a call is checked and answered the same way whatever carried it.
  */
+import { DbBusy } from '~storage/db'
 import { KvUnavailable } from '~storage/kv/kv'
 import { DuplicateError } from '~storage/repository'
 import { type Ctx, sessionCtx } from '../context'
@@ -123,7 +124,9 @@ export function errorOutcome(deps: Deps, err: unknown, requestId: string, where?
   else if (err instanceof KvUnavailable) {
     deps.metrics.kvErrors.inc()
     e = storeUnavailable()
-  } else if (err instanceof DuplicateError)
+  } else if (err instanceof DbBusy)
+    e = new ApiError(503, `the database is busy: ${err.message}; try again`, undefined, 1503, { 'retry-after': '1' })
+  else if (err instanceof DuplicateError)
     e = new ApiError(409, `${err.field} already exists in this domain`, { field: err.field })
   else {
     deps.log.error('unhandled error', { requestId, where, error: String(err), stack: (err as Error)?.stack })

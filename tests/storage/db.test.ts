@@ -3,8 +3,9 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConstraintError, tx, type Db } from '~storage/db'
+import { ConstraintError, DbBusy, tx, type Db } from '~storage/db'
 import { openEmbeddedDb } from '~storage/db-embedded'
+import { WriteLock } from '~storage/db-write-lock'
 import { openRemoteDb } from '~storage/db-remote'
 import { migrate } from '~storage/migrate'
 
@@ -47,6 +48,45 @@ describe('a shared file: two processes on one database (WORKERS > 1)', () => {
     expect(await b.get('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([4])
     await a.close()
     await b.close()
+  })
+
+  test('while the other holds the write lock in a long write, writes wait off the event loop, then commit', async () => {
+    const [a, b] = await pair()
+    let ticks = 0
+    const timer = setInterval(() => ticks++, 1)
+    const long = a.writeLong(function* () {
+      for (let i = 0; i < 100_000; i++) yield* tx.run('INSERT INTO t VALUES (?, ?)', [`long ${i}`, i])
+    })
+    await Bun.sleep(5) // its transaction holds the lock by now
+    const started = performance.now()
+    const writes = [
+      b.write(function* () {
+        yield* tx.run('INSERT INTO t VALUES (?, ?)', ['b write', 1])
+      }),
+      b.run('INSERT INTO t VALUES (?, ?)', ['b run', 2]),
+    ]
+    await long
+    await Promise.all(writes)
+    clearInterval(timer)
+    // waiting inside SQLite would have held the loop (and a's slices) until its busy timeout
+    expect(ticks).toBeGreaterThan((performance.now() - started) / 30)
+    expect(await b.get('SELECT count(*) FROM t')).toEqual([100_003])
+    await a.close()
+    await b.close()
+  })
+
+  test('a write lock held past the wait is a DbBusy error', async () => {
+    const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
+    const pragmas: string[] = []
+    const lock = new WriteLock({ exec: (sql: string) => pragmas.push(sql) }, 5000, 40)
+    const taken = lock.acquire(() => {
+      throw busy
+    })
+    await expect(taken).rejects.toBeInstanceOf(DbBusy)
+    // SQLite never waits itself, and its timeout for reads is put back after every attempt
+    expect(pragmas[0]).toBe('PRAGMA busy_timeout = 0')
+    expect(pragmas.at(-1)).toBe('PRAGMA busy_timeout = 5000')
+    expect(lock.attempt(() => {})).toBe(true)
   })
 
   test('a write right after reads of the same turn commits (the snapshot ends first), and both writers commit', async () => {

@@ -1,0 +1,58 @@
+/**
+ * The write lock of a database file shared by the app processes of one service (WORKERS > 1). A
+ * process that cannot take it at once finds another's transaction holding it, perhaps for seconds
+ * (long work commits in slices); waiting in SQLite's busy handler would stop this process's event
+ * loop all that time. So the lock is asked for without waiting, and a refusal is tried again after
+ * a pause (growing to 50 ms) for up to WRITE_LOCK_WAIT_MS, then fails with DbBusy (a 503).
+ */
+import { DbBusy } from './db'
+
+export const WRITE_LOCK_WAIT_MS = 30_000
+
+interface Connection {
+  exec(sql: string): unknown
+}
+
+const isBusy = (err: unknown) => {
+  const e = err as { code?: string; message?: string }
+  return /SQLITE_BUSY|database is locked/.test(`${e?.code ?? ''} ${e?.message ?? ''}`)
+}
+
+export class WriteLock {
+  /** When the current run of refusals began (0: none). */
+  private since = 0
+
+  constructor(
+    private readonly conn: Connection,
+    private readonly busyTimeoutMs: number,
+    private readonly waitMs = WRITE_LOCK_WAIT_MS,
+  ) {}
+
+  /** Runs `take` (a statement that takes the write lock) without waiting; false when another process holds it. */
+  attempt(take: () => void): boolean {
+    this.conn.exec('PRAGMA busy_timeout = 0')
+    try {
+      take()
+      this.since = 0
+      return true
+    } catch (err) {
+      if (!isBusy(err)) throw err
+      this.since ||= Date.now()
+      if (Date.now() - this.since <= this.waitMs) return false
+      this.since = 0
+      throw new DbBusy(this.waitMs)
+    } finally {
+      this.conn.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`)
+    }
+  }
+
+  /** The pause before the next attempt: short at first, 50 ms once the wait is long. */
+  get pauseMs(): number {
+    return Math.min(50, 1 + Math.floor((Date.now() - this.since) / 20))
+  }
+
+  /** Takes the lock by `take`, pausing between refusals; DbBusy past the wait. */
+  async acquire(take: () => void): Promise<void> {
+    while (!this.attempt(take)) await Bun.sleep(this.pauseMs)
+  }
+}
