@@ -10,7 +10,25 @@ export interface Logger {
   warn(msg: string, fields?: Record<string, unknown>): void
   info(msg: string, fields?: Record<string, unknown>): void
   debug(msg: string, fields?: Record<string, unknown>): void
+  /** The line of one answered request (at info): the hot path's own, cheaper than `info`. */
+  request(line: RequestLine): void
 }
+
+export interface RequestLine {
+  id: string
+  method: string
+  route: string
+  status: number
+  ms: number
+  bytes: number
+  actor?: string
+  domain?: string
+  client: string
+}
+
+/** Text that JSON carries as it is (a route, an id, an address); anything else goes through JSON.stringify. */
+const PLAIN = /^[\w.:/*@%[\]-]*$/
+const quoted = (s: string) => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s))
 
 /**
  * Lines for stdout, written together every FLUSH_MS (or once PENDING_MAX characters wait): a write
@@ -77,6 +95,21 @@ export function createLogger(level: LogLevel, write: (line: string, urgent?: boo
     const head = `{"t":"${now()}","level":"${at}","msg":${JSON.stringify(msg)}`
     write(rest === '{}' ? `${head}}` : `${head},${rest.slice(1)}`, at === 'error')
   }
-  const logger: Logger = { level, error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug') }
+  // built as text: an object per request and a generic stringify of it cost about 3 µs a request
+  const request = (r: RequestLine) => {
+    if (RANK.info > RANK[logger.level]) return
+    const who = `${r.actor ? `,"actor":${quoted(r.actor)}` : ''}${r.domain ? `,"domain":${quoted(r.domain)}` : ''}`
+    write(
+      `{"t":"${now()}","level":"info","msg":"request","id":${quoted(r.id)},"method":${quoted(r.method)},"route":${quoted(r.route)},"status":${r.status},"ms":${r.ms},"bytes":${r.bytes}${who},"client":${quoted(r.client)}}`,
+    )
+  }
+  const logger: Logger = {
+    level,
+    error: log('error'),
+    warn: log('warn'),
+    info: log('info'),
+    debug: log('debug'),
+    request,
+  }
   return logger
 }

@@ -105,7 +105,7 @@ export async function handleHttp(deps: Deps, request: Request, server?: PeerLook
   const route = outcome.route ?? 'unmatched'
   deps.metrics.observe(route, request.method, outcome.status, seconds)
   if (logged)
-    deps.log.info('request', {
+    deps.log.request({
       id: requestId,
       method: request.method,
       route,

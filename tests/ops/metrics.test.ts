@@ -111,6 +111,21 @@ describe('request log', () => {
     })
     expect(line!.ms).toBeGreaterThanOrEqual(0)
   })
+  test('a request line is JSON whatever its text holds', () => {
+    const out: string[] = []
+    const log = createLogger('info', (line) => out.push(line))
+    const odd = { id: 'a"b\\c', method: 'GET', route: '/rest/v1/x/:id', status: 200, ms: 1.25, bytes: 3 }
+    log.request({ ...odd, client: '10.0.0.1" , "admin":true', actor: 'ü\n', domain: undefined })
+    log.request({ ...odd, client: '2001:db8::1' })
+    expect(out.map((l) => JSON.parse(l))).toMatchObject([
+      { msg: 'request', id: 'a"b\\c', client: '10.0.0.1" , "admin":true', actor: 'ü\n', route: '/rest/v1/x/:id' },
+      { msg: 'request', client: '2001:db8::1', ms: 1.25 },
+    ])
+    expect(JSON.parse(out[0]!)).not.toHaveProperty('admin')
+    expect(JSON.parse(out[1]!)).not.toHaveProperty('actor')
+    createLogger('warn', (line) => out.push(line)).request({ ...odd, client: 'x' })
+    expect(out).toHaveLength(2) // below its level
+  })
   test('sign-ins are logged without their passwords', async () => {
     lines.length = 0
     await t.call('POST', '/rest/v1/iam/sessions', { body: { domain: 'master', login: 'admin', pwd: 'Wrong-Secret_9' } })

@@ -30,7 +30,14 @@ async function fakeDeps(prefix = testPrefix(), kv?: Kv) {
   }
   const logged: Logged[] = []
   const at = (level: string) => (msg: string, fields?: Record<string, unknown>) => logged.push({ level, msg, fields })
-  const log: Logger = { level: 'debug', error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') }
+  const log: Logger = {
+    level: 'debug',
+    error: at('error'),
+    warn: at('warn'),
+    info: at('info'),
+    debug: at('debug'),
+    request: () => {},
+  }
   const deps = { kv, log, signals: new Signals(), longWork: new LongWork(log) } as unknown as Deps
   return { deps, logged, kv, prefix }
 }
