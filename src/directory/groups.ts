@@ -20,6 +20,8 @@ export const groups = defineEntity({
   fields: [...COMMON_FIELDS, 'code', 'name', 'description', 'parents', 'roles'],
   listFields: ['id', 'code', 'name', 'description', 'parents', 'roles', 'opts.title', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'code'],
+  // moving or deleting a group refreshes the caches of all its deep users: seconds for a large one
+  long: { patch: 'group change', remove: 'group deletion' },
   create: {
     code: requiredText(255),
     name: v.optional(text(255)),

@@ -7,6 +7,8 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { systemCtx } from '~/context'
 import { findMasterDomain } from '~/directory/domains'
+import { refreshCaches } from '~/directory/refresh'
+import { users } from '~/directory/users'
 import { commit } from '~/entities/unit'
 import { createLogger } from '~/log'
 import type { Progress } from '~/long-work'
@@ -247,5 +249,37 @@ describe('product layer install', () => {
     expect((await t.deps.db.get('SELECT count(*) FROM extobjs WHERE domain = ?', [id]))![0]).toBe(0)
     const classes = (await t.call('GET', '/rest/v1/design/classes?limit=1000', { token })).body
     expect(classes.some((c: Doc) => String(c.classname).startsWith('l/'))).toBe(false)
+  })
+})
+
+describe('moving a group with many deep users', () => {
+  test("reads of another domain are served while its users' caches are refreshed; the move is whole", async () => {
+    const { id, token } = await domainWith('groups.master', 0)
+    const ctx = systemCtx(t.deps, id, 'test')
+    const made = async (code: string, parents: string[] = []) =>
+      (await t.call('POST', '/rest/v1/domain/groups', { token, body: { code, parents } })).body.id as string
+    const [top, team] = [await made('top'), await made('team')]
+    // 4,000 users in `team`, seeded as the directory bench does (rows, then their caches)
+    await commit(ctx, function* (u) {
+      const ids: string[] = []
+      for (let i = 0; i < 4000; i++) {
+        const doc = { id: Bun.randomUUIDv7(), login: `member${i}`, name: `Member ${i}`, groups: [team], roles: [] }
+        yield* t.deps.repo(users.table).insert(u.w, doc)
+        ids.push(doc.id)
+      }
+      yield* refreshCaches(u, { users: ids })
+    })
+    const move = () => t.call('PATCH', `/rest/v1/domain/groups/${team}`, { token, body: { parents: [top] } })
+    const { result, reads } = await during(move, () => undefined)
+    expect((result as { status: number }).status).toBe(200)
+    expectServed(reads)
+    const inTop = await t.call(
+      'GET',
+      `/rest/v1/domain/users_caches?filter=${encodeURIComponent(
+        JSON.stringify(['contains', ['property', 'deep_groups'], top]),
+      )}&limit=1&count=true`,
+      { token },
+    )
+    expect(inTop.headers.get('x-total-count')).toBe('4000')
   })
 })
