@@ -85,7 +85,7 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
   }
   const statements = new Map<string, Statement>()
   // any write may change any row: the cache holds what was read since the last one
-  const rows = new Map<string, Map<string, Row | undefined>>()
+  const rows = new Map<string, Map<string, Row | Row[] | undefined>>()
   let cachedRows = 0
   const wrote = () => {
     if (cachedRows === 0) return
@@ -259,6 +259,29 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
     })
   }
 
+  /** A read kept until the next write (a point read's row, a list page's rows); large answers are read afresh. */
+  function cached(sql: string, args: SqlValue[], list: boolean, read: () => Row | Row[] | undefined) {
+    beginSnapshot() // shared: drops the cache when another process has committed
+    let ofSql = rows.get(sql)
+    if (!ofSql) rows.set(sql, (ofSql = new Map()))
+    const key = args.length === 2 ? `${args[0]}\u0000${args[1]}` : args.join('\u0000')
+    if (ofSql.has(key)) return Promise.resolve(ofSql.get(key))
+    return call(() => {
+      const answer = read()
+      if (cachedRows >= ROW_CACHE_SIZE) wrote() // full: start again rather than track ages
+      const chars = !answer
+        ? 0
+        : list
+          ? (answer as Row[]).reduce((n, r) => n + rowChars(r), 0)
+          : rowChars(answer as Row)
+      if (chars <= ROW_CACHE_MAX_CHARS) {
+        rows.get(sql)?.set(key, answer) ?? rows.set(sql, new Map([[key, answer]]))
+        cachedRows += list ? Math.max(1, (answer as Row[]).length) : 1
+      }
+      return answer
+    })
+  }
+
   function call<T>(fn: () => T): Promise<T> {
     try {
       return Promise.resolve(fn())
@@ -291,21 +314,11 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
       }
       return long ? settled().then(now) : now() // not inside the long write's transaction
     },
-    getCached(sql: string, args: SqlValue[]) {
-      beginSnapshot() // shared: drops the cache when another process has committed
-      let ofSql = rows.get(sql)
-      if (!ofSql) rows.set(sql, (ofSql = new Map()))
-      const key = args.length === 2 ? `${args[0]}\u0000${args[1]}` : args.join('\u0000')
-      if (ofSql.has(key)) return Promise.resolve(ofSql.get(key))
-      return call(() => {
-        const row = prepare(sql).get(args) as Row | undefined
-        if (cachedRows >= ROW_CACHE_SIZE) wrote() // full: start again rather than track ages
-        if (!row || rowChars(row) <= ROW_CACHE_MAX_CHARS) {
-          rows.get(sql)?.set(key, row) ?? rows.set(sql, new Map([[key, row]]))
-          cachedRows++
-        }
-        return row
-      })
+    getCached: (sql: string, args: SqlValue[]) =>
+      cached(sql, args, false, () => prepare(sql).get(args) as Row | undefined) as Promise<Row | undefined>,
+    allCached: (sql: string, args: SqlValue[]) => {
+      if (!selects.has(sql) && !/^\s*select\b/i.test(sql)) throw new Error(`allCached takes a SELECT: ${sql}`)
+      return cached(sql, args, true, () => prepare(sql).all(args) as Row[]) as Promise<Row[]>
     },
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
     write: (body) => enqueue(body),

@@ -62,6 +62,8 @@ export interface Db {
    * stale; the remote driver, whose database other processes write, always reads. The row must not be changed.
    */
   getCached(sql: string, args: SqlValue[]): Promise<Row | undefined>
+  /** The rows of a SELECT, kept like `getCached` (a list page asked again before any write). The rows must not be changed. */
+  allCached(sql: string, args: SqlValue[]): Promise<Row[]>
   /**
    * Runs a body of reads outside any transaction, so one query written as a step serves both inside
    * a write transaction and on its own. A statement that writes is refused.

@@ -70,6 +70,7 @@ export async function budgetedPage(
   q: ListQuery,
   scope: ListScope,
   budget: number,
+  readOnly = false,
 ): Promise<{ docs: Doc[]; next: SqlValue[] | null } | null> {
   const byId = q.order.length === 0 || (q.order.length === 1 && q.order[0]!.field === 'id')
   if (!byId) return nestedPage(repo, domain, q, scope, budget)
@@ -87,7 +88,7 @@ export async function budgetedPage(
       [...args, budget - 1],
     )
     // fewer rows than the budget: the whole list is within it
-    if (rows.length === 0) return repo.listPage(domain, q, scope)
+    if (rows.length === 0) return repo.listPage(domain, q, scope, readOnly)
     known = { id: rows[0]![0] as SqlValue, beyond: rows.length === 2, at: Date.now() }
     if (!q.after) {
       let ofRepo = boundaries.get(repo)
@@ -97,7 +98,7 @@ export async function budgetedPage(
     }
   }
   const bound = known
-  const page = await repo.listPage(domain, q, { ...scope, idBound: { id: bound.id as string, desc } })
+  const page = await repo.listPage(domain, q, { ...scope, idBound: { id: bound.id as string, desc } }, readOnly)
   return page.docs.length < q.limit && bound.beyond ? null : page
 }
 

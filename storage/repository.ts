@@ -4,7 +4,7 @@
  * statement is scoped by the domain it is given, and every mutation writes its journal record in
  * the same transaction.
  */
-import type { Db, SqlValue, TxStep } from './db'
+import type { Db, Row, SqlValue, TxStep } from './db'
 import { ConstraintError, tx } from './db'
 import { changedPaths, type Doc, getPath } from './doc'
 import { appendJournal, type JournalEntry, type WriteContext } from './journal'
@@ -23,6 +23,9 @@ export type { ColumnRange } from './list-sql'
 const STAMP_PATHS = new Set(['ext.ct', 'ext.lwt'])
 
 const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(',')
+
+/** The docs of a page's rows while the database keeps those rows (until the next write). */
+const parsedPages = new WeakMap<Row[], Doc[]>()
 
 export class Repository {
   readonly layout: TableLayout
@@ -90,20 +93,28 @@ export class Repository {
 
   /**
    * A page of a list and, when the page is full, the keyset cursor after its last row: the values
-   * its order expressions had in SQL (then its id), for `after` on the next page.
+   * its order expressions had in SQL (then its id), for `after` on the next page. `readOnly`: the
+   * caller only reads the docs (presents them), so a page answered from memory gives the same docs.
    */
   async listPage(
     domain: string,
     q: ListQuery,
     scope: ListScope = {},
+    readOnly = false,
   ): Promise<{ docs: Doc[]; next: SqlValue[] | null }> {
     const args: SqlValue[] = []
     const where = listWhere(this.spec, this.layout, domain, q, scope, args)
     args.push(q.limit, q.offset)
-    const rows = await this.db.all(pageSql(this.spec, this.layout, where, q), args)
+    // a page asked again before any write is answered from memory
+    const rows = await this.db.allCached(pageSql(this.spec, this.layout, where, q), args)
     const last = rows.at(-1)
     const next = last && rows.length === q.limit ? (last.slice(this.layout.listed.length) as SqlValue[]) : null
-    return { docs: rows.map((r) => JSON.parse(this.layout.listText(r)) as Doc), next }
+    let docs = readOnly ? parsedPages.get(rows) : undefined
+    if (!docs) {
+      docs = rows.map((r) => JSON.parse(this.layout.listText(r)) as Doc)
+      if (readOnly) parsedPages.set(rows, docs)
+    }
+    return { docs, next }
   }
 
   /** How many entities the query's filter selects, whatever its offset and limit (X-Total-Count). */

@@ -45,7 +45,7 @@ export function list(
       const { query, mask, flat, count } = parseListParams(req.query, shape)
       if (options.match) query.filter = withEqualities(query.filter, options.match(req))
       const repo = req.deps.repo(collection.table)
-      const { docs, next } = await repo.listPage(req.ctx.domain, query)
+      const { docs, next } = await repo.listPage(req.ctx.domain, query, {}, true) // only presented
       if (count) req.headers['x-total-count'] = String(await repo.countMatching(req.ctx.domain, query))
       // a full page says where the next one starts (keyset paging: ?after=, cost independent of depth)
       if (next) req.headers['x-next-after'] = encodeCursor(next)

@@ -53,7 +53,8 @@ export async function readPage(
   const scope = { range, now: ctx.deps.clock.now() }
   const { listSortMaxRecords: sortMax, listScanMaxRecords: scanMax } = ctx.deps.config
   // a partition or an interval bounds what is read
-  if (range) return repo.listPage(ctx.domain, query, scope)
+  // the docs are only presented: a page answered from memory gives the docs parsed before
+  if (range) return repo.listPage(ctx.domain, query, scope, true)
   const cap = Math.max(sortMax, scanMax)
   const n = await approxRecords(ctx, repo, cap)
   const size = n > cap ? `more than ${cap}` : String(n)
@@ -68,8 +69,8 @@ export async function readPage(
   if (query.order.length > 0 && n > sortMax && (await listSorts(repo, ctx.domain, query, scope)))
     throw refuse('ordering', 'order')
   if (n <= scanMax || !(await filterScans(repo, ctx.domain, query, scope)))
-    return repo.listPage(ctx.domain, query, scope)
-  const page = await budgetedPage(repo, ctx.domain, query, scope, scanMax)
+    return repo.listPage(ctx.domain, query, scope, true)
+  const page = await budgetedPage(repo, ctx.domain, query, scope, scanMax, true)
   if (!page) throw refuse(`filtering beyond the first ${scanMax} of`, 'filter')
   return page
 }

@@ -151,6 +151,27 @@ for (const [name, open] of drivers) {
       await db.close()
     })
 
+    test('a cached list is never stale either: any write is seen by the next one; only SELECTs are kept', async () => {
+      const db = await fresh()
+      await db.run('INSERT INTO t VALUES (?, ?), (?, ?)', ['a', 1, 'b', 2])
+      const page = () => db.allCached('SELECT k, v FROM t WHERE v > ? ORDER BY k', [0])
+      expect(await page()).toEqual([
+        ['a', 1],
+        ['b', 2],
+      ])
+      await db.write(function* () {
+        yield* tx.run('UPDATE t SET v = 0 WHERE k = ?', ['a'])
+      })
+      expect(await page()).toEqual([['b', 2]])
+      await db.run('INSERT INTO t VALUES (?, ?)', ['c', 3])
+      expect(await page()).toEqual([
+        ['b', 2],
+        ['c', 3],
+      ])
+      if (db.driver === 'embedded') expect(() => db.allCached('DELETE FROM t RETURNING k', [])).toThrow('SELECT')
+      await db.close()
+    })
+
     test('a write body commits every statement and returns its value', async () => {
       const db = await fresh()
       const result = await db.write(function* () {
