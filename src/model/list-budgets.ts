@@ -42,6 +42,16 @@ function indexFor(query: ListQuery): string[] {
   return [...new Set([...equal, ...compared, ...query.order.map((o) => o.field)])].filter((f) => f !== 'id')
 }
 
+/**
+ * What a list of the class may show: the range, and what has not expired by now. Only a class that
+ * expires records (opts.expires_mode) has expiries, so only its lists carry the time, which makes
+ * every such statement new; the others' pages can be answered from memory until the next write.
+ */
+export const listScope = (ctx: Ctx, model: ClassModel, range?: ColumnRange) => ({
+  range,
+  now: model.expiry ? ctx.deps.clock.now() : undefined,
+})
+
 /** The page of a record list, within the budgets. */
 export async function readPage(
   ctx: Ctx,
@@ -50,7 +60,7 @@ export async function readPage(
   query: ListQuery,
   range?: ColumnRange,
 ): Promise<{ docs: Doc[]; next: SqlValue[] | null }> {
-  const scope = { range, now: ctx.deps.clock.now() }
+  const scope = listScope(ctx, model, range)
   const { listSortMaxRecords: sortMax, listScanMaxRecords: scanMax } = ctx.deps.config
   // a partition or an interval bounds what is read
   // the docs are only presented: a page answered from memory gives the docs parsed before

@@ -17,7 +17,7 @@ import { present } from '../http/present'
 import { lookupIds, withEqualities } from '../http/resource'
 import { givenId, newId } from '../ids'
 import type { ClassModel } from './class-model'
-import { readPage } from './list-budgets'
+import { listScope, readPage } from './list-budgets'
 import { validateRecord } from './properties'
 
 type Query = Record<string, string | undefined>
@@ -137,7 +137,7 @@ export async function listRecords(
   const newestFirst = model.partition ? [{ field: model.partition.property, desc: true }] : []
   if (params.order === undefined) query.order = options.defaultOrder ?? newestFirst
   const { docs, next } = await readPage(ctx, model, repo, query, range)
-  if (count) options.total?.(await repo.countMatching(ctx.domain, query, { range, now: ctx.deps.clock.now() }))
+  if (count) options.total?.(await repo.countMatching(ctx.domain, query, listScope(ctx, model, range)))
   if (next) options.next?.(encodeCursor(next))
   return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
 }
