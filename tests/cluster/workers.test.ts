@@ -87,6 +87,8 @@ async function eventually(check: () => Promise<boolean>, ms = 10_000) {
 describe('WORKERS=3', () => {
   let admin: string
   let domainAdmin: string
+  let domainId: string
+  let annId: string
 
   test('three processes answer on one port, each registered as a node', async () => {
     expect(processesOf(await calls(9, 'GET', '/healthz'))).toBe(3)
@@ -94,9 +96,9 @@ describe('WORKERS=3', () => {
     const nodes = await call('GET', '/rest/v1/master/nodes', { token: admin })
     expect(nodes.body).toHaveLength(3)
     expect(new Set(nodes.body.map((n: { name: string }) => n.name)).size).toBe(3)
-    expect((await call('POST', '/rest/v1/domain/domains', { token: admin, body: { name: 'w3.master' } })).status).toBe(
-      200,
-    )
+    const made = await call('POST', '/rest/v1/domain/domains', { token: admin, body: { name: 'w3.master' } })
+    expect(made.status).toBe(200)
+    domainId = made.body.id
     domainAdmin = (await signIn('master', 'admin', ADMIN_PASSWORD)).token
     expect(
       (await call('PATCH', '/rest/v1/iam/sessions/current', { token: domainAdmin, body: { domain: 'w3.master' } }))
@@ -106,7 +108,9 @@ describe('WORKERS=3', () => {
 
   test('a session made on one process works on every process, and ends on every process', async () => {
     const user = { login: 'ann', name: 'Ann', pwd: 'ann-Pass1', roles: ['user'] }
-    expect((await call('POST', '/rest/v1/domain/users', { token: domainAdmin, body: user })).status).toBe(200)
+    const created = await call('POST', '/rest/v1/domain/users', { token: domainAdmin, body: user })
+    expect(created.status).toBe(200)
+    annId = created.body.id
     const ann = await signIn('w3.master', 'ann', 'ann-Pass1')
     const reads = await calls(6, 'GET', '/rest/v1/iam/sessions/current', { token: ann.token })
     expect(reads.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200])
@@ -187,6 +191,24 @@ describe('WORKERS=3', () => {
     expect(await eventually(async () => hooks.length >= 3)).toBe(true)
     await Bun.sleep(500) // a duplicate would come from another process's queue pass meanwhile
     expect(hooks).toHaveLength(3)
+  })
+
+  test('a role granted and a domain blocked on one process are in force on every process at once', async () => {
+    const ann = await signIn('w3.master', 'ann', 'ann-Pass1', '127.0.0.4')
+    const users = () => calls(3, 'GET', '/rest/v1/domain/users', { token: ann.token, from: '127.0.0.4' })
+    expect((await users()).map((r) => r.status)).toEqual([403, 403, 403])
+    const granted = await call('PATCH', `/rest/v1/domain/users/${annId}`, {
+      token: domainAdmin,
+      body: { roles: ['admin'] },
+    })
+    expect(granted.status).toBe(200)
+    expect((await users()).map((r) => r.status)).toEqual([200, 200, 200])
+    const block = (isblocked: boolean) =>
+      call('PATCH', `/rest/v1/domain/domains/${domainId}`, { token: admin, body: { opts: { isblocked } } })
+    expect((await block(true)).status).toBe(200)
+    expect((await users()).map((r) => r.status)).toEqual([403, 403, 403])
+    expect((await block(false)).status).toBe(200)
+    expect((await users()).map((r) => r.status)).toEqual([200, 200, 200])
   })
 
   test('failed sign-ins count together: the ban from one address holds on every process', async () => {
