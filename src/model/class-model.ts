@@ -129,7 +129,9 @@ export function buildModels(domain: string, classes: Doc[]): Map<string, ClassMo
         table: recordTable(domain, model.id),
         objtype: recordObjtype(model.classname),
         stamps: false,
-        expiring: true,
+        // only a class that expires records has expiries: the others' reads carry no time, so a point
+        // read or a list page asked again is answered from memory until the next write
+        expiring: model.expiry !== null,
         derived: { pdate: (d) => derivedColumns(model, d).pdate, expires: (d) => derivedColumns(model, d).expires },
       }
     }

@@ -42,15 +42,8 @@ function indexFor(query: ListQuery): string[] {
   return [...new Set([...equal, ...compared, ...query.order.map((o) => o.field)])].filter((f) => f !== 'id')
 }
 
-/**
- * What a list of the class may show: the range, and what has not expired by now. Only a class that
- * expires records (opts.expires_mode) has expiries, so only its lists carry the time, which makes
- * every such statement new; the others' pages can be answered from memory until the next write.
- */
-export const listScope = (ctx: Ctx, model: ClassModel, range?: ColumnRange) => ({
-  range,
-  now: model.expiry ? ctx.deps.clock.now() : undefined,
-})
+/** What a list of the class may show: the range, and what has not expired by now (classes that expire records). */
+export const listScope = (ctx: Ctx, range?: ColumnRange) => ({ range, now: ctx.deps.clock.now() })
 
 /** The page of a record list, within the budgets. */
 export async function readPage(
@@ -60,7 +53,7 @@ export async function readPage(
   query: ListQuery,
   range?: ColumnRange,
 ): Promise<{ docs: Doc[]; next: SqlValue[] | null }> {
-  const scope = listScope(ctx, model, range)
+  const scope = listScope(ctx, range)
   const { listSortMaxRecords: sortMax, listScanMaxRecords: scanMax } = ctx.deps.config
   // a partition or an interval bounds what is read
   // the docs are only presented: a page answered from memory gives the docs parsed before

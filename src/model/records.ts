@@ -137,7 +137,7 @@ export async function listRecords(
   const newestFirst = model.partition ? [{ field: model.partition.property, desc: true }] : []
   if (params.order === undefined) query.order = options.defaultOrder ?? newestFirst
   const { docs, next } = await readPage(ctx, model, repo, query, range)
-  if (count) options.total?.(await repo.countMatching(ctx.domain, query, listScope(ctx, model, range)))
+  if (count) options.total?.(await repo.countMatching(ctx.domain, query, listScope(ctx, range)))
   if (next) options.next?.(encodeCursor(next))
   return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
 }
