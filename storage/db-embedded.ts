@@ -304,13 +304,23 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
       const now = async () => {
         writing()
         if (!lock) return call(() => ({ changes: prepare(sql).run(args).changes }))
-        let changes = 0
-        await lock
-          .acquire(() => void (changes = prepare(sql).run(args).changes))
-          .catch((err) => {
-            throw normalizeDbError(err)
-          })
-        return { changes }
+        // the lock is taken by a BEGIN (a refused statement could stay half-run), then the statement
+        // runs in the same turn, alone in its transaction
+        while (long || !lock.attempt(beginWrite)) {
+          if (long)
+            await settled() // a long write of this process began meanwhile
+          else await Bun.sleep(lock.pauseMs)
+        }
+        return call(() => {
+          try {
+            const { changes } = prepare(sql).run(args)
+            conn.exec('COMMIT')
+            return { changes }
+          } catch (err) {
+            if (conn.inTransaction) conn.exec('ROLLBACK')
+            throw err
+          }
+        })
       }
       return long ? settled().then(now) : now() // not inside the long write's transaction
     },
