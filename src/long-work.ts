@@ -21,6 +21,8 @@ export interface LongWorkSpec {
   key?: string
   /** Further domains whose requests must wait (the master domain, for a domain deletion). */
   gates?: string[]
+  /** The request that starts it, if one does: it is not waited for. */
+  requestId?: string
 }
 
 export interface Progress {
@@ -45,9 +47,14 @@ interface Running {
 
 /** A progress line at most this often per work. */
 const LOG_EVERY_MS = 1000
+/** How long long work waits for the requests already admitted in its domains to finish. */
+const DRAIN_MS = 5000
 
 export class LongWork {
   private readonly running = new Set<Running>()
+  /** The calls admitted in each domain and not finished, counted by request id. */
+  private readonly inFlight = new Map<string, Map<string, number>>()
+  private settledOne: () => void = () => {}
 
   constructor(private readonly log: Logger) {}
 
@@ -56,6 +63,43 @@ export class LongWork {
     if (this.running.size === 0) return undefined
     const held = [...this.running].filter((w) => w.domains.has(domain)).map((w) => w.ended)
     return held.length ? Promise.all(held).then(() => this.gate(domain)) : undefined
+  }
+
+  /**
+   * A request admitted in the domain (after its gate): long work that starts meanwhile waits for it,
+   * since its reads would otherwise see rows not yet committed. Returns what ends it.
+   */
+  enter(domain: string, requestId: string): () => void {
+    let ids = this.inFlight.get(domain)
+    if (!ids) this.inFlight.set(domain, (ids = new Map()))
+    ids.set(requestId, (ids.get(requestId) ?? 0) + 1)
+    let left = false
+    return () => {
+      if (left) return
+      left = true
+      const n = ids.get(requestId)! - 1
+      if (n > 0) ids.set(requestId, n)
+      else ids.delete(requestId)
+      if (ids.size === 0 && this.inFlight.get(domain) === ids) this.inFlight.delete(domain)
+      this.settledOne()
+    }
+  }
+
+  /** Waits (up to DRAIN_MS) until no request but the work's own is admitted in its domains. */
+  private async drained(w: Running): Promise<void> {
+    const busy = () =>
+      [...w.domains].some((d) => [...(this.inFlight.get(d)?.keys() ?? [])].some((id) => id !== w.spec.requestId))
+    const until = performance.now() + DRAIN_MS
+    while (busy() && performance.now() < until) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 50)
+        this.settledOne = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+    }
+    if (busy()) this.log.warn('long work starts while requests of its domains still run', this.fields(w))
   }
 
   /** No long work runs any more (undefined when none runs now). */
@@ -93,6 +137,7 @@ export class LongWork {
       this.log.info('long work progress', this.fields(w))
     }
     try {
+      await this.drained(w) // the gate is up: no request enters; those already in finish first
       const result = await work(report)
       this.log.info('long work done', this.fields(w))
       return result

@@ -59,7 +59,9 @@ export function commit<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>): Promise<T> {
  * included (the caches they refresh are fresh when the gate opens); its steps report `u.progress`.
  */
 export function commitLong<T>(ctx: Ctx, work: Omit<LongWorkSpec, 'domain'>, body: (u: Unit) => TxStep<T>): Promise<T> {
-  return ctx.deps.longWork.run({ ...work, domain: ctx.domain }, (report) => run(ctx, body, true, report))
+  return ctx.deps.longWork.run({ ...work, domain: ctx.domain, requestId: ctx.requestId }, (report) =>
+    run(ctx, body, true, report),
+  )
 }
 
 async function run<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>, long: boolean, progress: Report): Promise<T> {

@@ -82,6 +82,7 @@ export async function runRoute(deps: Deps, call: Call, admission: Admission): Pr
   } catch (err) {
     outcome = errorOutcome(deps, err, call.requestId, `${call.method} ${url}`)
   }
+  for (const finish of req.finishers) finish()
   outcome.route = url
   if (req.isAdmitted) outcome.actor = { id: req.ctx.actor.id, domain: req.ctx.domain }
   return outcome

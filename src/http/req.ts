@@ -83,6 +83,9 @@ export class Req {
     this.admitted = ctx
   }
 
+  /** What ends with the call, whatever its outcome (run by runRoute). */
+  readonly finishers: (() => void)[] = []
+
   /** The signed-in session, for handlers that act on it. */
   get session(): Session {
     const s = this.ctx.session

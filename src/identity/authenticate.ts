@@ -75,6 +75,8 @@ export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
   // long work in the domain has uncommitted rows that this call's reads would see: wait for its end
   const held = req.deps.longWork.gate(ctx.domain)
   if (held && !def.duringLongWork) await held
+  // and long work that starts from now on waits for this call to end
+  if (!def.duringLongWork) req.finishers.push(req.deps.longWork.enter(ctx.domain, ctx.requestId))
   const domain = await access.domainInfo(ctx.domain)
   if (!domain) throw unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
   const roles = ctx.session ? await access.sessionRoles(ctx.session) : ctx.roles

@@ -283,3 +283,25 @@ describe('moving a group with many deep users', () => {
     expect(inTop.headers.get('x-total-count')).toBe('4000')
   })
 })
+
+describe('the gate', () => {
+  test('long work waits for the calls already admitted in its domains, but not for the one that starts it', async () => {
+    const { longWork } = t.deps
+    const leaveOther = longWork.enter('gate.domain', 'other-call')
+    const leaveOwn = longWork.enter('gate.domain', 'own-call')
+    let started = false
+    const done = longWork.run({ kind: 'test', domain: 'gate.domain', requestId: 'own-call' }, async () => {
+      started = true
+      return 'done'
+    })
+    await Bun.sleep(30)
+    // the gate is up meanwhile: a new call of the domain would wait
+    expect(longWork.gate('gate.domain')).toBeDefined()
+    expect(started).toBe(false)
+    leaveOther()
+    expect(await done).toBe('done')
+    expect(started).toBe(true)
+    leaveOwn()
+    expect(longWork.gate('gate.domain')).toBeUndefined()
+  })
+})
