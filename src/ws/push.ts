@@ -101,6 +101,8 @@ function remembered(out: Outgoing, key: string, decide: () => boolean | Promise<
  */
 export async function missedChanges(ctx: Ctx, since: number, objtype?: string): Promise<JournalChange[]> {
   const { db } = ctx.deps
+  // long work in the domain has journaled rows not committed yet: the replay waits for its end
+  await ctx.deps.longWork.gate(ctx.domain)
   const { last } = await journalBounds(db)
   if (since > last) throw relist(`since ${since} is ahead of the journal (its last change is ${last})`)
   const horizon = await journalHorizon(db, ctx.domain)

@@ -201,6 +201,22 @@ describe('resume', () => {
     b.close()
   })
 
+  test('a resume while long work runs in the domain replays only once it ended (its rows were not committed)', async () => {
+    const b = await openWs(`${wsUrl}?token=${token}`)
+    const last = (await t.deps.db.get('SELECT max(seq) FROM journal'))![0] as number
+    let release = () => {}
+    const work = t.deps.longWork.run({ kind: 'test', domain: domain.id }, () => new Promise<void>((r) => (release = r)))
+    await Bun.sleep(5)
+    const terms = { expires: 60, events: ['modelevents.data_changed'], classpath: EXTOBJS }
+    b.send(['subscribe', { id: 'during', ...terms, since: last }])
+    await Bun.sleep(50)
+    expect(b.pending((f) => f[0] === 'subscribe')).toEqual([])
+    release()
+    await work
+    expect((await b.next((f) => f[0] === 'subscribe' && f[1].id === 'during'))[1]).toMatchObject({ id: 'during' })
+    b.close()
+  })
+
   test('a since the journal does not know is a relist error, and the subscription is not kept', async () => {
     const c = await openWs(`${wsUrl}?token=${token}`)
     const answer = await subscribe(c, {
