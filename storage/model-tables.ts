@@ -6,6 +6,7 @@
  */
 import type { Db, TxStep } from './db'
 import { tx } from './db'
+import type { Doc } from './doc'
 import { jsonField } from './query'
 
 /** The table of a class: both ids in hex, so names are unique and safe to splice into SQL. */
@@ -51,6 +52,19 @@ export function* indexProperties(
       `CREATE INDEX IF NOT EXISTS ${name} ON ${table} (domain, ${props.map((p) => jsonField('doc', p)).join(', ')}, id)`,
     )
   }
+}
+
+/**
+ * The records of a domain in id order, `limit` at a time after `after` (the first page with ''): a
+ * migration reads a large table in chunks, so no one statement holds the process for long.
+ */
+export function* recordsAfter(table: string, domain: string, after: string, limit: number): TxStep<Doc[]> {
+  const rows = yield* tx.all(`SELECT doc FROM ${table} WHERE domain = ? AND id > ? ORDER BY id LIMIT ?`, [
+    domain,
+    after,
+    limit,
+  ])
+  return rows.map((r) => JSON.parse(r[0] as string) as Doc)
 }
 
 /** Records without a partition date (a history class needs one in every record). */

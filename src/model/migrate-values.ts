@@ -7,6 +7,7 @@
  */
 import type { TxStep } from '~storage/db'
 import type { Doc } from '~storage/doc'
+import { recordsAfter } from '~storage/model-tables'
 import type { Repository } from '~storage/repository'
 import type { Unit } from '../entities/unit'
 import { ApiError } from '../errors'
@@ -61,7 +62,14 @@ export function convertValue(value: unknown, from: Property, to: Property): unkn
 
 const changedType = (a: Property, b: Property) => a.data_type !== b.data_type || !!a.multi !== !!b.multi
 
-/** Converts the records of the tables (a class and its subclasses) after a change of properties. */
+/** Records read per statement: a chunk takes milliseconds, and long work pauses between them. */
+const CHUNK = 500
+
+/**
+ * Converts the records of the tables (a class and its subclasses) after a change of properties, a
+ * chunk of records at a time. Any record whose value cannot convert refuses the whole change (409,
+ * counting them over every table), which the transaction then rolls back.
+ */
 export function* migrateRecords(
   u: Unit,
   repos: Repository[],
@@ -73,40 +81,36 @@ export function* migrateRecords(
   const retyped = after.filter((p) => old.has(p.name) && changedType(old.get(p.name)!, p))
   const defaults = fillDefaults ? after.filter((p) => !old.has(p.name) && p.default !== undefined) : []
   if (retyped.length === 0 && defaults.length === 0) return
+  const domain = u.w.domain
+  // records whose values cannot convert, per property: the change is refused (and rolled back) at the end
+  const blocking = new Map(retyped.map((p) => [p.name, 0]))
   for (const repo of repos) {
-    const changes = new Map<string, Doc>()
-    for (const p of retyped) {
-      let blocking = 0
-      for (const doc of yield* repo.all(u.w.domain)) {
-        const next = changes.get(doc.id as string) ?? doc
-        const value = convertValue(doc[p.name], old.get(p.name)!, p)
-        if (value === BLOCKED) blocking++
-        else if (value !== doc[p.name]) changes.set(doc.id as string, { ...next, [p.name]: value })
-      }
-      if (blocking > 0) {
-        const from = `${old.get(p.name)!.data_type}${old.get(p.name)!.multi ? '[]' : ''}`
-        const message = `properties: ${p.name} cannot become ${p.data_type}${p.multi ? '[]' : ''} (from ${from}): ${blocking} record(s) hold values that would be lost`
-        throw new ApiError(409, message, { field: 'properties', property: p.name, records: blocking })
-      }
-    }
-    for (const p of defaults)
-      for (const doc of yield* repo.all(u.w.domain))
-        if (doc[p.name] === undefined || doc[p.name] === null) {
-          const next = changes.get(doc.id as string) ?? doc
-          changes.set(doc.id as string, { ...next, [p.name]: p.default })
-        }
+    const total = yield* repo.count(domain)
     let done = 0
-    for (const [id, doc] of changes) {
-      yield* repo.update(u.w, id, (current) => ({ ...current, ...pick(doc, retyped, defaults) }))
-      u.progress(++done, changes.size)
+    for (let last = ''; ; ) {
+      const docs = yield* recordsAfter(repo.spec.table, domain, last, CHUNK)
+      if (docs.length === 0) break
+      for (const doc of docs) {
+        const changed: Doc = {}
+        for (const p of retyped) {
+          const value = convertValue(doc[p.name], old.get(p.name)!, p)
+          if (value === BLOCKED) blocking.set(p.name, blocking.get(p.name)! + 1)
+          else if (value !== doc[p.name]) changed[p.name] = value
+        }
+        for (const p of defaults) if (doc[p.name] === undefined || doc[p.name] === null) changed[p.name] = p.default
+        // once a record blocks, the change is refused: the rest is only counted
+        if (Object.keys(changed).length > 0 && [...blocking.values()].every((n) => n === 0))
+          yield* repo.update(u.w, doc.id as string, (current) => ({ ...current, ...changed }))
+        u.progress(++done, total)
+      }
+      last = docs.at(-1)!.id as string
     }
   }
+  for (const p of retyped) {
+    const n = blocking.get(p.name)!
+    if (n === 0) continue
+    const was = old.get(p.name)!
+    const message = `properties: ${p.name} cannot become ${p.data_type}${p.multi ? '[]' : ''} (from ${was.data_type}${was.multi ? '[]' : ''}): ${n} record(s) hold values that would be lost`
+    throw new ApiError(409, message, { field: 'properties', property: p.name, records: n })
+  }
 }
-
-const pick = (doc: Doc, ...lists: Property[][]) =>
-  Object.fromEntries(
-    lists
-      .flat()
-      .filter((p) => p.name in doc)
-      .map((p) => [p.name, doc[p.name]]),
-  )
