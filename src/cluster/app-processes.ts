@@ -3,7 +3,8 @@
  * processes, each on its own unix socket beside its own; the gateway spreads client connections over
  * all of them. They share the database file (opened `shared`) and Redis, through which sessions,
  * bans, limits, locks and cache invalidations already hold across processes. This process watches
- * them: one that dies is started again, and at a stop they get SIGTERM and their grace period.
+ * them: one that dies is started again (one that was asked to end, and exits 0, is not), and at a
+ * stop they get SIGTERM and their grace period.
  *
  * A started process learns its part from PLATFORM_APP_SOCKET / PLATFORM_APP_INDEX, and ends itself
  * when its standard input closes: the process that started it is gone (even by kill -9).
@@ -80,6 +81,8 @@ export async function startAppProcesses(count: number, dir: string, log: Logger)
         if (stopping) return
         if (starting)
           return startFailed(new StartError('WORKERS', `app process ${index} exited while starting (code ${code})`))
+        // a clean exit was asked for (DELETE /rest/v1/master/nodes/<name>): the others serve on
+        if (code === 0) return log.info('app process ended on request; not started again', { index })
         // a crash loop backs off instead of spinning; a process that ran a while starts the count again
         const wait = Date.now() - startedAt > MAX_RESTART_PAUSE_MS ? 1000 : pause
         log.error('app process ended; starting it again', { index, code, signal, pauseMs: wait })

@@ -249,6 +249,18 @@ describe('WORKERS=3', () => {
     )
   })
 
+  test('an app process ended on request (DELETE of its node) stays ended; the others serve on', async () => {
+    const child = (await appPids()).find((pid) => pid !== svc.proc.pid)!
+    const nodes = (await call('GET', '/rest/v1/master/nodes', { token: admin })).body as { name: string }[]
+    const name = nodes.find((n) => n.name.endsWith(`-${child}`))!.name
+    expect((await call('DELETE', `/rest/v1/master/nodes/${name}`, { token: admin })).status).toBeLessThan(300)
+    expect(await eventually(async () => !alive(child), 10_000)).toBe(true)
+    await Bun.sleep(1500) // longer than the restart pause of a process that died
+    const after = await calls(6, 'GET', '/healthz')
+    expect(after.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200])
+    expect(processesOf(after)).toBe(2)
+  })
+
   test('SIGTERM stops every process, and the service exits 0', async () => {
     const pids = await appPids()
     svc.proc.kill('SIGTERM')
