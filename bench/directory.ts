@@ -25,6 +25,7 @@ import { createEntity, patchEntity } from '~/entities/writes'
 import { parseListParams } from '~/http/list-query'
 import { createLogger } from '~/log'
 import { startService } from '~/service'
+import { dbCheckpoint } from '~/workers/db-checkpoint'
 import { createMemoryKv } from '~storage/kv/memory'
 import { percentile } from './service-process'
 
@@ -34,7 +35,8 @@ const dir = mkdtempSync(join(tmpdir(), 'platform-bench-directory-'))
 const service = await startService(loadConfig({ DATA_DIR: dir, PORT: '0', ADMIN_PASSWORD: 'bench-Pass1' }), [], {
   kv: createMemoryKv(),
   listen: false,
-  schedule: false,
+  // of the background work only what a service always runs beside such changes: WAL checkpoints
+  workers: [dbCheckpoint],
   log: createLogger('error'),
 })
 const { deps } = service

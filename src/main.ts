@@ -1,4 +1,5 @@
 /** Process entry: the command line, configuration, the service, the first-start banner, and a clean stop on signals. */
+import { CHECKPOINT_FILE_ENV, runCheckpointer } from '~storage/db-checkpointer'
 import { readCommandLine } from './cli'
 import { appProcessRole, endWithParent } from './cluster/app-processes'
 import { ConfigError, loadConfig } from './config'
@@ -10,6 +11,9 @@ import { shareStdout } from './log'
 import { StartError } from './startup'
 
 export async function main(routes: RouteEntry[], args = process.argv.slice(2)): Promise<void> {
+  // started by a service to checkpoint its database file (storage/db-checkpointer.ts)
+  const checkpointFile = process.env[CHECKPOINT_FILE_ENV]
+  if (checkpointFile) return runCheckpointer(checkpointFile)
   const command = readCommandLine(args)
   if (command.run === 'print') {
     console.log(command.text)

@@ -18,7 +18,7 @@ import { type App, createApp } from './app'
 import { type Clock, isoTime, systemClock } from './clock'
 import { type Config, largestBody } from './config'
 import { createDeps, type Deps } from './deps'
-import { type AppProcessRole, startAppProcesses } from './cluster/app-processes'
+import { type AppProcessRole, serviceCommand, startAppProcesses } from './cluster/app-processes'
 import { drain, type Gateway, privateSocketDir, startGateway } from './http/gateway/index'
 import type { RouteEntry } from './http/route'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
@@ -70,7 +70,8 @@ export interface ServiceOptions {
 export function openDb(config: Config): Db {
   if (config.libsqlUrl.startsWith('file:')) {
     const file = config.libsqlUrl.slice('file:'.length)
-    return openEmbeddedDb(file, { shared: config.appProcesses > 1 })
+    // shared even alone: its checkpoints run in a process of their own (storage/db-checkpointer.ts)
+    return openEmbeddedDb(file, { shared: true, checkpointCommand: serviceCommand() })
   }
   return openRemoteDb(config.libsqlUrl, config.libsqlAuthToken)
 }

@@ -15,6 +15,7 @@ import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
 import { assertRead, normalizeDbError } from './db'
 import { driveSliced } from './db-sliced'
+import { startCheckpointer, type Checkpointer } from './db-checkpointer'
 import { WriteLock } from './db-write-lock'
 
 /** The part of a prepared statement we use; parameters are bound from one array. */
@@ -46,19 +47,29 @@ interface PendingWrite {
 
 const rowChars = (row: Row) => row.reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 8), 0)
 
-export function openEmbeddedDb(file: string, options: { shared?: boolean } = {}): Db {
+export function openEmbeddedDb(
+  file: string,
+  options: {
+    shared?: boolean
+    /** Shared: the command of a process that checkpoints (the service's own); none, SQLite does it in commits. */
+    checkpointCommand?: string[]
+  } = {},
+): Db {
   const shared = options.shared === true
   const conn = new Database(file, { timeout: BUSY_TIMEOUT_MS })
   conn.exec('PRAGMA journal_mode=WAL')
   conn.exec('PRAGMA synchronous=NORMAL')
+  // after a whole checkpoint the log is reused from its start; its file is cut back to this then
+  conn.exec(`PRAGMA journal_size_limit=${64 * 1024 * 1024}`)
   // A process that owns its file keeps the lock: without it every statement pays two fcntl calls,
   // 2.5x the cost of a point read. Shared, the other processes need it between transactions.
   if (!shared) conn.exec('PRAGMA locking_mode=EXCLUSIVE')
   // shared: another process may hold the write lock for long; it is waited for off the event loop
-  const lock = shared ? new WriteLock(conn, BUSY_TIMEOUT_MS) : null
-  const beginWrite = () => conn.exec('BEGIN IMMEDIATE')
+  const lock = shared ? new WriteLock({ exec: (sql: string) => (assertOpen(), conn.exec(sql)) }, BUSY_TIMEOUT_MS) : null
+  const beginWrite = () => (assertOpen(), conn.exec('BEGIN IMMEDIATE'))
   // changes when another process commits: the point-read cache is then stale
   const dataVersion = shared ? (conn.prepare('PRAGMA data_version') as unknown as Statement).raw(true) : null
+  let checkpointer: Checkpointer | undefined
   let seenVersion = -1
   /**
    * Shared, every statement outside a transaction would take and drop the file's shared lock (two
@@ -66,8 +77,13 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
    * in one read transaction, begun by the first and ended after the turn or before any write.
    */
   let snapshot = false
+  // the addon aborts the process (a Rust panic, not an error) when a closed connection is used
+  let closed = false
+  const assertOpen = () => {
+    if (closed) throw new Error('the database is closed')
+  }
   const beginSnapshot = () => {
-    if (!dataVersion || snapshot || conn.inTransaction) return
+    if (closed || !dataVersion || snapshot || conn.inTransaction) return
     conn.exec('BEGIN')
     snapshot = true
     // read inside the transaction, it is the version of the snapshot the reads will see
@@ -79,7 +95,7 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
     setImmediate(endSnapshot)
   }
   const endSnapshot = () => {
-    if (!snapshot) return
+    if (!snapshot || closed) return
     snapshot = false
     conn.exec('COMMIT')
   }
@@ -108,6 +124,7 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
   }
 
   function prepare(sql: string): Statement {
+    assertOpen()
     let stmt = statements.get(sql)
     if (!stmt) {
       stmt = conn.prepare(sql) as unknown as Statement
@@ -119,6 +136,7 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
   }
 
   function execute(op: DbOp): unknown {
+    assertOpen()
     if (op.kind !== 'all' && op.kind !== 'get') wrote()
     else reading(op.sql)
     if (op.kind === 'exec') return void conn.exec(op.sql)
@@ -195,6 +213,10 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
   let retry: ReturnType<typeof setTimeout> | undefined
   function commitGroup(): void {
     scheduled = false
+    if (closed) {
+      for (const w of waiting.splice(0)) w.reject(new Error('the database is closed'))
+      return
+    }
     if (long || retry) return // scheduled again when it ends, or when the retry comes
     const longAt = waiting.findIndex((w) => w.long)
     if (longAt === 0) return runLong(waiting.shift()!)
@@ -337,17 +359,26 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
       beginSnapshot()
       return call(() => drive(body, true))
     },
-    // shared: PASSIVE copies what no reader needs and never waits on the other processes
     checkpoint: () =>
       settled().then(() => {
+        assertOpen()
+        if (shared && options.checkpointCommand) {
+          // from the first one on, the checkpointer does them and this connection leaves them to it
+          if (!checkpointer) {
+            checkpointer = startCheckpointer(file, options.checkpointCommand)
+            conn.exec('PRAGMA wal_autocheckpoint=0')
+          }
+          return checkpointer.run('PASSIVE')
+        }
         endSnapshot()
+        // shared: PASSIVE copies what no reader needs and never waits on the other processes
         return call(() => void conn.exec(`PRAGMA wal_checkpoint(${shared ? 'PASSIVE' : 'TRUNCATE'})`))
       }),
     // a read transaction: writes asked for meanwhile wait for the next turn, then commit as usual
     backupTo: (file: string) =>
       settled().then(() => {
         endSnapshot()
-        return call(() => void conn.prepare('VACUUM INTO ?').run([file]))
+        return call(() => void prepare('VACUUM INTO ?').run([file]))
       }),
     close: async () => {
       endSnapshot()
@@ -358,13 +389,15 @@ export function openEmbeddedDb(file: string, options: { shared?: boolean } = {})
           await Bun.sleep(5) // the retry of a group waiting for another process's lock
         else commitGroup()
       }
+      await checkpointer?.stop()
       try {
-        // the file alone is the whole database (shared: the last process to close does it)
+        // the file alone is the whole database (shared: the last connection to close does it)
         if (!shared) conn.exec('PRAGMA wal_checkpoint(TRUNCATE)')
       } catch {
         // a statement still open keeps the log; closing the last connection checkpoints it anyway
       }
       statements.clear()
+      closed = true
       conn.close()
     },
   }

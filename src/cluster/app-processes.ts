@@ -36,10 +36,16 @@ export function endWithParent(stop: () => Promise<void>): void {
   })()
 }
 
+const compiled = () => Bun.main.startsWith('/$bunfs/') || Bun.main.includes('~BUN')
+
 /** The command that started this process: `bun server.ts ...`, or the single binary with its arguments. */
 function ownCommand(): string[] {
-  const compiled = Bun.main.startsWith('/$bunfs/') || Bun.main.includes('~BUN')
-  return [process.execPath, ...(compiled ? [] : [Bun.main]), ...process.argv.slice(2)]
+  return [process.execPath, ...(compiled() ? [] : [Bun.main]), ...process.argv.slice(2)]
+}
+
+/** The service's command without arguments, whatever started this process (a test runner too). */
+export function serviceCommand(): string[] {
+  return compiled() ? [process.execPath] : [process.execPath, join(import.meta.dir, '..', '..', 'server.ts')]
 }
 
 /** How long a new process may take to listen before the start fails. */

@@ -1,0 +1,61 @@
+// Checkpoints in a process of their own: what the service's db-checkpoint worker asks for is done by
+// another connection, the database file alone then holds every committed row, and once it runs the
+// service's connection no longer checkpoints by itself (inside a commit).
+import { afterAll, expect, test } from 'bun:test'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'libsql'
+import { serviceCommand } from '~/cluster/app-processes'
+import { tx } from '~storage/db'
+import { openEmbeddedDb } from '~storage/db-embedded'
+import { testService } from '../helpers/service'
+
+const dir = mkdtempSync(join(tmpdir(), 'platform-checkpoint-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** The rows of `t` in a copy of the database file alone (no write-ahead log beside it). */
+function rowsInFileAlone(file: string): number {
+  const copy = join(dir, `${crypto.randomUUID()}.db`)
+  copyFileSync(file, copy)
+  const conn = new Database(copy)
+  try {
+    return (conn.prepare('SELECT count(*) AS n FROM t').get([]) as { n: number }).n
+  } catch {
+    return 0 // the table itself is still only in the log
+  } finally {
+    conn.close()
+  }
+}
+
+const insert = (db: ReturnType<typeof openEmbeddedDb>, from: number, n: number, size = 10) =>
+  db.write(function* () {
+    for (let i = from; i < from + n; i++) yield* tx.run('INSERT INTO t VALUES (?, ?)', [i, 'x'.repeat(size)])
+  })
+
+test('a checkpoint runs in the checkpointer; from then on commits leave the log to it', async () => {
+  const file = join(dir, 'shared.db')
+  const db = openEmbeddedDb(file, { shared: true, checkpointCommand: serviceCommand() })
+  await db.run('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)')
+  await insert(db, 0, 100)
+  expect(rowsInFileAlone(file)).toBe(0)
+  await db.checkpoint()
+  expect(rowsInFileAlone(file)).toBe(100)
+  // over 1,000 pages of log: SQLite would have checkpointed inside one of these commits
+  for (let i = 0; i < 20; i++) await insert(db, 100 + i * 100, 100, 4000)
+  expect(rowsInFileAlone(file)).toBe(100)
+  await db.checkpoint()
+  expect(rowsInFileAlone(file)).toBe(2100)
+  await db.close() // the last connection to close leaves the file whole
+  expect(rowsInFileAlone(file)).toBe(2100)
+}, 30_000)
+
+test("the service's db-checkpoint worker: one pass puts what was committed into the file", async () => {
+  const t = await testService()
+  const file = join(t.dir, 'platform.db')
+  await t.deps.db.run('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)')
+  await t.deps.db.run("INSERT INTO t VALUES (1, 'one')")
+  await t.run('db-checkpoint')
+  expect(rowsInFileAlone(file)).toBe(1)
+  await t.close()
+}, 30_000)
