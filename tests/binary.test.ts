@@ -3,9 +3,10 @@
 // its data in ./data, signs in and answers a LOOKUP through its gateway.
 import { afterAll, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Database from 'libsql'
 import pkg from '../package.json' with { type: 'json' }
 import { describeEnv } from '~/config-help'
 import { httpRequest, RawClient } from './helpers/raw-http'
@@ -88,6 +89,23 @@ test('from an empty folder it starts, signs in and answers LOOKUP through the ga
   })
   expect(created.status).toBe(200)
   const { id } = (await created.json()) as { id: string }
+
+  // the checkpointer (the binary started again in that role) moves the write into the file within a second or so
+  const inFileAlone = () => {
+    const copy = join(dir, `copy-${crypto.randomUUID()}.db`)
+    copyFileSync(join(runDir, 'data/platform.db'), copy)
+    const conn = new Database(copy)
+    try {
+      return (conn.prepare('SELECT count(*) AS n FROM extobjs WHERE id = ?').get([id]) as { n: number }).n
+    } catch {
+      return 0
+    } finally {
+      conn.close()
+    }
+  }
+  let found = 0
+  for (const until = Date.now() + 5000; found === 0 && Date.now() < until; await Bun.sleep(100)) found = inFileAlone()
+  expect(found).toBe(1)
 
   // Bun's fetch would send LOOKUP as GET: the request goes over a plain socket
   const client = await RawClient.open(Number(new URL(url).port))
