@@ -352,26 +352,23 @@ export class Repository {
     while ((yield* tx.run(sql, [domain])).changes === PURGE_CHUNK);
   }
 
-  /** Removes top-level fields from every stored doc (a model class dropped the properties). */
-  *stripFields(names: readonly string[]): TxStep<void> {
-    if (names.length === 0) return
-    const paths = names.map((n) => `$.${n}`)
-    yield* tx.run(`UPDATE ${this.spec.table} SET doc = json_remove(doc, ${placeholders(names.length)})`, paths)
-  }
-
-  /** Recomputes the derived columns of every row (their derivation changed). */
-  *rederive(): TxStep<void> {
-    if (this.layout.derived.length === 0) return
-    const rows = yield* tx.all(`SELECT domain, id, doc FROM ${this.spec.table}`)
-    const set = this.layout.derived.map(([c]) => `${c} = ?`).join(', ')
-    for (const [domain, id, text] of rows) {
-      const doc = JSON.parse(text as string) as Doc
-      const values = this.layout.derived.map(([, compute]) => compute(doc))
-      yield* tx.run(`UPDATE ${this.spec.table} SET ${set} WHERE domain = ? AND id = ?`, [
-        ...values,
-        domain as string,
-        id as string,
-      ])
+  /**
+   * Rewrites every row, 500 at a time (long work pauses between chunks): its doc changed by `edit`
+   * (properties a class dropped) and its derived columns computed again. Not journaled: the change
+   * of the class it follows is.
+   */
+  *rewriteAll(edit: (doc: Doc) => Doc = (doc) => doc): TxStep<void> {
+    const t = this.spec.table
+    const set = ['doc = ?', ...this.layout.derived.map(([c]) => `${c} = ?`)].join(', ')
+    for (let after = 0; ; ) {
+      const rows = yield* tx.all(`SELECT rowid, doc FROM ${t} WHERE rowid > ? ORDER BY rowid LIMIT 500`, [after])
+      if (rows.length === 0) return
+      for (const [rowid, text] of rows) {
+        const doc = edit(JSON.parse(text as string) as Doc)
+        const derived = this.layout.derived.map(([, compute]) => compute(doc))
+        yield* tx.run(`UPDATE ${t} SET ${set} WHERE rowid = ?`, [JSON.stringify(doc), ...derived, rowid as number])
+      }
+      after = rows.at(-1)![0] as number
     }
   }
 

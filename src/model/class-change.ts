@@ -113,7 +113,9 @@ export function* applyClassChange(u: Unit, before: Doc | undefined, after: Doc |
   const byId = new Map(all.map((x) => [x.id as string, x]))
   const affected = all.filter((x) => ancestorsOf(x.id as string, byParentId(byId)).includes(c.id as string))
   const tables = affected.flatMap((x) => models.get(x.classname as string)?.table ?? [])
-  for (const spec of tables) yield* repo(spec).stripFields(gone)
+  if (gone.length > 0)
+    for (const spec of tables)
+      yield* repo(spec).rewriteAll((doc) => Object.fromEntries(Object.entries(doc).filter(([k]) => !gone.includes(k))))
   // values of retyped properties converted (or the change refused), new defaults filled in
   yield* migrateRecords(
     u,
@@ -123,7 +125,7 @@ export function* applyClassChange(u: Unit, before: Doc | undefined, after: Doc |
     model.rules.fillDefaults,
   )
   if (model.table && derivation(before) !== derivation(after)) {
-    yield* repo(model.table).rederive()
+    yield* repo(model.table).rewriteAll()
     const undated = model.partition ? yield* countUndated(table, domain) : 0
     if (undated) {
       const message = `opts.partition_property: ${undated} record(s) have no date in ${model.partition!.property}`
