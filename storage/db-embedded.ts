@@ -1,9 +1,10 @@
 /**
  * Embedded libSQL driver (`libsql` package): one synchronous connection per process, statements
  * prepared once, rows read raw (positional). Measured 1.65x the throughput of @libsql/client at
- * about half its CPU (reference/datapath-findings.md). Alone, a process locks the file exclusively
- * (no other process can read it meanwhile); `shared`, the app processes of one service (WORKERS > 1)
- * open it together: each takes the write lock per transaction and waits for it up to BUSY_TIMEOUT_MS.
+ * about half its CPU (reference/datapath-findings.md). Opened `shared` (as the service does), the
+ * file has other connections: the other app processes of the service (WORKERS > 1) and the
+ * checkpointer process; each takes the write lock per transaction, waiting for it off the event
+ * loop. Otherwise (tools, tests) the connection locks the file exclusively.
  *
  * Writes commit in groups: the write transactions asked for during one turn of the event loop run
  * in one SQLite transaction, each inside its own savepoint (a body that fails is rolled back alone
@@ -17,6 +18,7 @@ import { assertRead, normalizeDbError } from './db'
 import { driveSliced } from './db-sliced'
 import { startCheckpointer, type Checkpointer } from './db-checkpointer'
 import { WriteLock } from './db-write-lock'
+import { ReadCache } from './read-cache'
 
 /** The part of a prepared statement we use; parameters are bound from one array. */
 interface Statement {
@@ -29,9 +31,6 @@ interface Statement {
 
 /** Enough for every fixed statement plus the recent dynamic list queries. */
 const STATEMENT_CACHE_SIZE = 2000
-/** Point reads kept between writes, and the largest row text kept (a big value is read afresh). */
-const ROW_CACHE_SIZE = 10_000
-const ROW_CACHE_MAX_CHARS = 64 * 1024
 /** Bodies per group commit: bounds how long one commit holds the loop. */
 const MAX_GROUP = 128
 /** How long a shared file's writer waits for another process's transaction (a group commit takes milliseconds). */
@@ -44,8 +43,6 @@ interface PendingWrite {
   resolve(value: unknown): void
   reject(error: unknown): void
 }
-
-const rowChars = (row: Row) => row.reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 8), 0)
 
 export function openEmbeddedDb(
   file: string,
@@ -101,22 +98,17 @@ export function openEmbeddedDb(
   }
   const statements = new Map<string, Statement>()
   // any write may change any row: the cache holds what was read since the last one
-  const rows = new Map<string, Map<string, Row | Row[] | undefined>>()
-  let cachedRows = 0
-  const wrote = () => {
-    if (cachedRows === 0) return
-    rows.clear()
-    cachedRows = 0
-  }
+  const cache = new ReadCache()
+  const wrote = () => cache.clear()
   /** A statement that is not a plain SELECT may write (an INSERT ... RETURNING read with `all`). */
   const selects = new Set<string>()
-  const reading = (sql: string) => {
-    if (!selects.has(sql)) {
-      if (!/^\s*select\b/i.test(sql)) return writing()
-      selects.add(sql)
-    }
-    beginSnapshot()
+  const isSelect = (sql: string) => {
+    if (selects.has(sql)) return true
+    if (!/^\s*select\b/i.test(sql)) return false
+    selects.add(sql)
+    return true
   }
+  const reading = (sql: string) => (isSelect(sql) ? beginSnapshot() : writing())
   /** Before a write outside the group commit: it may change any row, and cannot run in a read snapshot. */
   const writing = () => {
     endSnapshot()
@@ -281,27 +273,10 @@ export function openEmbeddedDb(
     })
   }
 
-  /** A read kept until the next write (a point read's row, a list page's rows); large answers are read afresh. */
+  /** A read kept until the next write (shared: the snapshot first drops it when another process committed). */
   function cached(sql: string, args: SqlValue[], list: boolean, read: () => Row | Row[] | undefined) {
-    beginSnapshot() // shared: drops the cache when another process has committed
-    let ofSql = rows.get(sql)
-    if (!ofSql) rows.set(sql, (ofSql = new Map()))
-    const key = args.length === 2 ? `${args[0]}\u0000${args[1]}` : args.join('\u0000')
-    if (ofSql.has(key)) return Promise.resolve(ofSql.get(key))
-    return call(() => {
-      const answer = read()
-      if (cachedRows >= ROW_CACHE_SIZE) wrote() // full: start again rather than track ages
-      const chars = !answer
-        ? 0
-        : list
-          ? (answer as Row[]).reduce((n, r) => n + rowChars(r), 0)
-          : rowChars(answer as Row)
-      if (chars <= ROW_CACHE_MAX_CHARS) {
-        rows.get(sql)?.set(key, answer) ?? rows.set(sql, new Map([[key, answer]]))
-        cachedRows += list ? Math.max(1, (answer as Row[]).length) : 1
-      }
-      return answer
-    })
+    beginSnapshot()
+    return call(() => cache.answer(sql, args, list, read))
   }
 
   function call<T>(fn: () => T): Promise<T> {
@@ -349,7 +324,7 @@ export function openEmbeddedDb(
     getCached: (sql: string, args: SqlValue[]) =>
       cached(sql, args, false, () => prepare(sql).get(args) as Row | undefined) as Promise<Row | undefined>,
     allCached: (sql: string, args: SqlValue[]) => {
-      if (!selects.has(sql) && !/^\s*select\b/i.test(sql)) throw new Error(`allCached takes a SELECT: ${sql}`)
+      if (!isSelect(sql)) throw new Error(`allCached takes a SELECT: ${sql}`)
       return cached(sql, args, true, () => prepare(sql).all(args) as Row[]) as Promise<Row[]>
     },
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.

@@ -1,0 +1,39 @@
+/**
+ * Answers of reads kept until the next write (the embedded driver clears it on any write of its
+ * own and when another process has committed): a point read's row, a list page's rows. A large
+ * answer is not kept, and a full cache starts again rather than track ages.
+ */
+import type { Row, SqlValue } from './db'
+
+/** Rows kept at most (a list page counts its rows), and the largest answer kept, in characters. */
+const MAX_ROWS = 10_000
+const MAX_CHARS = 64 * 1024
+
+const rowChars = (row: Row) => row.reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 8), 0)
+
+export class ReadCache {
+  private readonly bySql = new Map<string, Map<string, Row | Row[] | undefined>>()
+  private rows = 0
+
+  clear(): void {
+    if (this.rows === 0) return
+    this.bySql.clear()
+    this.rows = 0
+  }
+
+  /** The kept answer of `sql` with `args`, or what `read` answers (kept when small enough). */
+  answer(sql: string, args: SqlValue[], list: boolean, read: () => Row | Row[] | undefined): Row | Row[] | undefined {
+    let ofSql = this.bySql.get(sql)
+    if (!ofSql) this.bySql.set(sql, (ofSql = new Map()))
+    const key = args.length === 2 ? `${args[0]}\u0000${args[1]}` : args.join('\u0000')
+    if (ofSql.has(key)) return ofSql.get(key)
+    const answer = read()
+    if (this.rows >= MAX_ROWS) this.clear()
+    const chars = !answer ? 0 : list ? (answer as Row[]).reduce((n, r) => n + rowChars(r), 0) : rowChars(answer as Row)
+    if (chars <= MAX_CHARS) {
+      this.bySql.get(sql)?.set(key, answer) ?? this.bySql.set(sql, new Map([[key, answer]]))
+      this.rows += list ? Math.max(1, (answer as Row[]).length) : 1
+    }
+    return answer
+  }
+}
