@@ -7,7 +7,7 @@
  */
 import type { SqlValue } from './db'
 import type { Doc } from './doc'
-import { listWhere, probeSql, scopeWhere, type ListScope } from './list-sql'
+import { listWhere, pageSql, probeSql, scopeWhere, type ListScope } from './list-sql'
 import { compileAfter, compileFilter, compileOrder, type ListQuery } from './query'
 import type { Repository } from './repository'
 
@@ -112,21 +112,16 @@ async function nestedPage(
 ): Promise<{ docs: Doc[]; next: SqlValue[] | null } | null> {
   const { spec, layout } = repo
   const t = spec.table
-  const order = compileOrder(q.order, layout.resolveField, 'id')
   const args: SqlValue[] = []
   let inner = scopeWhere(spec, layout, domain, scope, args)
   if (q.after) inner += ` AND ${compileAfter(q.order, q.after, layout.resolveField, 'id', args)}`
   const innerArgs = [...args]
-  const keys = q.order.map((o) => layout.resolveField(o.field))
-  if (!keys.includes('id')) keys.push('id')
   args.push(budget)
   const filter = q.filter ? compileFilter(q.filter, layout.resolveField, args) : '1'
   args.push(q.limit, q.offset)
-  const rows = await repo.db.all(
-    `SELECT doc, ${keys.join(', ')} FROM (SELECT * FROM ${t} WHERE ${inner} ORDER BY ${order} LIMIT ?) AS ${t}
-     WHERE ${filter} ORDER BY ${order} LIMIT ? OFFSET ?`,
-    args,
-  )
+  // the list's own page statement, over the first `budget` rows of its scope in its order
+  const from = `(SELECT * FROM ${t} WHERE ${inner} ORDER BY ${compileOrder(q.order, layout.resolveField, 'id')} LIMIT ?) AS ${t}`
+  const rows = await repo.db.all(pageSql(spec, layout, filter, q, from), args)
   if (rows.length < q.limit) {
     // a short page is the whole answer only if the budget covered the scope
     const seen = await repo.db.get(`SELECT count(*) FROM (SELECT 1 FROM ${t} WHERE ${inner} LIMIT ?)`, [
@@ -135,7 +130,5 @@ async function nestedPage(
     ])
     if ((seen![0] as number) > budget) return null
   }
-  const last = rows.at(-1)
-  const next = last && rows.length === q.limit ? (last.slice(1) as SqlValue[]) : null
-  return { docs: rows.map((r) => JSON.parse(r[0] as string) as Doc), next }
+  return repo.pageOf(rows, q.limit)
 }

@@ -65,11 +65,14 @@ export function listWhere(
   return where
 }
 
-/** The page: the doc (and assembled fields), then the order expressions and the id (the keyset cursor of the last row). */
-export function pageSql(spec: TableSpec, layout: TableLayout, where: string, q: ListQuery): string {
+/**
+ * The page: the doc (and assembled fields), then the order expressions and the id (the keyset cursor
+ * of the last row). `from` may be a subquery of the table under the table's own name.
+ */
+export function pageSql(spec: TableSpec, layout: TableLayout, where: string, q: ListQuery, from = spec.table): string {
   const keys = q.order.map((o) => layout.resolveField(o.field))
   if (!keys.includes('id')) keys.push('id')
-  return `SELECT ${layout.listed.join(', ')}, ${keys.join(', ')} FROM ${spec.table} WHERE ${where}
+  return `SELECT ${layout.listed.join(', ')}, ${keys.join(', ')} FROM ${from} WHERE ${where}
           ORDER BY ${compileOrder(q.order, layout.resolveField, 'id')} LIMIT ? OFFSET ?`
 }
 

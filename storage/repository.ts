@@ -16,7 +16,6 @@ import { type TableSpec, TableLayout } from './table'
 const PURGE_CHUNK = 500
 
 export type { TableSpec } from './table'
-
 export type { ColumnRange } from './list-sql'
 
 /** Changes that only touch these never count as an update. */
@@ -106,9 +105,13 @@ export class Repository {
     const where = listWhere(this.spec, this.layout, domain, q, scope, args)
     args.push(q.limit, q.offset)
     // a page asked again before any write is answered from memory
-    const rows = await this.db.allCached(pageSql(this.spec, this.layout, where, q), args)
+    return this.pageOf(await this.db.allCached(pageSql(this.spec, this.layout, where, q), args), q.limit, readOnly)
+  }
+
+  /** The docs of the rows of a page statement (`pageSql`) and, when the page is full, the keyset cursor. */
+  pageOf(rows: Row[], limit: number, readOnly = false): { docs: Doc[]; next: SqlValue[] | null } {
     const last = rows.at(-1)
-    const next = last && rows.length === q.limit ? (last.slice(this.layout.listed.length) as SqlValue[]) : null
+    const next = last && rows.length === limit ? (last.slice(this.layout.listed.length) as SqlValue[]) : null
     let docs = readOnly ? parsedPages.get(rows) : undefined
     if (!docs) {
       docs = rows.map((r) => JSON.parse(this.layout.listText(r)) as Doc)
@@ -233,11 +236,8 @@ export class Repository {
 
   /** The number of entities across the installation, optionally leaving out one domain's (licence limits). */
   *countAll(exceptDomain?: string): TxStep<number> {
-    const row =
-      exceptDomain === undefined
-        ? yield* tx.get(`SELECT count(*) FROM ${this.spec.table}`)
-        : yield* tx.get(`SELECT count(*) FROM ${this.spec.table} WHERE domain <> ?`, [exceptDomain])
-    return row![0] as number
+    const [where, args] = exceptDomain === undefined ? ['', []] : [' WHERE domain <> ?', [exceptDomain]]
+    return (yield* tx.get(`SELECT count(*) FROM ${this.spec.table}${where}`, args))![0] as number
   }
 
   /** The number of entities across the installation whose field (a key column: no doc is read) equals the value. */
