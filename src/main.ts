@@ -13,7 +13,7 @@ import { StartError } from './startup'
 export async function main(routes: RouteEntry[], args = process.argv.slice(2)): Promise<void> {
   // started by a service to checkpoint its database file (storage/db-checkpointer.ts)
   const checkpointFile = process.env[CHECKPOINT_FILE_ENV]
-  if (checkpointFile) return runCheckpointer(checkpointFile)
+  if (checkpointFile) return endWithParent(runCheckpointer(checkpointFile))
   const command = readCommandLine(args)
   if (command.run === 'print') {
     console.log(command.text)

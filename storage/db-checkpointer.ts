@@ -53,8 +53,8 @@ export function startCheckpointer(file: string, command: string[]): Checkpointer
   }
 }
 
-/** The checkpointer's side: a connection of its own, a checkpoint per message, until its starter is gone. */
-export async function runCheckpointer(file: string): Promise<void> {
+/** The checkpointer's side: a connection of its own and a checkpoint per message; returns what closes it. */
+export function runCheckpointer(file: string): () => Promise<void> {
   const conn = new Database(file, { timeout: 5000 })
   process.on('message', (message: { id: number; mode: Mode }) => {
     try {
@@ -64,8 +64,5 @@ export async function runCheckpointer(file: string): Promise<void> {
       process.send?.({ id: message.id, error: (err as Error).message })
     }
   })
-  const reader = Bun.stdin.stream().getReader()
-  while (!(await reader.read()).done) {} // nothing is ever sent: this waits for the end
-  conn.close()
-  process.exit(0)
+  return async () => void conn.close()
 }
