@@ -19,6 +19,7 @@ import { driveSliced } from './db-sliced'
 import { startCheckpointer, type Checkpointer } from './db-checkpointer'
 import { WriteLock } from './db-write-lock'
 import { ReadCache } from './read-cache'
+import { CommitCounter } from './commit-counter'
 
 /** The part of a prepared statement we use; parameters are bound from one array. */
 interface Statement {
@@ -64,14 +65,12 @@ export function openEmbeddedDb(
   // shared: another process may hold the write lock for long; it is waited for off the event loop
   const lock = shared ? new WriteLock({ exec: (sql: string) => (assertOpen(), conn.exec(sql)) }, BUSY_TIMEOUT_MS) : null
   const beginWrite = () => (assertOpen(), conn.exec('BEGIN IMMEDIATE'))
-  // changes when another process commits: the point-read cache is then stale
-  const dataVersion = shared ? (conn.prepare('PRAGMA data_version') as unknown as Statement).raw(true) : null
   let checkpointer: Checkpointer | undefined
-  let seenVersion = -1
   /**
    * Shared, every statement outside a transaction would take and drop the file's shared lock (two
-   * fcntl calls, twice the cost of a point read): instead the reads of one turn of the event loop run
-   * in one read transaction, begun by the first and ended after the turn or before any write.
+   * fcntl calls, twice the cost of a point read): instead the statements of one turn of the event
+   * loop read in one read transaction, begun by the first and ended after the turn, before any write,
+   * or when another connection commits. Reads answered from the cache begin none.
    */
   let snapshot = false
   // the addon aborts the process (a Rust panic, not an error) when a closed connection is used
@@ -79,16 +78,16 @@ export function openEmbeddedDb(
   const assertOpen = () => {
     if (closed) throw new Error('the database is closed')
   }
+  /** Before every read: what another connection committed since is seen by this one. */
+  const freshen = () => {
+    if (closed || !commits?.stale()) return
+    endSnapshot()
+    wrote()
+  }
   const beginSnapshot = () => {
-    if (closed || !dataVersion || snapshot || conn.inTransaction) return
+    if (closed || !shared || snapshot || conn.inTransaction) return
     conn.exec('BEGIN')
     snapshot = true
-    // read inside the transaction, it is the version of the snapshot the reads will see
-    const version = (dataVersion.get([]) as [number])[0]
-    if (version !== seenVersion) {
-      seenVersion = version
-      wrote()
-    }
     setImmediate(endSnapshot)
   }
   const endSnapshot = () => {
@@ -96,6 +95,11 @@ export function openEmbeddedDb(
     snapshot = false
     conn.exec('COMMIT')
   }
+  // the other processes' commits, seen without a statement: the read cache and the snapshot are then stale
+  const dataVersion = shared ? (conn.prepare('PRAGMA data_version') as unknown as Statement).raw(true) : null
+  const commits = dataVersion
+    ? new CommitCounter(file, () => (endSnapshot(), (dataVersion.get([]) as [number])[0]))
+    : undefined
   const statements = new Map<string, Statement>()
   // any write may change any row: the cache holds what was read since the last one
   const cache = new ReadCache()
@@ -184,6 +188,7 @@ export function openEmbeddedDb(
         else beginWrite()
         const value = await driveSliced(w.body(), execute, () => conn.inTransaction)
         conn.exec('COMMIT')
+        commits?.committed()
         w.resolve(value)
       } catch (err) {
         if (conn.inTransaction)
@@ -258,6 +263,7 @@ export function openEmbeddedDb(
         }
       }
       conn.exec('COMMIT')
+      commits?.committed()
     } catch (err) {
       if (conn.inTransaction)
         try {
@@ -273,10 +279,15 @@ export function openEmbeddedDb(
     })
   }
 
-  /** A read kept until the next write (shared: the snapshot first drops it when another process committed). */
+  /** A read kept until the next write of any connection. */
   function cached(sql: string, args: SqlValue[], list: boolean, read: () => Row | Row[] | undefined) {
-    beginSnapshot()
-    return call(() => cache.answer(sql, args, list, read))
+    freshen()
+    return call(() =>
+      cache.answer(sql, args, list, () => {
+        beginSnapshot()
+        return read()
+      }),
+    )
   }
 
   function call<T>(fn: () => T): Promise<T> {
@@ -290,10 +301,12 @@ export function openEmbeddedDb(
   return {
     driver: 'embedded',
     all: (sql: string, args: SqlValue[] = []) => {
+      freshen()
       reading(sql)
       return call(() => prepare(sql).all(args) as Row[])
     },
     get: (sql: string, args: SqlValue[] = []) => {
+      freshen()
       reading(sql)
       return call(() => prepare(sql).get(args) as Row | undefined)
     },
@@ -312,6 +325,7 @@ export function openEmbeddedDb(
           try {
             const { changes } = prepare(sql).run(args)
             conn.exec('COMMIT')
+            commits?.committed()
             return { changes }
           } catch (err) {
             if (conn.inTransaction) conn.exec('ROLLBACK')
@@ -331,6 +345,7 @@ export function openEmbeddedDb(
     write: (body) => enqueue(body),
     writeLong: (body) => enqueue(body, true),
     read: <T>(body: () => TxStep<T>) => {
+      freshen()
       beginSnapshot()
       return call(() => drive(body, true))
     },

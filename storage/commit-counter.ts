@@ -1,0 +1,63 @@
+/**
+ * How the processes sharing a database file (WORKERS > 1, the admin commands) tell each other that
+ * they committed: a counter in a small file beside it (`<file>-commits`), mapped shared by each of
+ * them. A writer adds one after every commit, before it answers anybody; a reader compares the
+ * counter with the last it saw, a memory read. Asking SQLite instead (`PRAGMA data_version`) costs
+ * a read transaction, two fcntl calls and more, about the cost of a point read, on every turn of the
+ * event loop. SQLite's own wal-index cannot be mapped for this: opening and closing its file in a
+ * process drops every POSIX lock the process holds on it.
+ *
+ * Writers that do not count (a sqlite3 shell, a process killed between its commit and the count)
+ * are still seen: `stale()` also asks SQLite once every CHECK_MS.
+ */
+import { closeSync, ftruncateSync, fstatSync, openSync } from 'node:fs'
+
+/** The longest a commit that was not counted can go unseen. */
+const CHECK_MS = 1000
+
+export class CommitCounter {
+  private readonly counter: Uint32Array
+  private seen: number
+  private checkedAt = performance.now()
+  private lastVersion: number
+
+  /** `version()` is SQLite's data_version of this process's connection. */
+  constructor(
+    databaseFile: string,
+    private readonly version: () => number,
+  ) {
+    const path = `${databaseFile}-commits`
+    const fd = openSync(path, 'a')
+    try {
+      // grows a new file to its size in zeros; a count another process already made is kept
+      if (fstatSync(fd).size < 8) ftruncateSync(fd, 8)
+    } finally {
+      closeSync(fd)
+    }
+    const map = Bun.mmap(path)
+    this.counter = new Uint32Array(map.buffer, map.byteOffset, 2)
+    this.seen = Atomics.load(this.counter, 0)
+    this.lastVersion = version()
+  }
+
+  /** Counts a commit of this process; what it already saw stays seen. */
+  committed(): void {
+    const before = Atomics.add(this.counter, 0, 1)
+    if (before === this.seen) this.seen = before + 1
+  }
+
+  /** True when another process committed since the last call: what was read before may be stale. */
+  stale(): boolean {
+    const count = Atomics.load(this.counter, 0)
+    let moved = count !== this.seen
+    this.seen = count
+    const now = performance.now()
+    if (now - this.checkedAt >= CHECK_MS) {
+      this.checkedAt = now
+      const version = this.version()
+      moved ||= version !== this.lastVersion
+      this.lastVersion = version
+    }
+    return moved
+  }
+}
