@@ -13,19 +13,21 @@
 import { closeSync, ftruncateSync, fstatSync, openSync } from 'node:fs'
 
 /** The longest a commit that was not counted can go unseen. */
-const CHECK_MS = 1000
+export const CHECK_MS = 1000
 
 export class CommitCounter {
   private readonly counter: Uint32Array
   private seen: number
-  private checkedAt = performance.now()
+  private checkedAt: number
   private lastVersion: number
 
-  /** `version()` is SQLite's data_version of this process's connection. */
+  /** `version()` is SQLite's data_version of this process's connection; `now()` a clock in milliseconds. */
   constructor(
     databaseFile: string,
     private readonly version: () => number,
+    private readonly now: () => number = () => performance.now(),
   ) {
+    this.checkedAt = now()
     const path = `${databaseFile}-commits`
     const fd = openSync(path, 'a')
     try {
@@ -51,7 +53,7 @@ export class CommitCounter {
     const count = Atomics.load(this.counter, 0)
     let moved = count !== this.seen
     this.seen = count
-    const now = performance.now()
+    const now = this.now()
     if (now - this.checkedAt >= CHECK_MS) {
       this.checkedAt = now
       const version = this.version()
