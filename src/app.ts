@@ -9,7 +9,8 @@ import type { Deps } from './deps'
 import { errorOutcome } from './http/dispatch'
 import { badRequest } from './errors'
 import { RequestBody } from './http/body'
-import { clientAddressOf, handleHttp, settled, toResponse } from './http/kernel'
+import { answerHttp, clientAddressOf, handleHttp, type IncomingRequest, settled, toResponse } from './http/kernel'
+import type { Answer } from './http/respond'
 import type { RouteEntry } from './http/route'
 import { Router } from './http/router'
 
@@ -18,6 +19,8 @@ export type ListenOptions = {
   port?: number
   unix?: string
   reusePort?: boolean
+  /** Seconds an idle connection is kept (Bun's default, 10, when absent; 0: until the peer closes it). */
+  idleTimeout?: number
 }
 
 /** What a websocket endpoint does with its sockets. */
@@ -47,6 +50,8 @@ export interface SocketLimits {
 export interface App {
   /** Answers one request in-process. */
   handle(request: Request): Promise<Response>
+  /** Answers one request in-process, before the answer is a Response (the gateway writes it itself). */
+  answer(request: IncomingRequest): Promise<Answer>
   listen(options: ListenOptions): Server<SocketData>
   /** Serves a websocket endpoint at `path`. */
   ws(path: string, handlers: SocketHandlers, limits: SocketLimits): App
@@ -59,6 +64,7 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
   let socketLimits: SocketLimits = { idleTimeoutSec: 120, maxPayloadLength: 1024 * 1024 }
   const app: App = {
     handle: (request) => handleHttp(served, request),
+    answer: (request) => answerHttp(served, request),
     ws(path, handlers, limits) {
       sockets.set(path, handlers)
       socketLimits = limits
@@ -74,6 +80,8 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
       const peerOf = (server: Server<SocketData>) => (options.unix ? undefined : server)
       return Bun.serve<SocketData>({
         ...net,
+        // Bun's types allow it on ports only; on a unix socket it is kept all the same (checked: 0 keeps it open)
+        ...((options.idleTimeout === undefined ? {} : { idleTimeout: options.idleTimeout }) as object),
         // no limit of Bun's own: its refusal is no JSON and resets the connection. Each route reads
         // within its own limit (src/http/body.ts), and the kernel bounds what it drops after answering
         maxRequestBodySize: Number.MAX_SAFE_INTEGER,

@@ -11,11 +11,19 @@ import { readCookie, SESSION_COOKIE } from '../identity/cookies'
 import { RequestBody, readJsonBody } from './body'
 import { type Cidr, inCidrs } from './cidr'
 import { allowedMethods, errorOutcome, type Outcome, parseQuery, runRoute } from './dispatch'
-import { preflight, respond } from './respond'
+import { type Answer, preflight, respond, toHttpResponse } from './respond'
 import type { RequestSource } from './req'
 
 export const OVERRIDE_HEADER = 'x-http-method-override'
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
+
+/**
+ * What the kernel reads of a request: a Request from Bun.serve, or the gateway's view of one it
+ * answers in-process (src/http/gateway/inline.ts).
+ */
+export type IncomingRequest = Pick<Request, 'method' | 'url' | 'body' | 'arrayBuffer'> & {
+  headers: Pick<Headers, 'get'>
+}
 
 /** The part of Bun's server a request handler uses. */
 export interface PeerLookup {
@@ -26,7 +34,7 @@ export interface PeerLookup {
 const ID_PREFIX = crypto.randomUUID().slice(0, 8)
 let requestCounter = 0
 
-export function requestIdOf(request: Request): string {
+export function requestIdOf(request: IncomingRequest): string {
   const given = request.headers.get('x-request-id')
   return given !== null && SANE_REQUEST_ID.test(given) ? given : `${ID_PREFIX}-${(++requestCounter).toString(36)}`
 }
@@ -35,8 +43,9 @@ export function requestIdOf(request: Request): string {
  * The client's address: the peer (on the gateway's private unix socket, the peer the gateway
  * reports); when the peer is a trusted proxy, the last address in X-Forwarded-For it did not add.
  */
-export function clientAddressOf(request: Request, server: PeerLookup | undefined, trusted: Cidr[]): string {
-  const peer = unmapped(server?.requestIP(request)?.address ?? request.headers.get('x-real-ip') ?? 'unknown')
+export function clientAddressOf(request: IncomingRequest, server: PeerLookup | undefined, trusted: Cidr[]): string {
+  // a server is given only with the Request it parsed
+  const peer = unmapped(server?.requestIP(request as Request)?.address ?? request.headers.get('x-real-ip') ?? 'unknown')
   if (trusted.length === 0 || !inCidrs(peer, trusted)) return peer
   const hops = (request.headers.get('x-forwarded-for') ?? '')
     .split(',')
@@ -50,7 +59,7 @@ export function clientAddressOf(request: Request, server: PeerLookup | undefined
 const unmapped = (address: string) =>
   address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address
 
-function httpSource(deps: Deps, request: Request, body: RequestBody, client: () => string): RequestSource {
+function httpSource(deps: Deps, request: IncomingRequest, body: RequestBody, client: () => string): RequestSource {
   return {
     json: () => readJsonBody(request, body, deps.config.maxBodyBytes),
     bytes: () => body.bytes(deps.config.maxBodyBytes),
@@ -76,6 +85,11 @@ function splitUrl(url: string): { rawPath: string; query: Record<string, string 
 }
 
 export async function handleHttp(deps: Deps, request: Request, server?: PeerLookup): Promise<Response> {
+  return toHttpResponse(await answerHttp(deps, request, server))
+}
+
+/** A request's answer, before it is a Response (the gateway writes it as bytes itself). */
+export async function answerHttp(deps: Deps, request: IncomingRequest, server?: PeerLookup): Promise<Answer> {
   const started = performance.now()
   const requestId = requestIdOf(request)
   const asked = { method: request.method, header: (name: string) => request.headers.get(name) }
@@ -90,7 +104,10 @@ export async function handleHttp(deps: Deps, request: Request, server?: PeerLook
     const { rawPath, query } = splitUrl(request.url)
     if (request.method === 'OPTIONS') {
       const match = deps.routes.match(rawPath)
-      if (match) return await settled(body, preflight(deps.config, asked, allowedMethods(match.entry.module)))
+      if (match) {
+        const response = await settled(body, preflight(deps.config, asked, allowedMethods(match.entry.module)))
+        return { status: response.status, headers: {}, cookies: [], body: response, bytes: 0 }
+      }
     }
     const source = httpSource(deps, request, body, client)
     const override = request.headers.get(OVERRIDE_HEADER)
@@ -116,7 +133,7 @@ export async function handleHttp(deps: Deps, request: Request, server?: PeerLook
       domain: outcome.actor?.domain,
       client: client(),
     })
-  return answer.response
+  return answer
 }
 
 /** `response`, closing its connection when the rest of the request body could not be dropped in time. */
@@ -127,5 +144,5 @@ export async function settled(body: RequestBody, response: Response): Promise<Re
 
 /** An outcome as a Response, outside a request (a listener's own failure). */
 export function toResponse(outcome: Outcome, requestId: string, config: Deps['config']): Response {
-  return respond(config, outcome, requestId).response
+  return toHttpResponse(respond(config, outcome, requestId))
 }

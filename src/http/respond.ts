@@ -25,10 +25,28 @@ export interface Asked {
 /** A strong validator of an answer's exact text. */
 export const etagOf = (text: string) => `"${Bun.hash(text).toString(36)}"`
 
+/**
+ * An answer before it is a Response: what Bun.serve gets as a Response, the gateway writes as bytes
+ * itself when it answers in-process (src/http/gateway/inline.ts), without making one.
+ */
 export interface Answer {
-  response: Response
+  status: number
+  headers: Record<string, string>
+  cookies: string[]
+  /** The body; a Response of the route's own (a file, a page) carries its body, status and headers itself. */
+  body: string | Uint8Array | null | Response
   /** Bytes of the body as sent (compressed when it was). */
   bytes: number
+}
+
+/** The answer as a Response. */
+export function toHttpResponse(answer: Answer): Response {
+  const response =
+    answer.body instanceof Response
+      ? answer.body
+      : new Response(answer.body, { status: answer.status, headers: answer.headers })
+  for (const cookie of answer.cookies) response.headers.append('set-cookie', cookie)
+  return response
 }
 
 /** The headers that let `origin` read the answer, when CORS_ORIGINS lists it. */
@@ -69,38 +87,37 @@ export function respond(
   const headers: Record<string, string> = { ...BASELINE, 'x-request-id': requestId, ...outcome.headers }
   if (asked && config.corsOrigins.length) Object.assign(headers, corsHeaders(config, asked.header('origin')))
   if (outcome.status === 401) headers['www-authenticate'] ??= CHALLENGE
-  let response: Response
-  let bytes = 0
+  const answer = (body: Answer['body'], bytes: number, status = outcome.status): Answer => ({
+    status,
+    headers,
+    cookies: outcome.cookies,
+    body,
+    bytes,
+  })
   if (outcome.body instanceof Response) {
-    response = head ? new Response(null, outcome.body) : outcome.body
+    const response = head ? new Response(null, outcome.body) : outcome.body
     for (const [name, value] of Object.entries(headers))
       if (!(name in BASELINE) || !response.headers.has(name)) response.headers.set(name, value)
-    bytes = Number(response.headers.get('content-length') ?? 0)
-  } else if (outcome.body === undefined) {
-    response = new Response(null, { status: outcome.status, headers })
-  } else {
-    const text = outcome.body instanceof JsonText ? outcome.body.text : JSON.stringify(outcome.body)
-    headers['content-type'] = JSON_TYPE
-    let body: string | Uint8Array | null = head ? null : text
-    bytes = head ? 0 : text.length
-    if (outcome.status === 200 && (asked?.method === 'GET' || head)) {
-      const etag = etagOf(text)
-      headers.etag = etag
-      if (asked!.header('if-none-match') === etag)
-        return { response: new Response(null, { status: 304, headers }), bytes: 0 }
-    }
-    if (body !== null && text.length >= config.compressMinBytes && asked) {
-      const accepted = asked.header('accept-encoding') ?? ''
-      const encoding = /\bbr\b/.test(accepted) ? 'br' : /\bgzip\b/.test(accepted) ? 'gzip' : null
-      if (encoding) {
-        body = encoding === 'br' ? brotliCompressSync(text, BROTLI) : gzipSync(text)
-        headers['content-encoding'] = encoding
-        headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding'
-        bytes = body.byteLength
-      }
-    }
-    response = new Response(body, { status: outcome.status, headers })
+    return answer(response, Number(response.headers.get('content-length') ?? 0), response.status)
   }
-  for (const cookie of outcome.cookies) response.headers.append('set-cookie', cookie)
-  return { response, bytes }
+  if (outcome.body === undefined) return answer(null, 0)
+  const text = outcome.body instanceof JsonText ? outcome.body.text : JSON.stringify(outcome.body)
+  headers['content-type'] = JSON_TYPE
+  if (outcome.status === 200 && (asked?.method === 'GET' || head)) {
+    const etag = etagOf(text)
+    headers.etag = etag
+    if (asked!.header('if-none-match') === etag) return { ...answer(null, 0, 304), cookies: [] }
+  }
+  if (head) return answer(null, 0)
+  if (text.length >= config.compressMinBytes && asked) {
+    const accepted = asked.header('accept-encoding') ?? ''
+    const encoding = /\bbr\b/.test(accepted) ? 'br' : /\bgzip\b/.test(accepted) ? 'gzip' : null
+    if (encoding) {
+      const body = encoding === 'br' ? brotliCompressSync(text, BROTLI) : gzipSync(text)
+      headers['content-encoding'] = encoding
+      headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding'
+      return answer(body, body.byteLength)
+    }
+  }
+  return answer(text, text.length)
 }

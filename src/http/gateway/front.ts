@@ -6,11 +6,14 @@
  * answer to the last one has ended (ResponseStream), since Bun.serve drops a connection when it
  * parses a request behind an answer still pending. Responses pass back untouched.
  */
-import type { Socket, TCPSocketListener } from 'bun'
+import type { Socket } from 'bun'
 import { LINGER } from '../body'
 import { BAD_GATEWAY, failResponse, REFUSED } from './answers'
 import { ConnectionCap } from './connection-cap'
-import { RequestStream } from './request-stream'
+import type { IncomingRequest } from '../kernel'
+import type { Answer } from '../respond'
+import { INLINE_MAX_BODY, INLINE_RESPONSE_PIECE, InlineRequest, inlineAnswer, parseInlineHead } from './inline'
+import { type RequestStart, RequestStream } from './request-stream'
 import { ResponseStream } from './response-stream'
 
 export interface FrontOptions {
@@ -26,15 +29,34 @@ export interface FrontOptions {
   maxConnectionsPerAddress?: number
   /** TRUST_PROXY: the addresses of proxies, which carry many clients' connections. */
   trustedProxies?: string[]
+  /**
+   * The app's request handler, when the front runs on the app's thread (one app process): requests
+   * it can take whole are answered in-process (./inline.ts), the rest go to `upstreams[0]`, connected
+   * when the first of them comes.
+   */
+  serve?: (request: IncomingRequest) => Promise<Answer>
+  /**
+   * Serving in-process, connections with nothing in flight are closed after this long: the app's
+   * listener then keeps its side open (its own idle timeout would end a client between requests).
+   */
+  idleTimeoutMs?: number
+}
+
+export interface Front {
+  port: number
+  /** Stops accepting; `force` also closes the open connections. */
+  stop(force?: boolean): void
+  /** Requests being answered in-process. */
+  inFlight(): number
 }
 
 /** How long a failed connection waits for the app to answer what was already forwarded. */
 const FAIL_GRACE_MS = 2000
 
-/** Request bytes for the app; `start` marks the first bytes of a request (and whether it is a HEAD request). */
+/** Request bytes for the app; `start` marks the first bytes of a request. */
 interface Segment {
   data: Buffer
-  start?: { head: boolean }
+  start?: RequestStart
 }
 
 interface Conn {
@@ -44,8 +66,14 @@ interface Conn {
   responses: ResponseStream
   /** Request bytes not yet sent to the app: a new request waits until the last one's answer ended. */
   pending: Segment[]
-  /** The request sent to the app whose answer has not ended yet. */
-  awaiting: { head: boolean } | null
+  /** The request sent to the app (or answered in-process) whose answer has not ended yet. */
+  awaiting: { head: boolean; inline?: true } | null
+  /** Being connected to the app (serving in-process, the upstream comes with the first request that needs it). */
+  connecting?: boolean
+  /** When the client last sent something or was last answered (the idle sweep). */
+  lastActive: number
+  /** A large in-process answer waits for the client to take what is queued. */
+  onDrained?: () => void
   toUp: Buffer[]
   toClient: Buffer[]
   /** Client bytes held while an upgrade request waits for the app's answer. */
@@ -94,9 +122,13 @@ function flushQueue(sock: Socket<Conn>, queue: Buffer[]): boolean {
   return true
 }
 
-export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
+export function startFront(options: FrontOptions): Front {
   const headTimeoutMs = options.headTimeoutMs ?? 10_000
+  const idleTimeoutMs = options.idleTimeoutMs ?? 10_000
+  const serving = options.serve
   const waitingHeads = new Set<Conn>()
+  /** Serving in-process: the open connections, for the idle sweep. */
+  const idle = new Set<Conn>()
   const cap = new ConnectionCap(options.maxConnectionsPerAddress ?? 0, options.trustedProxies)
 
   const toUpstream = (c: Conn, data: Buffer) => send(c.up!, c.toUp, data, () => c.client.pause())
@@ -106,16 +138,30 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     if (c.toUp.length === 0 && c.pending.length === 0 && c.mode !== 'upgrade-wait') c.client.resume()
   }
 
-  /** Sends what may go to the app now: everything up to the next request while an answer is awaited. */
+  /**
+   * Sends what may go to the app now: everything up to the next request while an answer is awaited.
+   * Serving in-process, a request whose body is whole is answered here instead; one whose body is
+   * still arriving is read on until it is.
+   */
   const pump = (c: Conn) => {
-    if (!c.up) return // connecting: `open` pumps
     const batch: Buffer[] = []
+    let collecting = false
     while (c.pending.length) {
       const seg = c.pending[0]!
       if (seg.start) {
         if (c.awaiting) break
+        const inline = serving ? takeInline(c, seg.start) : 'upstream'
+        if (inline === 'incomplete') {
+          collecting = true
+          break
+        }
+        if (inline === 'taken') continue
+        if (!c.up) {
+          connect(c)
+          break
+        }
         c.awaiting = seg.start
-      }
+      } else if (!c.up) break // the body of a request whose upstream is connecting
       batch.push(seg.data)
       c.pending.shift()
     }
@@ -124,7 +170,8 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
       // a head that began behind held requests had no way to go on: its time starts now
       if (c.stream.waitingForHead) c.stream.partialSince = Date.now()
     }
-    if (c.pending.length) c.client.pause()
+    if (collecting) c.client.resume()
+    else if (c.pending.length) c.client.pause()
     else {
       resumeClient(c)
       endUpstreamWhenDone(c)
@@ -132,10 +179,68 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
   }
   /** A client that ended (or failed) has its FIN passed on once all it sent went to the app. */
   const endUpstreamWhenDone = (c: Conn) => {
-    if (!c.up || c.upEnded || c.pending.length || c.mode === 'upgrade-wait') return
+    if (c.upEnded || c.pending.length || c.mode === 'upgrade-wait') return
     if (!c.clientEnded && c.mode !== 'failing') return
+    if (!c.up) {
+      // nothing is upstream: once the last answer is out, the failure goes out, or the ended client is closed
+      if (c.connecting || c.awaiting) return
+      if (c.mode === 'failing') finishFail(c)
+      else if (c.mode === 'http') finishClient(c)
+      return
+    }
     c.upEnded = true
     c.up.shutdown() // the app answers what it has, then closes
+  }
+
+  let inFlight = 0
+  /** The connection ended (also while an answer was awaited: a check after an `await`). */
+  const gone = (c: Conn) => c.mode === 'closed'
+  /** Takes the request at the head of `pending` when it is one to answer in-process and its body is whole. */
+  const takeInline = (c: Conn, start: RequestStart): 'taken' | 'incomplete' | 'upstream' => {
+    if (start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'
+    const head = parseInlineHead(c.pending.slice(0, start.parts).map((s) => s.data))
+    if (!head) return 'upstream'
+    let end = start.parts
+    let have = 0
+    while (have < start.bodyBytes && end < c.pending.length && !c.pending[end]!.start)
+      have += c.pending[end++]!.data.length
+    if (have < start.bodyBytes) return 'incomplete'
+    const bodyParts = c.pending.slice(start.parts, end).map((s) => s.data)
+    const body = bodyParts.length === 0 ? null : bodyParts.length === 1 ? bodyParts[0]! : Buffer.concat(bodyParts)
+    c.pending.splice(0, end)
+    c.awaiting = { head: start.head, inline: true }
+    void answerInline(c, new InlineRequest(head, body), start.head, head.close)
+    return 'taken'
+  }
+  const answerInline = async (c: Conn, request: IncomingRequest, headRequest: boolean, close: boolean) => {
+    inFlight++
+    try {
+      const answer = await inlineAnswer(await serving!(request), headRequest, close)
+      close = answer.close
+      if (c.mode === 'closed') return
+      toClient(c, answer.bytes)
+      const rest = answer.rest
+      for (let at = 0; rest && at < rest.size; at += INLINE_RESPONSE_PIECE) {
+        if (c.toClient.length) await new Promise<void>((resolve) => (c.onDrained = resolve))
+        if (gone(c)) return
+        const piece = await rest.slice(at, at + INLINE_RESPONSE_PIECE).bytes()
+        toClient(c, Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength))
+      }
+    } catch {
+      // the answer could not be made (a file gone while it was read): the client sees the connection end
+      if (c.mode !== 'closed') close = true
+    } finally {
+      inFlight--
+    }
+    c.awaiting = null
+    c.lastActive = Date.now()
+    if (c.mode === 'failing') return pump(c) // what came before the failure is answered first
+    if (c.mode !== 'http') return
+    if (close) {
+      c.mode = 'closed'
+      return finishClient(c)
+    }
+    pump(c)
   }
 
   const fail = (c: Conn, status: number) => {
@@ -143,6 +248,8 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     c.mode = 'failing'
     c.failStatus = status
     waitingHeads.delete(c)
+    // nothing is being answered: the failure goes out at once
+    if (!c.up && !c.connecting && !c.awaiting && !c.pending.length) return finishFail(c)
     endUpstreamWhenDone(c)
     setTimeout(() => finishFail(c), FAIL_GRACE_MS).unref()
   }
@@ -179,7 +286,7 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     let next = 0
     for (let i = 0; i < r.out.length; i++) {
       const start = r.starts[next]?.at === i ? r.starts[next++] : undefined
-      c.pending.push(start ? { data: r.out[i]!, start: { head: start.head } } : { data: r.out[i]! })
+      c.pending.push(start ? { data: r.out[i]!, start } : { data: r.out[i]! })
     }
     if (r.fail) fail(c, r.fail)
     else if (r.held) {
@@ -205,6 +312,7 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
     }
     if (seen.completed === 0) return
     c.awaiting = null
+    c.lastActive = Date.now()
     if (c.mode === 'upgrade-wait') {
       // the app answered the upgrade request without switching: what the client sent since is HTTP
       c.mode = 'http'
@@ -219,12 +327,21 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
       const now = Date.now()
       for (const c of waitingHeads)
         if (c.pending.length === 0 && now - c.stream.partialSince > headTimeoutMs) fail(c, 408)
+      // serving in-process, no app closes an idle connection for us
+      for (const c of idle)
+        if (c.mode === 'http' && !c.connecting && !c.awaiting && !c.pending.length)
+          if (now - c.lastActive > idleTimeoutMs && !c.stream.waitingForHead) c.client.end()
     },
     Math.min(1000, headTimeoutMs / 2),
   )
   sweep.unref()
 
   let nextUpstream = 0
+  const connect = (c: Conn) => {
+    if (c.connecting || c.up) return
+    c.connecting = true
+    connectUpstream(c, nextUpstream++, 0)
+  }
   /** Connects the client to the app at `turn`, or to the next one that answers; 502 when none does. */
   function connectUpstream(c: Conn, turn: number, tried: number): void {
     let opened = false // until then a failure is the connect's own: the next app is tried
@@ -234,6 +351,7 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
       socket: {
         open(up) {
           opened = true
+          c.connecting = false
           c.up = up
           pump(c)
           endUpstreamWhenDone(c)
@@ -252,6 +370,7 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
         error: () => void (opened && finishClient(c)),
       },
     }).catch(() => {
+      c.connecting = false
       if (c.mode === 'closed') return // the client left meanwhile
       if (tried + 1 < options.upstreams.length) return connectUpstream(c, turn + 1, tried + 1)
       c.mode = 'closed'
@@ -289,13 +408,16 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
           failStatus: 0,
           clientEnded: false,
           capKey,
+          lastActive: Date.now(),
         }
         client.data = c
-        connectUpstream(c, nextUpstream++, 0)
+        if (serving) idle.add(c)
+        else connect(c)
       },
       data(client, data) {
         const c = client.data
         if (c.refused) return
+        c.lastActive = Date.now()
         if (!c.lingering) return fromClient(c, data)
         c.lingering.dropped += data.length
         if (c.lingering.dropped > LINGER.bytes) client.end()
@@ -304,6 +426,8 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
         const c = client.data
         if (c.refused || !flushQueue(client, c.toClient)) return
         c.up?.resume()
+        c.onDrained?.()
+        c.onDrained = undefined
         if (c.finishing) closeClient(c)
       },
       end(client) {
@@ -320,16 +444,20 @@ export function startFront(options: FrontOptions): TCPSocketListener<Conn> {
         clearTimeout(c.lingering?.timer)
         cap.release(c.capKey)
         waitingHeads.delete(c)
+        idle.delete(c)
         c.mode = 'closed'
         c.up?.end()
+        c.onDrained?.()
       },
       error: (client) => void client.end(),
     },
   })
-  const stop = listener.stop.bind(listener)
-  listener.stop = (force?: boolean) => {
-    clearInterval(sweep)
-    stop(force)
+  return {
+    port: listener.port,
+    stop(force?: boolean) {
+      clearInterval(sweep)
+      listener.stop(force)
+    },
+    inFlight: () => inFlight,
   }
-  return listener
 }

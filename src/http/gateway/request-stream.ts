@@ -144,12 +144,22 @@ export type FailStatus = 400 | 413 | 431
 export interface PushResult {
   /** Bytes to send upstream, in order. */
   out: Buffer[]
-  /** Where in `out` each request that began in these bytes starts, and whether it is a HEAD request. */
-  starts: { at: number; head: boolean }[]
+  /** Where in `out` each request that began in these bytes starts. */
+  starts: RequestStart[]
   /** The connection must be answered with this status and closed. */
   fail?: FailStatus
   /** An upgrade request went upstream; these later bytes wait for its answer. */
   held?: Buffer
+}
+
+export interface RequestStart {
+  at: number
+  /** A HEAD request: its answer has no body. */
+  head: boolean
+  /** How many entries of `out` the (rewritten) head takes. */
+  parts: number
+  /** The Content-Length of its body; -1 for a chunked body, or for an upgrade request (it has none). */
+  bodyBytes: number
 }
 
 export class RequestStream {
@@ -237,10 +247,12 @@ export class RequestStream {
           if (head.upgradeAt >= 0 && !upgrade) RENAMED_UPGRADE.copy(buf, head.upgradeAt)
           for (const at of head.realIpAt) RENAMED_REAL_IP.copy(buf, at)
           const tail = head.headEnd - 2 // the head without its final CRLF
-          starts.push({ at: out.length, head: head.head })
+          const at = out.length
           if (head.custom)
             out.push(POST, buf.subarray(p + head.custom.name.length, tail), head.custom.header, this.realIp, CRLF)
           else out.push(buf.subarray(p, tail), this.realIp, CRLF)
+          const bodyBytes = head.chunked || upgrade ? -1 : head.contentLength
+          starts.push({ at, head: head.head, parts: out.length - at, bodyBytes })
           p = seg = head.headEnd
           if (upgrade) {
             this.state = 'upgrade'

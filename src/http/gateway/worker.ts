@@ -1,12 +1,11 @@
 /** The gateway's thread: runs the front, reports the port it listens on, and stops accepting when told. */
-import type { TCPSocketListener } from 'bun'
-import { startFront, type FrontOptions } from './front'
+import { type Front, startFront, type FrontOptions } from './front'
 
 declare const self: Worker
 
 /** The first message starts the front; `{close: true}` stops accepting (open connections go on). */
 type Message = FrontOptions | { close: true }
-let listener: TCPSocketListener<unknown> | undefined
+let listener: Front | undefined
 
 self.onmessage = (event: MessageEvent<Message>) => {
   if ('close' in event.data) {

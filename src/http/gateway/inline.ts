@@ -1,0 +1,193 @@
+/**
+ * Requests the front answers itself, on the app's own thread (one app process): the head the
+ * request stream already checked and rewrote becomes a Request, the app's Response becomes bytes on
+ * the client's connection. Nothing crosses the app's unix socket, which cost as much CPU as the
+ * request itself. Requests whose body must stream (chunked, larger than INLINE_MAX_BODY, or held
+ * back by `Expect`), and upgrade requests, still go to Bun.serve over the unix socket.
+ */
+import { STATUS_CODES } from 'node:http'
+import type { IncomingRequest } from '../kernel'
+import { type Answer, toHttpResponse } from '../respond'
+
+/** Bodies up to this size are read whole before the app sees them; larger ones stream through Bun.serve. */
+export const INLINE_MAX_BODY = 256 * 1024
+/** Response bodies up to this size go out in one write; larger ones (files) in pieces of it, as the client takes them. */
+export const INLINE_RESPONSE_PIECE = 256 * 1024
+
+export interface InlineHead {
+  method: string
+  url: string
+  headers: [string, string][]
+  /** The client asked to close after this answer (Connection: close, or HTTP/1.0 without keep-alive). */
+  close: boolean
+}
+
+/** A request target the WHATWG URL parser keeps as it is: no dot segment, backslash or byte outside ASCII. */
+const PLAIN_TARGET = /^(?!.*\/(?:\.|%2e))[\w.\-~!$&'()*+,;=:@/?%]*$/i
+
+/** The rewritten head (the request stream checked its syntax), or null when it is not one the front answers itself. */
+export function parseInlineHead(parts: Buffer[]): InlineHead | null {
+  let text = ''
+  for (const part of parts) text += part.toString('latin1')
+  const lineEnd = text.indexOf('\r\n')
+  const sp1 = text.indexOf(' ')
+  const sp2 = text.lastIndexOf(' ', lineEnd)
+  const method = text.slice(0, sp1)
+  const target = text.slice(sp1 + 1, sp2)
+  const version = text.slice(sp2 + 1, lineEnd)
+  // origin-form targets only: absolute-form and `*` are Bun.serve's to judge
+  if (sp1 <= 0 || sp2 <= sp1 || target.charCodeAt(0) !== 47 /* / */) return null
+  if (version !== 'HTTP/1.1' && version !== 'HTTP/1.0') return null
+  const headers: [string, string][] = []
+  let host = ''
+  let connection = ''
+  for (let at = lineEnd + 2; at < text.length; ) {
+    let end = text.indexOf('\r\n', at)
+    if (end < 0) end = text.length
+    const colon = text.indexOf(':', at)
+    if (colon > at && colon < end) {
+      const name = text.slice(at, colon)
+      const value = text.slice(colon + 1, end).trim()
+      // the few names the front reads, by length first
+      const lower = name.length === 4 || name.length === 6 || name.length === 10 ? name.toLowerCase() : ''
+      if (lower === 'expect') return null // the client waits for a 100 before its body: Bun.serve sends it
+      if (lower === 'host') host = value
+      else if (lower === 'connection') connection = value.toLowerCase()
+      headers.push([name, value])
+    }
+    at = end + 2
+  }
+  const close = version === 'HTTP/1.0' ? !/\bkeep-alive\b/.test(connection) : /\bclose\b/.test(connection)
+  const origin = `http://${host || 'localhost'}`
+  if (PLAIN_TARGET.test(target)) return { method, url: origin + target, headers, close }
+  // what Bun.serve's URL would be: dot segments resolved (also %2e), backslashes as slashes, and so on
+  try {
+    return { method, url: new URL(target, origin).href, headers, close }
+  } catch {
+    return null
+  }
+}
+
+/**
+ * What the kernel reads of a request, for one the gateway answers in-process: a Request would cost
+ * more than the rest of a point read's HTTP side.
+ */
+export class InlineRequest implements IncomingRequest {
+  readonly method: string
+  readonly url: string
+  readonly headers: { get(name: string): string | null }
+
+  constructor(
+    head: InlineHead,
+    private readonly bytes: Buffer | null,
+  ) {
+    this.method = head.method
+    this.url = head.url
+    const byName = new Map<string, string>()
+    for (const [name, value] of head.headers) {
+      const key = name.toLowerCase()
+      const before = byName.get(key)
+      byName.set(key, before === undefined ? value : `${before}, ${value}`)
+    }
+    this.headers = { get: (name) => byName.get(name.toLowerCase()) ?? null }
+  }
+
+  get body(): ReadableStream<Uint8Array> | null {
+    return this.bytes ? (new Blob([this.bytes]).stream() as ReadableStream<Uint8Array>) : null
+  }
+
+  arrayBuffer(): Promise<ArrayBuffer> {
+    const b = this.bytes
+    return Promise.resolve(
+      b ? (b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer) : new ArrayBuffer(0),
+    )
+  }
+}
+
+/** The time of an answer's Date header; answers of the same second share the string. */
+let dateSecond = 0
+let dateText = ''
+function httpDate(): string {
+  const second = Math.floor(Date.now() / 1000)
+  if (second !== dateSecond) {
+    dateSecond = second
+    dateText = new Date(second * 1000).toUTCString()
+  }
+  return dateText
+}
+
+/** Headers the front writes itself. */
+const OWN = new Set(['content-length', 'transfer-encoding', 'connection', 'date'])
+
+export interface InlineAnswer {
+  /** The head, and the whole body when it fits in one piece. */
+  bytes: Buffer
+  /** A larger body (a file), to send in pieces after `bytes`. */
+  rest: Blob | null
+  /** The connection ends after this answer (asked by the client, or by the app: a body it could not drop). */
+  close: boolean
+}
+
+const noBody = (status: number) => status === 204 || status === 304 || status < 200
+/** A header value that would end its line: Bun's Headers refuse it, and so does the gateway. */
+const LINE_BREAK = /[\r\n]/
+
+/** An answer as HTTP/1.1 bytes: a Content-Length body, none for HEAD, 204 and 304. */
+export async function inlineAnswer(answer: Answer, headRequest: boolean, close: boolean): Promise<InlineAnswer> {
+  if (answer.body instanceof Response) return responseAnswer(toHttpResponse(answer), headRequest, close)
+  const status = answer.status
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
+  for (const name in answer.headers) {
+    const value = answer.headers[name]!
+    if (name.length <= 17 && OWN.has(name.toLowerCase())) {
+      if (name.toLowerCase() === 'connection' && value === 'close') close = true
+      continue
+    }
+    if (LINE_BREAK.test(value)) throw new Error(`header ${name} holds a line break`)
+    head += `${name}: ${value}\r\n`
+  }
+  for (const cookie of answer.cookies) head += `set-cookie: ${cookie}\r\n`
+  head += `date: ${httpDate()}\r\n`
+  if (close) head += 'connection: close\r\n'
+  if (noBody(status)) return { bytes: Buffer.from(`${head}\r\n`, 'latin1'), rest: null, close }
+  const body = headRequest ? null : answer.body
+  if (typeof body === 'string') {
+    // the head is ASCII: head and body go out in one encoding
+    head += `content-length: ${Buffer.byteLength(body)}\r\n\r\n`
+    return { bytes: Buffer.from(head + body), rest: null, close }
+  }
+  head += `content-length: ${body?.byteLength ?? 0}\r\n\r\n`
+  return { bytes: withBody(head, body), rest: null, close }
+}
+
+function withBody(head: string, body: Uint8Array | null): Buffer {
+  const bytes = Buffer.allocUnsafe(head.length + (body?.byteLength ?? 0))
+  bytes.write(head, 0, 'latin1')
+  if (body) bytes.set(body, head.length)
+  return bytes
+}
+
+/** A Response of a route's own (a file, a page) as HTTP/1.1 bytes. */
+async function responseAnswer(response: Response, headRequest: boolean, close: boolean): Promise<InlineAnswer> {
+  const status = response.status
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
+  let given = -1
+  for (const [name, value] of response.headers) {
+    if (OWN.has(name)) {
+      if (name === 'content-length') given = Number(value)
+      if (name === 'connection' && value === 'close') close = true
+      continue
+    }
+    head += `${name}: ${value}\r\n`
+  }
+  head += `date: ${httpDate()}\r\n`
+  if (close) head += 'connection: close\r\n'
+  if (noBody(status)) return { bytes: Buffer.from(`${head}\r\n`, 'latin1'), rest: null, close }
+  const blob = response.body ? await response.blob() : null
+  const size = blob?.size ?? 0
+  // a HEAD answer tells the length its GET would have, as far as the route said it
+  head += `content-length: ${headRequest && size === 0 && given >= 0 ? given : size}\r\n\r\n`
+  if (headRequest || !blob || size === 0) return { bytes: Buffer.from(head, 'latin1'), rest: null, close }
+  if (size > INLINE_RESPONSE_PIECE) return { bytes: Buffer.from(head, 'latin1'), rest: blob, close }
+  return { bytes: withBody(head, await blob.bytes()), rest: null, close }
+}
