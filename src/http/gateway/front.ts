@@ -6,13 +6,13 @@
  * answer to the last one has ended (ResponseStream), since Bun.serve drops a connection when it
  * parses a request behind an answer still pending. Responses pass back untouched.
  */
-import type { Socket } from 'bun'
 import { LINGER } from '../body'
 import { BAD_GATEWAY, failResponse, REFUSED } from './answers'
 import { ConnectionCap } from './connection-cap'
 import type { IncomingRequest } from '../kernel'
 import type { Answer } from '../respond'
 import { INLINE_MAX_BODY, INLINE_RESPONSE_PIECE, InlineRequest, inlineAnswer, parseInlineHead } from './inline'
+import { type Conn, flushQueue, send } from './connection'
 import { type RequestStart, RequestStream } from './request-stream'
 import { ResponseStream } from './response-stream'
 
@@ -52,75 +52,6 @@ export interface Front {
 
 /** How long a failed connection waits for the app to answer what was already forwarded. */
 const FAIL_GRACE_MS = 2000
-
-/** Request bytes for the app; `start` marks the first bytes of a request. */
-interface Segment {
-  data: Buffer
-  start?: RequestStart
-}
-
-interface Conn {
-  client: Socket<Conn>
-  up: Socket<Conn> | null
-  stream: RequestStream
-  responses: ResponseStream
-  /** Request bytes not yet sent to the app: a new request waits until the last one's answer ended. */
-  pending: Segment[]
-  /** The request sent to the app (or answered in-process) whose answer has not ended yet. */
-  awaiting: { head: boolean; inline?: true } | null
-  /** Being connected to the app (serving in-process, the upstream comes with the first request that needs it). */
-  connecting?: boolean
-  /** When the client last sent something or was last answered (the idle sweep). */
-  lastActive: number
-  /** A large in-process answer waits for the client to take what is queued. */
-  onDrained?: () => void
-  toUp: Buffer[]
-  toClient: Buffer[]
-  /** Client bytes held while an upgrade request waits for the app's answer. */
-  held: Buffer[]
-  mode: 'http' | 'upgrade-wait' | 'tunnel' | 'failing' | 'closed'
-  failStatus: number
-  clientEnded: boolean
-  /** The app got our FIN: it answers what it has, then closes. */
-  upEnded?: boolean
-  /** Nothing more goes to the client but what is queued: it is closed once the queue is out. */
-  finishing?: boolean
-  /**
-   * Answered and half-closed: what the client still sends is read and dropped (a lingering close,
-   * see LINGER) until it ends, LINGER.ms pass or LINGER.bytes arrive, so it reads the answer
-   * instead of a connection reset.
-   */
-  lingering?: { dropped: number; timer: Timer }
-  /** What it counts against in the per-address cap ('' when it does not count). */
-  capKey: string
-  /** Refused over the cap: answered 503 and closed, nothing else. */
-  refused?: true
-}
-
-/** Writes what it can; queues the rest and calls `backlog` (which pauses the other side) until `drain`. */
-function send(sock: Socket<Conn>, queue: Buffer[], data: Buffer, backlog: () => void): void {
-  if (queue.length === 0) {
-    const n = sock.write(data)
-    if (n === data.length) return
-    data = data.subarray(Math.max(0, n))
-  }
-  queue.push(data)
-  backlog()
-}
-
-/** True once the queue is written out. */
-function flushQueue(sock: Socket<Conn>, queue: Buffer[]): boolean {
-  while (queue.length) {
-    const d = queue[0]!
-    const n = sock.write(d)
-    if (n < d.length) {
-      queue[0] = d.subarray(Math.max(0, n))
-      return false
-    }
-    queue.shift()
-  }
-  return true
-}
 
 export function startFront(options: FrontOptions): Front {
   const headTimeoutMs = options.headTimeoutMs ?? 10_000

@@ -1,0 +1,73 @@
+/** One client connection of the gateway's front: its state, and writes that queue what the socket cannot take yet. */
+import type { Socket } from 'bun'
+import type { RequestStart, RequestStream } from './request-stream'
+import type { ResponseStream } from './response-stream'
+
+/** Request bytes for the app; `start` marks the first bytes of a request. */
+export interface Segment {
+  data: Buffer
+  start?: RequestStart
+}
+
+export interface Conn {
+  client: Socket<Conn>
+  up: Socket<Conn> | null
+  stream: RequestStream
+  responses: ResponseStream
+  /** Request bytes not yet sent to the app: a new request waits until the last one's answer ended. */
+  pending: Segment[]
+  /** The request sent to the app (or answered in-process) whose answer has not ended yet. */
+  awaiting: { head: boolean; inline?: true } | null
+  /** Being connected to the app (serving in-process, the upstream comes with the first request that needs it). */
+  connecting?: boolean
+  /** When the client last sent something or was last answered (the idle sweep). */
+  lastActive: number
+  /** A large in-process answer waits for the client to take what is queued. */
+  onDrained?: () => void
+  toUp: Buffer[]
+  toClient: Buffer[]
+  /** Client bytes held while an upgrade request waits for the app's answer. */
+  held: Buffer[]
+  mode: 'http' | 'upgrade-wait' | 'tunnel' | 'failing' | 'closed'
+  failStatus: number
+  clientEnded: boolean
+  /** The app got our FIN: it answers what it has, then closes. */
+  upEnded?: boolean
+  /** Nothing more goes to the client but what is queued: it is closed once the queue is out. */
+  finishing?: boolean
+  /**
+   * Answered and half-closed: what the client still sends is read and dropped (a lingering close,
+   * see LINGER) until it ends, LINGER.ms pass or LINGER.bytes arrive, so it reads the answer
+   * instead of a connection reset.
+   */
+  lingering?: { dropped: number; timer: Timer }
+  /** What it counts against in the per-address cap ('' when it does not count). */
+  capKey: string
+  /** Refused over the cap: answered 503 and closed, nothing else. */
+  refused?: true
+}
+
+/** Writes what it can; queues the rest and calls `backlog` (which pauses the other side) until `drain`. */
+export function send(sock: Socket<Conn>, queue: Buffer[], data: Buffer, backlog: () => void): void {
+  if (queue.length === 0) {
+    const n = sock.write(data)
+    if (n === data.length) return
+    data = data.subarray(Math.max(0, n))
+  }
+  queue.push(data)
+  backlog()
+}
+
+/** True once the queue is written out. */
+export function flushQueue(sock: Socket<Conn>, queue: Buffer[]): boolean {
+  while (queue.length) {
+    const d = queue[0]!
+    const n = sock.write(d)
+    if (n < d.length) {
+      queue[0] = d.subarray(Math.max(0, n))
+      return false
+    }
+    queue.shift()
+  }
+  return true
+}
