@@ -47,14 +47,18 @@ export interface Conn {
   refused?: true
 }
 
-/** Writes what it can; queues the rest and calls `backlog` (which pauses the other side) until `drain`. */
-export function send(sock: Socket<Conn>, queue: Buffer[], data: Buffer, backlog: () => void): void {
+/**
+ * Writes what it can; queues the rest and calls `backlog` (which pauses the other side) until
+ * `drain`. Text goes to the socket as UTF-8 without a buffer of ours, unless part of it must wait.
+ */
+export function send(sock: Socket<Conn>, queue: Buffer[], data: Buffer | string, backlog: () => void): void {
   if (queue.length === 0) {
     const n = sock.write(data)
-    if (n === data.length) return
-    data = data.subarray(Math.max(0, n))
+    const size = typeof data === 'string' ? Buffer.byteLength(data) : data.length
+    if (n === size) return
+    data = (typeof data === 'string' ? Buffer.from(data) : data).subarray(Math.max(0, n))
   }
-  queue.push(data)
+  queue.push(typeof data === 'string' ? Buffer.from(data) : data)
   backlog()
 }
 

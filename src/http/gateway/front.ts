@@ -63,7 +63,7 @@ export function startFront(options: FrontOptions): Front {
   const cap = new ConnectionCap(options.maxConnectionsPerAddress ?? 0, options.trustedProxies)
 
   const toUpstream = (c: Conn, data: Buffer) => send(c.up!, c.toUp, data, () => c.client.pause())
-  const toClient = (c: Conn, data: Buffer) => send(c.client, c.toClient, data, () => c.up?.pause())
+  const toClient = (c: Conn, data: Buffer | string) => send(c.client, c.toClient, data, () => c.up?.pause())
   /** The client is read again once nothing it sent waits: no backlog upstream, no request held back. */
   const resumeClient = (c: Conn) => {
     if (c.toUp.length === 0 && c.pending.length === 0 && c.mode !== 'upgrade-wait') c.client.resume()

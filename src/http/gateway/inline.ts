@@ -120,8 +120,8 @@ function httpDate(): string {
 const OWN = new Set(['content-length', 'transfer-encoding', 'connection', 'date'])
 
 export interface InlineAnswer {
-  /** The head, and the whole body when it fits in one piece. */
-  bytes: Buffer
+  /** The head, and the whole body when it fits in one piece (text is written as UTF-8: no buffer is made for it). */
+  bytes: Buffer | string
   /** A larger body (a file), to send in pieces after `bytes`. */
   rest: Blob | null
   /** The connection ends after this answer (asked by the client, or by the app: a body it could not drop). */
@@ -149,12 +149,12 @@ export async function inlineAnswer(answer: Answer, headRequest: boolean, close: 
   for (const cookie of answer.cookies) head += `set-cookie: ${cookie}\r\n`
   head += `date: ${httpDate()}\r\n`
   if (close) head += 'connection: close\r\n'
-  if (noBody(status)) return { bytes: Buffer.from(`${head}\r\n`, 'latin1'), rest: null, close }
+  if (noBody(status)) return { bytes: `${head}\r\n`, rest: null, close }
   const body = headRequest ? null : answer.body
   if (typeof body === 'string') {
-    // the head is ASCII: head and body go out in one encoding
+    // the head is ASCII: head and body go out in one encoding, straight into the socket
     head += `content-length: ${Buffer.byteLength(body)}\r\n\r\n`
-    return { bytes: Buffer.from(head + body), rest: null, close }
+    return { bytes: head + body, rest: null, close }
   }
   head += `content-length: ${body?.byteLength ?? 0}\r\n\r\n`
   return { bytes: withBody(head, body), rest: null, close }
