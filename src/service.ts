@@ -4,7 +4,6 @@
  * front, or Bun.serve directly). `stop()` takes them down in the reverse order.
  */
 import type { Server } from 'bun'
-import { rmSync } from 'node:fs'
 import type { Db } from '~storage/db'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { openRemoteDb } from '~storage/db-remote'
@@ -18,8 +17,8 @@ import { type App, createApp } from './app'
 import { type Clock, isoTime, systemClock } from './clock'
 import { type Config, largestBody } from './config'
 import { createDeps, type Deps } from './deps'
-import { type AppProcessRole, serviceCommand, startAppProcesses } from './cluster/app-processes'
-import { drain, type Gateway, privateSocketDir, startGateway } from './http/gateway/index'
+import { type AppProcesses, type AppProcessRole, serviceCommand, startAppProcesses } from './cluster/app-processes'
+import { drain, type Gateway, startGateway } from './http/gateway/index'
 import type { RouteEntry } from './http/route'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
 import { listenForWebhooks } from './integration/deliveries'
@@ -140,44 +139,43 @@ export async function startService(
   let server: Server<unknown> | undefined
   let gateway: Gateway | undefined
   let url: string | undefined
-  if (options.listen !== false && started) {
-    // an app process started by another: its socket, reached only through that one's gateway (a
-    // predecessor that was killed left the file behind)
-    rmSync(started.socket, { force: true })
-    server = app.listen({ unix: started.socket })
-    process.send?.({ type: 'listening' })
-  } else if (options.listen !== false) {
-    if (config.gateway) {
-      const dir = privateSocketDir()
-      const others = config.appProcesses > 1 ? await startAppProcesses(config.appProcesses - 1, dir, log) : undefined
-      // the gateway refuses what no route takes (a larger body or chunk); routes apply their own limits (src/http/body.ts)
-      gateway = await startGateway(
-        app,
-        {
-          host: config.host,
-          port: config.port,
-          maxBodyBytes: largestBody(config),
-          gatewayMaxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress,
-          trustProxy: config.trustProxy,
-        },
-        { dir, others },
-      ).catch(async (err) => {
-        await others?.stop(0)
-        throw listenError(config.host, config.port, err)
+  let others: AppProcesses | undefined
+  if (options.listen !== false && config.gateway) {
+    // the gateway refuses what no route takes (a larger body or chunk); routes apply their own limits (src/http/body.ts)
+    const port = started ? started.port : config.port
+    const cap = config.gatewayMaxConnectionsPerAddress
+    gateway = await startGateway(
+      app,
+      {
+        host: config.host,
+        port,
+        maxBodyBytes: largestBody(config),
+        // each app process counts the connections the kernel gave it
+        gatewayMaxConnectionsPerAddress: Math.ceil(cap / config.appProcesses),
+        trustProxy: config.trustProxy,
+      },
+      { reusePort: config.appProcesses > 1 },
+    ).catch((err) => {
+      throw listenError(config.host, port, err)
+    })
+    url = `http://${config.host}:${gateway.port}`
+    if (started) process.send?.({ type: 'listening' })
+    else if (config.appProcesses > 1)
+      others = await startAppProcesses(config.appProcesses - 1, gateway.port, log).catch(async (err) => {
+        await gateway?.stop(0)
+        throw err
       })
-      url = `http://${config.host}:${gateway.port}`
-    } else {
-      try {
-        server = app.listen({
-          hostname: config.host,
-          port: config.port,
-          reusePort: false,
-        })
-      } catch (err) {
-        throw listenError(config.host, config.port, err)
-      }
-      url = `http://${config.host}:${server.port}`
+  } else if (options.listen !== false) {
+    try {
+      server = app.listen({
+        hostname: config.host,
+        port: config.port,
+        reusePort: false,
+      })
+    } catch (err) {
+      throw listenError(config.host, config.port, err)
     }
+    url = `http://${config.host}:${server.port}`
   }
 
   // operations (backup, password reset) go to the process `npm start` began
@@ -197,7 +195,8 @@ export async function startService(
         control?.stop()
         await deps.nodes.stop().catch(() => {})
         deps.sockets.stop()
-        await gateway?.stop(graceMs)
+        // the other processes drain their own requests while this one drains its
+        await Promise.all([gateway?.stop(graceMs), others?.stop(graceMs)])
         if (server) {
           void server.stop(false) // stop accepting; connections in flight go on
           await drain(server, graceMs)

@@ -1,12 +1,12 @@
 /**
  * WORKERS=N: the process `npm start` began serves requests itself and starts N - 1 more app
- * processes, each on its own unix socket beside its own; the gateway spreads client connections over
- * all of them. They share the database file (opened `shared`) and Redis, through which sessions,
+ * processes, each with its own gateway on the same public port (SO_REUSEPORT): the kernel spreads
+ * client connections over them. They share the database file (opened `shared`) and Redis, through which sessions,
  * bans, limits, locks and cache invalidations already hold across processes. This process watches
  * them: one that dies is started again (one that was asked to end, and exits 0, is not), and at a
  * stop they get SIGTERM and their grace period.
  *
- * A started process learns its part from PLATFORM_APP_SOCKET / PLATFORM_APP_INDEX, and ends itself
+ * A started process learns its part from PLATFORM_APP_PORT / PLATFORM_APP_INDEX, and ends itself
  * when its standard input closes: the process that started it is gone (even by kill -9).
  */
 import { join } from 'node:path'
@@ -16,14 +16,15 @@ import { StartError } from '../startup'
 /** What a started app process is told through its environment. */
 export interface AppProcessRole {
   index: number
-  socket: string
+  /** The public port, which the first process bound (it may have been 0 in the configuration). */
+  port: number
 }
 
 /** The role of this process when another started it, from its environment; null for the first one. */
 export function appProcessRole(env: Record<string, string | undefined> = process.env): AppProcessRole | null {
-  const socket = env.PLATFORM_APP_SOCKET
-  if (!socket) return null
-  return { index: Number(env.PLATFORM_APP_INDEX ?? 1), socket }
+  const port = env.PLATFORM_APP_PORT
+  if (!port) return null
+  return { index: Number(env.PLATFORM_APP_INDEX ?? 1), port: Number(port) }
 }
 
 /** Exits (after `stop`) once the starting process is gone: its end of our standard input closes. */
@@ -54,28 +55,23 @@ const READY_TIMEOUT_MS = 30_000
 const MAX_RESTART_PAUSE_MS = 30_000
 
 export interface AppProcesses {
-  /** The unix sockets of the started processes, for the gateway. */
-  sockets: string[]
   /** SIGTERM to each; resolves when all have exited, or after `graceMs` + 5 s (then SIGKILL). */
   stop(graceMs: number): Promise<void>
 }
 
-/** Starts `count` app processes on sockets in `dir` and resolves once each one accepts connections. */
-export async function startAppProcesses(count: number, dir: string, log: Logger): Promise<AppProcesses> {
+/** Starts `count` app processes on the public `port` and resolves once each one accepts connections. */
+export async function startAppProcesses(count: number, port: number, log: Logger): Promise<AppProcesses> {
   let stopping = false
   let starting = true
   let startFailed = (_err: Error) => {}
   const failedStart = new Promise<never>((_, reject) => (startFailed = reject))
   const running = new Map<number, Bun.Subprocess>()
-  const sockets = Array.from({ length: count }, (_, i) => join(dir, `app-${i + 1}.sock`))
-
   function spawn(index: number, pause = 1000): Promise<void> {
-    const socket = sockets[index - 1]!
     let ready = () => {}
     const listening = new Promise<void>((resolve) => (ready = resolve))
     const startedAt = Date.now()
     const child = Bun.spawn(ownCommand(), {
-      env: { ...process.env, PLATFORM_APP_SOCKET: socket, PLATFORM_APP_INDEX: String(index) },
+      env: { ...process.env, PLATFORM_APP_PORT: String(port), PLATFORM_APP_INDEX: String(index) },
       stdin: 'pipe', // never written: its end tells the child that this process is gone
       stdout: 'inherit',
       stderr: 'inherit',
@@ -109,7 +105,8 @@ export async function startAppProcesses(count: number, dir: string, log: Logger)
     )
   })
   try {
-    await Promise.race([Promise.all(sockets.map((_, i) => spawn(i + 1))), tooLate, failedStart])
+    const all = Array.from({ length: count }, (_, i) => spawn(i + 1))
+    await Promise.race([Promise.all(all), tooLate, failedStart])
   } catch (err) {
     stopping = true
     for (const child of running.values()) child.kill('SIGKILL')
@@ -120,7 +117,6 @@ export async function startAppProcesses(count: number, dir: string, log: Logger)
   }
 
   return {
-    sockets,
     async stop(graceMs) {
       stopping = true
       const exits = [...running.values()].map((child) => {

@@ -1,10 +1,11 @@
 /**
- * The gateway's sockets: a Bun.listen front on the public port, one Bun.connect upstream per client
- * connection to an app's private unix socket (the next one in turn when there are several app
- * processes; one that does not answer is passed over), bytes relayed both ways with backpressure. Requests
- * go through RequestStream and reach the app one at a time: the next head waits until the app's
- * answer to the last one has ended (ResponseStream), since Bun.serve drops a connection when it
- * parses a request behind an answer still pending. Responses pass back untouched.
+ * The gateway's sockets: a Bun.listen front on the public port, on the app's thread. Requests go
+ * through RequestStream and are answered one at a time, in order: in-process when the front can take
+ * them whole (./inline.ts), otherwise over one Bun.connect upstream per client connection to the
+ * app's Bun.serve on its private unix socket, bytes relayed both ways with backpressure. A request
+ * sent upstream waits until the app's answer to the last one has ended (ResponseStream), since
+ * Bun.serve drops a connection when it parses a request behind an answer still pending. Those
+ * responses pass back untouched.
  */
 import { LINGER } from '../body'
 import { BAD_GATEWAY, failResponse, REFUSED } from './answers'
@@ -19,8 +20,10 @@ import { ResponseStream } from './response-stream'
 export interface FrontOptions {
   hostname: string
   port: number
-  /** The unix sockets of the app processes (one unless WORKERS > 1). */
-  upstreams: string[]
+  /** SO_REUSEPORT: the port is shared with the service's other app processes (WORKERS > 1). */
+  reusePort?: boolean
+  /** The unix socket of the app's Bun.serve, for upgrades and streaming bodies. */
+  upstream: string
   /** Incomplete heads older than this are answered 408. */
   headTimeoutMs?: number
   /** The largest body any route takes (MAX_BODY_BYTES, FILES_MAX_BYTES): a body or chunk declared larger is answered 413. */
@@ -29,15 +32,11 @@ export interface FrontOptions {
   maxConnectionsPerAddress?: number
   /** TRUST_PROXY: the addresses of proxies, which carry many clients' connections. */
   trustedProxies?: string[]
+  /** The app's request handler, for the requests answered in-process; the upstream is connected when the first other one comes. */
+  serve: (request: IncomingRequest) => Promise<Answer>
   /**
-   * The app's request handler, when the front runs on the app's thread (one app process): requests
-   * it can take whole are answered in-process (./inline.ts), the rest go to `upstreams[0]`, connected
-   * when the first of them comes.
-   */
-  serve?: (request: IncomingRequest) => Promise<Answer>
-  /**
-   * Serving in-process, connections with nothing in flight are closed after this long: the app's
-   * listener then keeps its side open (its own idle timeout would end a client between requests).
+   * Connections with nothing in flight are closed after this long: the app's listener keeps its side
+   * open (its own idle timeout would end a client between requests).
    */
   idleTimeoutMs?: number
 }
@@ -58,7 +57,7 @@ export function startFront(options: FrontOptions): Front {
   const idleTimeoutMs = options.idleTimeoutMs ?? 10_000
   const serving = options.serve
   const waitingHeads = new Set<Conn>()
-  /** Serving in-process: the open connections, for the idle sweep. */
+  /** The open connections, for the idle sweep. */
   const idle = new Set<Conn>()
   const cap = new ConnectionCap(options.maxConnectionsPerAddress ?? 0, options.trustedProxies)
 
@@ -81,7 +80,7 @@ export function startFront(options: FrontOptions): Front {
       const seg = c.pending[0]!
       if (seg.start) {
         if (c.awaiting) break
-        const inline = serving ? takeInline(c, seg.start) : 'upstream'
+        const inline = takeInline(c, seg.start)
         if (inline === 'incomplete') {
           collecting = true
           break
@@ -146,7 +145,7 @@ export function startFront(options: FrontOptions): Front {
   const answerInline = async (c: Conn, request: IncomingRequest, headRequest: boolean, close: boolean) => {
     inFlight++
     try {
-      const answer = await inlineAnswer(await serving!(request), headRequest, close)
+      const answer = await inlineAnswer(await serving(request), headRequest, close)
       close = answer.close
       if (c.mode === 'closed') return
       toClient(c, answer.bytes)
@@ -258,7 +257,7 @@ export function startFront(options: FrontOptions): Front {
       const now = Date.now()
       for (const c of waitingHeads)
         if (c.pending.length === 0 && now - c.stream.partialSince > headTimeoutMs) fail(c, 408)
-      // serving in-process, no app closes an idle connection for us
+      // no app closes an idle connection for us
       for (const c of idle)
         if (c.mode === 'http' && !c.connecting && !c.awaiting && !c.pending.length)
           if (now - c.lastActive > idleTimeoutMs && !c.stream.waitingForHead) c.client.end()
@@ -267,17 +266,12 @@ export function startFront(options: FrontOptions): Front {
   )
   sweep.unref()
 
-  let nextUpstream = 0
   const connect = (c: Conn) => {
     if (c.connecting || c.up) return
     c.connecting = true
-    connectUpstream(c, nextUpstream++, 0)
-  }
-  /** Connects the client to the app at `turn`, or to the next one that answers; 502 when none does. */
-  function connectUpstream(c: Conn, turn: number, tried: number): void {
-    let opened = false // until then a failure is the connect's own: the next app is tried
+    let opened = false // until then a failure is the connect's own: the client gets a 502
     Bun.connect<Conn>({
-      unix: options.upstreams[turn % options.upstreams.length]!,
+      unix: options.upstream,
       data: c,
       socket: {
         open(up) {
@@ -303,7 +297,6 @@ export function startFront(options: FrontOptions): Front {
     }).catch(() => {
       c.connecting = false
       if (c.mode === 'closed') return // the client left meanwhile
-      if (tried + 1 < options.upstreams.length) return connectUpstream(c, turn + 1, tried + 1)
       c.mode = 'closed'
       toClient(c, BAD_GATEWAY)
       finishClient(c)
@@ -313,6 +306,8 @@ export function startFront(options: FrontOptions): Front {
   const listener = Bun.listen<Conn>({
     hostname: options.hostname,
     port: options.port,
+    // Bun's types leave it out of listen options; it is kept (checked: two processes share a port)
+    ...({ reusePort: options.reusePort === true } as object),
     allowHalfOpen: true,
     socket: {
       open(client) {
@@ -342,8 +337,7 @@ export function startFront(options: FrontOptions): Front {
           lastActive: Date.now(),
         }
         client.data = c
-        if (serving) idle.add(c)
-        else connect(c)
+        idle.add(c)
       },
       data(client, data) {
         const c = client.data

@@ -1,21 +1,18 @@
 /**
  * The public listener when GATEWAY=on (the default). Bun's HTTP parser drops LOOKUP, SYNC and CLEAR
- * (oven-sh/bun#6556), so the public port belongs to a small gateway that rewrites only those
- * request lines. The app itself listens on a unix socket in a private (0700) directory, which is
- * why it may believe the X-Real-IP the gateway adds.
- *
- * One app process: the gateway runs on the app's thread and answers what it can in-process
- * (./inline.ts); only upgrades and streaming bodies cross the unix socket. With WORKERS > 1 it runs
- * on a thread of its own and relays everything: each client connection goes to the next app process.
+ * (oven-sh/bun#6556), so the public port belongs to a small gateway that rewrites only those request
+ * lines. It runs on the app's thread and answers in-process what it can take whole (./inline.ts);
+ * upgrades and streaming bodies go to the app's Bun.serve on a unix socket in a private (0700)
+ * directory, which is why the app may believe the X-Real-IP the gateway adds. With WORKERS > 1 every
+ * app process has its own gateway on the same port (SO_REUSEPORT): the kernel spreads connections.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { AppProcesses } from '../../cluster/app-processes'
 import type { Config } from '../../config'
 import type { IncomingRequest } from '../kernel'
 import type { Answer } from '../respond'
-import { type Front, type FrontOptions, startFront } from './front'
+import { type Front, startFront } from './front'
 
 export interface Gateway {
   port: number
@@ -64,85 +61,37 @@ export async function startGateway(
     Partial<Pick<Config, 'gatewayMaxConnectionsPerAddress' | 'trustProxy'>>,
   options: {
     headTimeoutMs?: number
-    /** Serving in-process (one app process): how long a connection with nothing in flight is kept. */
+    /** How long a connection with nothing in flight is kept. */
     idleTimeoutMs?: number
     /** From privateSocketDir(); a new one otherwise. */
     dir?: string
-    /** The other app processes (WORKERS > 1), listening in `dir`: stopped with the gateway. */
-    others?: AppProcesses
+    /** WORKERS > 1: the public port is shared with the service's other app processes (SO_REUSEPORT). */
+    reusePort?: boolean
   } = {},
 ): Promise<Gateway> {
   const dir = options.dir ?? privateSocketDir()
-  const socketPath = join(dir, 'app.sock')
-  const alone = !options.others?.sockets.length
-  // alone, the front closes idle connections itself, the app's side of each only with it
-  const listening = app.listen({ unix: socketPath, ...(alone ? { idleTimeout: 0 } : {}) })
-  const frontOptions = {
-    hostname: config.host,
-    port: config.port,
-    upstreams: [socketPath, ...(options.others?.sockets ?? [])],
-    headTimeoutMs: options.headTimeoutMs,
-    idleTimeoutMs: options.idleTimeoutMs,
-    maxBodyBytes: config.maxBodyBytes,
-    maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress ?? 0,
-    trustedProxies: config.trustProxy ?? [],
-  }
-  if (alone) return inProcess(app, listening, frontOptions, dir)
-
-  // The single binary carries the worker as an entrypoint at its root, where this URL points once
-  // bundled (scripts/build.ts); in a checkout it is the file beside this one.
-  const worker = new Worker(new URL('./worker.ts', import.meta.url).href)
-  let stopping = false
-  let closed = () => {}
-  const port = await new Promise<number>((resolve, reject) => {
-    worker.onmessage = (e: MessageEvent<{ type: string; port?: number; message?: string }>) => {
-      if (e.data.type === 'listening') resolve(e.data.port!)
-      else if (e.data.type === 'closed') closed()
-      else reject(new Error(`gateway could not listen on ${config.host}:${config.port}: ${e.data.message}`))
-    }
-    worker.onerror = (e) => reject(new Error(`gateway failed: ${e.message}`))
-    worker.postMessage(frontOptions)
-  })
-  // Without its gateway the public port is dead; exit so a supervisor restarts the whole service.
-  worker.addEventListener('close', () => {
-    if (stopping) return
-    console.error('gateway thread stopped; exiting')
-    process.exit(1)
-  })
-
-  return {
-    port,
-    async stop(graceMs = 0) {
-      stopping = true
-      if (graceMs > 0) {
-        await new Promise<void>((resolve) => {
-          closed = resolve
-          worker.postMessage({ close: true })
-          setTimeout(resolve, graceMs)
-        })
-        // the other processes drain their own requests while this one drains its
-        await Promise.all([drain(listening, graceMs), options.others?.stop(graceMs)])
-      } else await options.others?.stop(0)
-      worker.terminate()
-      await listening.stop(true)
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
-
-/** The gateway on the app's own thread, answering in-process what it can. */
-function inProcess(app: Listenable, listening: Listening, options: FrontOptions, dir: string): Gateway {
+  // the front closes idle connections itself: the app's side of each ends only with it
+  const listening = app.listen({ unix: join(dir, 'app.sock'), idleTimeout: 0 })
   let front: Front
   try {
-    front = startFront({ ...options, serve: (request) => app.answer(request) })
+    front = startFront({
+      hostname: config.host,
+      port: config.port,
+      reusePort: options.reusePort,
+      upstream: join(dir, 'app.sock'),
+      headTimeoutMs: options.headTimeoutMs,
+      idleTimeoutMs: options.idleTimeoutMs,
+      maxBodyBytes: config.maxBodyBytes,
+      maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress ?? 0,
+      trustedProxies: config.trustProxy ?? [],
+      serve: (request) => app.answer(request),
+    })
   } catch (err) {
     listening.stop(true)
     rmSync(dir, { recursive: true, force: true })
     // the code (EADDRINUSE) says more than Bun's message ("Failed to listen at ...")
     const { code, message } = err as { code?: string; message: string }
-    throw new Error(
-      `gateway could not listen on ${options.hostname}:${options.port}: ${code ? `${code}: ` : ''}${message}`,
-    )
+    throw new Error(`gateway could not listen on ${config.host}:${config.port}: ${code ? `${code}: ` : ''}${message}`)
   }
   const inFlight = {
     get pendingRequests() {
