@@ -43,8 +43,7 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   },
   BACKGROUND: { meaning: 'off: this process serves requests only; background work runs in other processes' },
   WORKERS: {
-    meaning:
-      'app processes behind the gateway, sharing the database and REDIS_URL (required above 1): about one per core',
+    meaning: 'app processes sharing the public port, the database and REDIS_URL (required above 1): about one per core',
   },
   WEBAPPS_DIR: { meaning: 'web-application metadata files offered in the session', computed: '$DATA_DIR/webapps' },
   MAX_BODY_BYTES: { meaning: 'largest request body (but uploads of channel files); larger ones get 413' },
