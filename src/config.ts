@@ -174,7 +174,7 @@ export interface Config {
   gateway: boolean
   /** Whether this process runs background work (off: it serves requests only, other processes do the work). */
   background: boolean
-  /** WORKERS: app processes behind the gateway (this one and WORKERS - 1 it starts and watches). */
+  /** WORKERS: app processes on the public port (this one and WORKERS - 1 it starts and watches). */
   appProcesses: number
   /** Metadata files of the web applications offered in the current session. */
   webappsDir: string
