@@ -154,7 +154,7 @@ export async function startService(
         gatewayMaxConnectionsPerAddress: Math.ceil(cap / config.appProcesses),
         trustProxy: config.trustProxy,
       },
-      { reusePort: config.appProcesses > 1 },
+      { reusePort: config.appProcesses === 1 ? undefined : started ? 'join' : 'first' },
     ).catch((err) => {
       throw listenError(config.host, port, err)
     })

@@ -20,18 +20,8 @@ import { startCheckpointer, type Checkpointer } from './db-checkpointer'
 import { WriteLock } from './db-write-lock'
 import { ReadCache } from './read-cache'
 import { CommitCounter } from './commit-counter'
+import { type Statement, Statements } from './db-statements'
 
-/** The part of a prepared statement we use; parameters are bound from one array. */
-interface Statement {
-  readonly reader: boolean
-  raw(on: boolean): Statement
-  run(args: unknown[]): { changes: number }
-  get(args: unknown[]): unknown
-  all(args: unknown[]): unknown[]
-}
-
-/** Enough for every fixed statement plus the recent dynamic list queries. */
-const STATEMENT_CACHE_SIZE = 2000
 /** Bodies per group commit: bounds how long one commit holds the loop. */
 const MAX_GROUP = 128
 /** How long a shared file's writer waits for another process's transaction (a group commit takes milliseconds). */
@@ -100,7 +90,7 @@ export function openEmbeddedDb(
   const commits = dataVersion
     ? new CommitCounter(file, () => (endSnapshot(), (dataVersion.get([]) as [number])[0]))
     : undefined
-  const statements = new Map<string, Statement>()
+  const statements = new Statements((sql) => conn.prepare(sql) as unknown as Statement)
   // any write may change any row: the cache holds what was read since the last one
   const cache = new ReadCache()
   const wrote = () => cache.clear()
@@ -121,14 +111,7 @@ export function openEmbeddedDb(
 
   function prepare(sql: string): Statement {
     assertOpen()
-    let stmt = statements.get(sql)
-    if (!stmt) {
-      stmt = conn.prepare(sql) as unknown as Statement
-      if (stmt.reader) stmt.raw(true)
-      if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
-      statements.set(sql, stmt)
-    }
-    return stmt
+    return statements.get(sql)
   }
 
   function execute(op: DbOp): unknown {
@@ -279,6 +262,12 @@ export function openEmbeddedDb(
     })
   }
 
+  /** What a statement read with `all` or `get` answered; one that wrote (UPDATE ... RETURNING) committed on its own: counted. */
+  function counted<T>(sql: string, result: T): T {
+    if (commits && !conn.inTransaction && !isSelect(sql)) commits.committed()
+    return result
+  }
+
   /** A read kept until the next write of any connection. */
   function cached(sql: string, args: SqlValue[], list: boolean, read: () => Row | Row[] | undefined) {
     freshen()
@@ -303,12 +292,12 @@ export function openEmbeddedDb(
     all: (sql: string, args: SqlValue[] = []) => {
       freshen()
       reading(sql)
-      return call(() => prepare(sql).all(args) as Row[])
+      return call(() => counted(sql, prepare(sql).all(args) as Row[]))
     },
     get: (sql: string, args: SqlValue[] = []) => {
       freshen()
       reading(sql)
-      return call(() => prepare(sql).get(args) as Row | undefined)
+      return call(() => counted(sql, prepare(sql).get(args) as Row | undefined))
     },
     run: (sql: string, args: SqlValue[] = []) => {
       const now = async () => {

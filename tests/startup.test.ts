@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ADMIN_PASSWORD } from './helpers/service'
+import { TEST_REDIS_URL, testPrefix } from './helpers/redis'
 
 const root = join(import.meta.dir, '..')
 const dir = mkdtempSync(join(tmpdir(), 'platform-startup-'))
@@ -55,6 +56,23 @@ test.each(['on', 'off'])('a port in use (GATEWAY=%s): the line names PORT, exit 
   const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
   try {
     const r = await start({ PORT: String(taken.port), GATEWAY: gateway })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe(`cannot start: PORT: cannot listen on 127.0.0.1:${taken.port}: the port is in use`)
+  } finally {
+    taken.stop(true)
+  }
+})
+
+test('WORKERS=2 on a port another process holds with SO_REUSEPORT: refused, not shared', async () => {
+  // SO_REUSEPORT alone would let the service bind beside it and take half its connections
+  const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, reusePort: true, socket: { data() {} } } as never)
+  try {
+    const r = await start({
+      PORT: String(taken.port),
+      WORKERS: '2',
+      REDIS_URL: TEST_REDIS_URL,
+      KV_PREFIX: testPrefix(),
+    })
     expect(r.code).toBe(2)
     expect(r.stderr).toBe(`cannot start: PORT: cannot listen on 127.0.0.1:${taken.port}: the port is in use`)
   } finally {

@@ -5,12 +5,14 @@
  * outcome as a Response.
  */
 import { largestBody } from '../config'
+import { badRequest } from '../errors'
 import type { Deps } from '../deps'
 import { authenticate } from '../identity/authenticate'
 import { readCookie, SESSION_COOKIE } from '../identity/cookies'
 import { RequestBody, readJsonBody } from './body'
 import { type Cidr, inCidrs } from './cidr'
 import { allowedMethods, errorOutcome, type Outcome, parseQuery, runRoute } from './dispatch'
+import { VALID_HOST } from './gateway/request-stream'
 import { type Answer, preflight, respond, toHttpResponse } from './respond'
 import type { RequestSource } from './req'
 
@@ -101,6 +103,9 @@ export async function answerHttp(deps: Deps, request: IncomingRequest, server?: 
   if (logged && server) client()
   let outcome: Outcome
   try {
+    // the gateway refuses these itself; Bun.serve (GATEWAY=off) puts them in the URL the path is cut from
+    if (server && !VALID_HOST.test(request.headers.get('host') ?? ''))
+      throw badRequest('the Host header is not a host name or address', 'host')
     const { rawPath, query } = splitUrl(request.url)
     if (request.method === 'OPTIONS') {
       const match = deps.routes.match(rawPath)

@@ -266,5 +266,12 @@ test('GATEWAY=off binds Bun.serve directly: standard methods and POST + override
   })
   expect(lookup.status).toBe(404)
   expect(((await lookup.json()) as { error_message: string }).error_message).toBe('lookup failed')
+  // a Host that would move the path the kernel routes by is refused there too
+  const c = await RawClient.open(Number(new URL(base).port))
+  c.write('GET /healthz HTTP/1.1\r\nhost: x/metrics?\r\n\r\n')
+  const [r] = await c.responses(1)
+  expect(r!.status).toBe(400)
+  expect(JSON.parse(r!.body).error_details.field).toBe('host')
+  c.end()
   await svc.close()
 })

@@ -21,9 +21,37 @@ const echo = defineRoute({
 })
 const module: RouteModule = { GET: echo, POST: echo, LOOKUP: echo, SYNC: echo, CLEAR: echo }
 
+/** Answers once the test opens the gate: an in-process answer in flight for as long as a test needs. */
+let gate = Promise.withResolvers<void>()
+const held = defineRoute({
+  access: 'public',
+  async handle() {
+    await gate.promise
+    return { held: true }
+  },
+})
+/** A large answer, counting how many were made. */
+let bigAnswers = 0
+const BIG = 'b'.repeat(256 * 1024)
+const big = defineRoute({
+  access: 'public',
+  handle() {
+    bigAnswers++
+    return { big: BIG }
+  },
+})
+/** An answer larger than the sockets' buffers: part of it waits in the gateway's queue. */
+const HUGE = 'h'.repeat(12 * 1024 * 1024)
+const huge = defineRoute({ access: 'public', handle: () => ({ huge: HUGE }) })
+
 beforeAll(async () => {
   t = await testService({ env: { MAX_BODY_BYTES: String(4 * INLINE_MAX_BODY) } })
-  const app = createApp(t.deps, [{ url: '/echo', file: 'test', module }])
+  const app = createApp(t.deps, [
+    { url: '/echo', file: 'test', module },
+    { url: '/held', file: 'test', module: { GET: held } },
+    { url: '/big', file: 'test', module: { GET: big } },
+    { url: '/huge', file: 'test', module: { GET: huge } },
+  ])
   gw = await startGateway(
     app,
     { host: '127.0.0.1', port: 0, maxBodyBytes: 4 * INLINE_MAX_BODY },
@@ -111,4 +139,77 @@ test('a connection left idle is closed after the idle timeout, one in use is not
   busy.write(httpRequest('GET', '/echo'))
   expect((await busy.responses(7)).length).toBe(7)
   busy.end()
+})
+
+test('a half-close while an in-process answer is in flight, after a relayed request: both answers arrive', async () => {
+  gate = Promise.withResolvers<void>()
+  const c = await RawClient.open(gw.port)
+  c.write(chunked('SYNC', '"relayed"') + httpRequest('GET', '/held'))
+  c.socket.end() // FIN: the app's socket is ended only once the held answer is out
+  await Bun.sleep(50)
+  gate.resolve()
+  const rs = await c.responses(2)
+  expect(rs.map((r) => r.status)).toEqual([200, 200])
+  expect(JSON.parse(rs[1]!.body)).toEqual({ held: true })
+  expect(await c.closedWithin(2000)).toBe(true)
+})
+
+test('a malformed request behind a slow in-process answer: the answer first, then the 400', async () => {
+  gate = Promise.withResolvers<void>()
+  const c = await RawClient.open(gw.port)
+  c.write(`${httpRequest('GET', '/held')}GET /echo HTTP/1.1\r\nbad header\r\n\r\n`)
+  await Bun.sleep(2200) // past the gateway's grace for answers already under way
+  gate.resolve()
+  const rs = await c.responses(2)
+  expect(rs.map((r) => r.status)).toEqual([200, 400])
+})
+
+test('a client that reads nothing is not answered further: pipelined requests wait for it', async () => {
+  const c = await RawClient.open(gw.port)
+  c.socket.pause()
+  bigAnswers = 0
+  c.write(httpRequest('GET', '/big').repeat(60))
+  await Bun.sleep(500)
+  // what the sockets' buffers hold, not 60 answers of 256 KiB in the gateway's memory
+  expect(bigAnswers).toBeLessThan(30)
+  c.socket.resume()
+  expect((await c.responses(60, 10_000)).length).toBe(60)
+  c.end()
+})
+
+test('a slow reader gets its whole answer even past the idle timeout', async () => {
+  const c = await RawClient.open(gw.port)
+  c.socket.pause()
+  c.write(httpRequest('GET', '/huge'))
+  await Bun.sleep(IDLE_MS * 2)
+  c.socket.resume()
+  const [r] = await c.responses(1, 5000)
+  expect(r!.body.length).toBe(JSON.stringify({ huge: HUGE }).length)
+  c.end()
+})
+
+test('a body that stops coming, in-process or relayed, ends the connection after the idle timeout', async () => {
+  const inline = await RawClient.open(gw.port)
+  inline.write('POST /echo HTTP/1.1\r\nhost: test.local\r\ncontent-length: 100\r\n\r\n0123456789')
+  const relayed = await RawClient.open(gw.port)
+  relayed.write('SYNC /echo HTTP/1.1\r\nhost: test.local\r\ntransfer-encoding: chunked\r\n\r\na\r\n0123456789\r\n')
+  expect(await inline.closedWithin(IDLE_MS + 2500)).toBe(true)
+  expect(await relayed.closedWithin(IDLE_MS + 2500)).toBe(true)
+})
+
+test('a Host that is no host name or address (it would move the path routed by) is a 400, in-process or relayed', async () => {
+  for (const request of [
+    'GET /echo HTTP/1.1\r\nhost: test.local/held?\r\n\r\n',
+    'SYNC /echo HTTP/1.1\r\nhost: x?y\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n',
+    'GET /echo HTTP/1.1\r\nhost: a\r\nhost: b\r\n\r\n',
+  ]) {
+    const c = await RawClient.open(gw.port)
+    c.write(request)
+    const [r] = await c.responses(1)
+    expect(r!.status).toBe(400)
+  }
+  const c = await RawClient.open(gw.port)
+  c.write(httpRequest('GET', '/echo', { host: '[::1]:8080' }))
+  expect((await c.responses(1))[0]!.status).toBe(200)
+  c.end()
 })

@@ -43,6 +43,9 @@ describe('a shared file: two processes on one database (WORKERS > 1)', () => {
     await a.run('UPDATE t SET v = 4')
     expect(await b.get('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([4])
     expect(await read()).toEqual([4])
+    // a write read back with `all` (UPDATE ... RETURNING) commits on its own, and counts as well
+    expect(await a.all('UPDATE t SET v = 5 WHERE k = ? RETURNING v', ['a'])).toEqual([[5]])
+    expect(await read()).toEqual([5])
     await a.close()
     await b.close()
   })

@@ -22,6 +22,8 @@ export interface Conn {
   connecting?: boolean
   /** When the client last sent something or was last answered (the idle sweep). */
   lastActive: number
+  /** When the client last took all that was queued for it (the sweep cuts one that takes nothing). */
+  lastWrite: number
   /** A large in-process answer waits for the client to take what is queued. */
   onDrained?: () => void
   toUp: Buffer[]

@@ -12,9 +12,9 @@ import { BAD_GATEWAY, failResponse, REFUSED } from './answers'
 import { ConnectionCap } from './connection-cap'
 import type { IncomingRequest } from '../kernel'
 import type { Answer } from '../respond'
-import { INLINE_MAX_BODY, INLINE_RESPONSE_PIECE, InlineRequest, inlineAnswer, parseInlineHead } from './inline'
+import { inlineAnswers } from './inline-answers'
 import { type Conn, flushQueue, send } from './connection'
-import { type RequestStart, RequestStream } from './request-stream'
+import { RequestStream } from './request-stream'
 import { ResponseStream } from './response-stream'
 
 export interface FrontOptions {
@@ -55,14 +55,16 @@ const FAIL_GRACE_MS = 2000
 export function startFront(options: FrontOptions): Front {
   const headTimeoutMs = options.headTimeoutMs ?? 10_000
   const idleTimeoutMs = options.idleTimeoutMs ?? 10_000
-  const serving = options.serve
   const waitingHeads = new Set<Conn>()
   /** The open connections, for the idle sweep. */
   const idle = new Set<Conn>()
   const cap = new ConnectionCap(options.maxConnectionsPerAddress ?? 0, options.trustedProxies)
 
   const toUpstream = (c: Conn, data: Buffer) => send(c.up!, c.toUp, data, () => c.client.pause())
-  const toClient = (c: Conn, data: Buffer | string) => send(c.client, c.toClient, data, () => c.up?.pause())
+  const toClient = (c: Conn, data: Buffer | string) => {
+    if (c.toClient.length === 0) c.lastWrite = Date.now() // a backlog's age starts with its first piece
+    send(c.client, c.toClient, data, () => c.up?.pause())
+  }
   /** The client is read again once nothing it sent waits: no backlog upstream, no request held back. */
   const resumeClient = (c: Conn) => {
     if (c.toUp.length === 0 && c.pending.length === 0 && c.mode !== 'upgrade-wait') c.client.resume()
@@ -79,13 +81,19 @@ export function startFront(options: FrontOptions): Front {
     while (c.pending.length) {
       const seg = c.pending[0]!
       if (seg.start) {
-        if (c.awaiting) break
-        const inline = takeInline(c, seg.start)
-        if (inline === 'incomplete') {
+        // the next request waits for the last answer, and for the client to take what is queued for it
+        if (c.awaiting || c.toClient.length) break
+        const taken = inline.take(c, seg.start)
+        if (taken === 'incomplete') {
+          // a body that can no longer come whole (the client ended): nothing more is answered
+          if (c.clientEnded) {
+            c.pending.length = 0
+            return finishClient(c)
+          }
           collecting = true
           break
         }
-        if (inline === 'taken') continue
+        if (taken === 'taken') continue
         if (!c.up) {
           connect(c)
           break
@@ -109,7 +117,8 @@ export function startFront(options: FrontOptions): Front {
   }
   /** A client that ended (or failed) has its FIN passed on once all it sent went to the app. */
   const endUpstreamWhenDone = (c: Conn) => {
-    if (c.upEnded || c.pending.length || c.mode === 'upgrade-wait') return
+    // an in-process answer in flight comes first: its end calls this again
+    if (c.upEnded || c.pending.length || c.mode === 'upgrade-wait' || c.awaiting?.inline) return
     if (!c.clientEnded && c.mode !== 'failing') return
     if (!c.up) {
       // nothing is upstream: once the last answer is out, the failure goes out, or the ended client is closed
@@ -122,56 +131,11 @@ export function startFront(options: FrontOptions): Front {
     c.up.shutdown() // the app answers what it has, then closes
   }
 
-  let inFlight = 0
-  /** The connection ended (also while an answer was awaited: a check after an `await`). */
-  const gone = (c: Conn) => c.mode === 'closed'
-  /** Takes the request at the head of `pending` when it is one to answer in-process and its body is whole. */
-  const takeInline = (c: Conn, start: RequestStart): 'taken' | 'incomplete' | 'upstream' => {
-    if (start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'
-    const head = parseInlineHead(c.pending.slice(0, start.parts).map((s) => s.data))
-    if (!head) return 'upstream'
-    let end = start.parts
-    let have = 0
-    while (have < start.bodyBytes && end < c.pending.length && !c.pending[end]!.start)
-      have += c.pending[end++]!.data.length
-    if (have < start.bodyBytes) return 'incomplete'
-    const bodyParts = c.pending.slice(start.parts, end).map((s) => s.data)
-    const body = bodyParts.length === 0 ? null : bodyParts.length === 1 ? bodyParts[0]! : Buffer.concat(bodyParts)
-    c.pending.splice(0, end)
-    c.awaiting = { head: start.head, inline: true }
-    void answerInline(c, new InlineRequest(head, body), start.head, head.close)
-    return 'taken'
-  }
-  const answerInline = async (c: Conn, request: IncomingRequest, headRequest: boolean, close: boolean) => {
-    inFlight++
-    try {
-      const answer = await inlineAnswer(await serving(request), headRequest, close)
-      close = answer.close
-      if (c.mode === 'closed') return
-      toClient(c, answer.bytes)
-      const rest = answer.rest
-      for (let at = 0; rest && at < rest.size; at += INLINE_RESPONSE_PIECE) {
-        if (c.toClient.length) await new Promise<void>((resolve) => (c.onDrained = resolve))
-        if (gone(c)) return
-        const piece = await rest.slice(at, at + INLINE_RESPONSE_PIECE).bytes()
-        toClient(c, Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength))
-      }
-    } catch {
-      // the answer could not be made (a file gone while it was read): the client sees the connection end
-      if (c.mode !== 'closed') close = true
-    } finally {
-      inFlight--
-    }
-    c.awaiting = null
-    c.lastActive = Date.now()
-    if (c.mode === 'failing') return pump(c) // what came before the failure is answered first
-    if (c.mode !== 'http') return
-    if (close) {
-      c.mode = 'closed'
-      return finishClient(c)
-    }
-    pump(c)
-  }
+  const inline = inlineAnswers(options.serve, {
+    toClient,
+    pump: (c) => pump(c),
+    finishClient: (c) => finishClient(c),
+  })
 
   const fail = (c: Conn, status: number) => {
     if (c.mode === 'failing' || c.mode === 'closed') return
@@ -181,7 +145,8 @@ export function startFront(options: FrontOptions): Front {
     // nothing is being answered: the failure goes out at once
     if (!c.up && !c.connecting && !c.awaiting && !c.pending.length) return finishFail(c)
     endUpstreamWhenDone(c)
-    setTimeout(() => finishFail(c), FAIL_GRACE_MS).unref()
+    // an in-process answer still in flight goes first: its end sends the failure
+    setTimeout(() => c.awaiting?.inline || finishFail(c), FAIL_GRACE_MS).unref()
   }
   const finishFail = (c: Conn) => {
     if (c.mode === 'closed') return
@@ -257,10 +222,18 @@ export function startFront(options: FrontOptions): Front {
       const now = Date.now()
       for (const c of waitingHeads)
         if (c.pending.length === 0 && now - c.stream.partialSince > headTimeoutMs) fail(c, 408)
-      // no app closes an idle connection for us
-      for (const c of idle)
-        if (c.mode === 'http' && !c.connecting && !c.awaiting && !c.pending.length)
-          if (now - c.lastActive > idleTimeoutMs && !c.stream.waitingForHead) c.client.end()
+      // no app closes a connection for us: one left idle, or whose body stalled, ends after
+      // idleTimeoutMs; one that takes nothing of what it is sent is cut after three times that
+      for (const c of idle) {
+        if (c.toClient.length) {
+          if (now - c.lastWrite > 3 * idleTimeoutMs) c.client.terminate()
+          continue
+        }
+        if (c.mode !== 'http' || c.connecting || now - c.lastActive <= idleTimeoutMs) continue
+        const idleBetweenRequests = !c.awaiting && !c.pending.length && !c.stream.waitingForHead
+        const bodyStalled = c.stream.inBody || (c.pending.length > 0 && !c.awaiting)
+        if (idleBetweenRequests || bodyStalled) c.client.end()
+      }
     },
     Math.min(1000, headTimeoutMs / 2),
   )
@@ -277,6 +250,7 @@ export function startFront(options: FrontOptions): Front {
         open(up) {
           opened = true
           c.connecting = false
+          if (c.mode === 'closed') return void up.end() // the client left while it connected
           c.up = up
           pump(c)
           endUpstreamWhenDone(c)
@@ -287,6 +261,12 @@ export function startFront(options: FrontOptions): Front {
         },
         close() {
           if (!opened) return
+          if (c.awaiting?.inline) {
+            // nothing is awaited from the app: the in-process answer goes out, then the connection goes on or ends
+            c.up = null
+            c.upEnded = false
+            return
+          }
           if (c.mode === 'failing') return finishFail(c)
           c.mode = 'closed'
           waitingHeads.delete(c)
@@ -335,6 +315,7 @@ export function startFront(options: FrontOptions): Front {
           clientEnded: false,
           capKey,
           lastActive: Date.now(),
+          lastWrite: 0,
         }
         client.data = c
         idle.add(c)
@@ -349,10 +330,14 @@ export function startFront(options: FrontOptions): Front {
       },
       drain(client) {
         const c = client.data
-        if (c.refused || !flushQueue(client, c.toClient)) return
+        if (c.refused) return
+        c.lastWrite = Date.now() // the client takes what it is sent, however slowly
+        if (!flushQueue(client, c.toClient)) return
         c.up?.resume()
-        c.onDrained?.()
+        const drained = c.onDrained
         c.onDrained = undefined
+        if (drained) drained()
+        else if (c.mode === 'http' || c.mode === 'failing') pump(c)
         if (c.finishing) closeClient(c)
       },
       end(client) {
@@ -383,6 +368,6 @@ export function startFront(options: FrontOptions): Front {
       clearInterval(sweep)
       listener.stop(force)
     },
-    inFlight: () => inFlight,
+    inFlight: () => inline.inFlight(),
   }
 }

@@ -65,8 +65,12 @@ export async function startGateway(
     idleTimeoutMs?: number
     /** From privateSocketDir(); a new one otherwise. */
     dir?: string
-    /** WORKERS > 1: the public port is shared with the service's other app processes (SO_REUSEPORT). */
-    reusePort?: boolean
+    /**
+     * WORKERS > 1: the public port is shared with the service's other app processes (SO_REUSEPORT).
+     * `first` makes sure nobody else holds it before (SO_REUSEPORT alone would let a second service
+     * bind the same port and take half its connections); `join` binds beside the first.
+     */
+    reusePort?: 'first' | 'join'
   } = {},
 ): Promise<Gateway> {
   const dir = options.dir ?? privateSocketDir()
@@ -74,10 +78,13 @@ export async function startGateway(
   const listening = app.listen({ unix: join(dir, 'app.sock'), idleTimeout: 0 })
   let front: Front
   try {
+    // a plain bind fails (EADDRINUSE) wherever another process listens, also with SO_REUSEPORT
+    if (options.reusePort === 'first' && config.port !== 0)
+      Bun.listen({ hostname: config.host, port: config.port, socket: { data() {} } }).stop(true)
     front = startFront({
       hostname: config.host,
       port: config.port,
-      reusePort: options.reusePort,
+      reusePort: options.reusePort !== undefined,
       upstream: join(dir, 'app.sock'),
       headTimeoutMs: options.headTimeoutMs,
       idleTimeoutMs: options.idleTimeoutMs,

@@ -146,7 +146,10 @@ export async function inlineAnswer(answer: Answer, headRequest: boolean, close: 
     if (LINE_BREAK.test(value)) throw new Error(`header ${name} holds a line break`)
     head += `${name}: ${value}\r\n`
   }
-  for (const cookie of answer.cookies) head += `set-cookie: ${cookie}\r\n`
+  for (const cookie of answer.cookies) {
+    if (LINE_BREAK.test(cookie)) throw new Error('a cookie holds a line break')
+    head += `set-cookie: ${cookie}\r\n`
+  }
   head += `date: ${httpDate()}\r\n`
   if (close) head += 'connection: close\r\n'
   if (noBody(status)) return { bytes: `${head}\r\n`, rest: null, close }

@@ -37,6 +37,13 @@ const H_CONTENT_LENGTH = Buffer.from('content-length')
 const H_TRANSFER_ENCODING = Buffer.from('transfer-encoding')
 const H_UPGRADE = Buffer.from('upgrade')
 const H_REAL_IP = Buffer.from('x-real-ip')
+const H_HOST = Buffer.from('host')
+/**
+ * A host name, an IPv4 address or a bracketed IPv6 one, with an optional port, or nothing. Anything
+ * else is a 400 (RFC 9112 3.2): the app builds its URLs from Host, and a `/` or `?` in it would move
+ * the path the app routes by.
+ */
+export const VALID_HOST = /^(?:(?:[\w.-]+|\[[\d:a-f.]+\])(?::\d{1,5})?)?$/i
 const RENAMED_UPGRADE = Buffer.from('X-Upgrd') // same length as "Upgrade"
 const RENAMED_REAL_IP = Buffer.from('X-Untr-IP') // same length as "X-Real-IP"
 
@@ -76,6 +83,7 @@ function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad' {
   let first = true
   let sawLength = false
   let sawEncoding = false
+  let sawHost = false
   while (lineStart < end + 2) {
     const lf = buf.indexOf(LF, lineStart)
     if (lf < 0 || lf > end + 1 || buf[lf - 1] !== CR) return 'bad'
@@ -112,6 +120,9 @@ function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad' {
         head.chunked = true
       } else if (nameIs(buf, lineStart, len, H_UPGRADE)) {
         head.upgradeAt = lineStart
+      } else if (nameIs(buf, lineStart, len, H_HOST)) {
+        if (sawHost || !VALID_HOST.test(value())) return 'bad'
+        sawHost = true
       } else if (nameIs(buf, lineStart, len, H_REAL_IP)) {
         head.realIpAt.push(lineStart)
       }
@@ -184,6 +195,11 @@ export class RequestStream {
 
   get waitingForHead(): boolean {
     return this.partial !== null
+  }
+
+  /** Within a request's body (or its chunked framing): more of it is expected from the client. */
+  get inBody(): boolean {
+    return this.state !== 'head' && this.state !== 'upgrade' && this.state !== 'failed'
   }
 
   /** After an upgrade request: the upstream did not switch protocols, so parsing resumes. */

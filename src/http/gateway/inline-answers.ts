@@ -1,0 +1,99 @@
+/**
+ * The front's requests answered in-process, one connection's at a time: the request at the head of
+ * its queue is taken once its body is whole, the app answers it, and the answer goes to the client,
+ * a large one (a file) as the client takes it. The front then goes on with what is queued.
+ */
+import type { IncomingRequest } from '../kernel'
+import type { Answer } from '../respond'
+import type { Conn } from './connection'
+import { INLINE_MAX_BODY, InlineRequest, inlineAnswer, parseInlineHead } from './inline'
+import type { RequestStart } from './request-stream'
+
+/** What of the front the answers use. */
+export interface FrontIo {
+  toClient(c: Conn, data: Buffer | string): void
+  /** Goes on with the connection's queued requests (or sends its failure, or ends it). */
+  pump(c: Conn): void
+  /** Closes the client once what is queued for it is written. */
+  finishClient(c: Conn): void
+}
+
+export interface InlineAnswers {
+  /** Takes the request at the head of `pending` when it is one to answer in-process and its body is whole. */
+  take(c: Conn, start: RequestStart): 'taken' | 'incomplete' | 'upstream'
+  /** Requests being answered. */
+  inFlight(): number
+}
+
+export function inlineAnswers(serve: (request: IncomingRequest) => Promise<Answer>, io: FrontIo): InlineAnswers {
+  let inFlight = 0
+  /** The connection ended (also while an answer was awaited: a check after an `await`). */
+  const gone = (c: Conn) => c.mode === 'closed'
+
+  const answer = async (c: Conn, request: IncomingRequest, headRequest: boolean, close: boolean) => {
+    inFlight++
+    try {
+      const made = await inlineAnswer(await serve(request), headRequest, close)
+      close = made.close
+      if (gone(c)) return
+      io.toClient(c, made.bytes)
+      if (made.rest) close = (await sendRest(c, made.rest)) || close
+    } catch {
+      // the answer could not be made (a file gone while it was read): the client sees the connection end
+      if (!gone(c)) close = true
+    } finally {
+      inFlight--
+    }
+    c.awaiting = null
+    c.lastActive = Date.now()
+    if (c.mode === 'failing') return io.pump(c) // what came before the failure is answered first
+    if (c.mode !== 'http') return
+    if (close) {
+      c.mode = 'closed'
+      return io.finishClient(c)
+    }
+    io.pump(c)
+  }
+
+  /**
+   * A large body (a file), read once from its start as the client takes it. True when it ended
+   * short of its length (a file replaced meanwhile): the framing is broken, the connection must close.
+   */
+  const sendRest = async (c: Conn, rest: Blob): Promise<boolean> => {
+    const reader = rest.stream().getReader()
+    let sent = 0
+    try {
+      for (;;) {
+        if (c.toClient.length) await new Promise<void>((resolve) => (c.onDrained = resolve))
+        if (gone(c)) return true
+        const { done, value } = await reader.read()
+        if (done || sent + value.byteLength > rest.size) break
+        sent += value.byteLength
+        io.toClient(c, Buffer.from(value.buffer, value.byteOffset, value.byteLength))
+      }
+    } finally {
+      void reader.cancel().catch(() => {})
+    }
+    return sent !== rest.size
+  }
+
+  return {
+    take(c, start) {
+      if (start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'
+      const head = parseInlineHead(c.pending.slice(0, start.parts).map((s) => s.data))
+      if (!head) return 'upstream'
+      let end = start.parts
+      let have = 0
+      while (have < start.bodyBytes && end < c.pending.length && !c.pending[end]!.start)
+        have += c.pending[end++]!.data.length
+      if (have < start.bodyBytes) return 'incomplete'
+      const parts = c.pending.slice(start.parts, end).map((s) => s.data)
+      const body = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : Buffer.concat(parts)
+      c.pending.splice(0, end)
+      c.awaiting = { head: start.head, inline: true }
+      void answer(c, new InlineRequest(head, body), start.head, head.close)
+      return 'taken'
+    },
+    inFlight: () => inFlight,
+  }
+}
