@@ -112,6 +112,9 @@ test('overlap 0 waits for the previous run; a run is listed as a handler while i
 })
 
 test('a handler started on one instance is listed and stopped from the other (pub/sub to its node)', async () => {
+  // node records live NODE_TTL_MS of real time and nothing beats here on its own: both are renewed,
+  // so the earlier tests' length on a slow machine cannot make a look gone and place the handler on b
+  await Promise.all([a.run('node-heartbeat'), b.run('node-heartbeat')])
   const tokenB = await b.adminIn('tasks.master')
   await call('POST', '/rest/v1/service/svcscripts', { code: 'waits', name: 'Waits', scriptdata: 'await sleep(600000)' })
   const started = await call('POST', '/rest/v1/service/svcscript_runtimes', { code: 'waits' })
