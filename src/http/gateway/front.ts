@@ -78,6 +78,7 @@ export function startFront(options: FrontOptions): Front {
   const pump = (c: Conn) => {
     const batch: Buffer[] = []
     let collecting = false
+    let answered = false
     while (c.pending.length) {
       const seg = c.pending[0]!
       if (seg.start) {
@@ -93,7 +94,10 @@ export function startFront(options: FrontOptions): Front {
           collecting = true
           break
         }
-        if (taken === 'taken') continue
+        if (taken === 'taken') {
+          answered = true
+          continue
+        }
         if (!c.up) {
           connect(c)
           break
@@ -103,11 +107,9 @@ export function startFront(options: FrontOptions): Front {
       batch.push(seg.data)
       c.pending.shift()
     }
-    if (batch.length) {
-      toUpstream(c, batch.length === 1 ? batch[0]! : Buffer.concat(batch))
-      // a head that began behind held requests had no way to go on: its time starts now
-      if (c.stream.waitingForHead) c.stream.partialSince = Date.now()
-    }
+    if (batch.length) toUpstream(c, batch.length === 1 ? batch[0]! : Buffer.concat(batch))
+    // a head that began behind held requests had no way to go on: its time starts now
+    if ((batch.length || answered) && c.stream.waitingForHead) c.stream.partialSince = Date.now()
     if (collecting) c.client.resume()
     else if (c.pending.length) c.client.pause()
     else {
