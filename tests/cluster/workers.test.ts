@@ -97,6 +97,20 @@ async function signIn(domain: string, login: string, pwd: string, from?: string)
   return { ...r, token: r.body?.session_token as string }
 }
 
+/**
+ * How long an event may take from a write to its push or delivery: the journal pump (one process of
+ * the cluster, every 500 ms), Redis pub/sub, then the socket or the webhook queue. Generous: with the
+ * whole suite running beside three processes on two cores, 10 s was missed now and then.
+ */
+const EVENT_WAIT_MS = 30_000
+/** The service's log lines at warn or error, for a failure's message. */
+const troubles = () =>
+  svc
+    .out()
+    .split('\n')
+    .filter((l) => /"level":"(warn|error)"/.test(l))
+    .join('\n')
+
 /** Polls `check` until it holds or `ms` pass; answers whether it held. */
 async function eventually(check: () => Promise<boolean>, ms = 10_000) {
   for (const until = Date.now() + ms; Date.now() < until; await Bun.sleep(50)) if (await check()) return true
@@ -190,12 +204,16 @@ describe('WORKERS=3', () => {
     expect(processesOf(writes)).toBe(3)
     const seen = new Set<string>()
     for (let i = 0; i < 6; i++) {
-      const [, event] = await ws.next((f) => f[0] === 'event', 10_000)
+      const [, event] = await ws
+        .next((f) => f[0] === 'event', EVENT_WAIT_MS)
+        .catch((err) => {
+          throw new Error(`${err.message}\nthe service's warnings and errors:\n${troubles()}`)
+        })
       seen.add((event as { data: { id: string } }).data.id)
     }
     expect(seen).toEqual(new Set(writes.map((w) => w.body.id)))
     ws.close()
-  })
+  }, 60_000)
 
   test('a webhook subscription made on one process is delivered once per change, whichever process wrote it', async () => {
     const channel = await call('POST', '/rest/v1/service/integration_points', {
@@ -211,10 +229,13 @@ describe('WORKERS=3', () => {
     hooks.length = 0
     const writes = await calls(3, 'POST', '/rest/v1/reference/extobjs', { token: domainAdmin, body: { type: 'hook' } })
     expect(processesOf(writes)).toBe(3)
-    expect(await eventually(async () => hooks.length >= 3)).toBe(true)
+    const delivered = await eventually(async () => hooks.length >= 3, EVENT_WAIT_MS)
+    expect(delivered ? '' : `${hooks.length} of 3 delivered; the service's warnings and errors:\n${troubles()}`).toBe(
+      '',
+    )
     await Bun.sleep(500) // a duplicate would come from another process's queue pass meanwhile
     expect(hooks).toHaveLength(3)
-  })
+  }, 60_000)
 
   test('a role granted and a domain blocked on one process are in force on every process at once', async () => {
     const ann = await signIn('w3.master', 'ann', 'ann-Pass1', '127.0.0.4')
