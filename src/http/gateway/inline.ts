@@ -1,9 +1,10 @@
 /**
- * Requests the front answers itself, on the app's own thread (one app process): the head the
- * request stream already checked and rewrote becomes a Request, the app's Response becomes bytes on
- * the client's connection. Nothing crosses the app's unix socket, which cost as much CPU as the
- * request itself. Requests whose body must stream (chunked, larger than INLINE_MAX_BODY, or held
- * back by `Expect`), and upgrade requests, still go to Bun.serve over the unix socket.
+ * Requests the front answers itself, on the app's own thread: the head the request stream already
+ * checked and rewrote becomes a light request view for the kernel (no Request is made), and the
+ * parts of its answer become bytes on the client's connection (no Response either, unless the route
+ * made its own). Nothing crosses the app's unix socket, which cost as much CPU as the request
+ * itself. Requests whose body must stream (chunked, larger than INLINE_MAX_BODY, or held back by
+ * `Expect`), and upgrade requests, still go to Bun.serve over the unix socket.
  */
 import { STATUS_CODES } from 'node:http'
 import type { IncomingRequest } from '../kernel'
@@ -11,7 +12,7 @@ import { type Answer, toHttpResponse } from '../respond'
 
 /** Bodies up to this size are read whole before the app sees them; larger ones stream through Bun.serve. */
 export const INLINE_MAX_BODY = 256 * 1024
-/** Response bodies up to this size go out in one write; larger ones (files) in pieces of it, as the client takes them. */
+/** Response bodies up to this size go out in one write; larger ones (files) are streamed as the client takes them. */
 export const INLINE_RESPONSE_PIECE = 256 * 1024
 
 export interface InlineHead {
