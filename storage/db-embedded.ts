@@ -90,6 +90,11 @@ export function openEmbeddedDb(
   const commits = dataVersion
     ? new CommitCounter(file, () => (endSnapshot(), (dataVersion.get([]) as [number])[0]))
     : undefined
+  /** Ends this connection's write transaction; the other processes learn of it before anybody is answered. */
+  const commitWrite = () => {
+    conn.exec('COMMIT')
+    commits?.committed()
+  }
   const statements = new Statements((sql) => conn.prepare(sql) as unknown as Statement)
   // any write may change any row: the cache holds what was read since the last one
   const cache = new ReadCache()
@@ -170,8 +175,7 @@ export function openEmbeddedDb(
         if (lock) await lock.acquire(beginWrite)
         else beginWrite()
         const value = await driveSliced(w.body(), execute, () => conn.inTransaction)
-        conn.exec('COMMIT')
-        commits?.committed()
+        commitWrite()
         w.resolve(value)
       } catch (err) {
         if (conn.inTransaction)
@@ -245,8 +249,7 @@ export function openEmbeddedDb(
           outcomes.push({ ok: false, error: normalizeDbError(err) })
         }
       }
-      conn.exec('COMMIT')
-      commits?.committed()
+      commitWrite()
     } catch (err) {
       if (conn.inTransaction)
         try {
@@ -313,8 +316,7 @@ export function openEmbeddedDb(
         return call(() => {
           try {
             const { changes } = prepare(sql).run(args)
-            conn.exec('COMMIT')
-            commits?.committed()
+            commitWrite()
             return { changes }
           } catch (err) {
             if (conn.inTransaction) conn.exec('ROLLBACK')

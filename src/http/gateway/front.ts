@@ -57,7 +57,7 @@ export function startFront(options: FrontOptions): Front {
   const idleTimeoutMs = options.idleTimeoutMs ?? 10_000
   const waitingHeads = new Set<Conn>()
   /** The open connections, for the idle sweep. */
-  const idle = new Set<Conn>()
+  const connections = new Set<Conn>()
   const cap = new ConnectionCap(options.maxConnectionsPerAddress ?? 0, options.trustedProxies)
 
   const toUpstream = (c: Conn, data: Buffer) => send(c.up!, c.toUp, data, () => c.client.pause())
@@ -226,7 +226,7 @@ export function startFront(options: FrontOptions): Front {
         if (c.pending.length === 0 && now - c.stream.partialSince > headTimeoutMs) fail(c, 408)
       // no app closes a connection for us: one left idle, or whose body stalled, ends after
       // idleTimeoutMs; one that takes nothing of what it is sent is cut after three times that
-      for (const c of idle) {
+      for (const c of connections) {
         if (c.toClient.length) {
           if (now - c.lastWrite > 3 * idleTimeoutMs) c.client.terminate()
           continue
@@ -320,7 +320,7 @@ export function startFront(options: FrontOptions): Front {
           lastWrite: 0,
         }
         client.data = c
-        idle.add(c)
+        connections.add(c)
       },
       data(client, data) {
         const c = client.data
@@ -356,7 +356,7 @@ export function startFront(options: FrontOptions): Front {
         clearTimeout(c.lingering?.timer)
         cap.release(c.capKey)
         waitingHeads.delete(c)
-        idle.delete(c)
+        connections.delete(c)
         c.mode = 'closed'
         c.up?.end()
         c.onDrained?.()

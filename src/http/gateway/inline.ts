@@ -133,35 +133,53 @@ const noBody = (status: number) => status === 204 || status === 304 || status < 
 /** A header value that would end its line: Bun's Headers refuse it, and so does the gateway. */
 const LINE_BREAK = /[\r\n]/
 
-/** An answer as HTTP/1.1 bytes: a Content-Length body, none for HEAD, 204 and 304. */
-export async function inlineAnswer(answer: Answer, headRequest: boolean, close: boolean): Promise<InlineAnswer> {
-  if (answer.body instanceof Response) return responseAnswer(toHttpResponse(answer), headRequest, close)
-  const status = answer.status
+/**
+ * The status line and headers of an answer, up to where its length goes. The front writes Date,
+ * Connection and the length itself; `given` is a Content-Length the answer named, `close` whether
+ * it (or the client) asked the connection to end.
+ */
+function headOf(
+  status: number,
+  headers: Iterable<[string, string]>,
+  cookies: readonly string[],
+  close: boolean,
+): { head: string; close: boolean; given: number } {
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
-  for (const name in answer.headers) {
-    const value = answer.headers[name]!
+  let given = -1
+  for (const [name, value] of headers) {
     if (name.length <= 17 && OWN.has(name.toLowerCase())) {
-      if (name.toLowerCase() === 'connection' && value === 'close') close = true
+      const lower = name.toLowerCase()
+      if (lower === 'content-length') given = Number(value)
+      if (lower === 'connection' && value === 'close') close = true
       continue
     }
     if (LINE_BREAK.test(value)) throw new Error(`header ${name} holds a line break`)
     head += `${name}: ${value}\r\n`
   }
-  for (const cookie of answer.cookies) {
+  for (const cookie of cookies) {
     if (LINE_BREAK.test(cookie)) throw new Error('a cookie holds a line break')
     head += `set-cookie: ${cookie}\r\n`
   }
   head += `date: ${httpDate()}\r\n`
   if (close) head += 'connection: close\r\n'
-  if (noBody(status)) return { bytes: `${head}\r\n`, rest: null, close }
+  return { head, close, given }
+}
+
+/** An answer as HTTP/1.1 bytes: a Content-Length body, none for HEAD, 204 and 304. */
+export async function inlineAnswer(answer: Answer, headRequest: boolean, close: boolean): Promise<InlineAnswer> {
+  if (answer.body instanceof Response) return responseAnswer(toHttpResponse(answer), headRequest, close)
+  const status = answer.status
+  const made = headOf(status, Object.entries(answer.headers), answer.cookies, close)
+  let head = made.head
+  if (noBody(status)) return { bytes: `${head}\r\n`, rest: null, close: made.close }
   const body = headRequest ? null : answer.body
   if (typeof body === 'string') {
     // the head is ASCII: head and body go out in one encoding, straight into the socket
     head += `content-length: ${Buffer.byteLength(body)}\r\n\r\n`
-    return { bytes: head + body, rest: null, close }
+    return { bytes: head + body, rest: null, close: made.close }
   }
   head += `content-length: ${body?.byteLength ?? 0}\r\n\r\n`
-  return { bytes: withBody(head, body), rest: null, close }
+  return { bytes: withBody(head, body), rest: null, close: made.close }
 }
 
 function withBody(head: string, body: Uint8Array | null): Buffer {
@@ -174,23 +192,14 @@ function withBody(head: string, body: Uint8Array | null): Buffer {
 /** A Response of a route's own (a file, a page) as HTTP/1.1 bytes. */
 async function responseAnswer(response: Response, headRequest: boolean, close: boolean): Promise<InlineAnswer> {
   const status = response.status
-  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
-  let given = -1
-  for (const [name, value] of response.headers) {
-    if (OWN.has(name)) {
-      if (name === 'content-length') given = Number(value)
-      if (name === 'connection' && value === 'close') close = true
-      continue
-    }
-    head += `${name}: ${value}\r\n`
-  }
-  head += `date: ${httpDate()}\r\n`
-  if (close) head += 'connection: close\r\n'
+  const made = headOf(status, response.headers, [], close)
+  let head = made.head
+  close = made.close
   if (noBody(status)) return { bytes: Buffer.from(`${head}\r\n`, 'latin1'), rest: null, close }
   const blob = response.body ? await response.blob() : null
   const size = blob?.size ?? 0
   // a HEAD answer tells the length its GET would have, as far as the route said it
-  head += `content-length: ${headRequest && size === 0 && given >= 0 ? given : size}\r\n\r\n`
+  head += `content-length: ${headRequest && size === 0 && made.given >= 0 ? made.given : size}\r\n\r\n`
   if (headRequest || !blob || size === 0) return { bytes: Buffer.from(head, 'latin1'), rest: null, close }
   if (size > INLINE_RESPONSE_PIECE) return { bytes: Buffer.from(head, 'latin1'), rest: blob, close }
   return { bytes: withBody(head, await blob.bytes()), rest: null, close }
