@@ -164,6 +164,29 @@ test('a malformed request behind a slow in-process answer: the answer first, the
   expect(rs.map((r) => r.status)).toEqual([200, 400])
 })
 
+test('answers made in one turn go out in one write: five pipelined requests, one write of five answers', async () => {
+  const c = await RawClient.open(gw.port)
+  // the writes of Bun's TCP sockets (the gateway's client sockets among them) are counted meanwhile
+  const probe = await Bun.connect({ hostname: '127.0.0.1', port: gw.port, socket: { data() {} } })
+  const sockets = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => number }
+  probe.end()
+  const write = sockets.write
+  let writes = 0
+  sockets.write = function (this: unknown, ...args: unknown[]) {
+    writes++
+    return write.apply(this, args)
+  }
+  try {
+    c.write(httpRequest('GET', '/echo').repeat(5))
+    const answers = await c.responses(5)
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200])
+  } finally {
+    sockets.write = write
+  }
+  expect(writes).toBe(1)
+  c.end()
+})
+
 test('a client that reads nothing is not answered further: pipelined requests wait for it', async () => {
   const c = await RawClient.open(gw.port)
   c.socket.pause()

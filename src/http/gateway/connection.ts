@@ -26,8 +26,11 @@ export interface Conn {
   lastWrite: number
   /** A large in-process answer waits for the client to take what is queued. */
   onDrained?: () => void
-  toUp: Buffer[]
-  toClient: Buffer[]
+  toUp: Chunk[]
+  /** What the client has not taken yet, or (until the turn ends) not been written yet. */
+  toClient: Chunk[]
+  /** The client's socket took less than it was given: nothing more is answered until it drains. */
+  backlogged?: boolean
   /** Client bytes held while an upgrade request waits for the app's answer. */
   held: Buffer[]
   mode: 'http' | 'upgrade-wait' | 'tunnel' | 'failing' | 'closed'
@@ -49,28 +52,43 @@ export interface Conn {
   refused?: true
 }
 
-/**
- * Writes what it can; queues the rest and calls `backlog` (which pauses the other side) until
- * `drain`. Text goes to the socket as UTF-8 without a buffer of ours, unless part of it must wait.
- */
-export function send(sock: Socket<Conn>, queue: Buffer[], data: Buffer | string, backlog: () => void): void {
+/** Bytes for a socket: text goes to it as UTF-8 without a buffer of ours. */
+export type Chunk = Buffer | string
+
+/** Pieces queued together are joined into one write up to this size. */
+const JOIN_MAX = 64 * 1024
+
+const sizeOf = (chunk: Chunk) => (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length)
+const asBuffer = (chunk: Chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
+
+/** About how many bytes a queue holds (text counts its characters). */
+export const queued = (queue: Chunk[]) => queue.reduce((n, chunk) => n + chunk.length, 0)
+
+/** Writes what it can; queues the rest and calls `backlog` (which pauses the other side) until `drain`. */
+export function send(sock: Socket<Conn>, queue: Chunk[], data: Chunk, backlog: () => void): void {
   if (queue.length === 0) {
     const n = sock.write(data)
-    const size = typeof data === 'string' ? Buffer.byteLength(data) : data.length
-    if (n === size) return
-    data = (typeof data === 'string' ? Buffer.from(data) : data).subarray(Math.max(0, n))
+    if (n === sizeOf(data)) return
+    data = asBuffer(data).subarray(Math.max(0, n))
   }
-  queue.push(typeof data === 'string' ? Buffer.from(data) : data)
+  queue.push(data)
   backlog()
 }
 
-/** True once the queue is written out. */
-export function flushQueue(sock: Socket<Conn>, queue: Buffer[]): boolean {
+/** True once the queue is written out. Small pieces go out in one write (one wakeup of the peer for them all). */
+export function flushQueue(sock: Socket<Conn>, queue: Chunk[]): boolean {
   while (queue.length) {
+    let joined = 1
+    let size = sizeOf(queue[0]!)
+    while (joined < queue.length && size + sizeOf(queue[joined]!) <= JOIN_MAX) size += sizeOf(queue[joined++]!)
+    if (joined > 1) {
+      const pieces = queue.splice(0, joined)
+      queue.unshift(pieces.every((p) => typeof p === 'string') ? pieces.join('') : Buffer.concat(pieces.map(asBuffer)))
+    }
     const d = queue[0]!
     const n = sock.write(d)
-    if (n < d.length) {
-      queue[0] = d.subarray(Math.max(0, n))
+    if (n < size) {
+      queue[0] = asBuffer(d).subarray(Math.max(0, n))
       return false
     }
     queue.shift()
