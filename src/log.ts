@@ -32,15 +32,16 @@ const quoted = (s: string) => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s))
 
 /**
  * Lines for stdout, written together every FLUSH_MS (or once PENDING_MAX bytes wait): a write per
- * line, or even per turn of the event loop, cost more than the rest of a point read. Each line is
- * encoded into one buffer as it comes: kept as strings until the flush, they cost a point read 2-4 %
- * more (the collector's work, measured against this). Errors, and
+ * line, or even per turn of the event loop, cost more than the rest of a point read. PENDING_MAX
+ * stays within a pipe's 64 KiB, so a flush into a pipe its reader keeps up with does not block the
+ * service until the reader drained it. Each line is encoded into one buffer as it comes: kept as
+ * strings until the flush, they cost a point read 2-4 % more (the collector's work). Errors, and
  * whatever is pending at exit, are written at once, so a crash or a stop loses no line that came
  * before. App processes of one service (WORKERS > 1) share stdout: a write of up to PIPE_BUF bytes is
  * never interleaved with another's, so theirs go out in pieces of whole lines within that size.
  */
 const FLUSH_MS = 20
-const PENDING_MAX = 256 * 1024
+const PENDING_MAX = 32 * 1024
 const PIPE_BUF = 4096
 let pending = Buffer.allocUnsafe(PENDING_MAX + 64 * 1024)
 let used = 0

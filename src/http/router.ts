@@ -59,9 +59,9 @@ export class Router {
   match(rawPath: string): RouteMatch | null {
     const path = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath
     if (!path.startsWith('/')) return null
-    const segments = path.split('/').slice(1)
+    const segments = path.split('/') // the first is the empty one before the leading slash
     const params: Record<string, string> = {}
-    const entry = this.walk(this.root, segments, 0, params)
+    const entry = this.walk(this.root, segments, 1, params)
     return entry ? { entry, params } : null
   }
 

@@ -18,7 +18,8 @@ export const INLINE_RESPONSE_PIECE = 256 * 1024
 export interface InlineHead {
   method: string
   url: string
-  headers: [string, string][]
+  /** By lower-case name; a header given twice has its values joined with `, `. */
+  headers: Map<string, string>
   /** The client asked to close after this answer (Connection: close, or HTTP/1.0 without keep-alive). */
   close: boolean
 }
@@ -39,7 +40,7 @@ export function parseInlineHead(parts: Buffer[]): InlineHead | null {
   // origin-form targets only: absolute-form and `*` are Bun.serve's to judge
   if (sp1 <= 0 || sp2 <= sp1 || target.charCodeAt(0) !== 47 /* / */) return null
   if (version !== 'HTTP/1.1' && version !== 'HTTP/1.0') return null
-  const headers: [string, string][] = []
+  const headers = new Map<string, string>()
   let host = ''
   let connection = ''
   for (let at = lineEnd + 2; at < text.length; ) {
@@ -47,14 +48,13 @@ export function parseInlineHead(parts: Buffer[]): InlineHead | null {
     if (end < 0) end = text.length
     const colon = text.indexOf(':', at)
     if (colon > at && colon < end) {
-      const name = text.slice(at, colon)
+      const name = text.slice(at, colon).toLowerCase()
       const value = text.slice(colon + 1, end).trim()
-      // the few names the front reads, by length first
-      const lower = name.length === 4 || name.length === 6 || name.length === 10 ? name.toLowerCase() : ''
-      if (lower === 'expect') return null // the client waits for a 100 before its body: Bun.serve sends it
-      if (lower === 'host') host = value
-      else if (lower === 'connection') connection = value.toLowerCase()
-      headers.push([name, value])
+      if (name === 'expect') return null // the client waits for a 100 before its body: Bun.serve sends it
+      if (name === 'host') host = value
+      else if (name === 'connection') connection = value.toLowerCase()
+      const before = headers.get(name)
+      headers.set(name, before === undefined ? value : `${before}, ${value}`)
     }
     at = end + 2
   }
@@ -69,6 +69,14 @@ export function parseInlineHead(parts: Buffer[]): InlineHead | null {
   }
 }
 
+class InlineHeaders {
+  constructor(private readonly byName: Map<string, string>) {}
+
+  get(name: string): string | null {
+    return this.byName.get(name.toLowerCase()) ?? null
+  }
+}
+
 /**
  * What the kernel reads of a request, for one the gateway answers in-process: a Request would cost
  * more than the rest of a point read's HTTP side.
@@ -76,7 +84,7 @@ export function parseInlineHead(parts: Buffer[]): InlineHead | null {
 export class InlineRequest implements IncomingRequest {
   readonly method: string
   readonly url: string
-  readonly headers: { get(name: string): string | null }
+  readonly headers: InlineHeaders
 
   constructor(
     head: InlineHead,
@@ -84,13 +92,7 @@ export class InlineRequest implements IncomingRequest {
   ) {
     this.method = head.method
     this.url = head.url
-    const byName = new Map<string, string>()
-    for (const [name, value] of head.headers) {
-      const key = name.toLowerCase()
-      const before = byName.get(key)
-      byName.set(key, before === undefined ? value : `${before}, ${value}`)
-    }
-    this.headers = { get: (name) => byName.get(name.toLowerCase()) ?? null }
+    this.headers = new InlineHeaders(head.headers)
   }
 
   get body(): ReadableStream<Uint8Array> | null {
@@ -140,22 +142,25 @@ const LINE_BREAK = /[\r\n]/
  */
 function headOf(
   status: number,
-  headers: Iterable<[string, string]>,
+  headers: Record<string, string> | Headers,
   cookies: readonly string[],
   close: boolean,
 ): { head: string; close: boolean; given: number } {
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
   let given = -1
-  for (const [name, value] of headers) {
+  const line = (name: string, value: string) => {
     if (name.length <= 17 && OWN.has(name.toLowerCase())) {
       const lower = name.toLowerCase()
       if (lower === 'content-length') given = Number(value)
       if (lower === 'connection' && value === 'close') close = true
-      continue
+      return
     }
     if (LINE_BREAK.test(value)) throw new Error(`header ${name} holds a line break`)
     head += `${name}: ${value}\r\n`
   }
+  // a record is walked in place: Object.entries cost a point read more than the rest of its head
+  if (headers instanceof Headers) for (const [name, value] of headers) line(name, value)
+  else for (const name in headers) line(name, headers[name]!)
   for (const cookie of cookies) {
     if (LINE_BREAK.test(cookie)) throw new Error('a cookie holds a line break')
     head += `set-cookie: ${cookie}\r\n`
@@ -169,7 +174,7 @@ function headOf(
 export async function inlineAnswer(answer: Answer, headRequest: boolean, close: boolean): Promise<InlineAnswer> {
   if (answer.body instanceof Response) return responseAnswer(toHttpResponse(answer), headRequest, close)
   const status = answer.status
-  const made = headOf(status, Object.entries(answer.headers), answer.cookies, close)
+  const made = headOf(status, answer.headers, answer.cookies, close)
   let head = made.head
   if (noBody(status)) return { bytes: `${head}\r\n`, rest: null, close: made.close }
   const body = headRequest ? null : answer.body
