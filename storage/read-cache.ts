@@ -26,7 +26,8 @@ export class ReadCache {
     let ofSql = this.bySql.get(sql)
     if (!ofSql) this.bySql.set(sql, (ofSql = new Map()))
     const key = args.length === 2 ? `${args[0]}\u0000${args[1]}` : args.join('\u0000')
-    if (ofSql.has(key)) return ofSql.get(key)
+    const kept = ofSql.get(key)
+    if (kept !== undefined || ofSql.has(key)) return kept
     const answer = read()
     if (this.rows >= MAX_ROWS) this.clear()
     const chars = !answer ? 0 : list ? (answer as Row[]).reduce((n, r) => n + rowChars(r), 0) : rowChars(answer as Row)

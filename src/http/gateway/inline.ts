@@ -133,7 +133,7 @@ export interface InlineAnswer {
 
 const noBody = (status: number) => status === 204 || status === 304 || status < 200
 /** A header value that would end its line: Bun's Headers refuse it, and so does the gateway. */
-const LINE_BREAK = /[\r\n]/
+const breaksLine = (value: string) => value.includes('\n') || value.includes('\r')
 
 /**
  * The status line and headers of an answer, up to where its length goes. The front writes Date,
@@ -149,20 +149,21 @@ function headOf(
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
   let given = -1
   const line = (name: string, value: string) => {
-    if (name.length <= 17 && OWN.has(name.toLowerCase())) {
+    const n = name.length // the lengths of OWN's names: a name of another length is not one of them
+    if ((n === 4 || n === 10 || n === 14 || n === 17) && OWN.has(name.toLowerCase())) {
       const lower = name.toLowerCase()
       if (lower === 'content-length') given = Number(value)
       if (lower === 'connection' && value === 'close') close = true
       return
     }
-    if (LINE_BREAK.test(value)) throw new Error(`header ${name} holds a line break`)
+    if (breaksLine(value)) throw new Error(`header ${name} holds a line break`)
     head += `${name}: ${value}\r\n`
   }
   // a record is walked in place: Object.entries cost a point read more than the rest of its head
   if (headers instanceof Headers) for (const [name, value] of headers) line(name, value)
   else for (const name in headers) line(name, headers[name]!)
   for (const cookie of cookies) {
-    if (LINE_BREAK.test(cookie)) throw new Error('a cookie holds a line break')
+    if (breaksLine(cookie)) throw new Error('a cookie holds a line break')
     head += `set-cookie: ${cookie}\r\n`
   }
   head += `date: ${httpDate()}\r\n`
