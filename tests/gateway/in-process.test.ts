@@ -16,7 +16,7 @@ const echo = defineRoute({
   access: 'public',
   async handle(req) {
     const body = await req.bytes()
-    return { method: req.method, bytes: body.byteLength, client: req.clientAddress }
+    return { method: req.method, bytes: body.byteLength, client: req.clientAddress, cookie: req.header('cookie') }
   },
 })
 const module: RouteModule = { GET: echo, POST: echo, LOOKUP: echo, SYNC: echo, CLEAR: echo }
@@ -184,6 +184,16 @@ test('answers made in one turn go out in one write: five pipelined requests, one
     sockets.write = write
   }
   expect(writes).toBe(1)
+  c.end()
+})
+
+test('repeated header lines are read as Bun reads them: cookies joined with "; ", others with ", "', async () => {
+  const c = await RawClient.open(gw.port)
+  c.write(
+    'GET /echo HTTP/1.1\r\nhost: test.local\r\ncookie: RSession=abc\r\nCookie: theme=dark\r\nx-a: 1\r\nX-A: 2\r\n\r\n',
+  )
+  const [r] = await c.responses(1)
+  expect(JSON.parse(r!.body).cookie).toBe('RSession=abc; theme=dark')
   c.end()
 })
 

@@ -123,6 +123,16 @@ export class TurnWrites {
     const due = this.waiting
     this.waiting = new Set()
     const now = Date.now()
-    for (const c of due) this.write(c, now)
+    for (const c of due) {
+      due.delete(c)
+      try {
+        this.write(c, now)
+      } catch (err) {
+        // the others' answers still go out this turn
+        for (const rest of due) this.waiting.add(rest)
+        if (due.size) setImmediate(() => this.flush())
+        throw err
+      }
+    }
   }
 }

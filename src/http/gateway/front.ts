@@ -75,7 +75,7 @@ export function startFront(options: FrontOptions): Front {
     const drained = c.onDrained
     c.onDrained = undefined
     if (drained) drained()
-    else if (c.mode === 'http' || c.mode === 'failing') pump(c)
+    else if (!c.finishing && (c.mode === 'http' || c.mode === 'failing')) pump(c)
     if (c.finishing) closeClient(c)
   }
   /** The client is read again once nothing it sent waits: no backlog upstream, no request held back. */

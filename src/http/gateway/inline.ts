@@ -54,7 +54,8 @@ export function parseInlineHead(parts: Buffer[]): InlineHead | null {
       if (name === 'host') host = value
       else if (name === 'connection') connection = value.toLowerCase()
       const before = headers.get(name)
-      headers.set(name, before === undefined ? value : `${before}, ${value}`)
+      // repeated lines are one list, as Bun's Headers join them (cookies with `; `)
+      headers.set(name, before === undefined ? value : `${before}${name === 'cookie' ? '; ' : ', '}${value}`)
     }
     at = end + 2
   }
@@ -161,7 +162,7 @@ function headOf(
   }
   // a record is walked in place: Object.entries cost a point read more than the rest of its head
   if (headers instanceof Headers) for (const [name, value] of headers) line(name, value)
-  else for (const name in headers) line(name, headers[name]!)
+  else for (const name in headers) if (Object.hasOwn(headers, name)) line(name, headers[name]!)
   for (const cookie of cookies) {
     if (breaksLine(cookie)) throw new Error('a cookie holds a line break')
     head += `set-cookie: ${cookie}\r\n`
