@@ -124,13 +124,15 @@ export class TurnWrites {
     this.waiting = new Set()
     const now = Date.now()
     for (const c of due) {
-      due.delete(c)
       try {
         this.write(c, now)
       } catch (err) {
-        // the others' answers still go out this turn
-        for (const rest of due) this.waiting.add(rest)
-        if (due.size) setImmediate(() => this.flush())
+        // the connections after it still have their writes made, on the next turn
+        let after = false
+        for (const rest of due)
+          if (after) this.waiting.add(rest)
+          else after = rest === c
+        if (this.waiting.size) setImmediate(() => this.flush())
         throw err
       }
     }
