@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createApp } from '~/app'
 import { startGateway, type Gateway } from '~/http/gateway/index'
 import { MAX_HEAD_BYTES } from '~/http/gateway/request-stream'
-import { defineRoute, type RouteModule } from '~/http/route'
+import { echoModule } from '../helpers/echo-route'
 import { httpRequest, RawClient } from '../helpers/raw-http'
 import { testService, type TestService } from '../helpers/service'
 
@@ -13,18 +13,11 @@ let t: TestService
 let gw: Gateway
 const HEAD_TIMEOUT_MS = 400
 
-const echo = defineRoute({
-  access: 'public',
-  async handle(req) {
-    const body = await req.bytes()
-    return { method: req.method, bytes: body.byteLength, client: req.clientAddress, untrusted: req.header('x-untr-ip') }
-  },
-})
-const echoModule: RouteModule = { GET: echo, POST: echo, LOOKUP: echo, SYNC: echo, CLEAR: echo }
+const echoes = echoModule({ untrusted: 'x-untr-ip' })
 
 beforeAll(async () => {
   t = await testService({ env: { MAX_BODY_BYTES: String(64 * 1024 * 1024) } })
-  const app = createApp(t.deps, [{ url: '/echo', file: 'test', module: echoModule }]).ws(
+  const app = createApp(t.deps, [{ url: '/echo', file: 'test', module: echoes }]).ws(
     '/ws',
     {
       upgrade: async () => null,
@@ -230,7 +223,7 @@ describe('chunk sizes are capped at the body limit the gateway was started with'
   const LIMIT = 1024
   let small: Gateway
   beforeAll(async () => {
-    const app = createApp(t.deps, [{ url: '/echo', file: 'test', module: echoModule }])
+    const app = createApp(t.deps, [{ url: '/echo', file: 'test', module: echoes }])
     small = await startGateway(app, { host: '127.0.0.1', port: 0, maxBodyBytes: LIMIT })
   })
   afterAll(() => small.stop())

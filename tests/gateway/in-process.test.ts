@@ -4,7 +4,8 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createApp } from '~/app'
 import { startGateway, type Gateway } from '~/http/gateway/index'
 import { INLINE_MAX_BODY } from '~/http/gateway/inline'
-import { defineRoute, type RouteModule } from '~/http/route'
+import { defineRoute } from '~/http/route'
+import { echoModule } from '../helpers/echo-route'
 import { httpRequest, RawClient } from '../helpers/raw-http'
 import { testService, type TestService } from '../helpers/service'
 
@@ -12,14 +13,7 @@ let t: TestService
 let gw: Gateway
 const IDLE_MS = 600
 
-const echo = defineRoute({
-  access: 'public',
-  async handle(req) {
-    const body = await req.bytes()
-    return { method: req.method, bytes: body.byteLength, client: req.clientAddress, cookie: req.header('cookie') }
-  },
-})
-const module: RouteModule = { GET: echo, POST: echo, LOOKUP: echo, SYNC: echo, CLEAR: echo }
+const module = echoModule({ cookie: 'cookie' })
 
 /** Answers once the test opens the gate: an in-process answer in flight for as long as a test needs. */
 let gate = Promise.withResolvers<void>()

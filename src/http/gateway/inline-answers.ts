@@ -5,13 +5,13 @@
  */
 import type { IncomingRequest } from '../kernel'
 import type { Answer } from '../respond'
-import type { Conn } from './connection'
+import type { Chunk, Conn } from './connection'
 import { INLINE_MAX_BODY, InlineRequest, inlineAnswer, parseInlineHead } from './inline'
 import type { RequestStart } from './request-stream'
 
 /** What of the front the answers use. */
 export interface FrontIo {
-  toClient(c: Conn, data: Buffer | string): void
+  toClient(c: Conn, data: Chunk): void
   /** Goes on with the connection's queued requests (or sends its failure, or ends it). */
   pump(c: Conn): void
   /** Closes the client once what is queued for it is written. */

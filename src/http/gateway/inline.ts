@@ -18,7 +18,7 @@ export const INLINE_RESPONSE_PIECE = 256 * 1024
 export interface InlineHead {
   method: string
   url: string
-  /** By lower-case name; a header given twice has its values joined with `, `. */
+  /** By lower-case name; a header given twice has its values joined as Bun joins them (`, `, cookies `; `). */
   headers: Map<string, string>
   /** The client asked to close after this answer (Connection: close, or HTTP/1.0 without keep-alive). */
   close: boolean
