@@ -127,8 +127,8 @@ try {
   )
   const raw = await spawnUntil([process.execPath, join(import.meta.dir, 'raw-server.ts')], {}, /listening (\d+)/)
   raw.url = `http://127.0.0.1:${raw.url}`
-  // the model list: a class of 100,000 records, seeded through the repository while the service is down
-  const setup = await startService('direct', 'off')
+  // the model list: a class of 100,000 records in the direct and the gateway service's data, seeded
+  // through the repository while each service is down
   const klass = {
     classname: 'bench/records',
     properties: [
@@ -139,23 +139,21 @@ try {
     ],
     opts: { lookup_properties: ['kind'], indexes: [['kind', 'n']], max_limit: 1000 },
   }
-  await fetch(`${setup.url}/rest/v1/design/classes`, {
-    method: 'POST',
-    headers: await signIn(setup.url),
-    body: JSON.stringify(klass),
-  })
-  await setup.stop()
-  const seeding = Bun.spawnSync(
-    [
-      process.execPath,
-      join(import.meta.dir, 'seed-model.ts'),
-      join(work, 'direct'),
-      'bench/records',
-      String(MODEL_RECORDS),
-    ],
-    { cwd: root },
-  )
-  console.log(`  ${seeding.stdout.toString().trim()}`)
+  for (const [name, gateway] of [
+    ['direct', 'off'],
+    ['gateway', 'on'],
+  ] as const) {
+    const setup = await startService(name, gateway)
+    await fetch(`${setup.url}/rest/v1/design/classes`, {
+      method: 'POST',
+      headers: await signIn(setup.url),
+      body: JSON.stringify(klass),
+    })
+    await setup.stop()
+    const seedArgs = [join(import.meta.dir, 'seed-model.ts'), join(work, name), 'bench/records', String(MODEL_RECORDS)]
+    const seeding = Bun.spawnSync([process.execPath, ...seedArgs], { cwd: root })
+    console.log(`  ${name}: ${seeding.stdout.toString().trim()}`)
+  }
   const direct = await startService('direct', 'off')
   const gateway = await startService('gateway', 'on')
   // two app processes need a Redis: BENCH_REDIS_URL, or the machine's
@@ -209,19 +207,23 @@ try {
       rounds: [],
     },
     {
-      name: `model list of ${MODEL_RECORDS} records: filter kind, limit 20, direct`,
-      target: direct,
-      paths: modelFiltered,
-      headers: seededDirect.headers,
+      name: 'GET extobjs filtered by type, limit 20, through the gateway',
+      target: gateway,
+      paths: filtered,
+      headers: seededGateway.headers,
       rounds: [],
     },
-    {
-      name: `model list of ${MODEL_RECORDS} records: filter kind, order -n, limit 20, direct`,
-      target: direct,
-      paths: modelOrdered,
-      headers: seededDirect.headers,
-      rounds: [],
-    },
+    ...[direct, gateway].flatMap((target) => {
+      const where = target === direct ? 'direct' : 'through the gateway'
+      const headers = target === direct ? seededDirect.headers : seededGateway.headers
+      return [
+        { name: `model list of ${MODEL_RECORDS} records: filter kind, limit 20, ${where}`, paths: modelFiltered },
+        {
+          name: `model list of ${MODEL_RECORDS} records: filter kind, order -n, limit 20, ${where}`,
+          paths: modelOrdered,
+        },
+      ].map((c) => ({ ...c, target, headers, rounds: [] }))
+    }),
     {
       name: 'POST extobj (create with its journal record), direct',
       target: direct,

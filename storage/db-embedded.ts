@@ -35,6 +35,8 @@ interface PendingWrite {
   reject(error: unknown): void
 }
 
+const SELECT = /^\s*select\b/i
+
 export function openEmbeddedDb(
   file: string,
   options: {
@@ -99,14 +101,12 @@ export function openEmbeddedDb(
   // any write may change any row: the cache holds what was read since the last one
   const cache = new ReadCache()
   const wrote = () => cache.clear()
-  /** A statement that is not a plain SELECT may write (an INSERT ... RETURNING read with `all`). */
-  const selects = new Set<string>()
-  const isSelect = (sql: string) => {
-    if (selects.has(sql)) return true
-    if (!/^\s*select\b/i.test(sql)) return false
-    selects.add(sql)
-    return true
-  }
+  /**
+   * A statement that is not a plain SELECT may write (an INSERT ... RETURNING read with `all`).
+   * An anchored test of its first word: a list's SQL is new text each time, and a set of the
+   * statements seen hashed all of it.
+   */
+  const isSelect = (sql: string) => SELECT.test(sql)
   const reading = (sql: string) => (isSelect(sql) ? beginSnapshot() : writing())
   /** Before a write outside the group commit: it may change any row, and cannot run in a read snapshot. */
   const writing = () => {
