@@ -52,8 +52,11 @@ const DRAIN_MS = 5000
 
 export class LongWork {
   private readonly running = new Set<Running>()
-  /** The calls admitted in each domain and not finished, counted by request id. */
-  private readonly inFlight = new Map<string, Map<string, number>>()
+  /**
+   * The calls admitted in each domain and not finished, one entry each (the same request may enter
+   * twice); entries are objects, so adding and removing one hashes no string.
+   */
+  private readonly inFlight = new Map<string, Set<{ requestId: string }>>()
   private settledOne: () => void = () => {}
 
   constructor(private readonly log: Logger) {}
@@ -70,17 +73,13 @@ export class LongWork {
    * since its reads would otherwise see rows not yet committed. Returns what ends it.
    */
   enter(domain: string, requestId: string): () => void {
-    let ids = this.inFlight.get(domain)
-    if (!ids) this.inFlight.set(domain, (ids = new Map()))
-    ids.set(requestId, (ids.get(requestId) ?? 0) + 1)
-    let left = false
+    let calls = this.inFlight.get(domain)
+    if (!calls) this.inFlight.set(domain, (calls = new Set()))
+    const call = { requestId }
+    calls.add(call)
     return () => {
-      if (left) return
-      left = true
-      const n = ids.get(requestId)! - 1
-      if (n > 0) ids.set(requestId, n)
-      else ids.delete(requestId)
-      if (ids.size === 0 && this.inFlight.get(domain) === ids) this.inFlight.delete(domain)
+      if (!calls.delete(call)) return
+      if (calls.size === 0 && this.inFlight.get(domain) === calls) this.inFlight.delete(domain)
       this.settledOne()
     }
   }
@@ -88,7 +87,7 @@ export class LongWork {
   /** Waits (up to DRAIN_MS) until no request but the work's own is admitted in its domains. */
   private async drained(w: Running): Promise<void> {
     const busy = () =>
-      [...w.domains].some((d) => [...(this.inFlight.get(d)?.keys() ?? [])].some((id) => id !== w.spec.requestId))
+      [...w.domains].some((d) => [...(this.inFlight.get(d) ?? [])].some((c) => c.requestId !== w.spec.requestId))
     const until = performance.now() + DRAIN_MS
     while (busy() && performance.now() < until) {
       await new Promise<void>((resolve) => {

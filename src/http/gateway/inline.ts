@@ -24,6 +24,12 @@ export interface InlineHead {
   close: boolean
 }
 
+/**
+ * The methods as the code spells them: a method cut from the head is a new string each time, and
+ * every map and property looked up by it (the route's handler, the metrics) would hash it anew.
+ */
+const KNOWN_METHODS = new Map(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => [m, m]))
+
 /** A request target the WHATWG URL parser keeps as it is: no dot segment, backslash or byte outside ASCII. */
 const PLAIN_TARGET = /^(?!.*\/(?:\.|%2e))[\w.\-~!$&'()*+,;=:@/?%]*$/i
 
@@ -34,7 +40,7 @@ export function parseInlineHead(parts: Buffer[]): InlineHead | null {
   const lineEnd = text.indexOf('\r\n')
   const sp1 = text.indexOf(' ')
   const sp2 = text.lastIndexOf(' ', lineEnd)
-  const method = text.slice(0, sp1)
+  const method = KNOWN_METHODS.get(text.slice(0, sp1)) ?? text.slice(0, sp1)
   const target = text.slice(sp1 + 1, sp2)
   const version = text.slice(sp2 + 1, lineEnd)
   // origin-form targets only: absolute-form and `*` are Bun.serve's to judge
