@@ -7,6 +7,11 @@ import type { RouteEntry } from './route'
 
 interface Node {
   statics: Map<string, Node>
+  /**
+   * The same children by the code of their name's first character: a path's segment is compared
+   * where it stands, since cutting each out and hashing it cost as much as the rest of the match.
+   */
+  byFirst: Map<number, [string, Node][]>
   param?: { name: string; node: Node }
   /** A `*` route below this node: takes the rest of the path, undecoded. */
   rest?: RouteEntry
@@ -18,7 +23,7 @@ export interface RouteMatch {
   params: Record<string, string>
 }
 
-const newNode = (): Node => ({ statics: new Map() })
+const newNode = (): Node => ({ statics: new Map(), byFirst: new Map() })
 
 function decodeParam(raw: string): string {
   if (!raw.includes('%')) return raw // the common case, and the hot one: ids
@@ -48,7 +53,11 @@ export class Router {
         node = node.param.node
       } else {
         let next = node.statics.get(seg)
-        if (!next) node.statics.set(seg, (next = newNode()))
+        if (!next) {
+          node.statics.set(seg, (next = newNode()))
+          const first = seg.charCodeAt(0) // NaN for an empty segment: found through `statics`
+          node.byFirst.get(first)?.push([seg, next]) ?? node.byFirst.set(first, [[seg, next]])
+        }
         node = next
       }
     }
@@ -57,31 +66,40 @@ export class Router {
 
   /** The route of a raw (still percent-encoded) path without its query string, or null. */
   match(rawPath: string): RouteMatch | null {
-    const path = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath
-    if (!path.startsWith('/')) return null
-    const segments = path.split('/') // the first is the empty one before the leading slash
+    if (rawPath.charCodeAt(0) !== 47 /* / */) return null
+    const end = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.length - 1 : rawPath.length
     const params: Record<string, string> = {}
-    const entry = this.walk(this.root, segments, 1, params)
+    const entry = this.walk(this.root, rawPath, end, 1, params)
     return entry ? { entry, params } : null
   }
 
-  private walk(node: Node, segments: string[], at: number, params: Record<string, string>): RouteEntry | null {
-    if (at === segments.length) return node.entry ?? node.rest ?? null
-    const seg = segments[at]!
-    const next = node.statics.get(seg)
-    const viaStatic = next && this.walk(next, segments, at + 1, params)
+  /** The entry below `node` for the segments of `path` from `at` (just after a slash) to `end`. */
+  private walk(node: Node, path: string, end: number, at: number, params: Record<string, string>): RouteEntry | null {
+    if (at > end) return node.entry ?? node.rest ?? null
+    let segEnd = path.indexOf('/', at)
+    if (segEnd < 0 || segEnd > end) segEnd = end
+    const next = at === segEnd ? node.statics.get('') : staticChild(node, path, at, segEnd)
+    const viaStatic = next && this.walk(next, path, end, segEnd + 1, params)
     if (viaStatic) return viaStatic
-    if (node.param && seg !== '') {
-      const found = this.walk(node.param.node, segments, at + 1, params)
+    if (node.param && at < segEnd) {
+      const found = this.walk(node.param.node, path, end, segEnd + 1, params)
       if (found) {
-        params[node.param.name] = decodeParam(seg)
+        params[node.param.name] = decodeParam(path.slice(at, segEnd))
         return found
       }
     }
     if (node.rest) {
-      params['*'] = segments.slice(at).join('/')
+      params['*'] = path.slice(at, end)
       return node.rest
     }
     return null
   }
+}
+
+/** The child of `node` named by `path` from `at` to `segEnd`. */
+function staticChild(node: Node, path: string, at: number, segEnd: number): Node | undefined {
+  const candidates = node.byFirst.get(path.charCodeAt(at))
+  if (!candidates) return undefined
+  for (const [name, child] of candidates) if (name.length === segEnd - at && path.startsWith(name, at)) return child
+  return undefined
 }
