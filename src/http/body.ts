@@ -111,9 +111,10 @@ export class RequestBody {
    * Called with the answer decided: drops what is left of the body within LINGER. True when the
    * connection may stay open; false when it must close after the answer (the body did not end
    * within the bounds). A declared rest within the allowance is left to Bun, which drops it unread
-   * and keeps the connection.
+   * and keeps the connection. Synchronous when nothing is left to drop (a request without a body):
+   * the hot path's answers wait for no promise of it.
    */
-  async settle(): Promise<boolean> {
+  settle(): boolean | Promise<boolean> {
     if (this.ended) return true
     const declared = this.declared()
     if (
@@ -122,6 +123,11 @@ export class RequestBody {
         : declared - this.consumed <= Math.max(this.allowance, LINGER.bytes)
     )
       return true
+    return this.drain()
+  }
+
+  /** Drops the rest of the body within LINGER: true when it ended. */
+  private async drain(): Promise<boolean> {
     const start = this.consumed
     let timer: Timer | undefined
     const late = new Promise<'late'>((resolve) => {

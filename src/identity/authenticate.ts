@@ -40,10 +40,14 @@ export async function sessionFor(req: Req, cred: Credential | null): Promise<Ses
   return session
 }
 
-async function liveSession(req: Req, cred: Credential): Promise<Session | null> {
-  const session = cred.id ? await req.deps.sessions.get(cred.id) : null
-  return session && session.kind === cred.kind ? session : null
+/** Synchronous when the session is cached (the hot path): no promise is made for it. */
+function liveSession(req: Req, cred: Credential): Session | null | Promise<Session | null> {
+  if (!cred.id) return null
+  const found = req.deps.sessions.get(cred.id)
+  return found instanceof Promise ? found.then((session) => ofKind(session, cred)) : ofKind(found, cred)
 }
+
+const ofKind = (session: Session | null, cred: Credential) => (session?.kind === cred.kind ? session : null)
 
 /**
  * The HTTP admission: the presented session becomes the context, which is then admitted; the
@@ -52,10 +56,12 @@ async function liveSession(req: Req, cred: Credential): Promise<Session | null> 
  */
 export async function authenticate(req: Req, def: RouteDef): Promise<void> {
   const cred = credentialOf(req)
-  const session = cred && (await liveSession(req, cred))
+  const live = cred && liveSession(req, cred)
+  const session = live instanceof Promise ? await live : live
   if (session) {
     await admit(req, sessionCtx(req.deps, session, req.requestId), def)
-    await slide(req, session)
+    const sliding = slide(req, session)
+    if (sliding) await sliding
     return
   }
   const channel = cred?.kind === 'token' && cred.id ? await channelCtxFor(req, cred.id) : null
@@ -104,10 +110,14 @@ export async function rolesGrant(req: Req, domain: string, roles: readonly strin
   return roles.includes('admin') || grants(roles, await req.deps.access.grantsOf(domain), method, req.path)
 }
 
-/** Sliding lifetime: extend when due, and re-issue the cookie of a cookie session. */
-async function slide(req: Req, session: Session): Promise<void> {
+/** Sliding lifetime: extend when due (a promise then), and re-issue the cookie of a cookie session. */
+function slide(req: Req, session: Session): Promise<void> | undefined {
+  if (req.deps.clock.now() - session.touched < req.deps.sessions.slideMs) return undefined
+  return extend(req, session)
+}
+
+async function extend(req: Req, session: Session): Promise<void> {
   const sessions = req.deps.sessions
-  if (req.deps.clock.now() - session.touched < sessions.slideMs) return
   // while the store is down the lifetime is not extended now: a later request extends it
   const touched = await sessions.touch(session).catch((err) => {
     if (err instanceof KvUnavailable) return false

@@ -178,8 +178,15 @@ function headOf(
   return { head, close, given }
 }
 
-/** An answer as HTTP/1.1 bytes: a Content-Length body, none for HEAD, 204 and 304. */
-export async function inlineAnswer(answer: Answer, headRequest: boolean, close: boolean): Promise<InlineAnswer> {
+/**
+ * An answer as HTTP/1.1 bytes: a Content-Length body, none for HEAD, 204 and 304. Synchronous
+ * unless the route made a Response, whose body is read first.
+ */
+export function inlineAnswer(
+  answer: Answer,
+  headRequest: boolean,
+  close: boolean,
+): InlineAnswer | Promise<InlineAnswer> {
   if (answer.body instanceof Response) return responseAnswer(toHttpResponse(answer), headRequest, close)
   const status = answer.status
   const made = headOf(status, answer.headers, answer.cookies, close)
