@@ -121,9 +121,9 @@ export async function answerHttp(deps: Deps, request: IncomingRequest, server?: 
   } catch (err) {
     outcome = errorOutcome(deps, err, requestId)
   }
-  const keep = body.settle()
-  if (!(keep === true || (keep !== false && (await keep))))
-    outcome.headers = { ...outcome.headers, connection: 'close' }
+  const settling = body.settle()
+  const keepOpen = settling instanceof Promise ? await settling : settling
+  if (!keepOpen) outcome.headers = { ...outcome.headers, connection: 'close' }
   const answer = respond(deps.config, outcome, requestId, asked)
   const seconds = (performance.now() - started) / 1000
   const route = outcome.route ?? 'unmatched'

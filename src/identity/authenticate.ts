@@ -97,8 +97,8 @@ export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
     throw forbidden('this endpoint is served in the master domain only')
   if (def.domainKind === 'working' && domain.isMaster)
     throw forbidden('this endpoint is served in working domains only')
-  const granted = def.access === 'permission' ? rolesGrant(req, ctx.domain, roles, req.method) : true
-  if (!(granted === true || (granted !== false && (await granted)))) {
+  const granting = def.access === 'permission' ? rolesGrant(req, ctx.domain, roles, req.method) : true
+  if (!(granting instanceof Promise ? await granting : granting)) {
     const who = ctx.session ? 'session' : ctx.actor.type === 'integration' ? 'channel' : 'context'
     throw forbidden(`no role of this ${who} grants ${req.method} ${req.path}`)
   }

@@ -40,7 +40,8 @@ export function parseInlineHead(parts: Buffer[]): InlineHead | null {
   const lineEnd = text.indexOf('\r\n')
   const sp1 = text.indexOf(' ')
   const sp2 = text.lastIndexOf(' ', lineEnd)
-  const method = KNOWN_METHODS.get(text.slice(0, sp1)) ?? text.slice(0, sp1)
+  const asSent = text.slice(0, sp1)
+  const method = KNOWN_METHODS.get(asSent) ?? asSent
   const target = text.slice(sp1 + 1, sp2)
   const version = text.slice(sp2 + 1, lineEnd)
   // origin-form targets only: absolute-form and `*` are Bun.serve's to judge
