@@ -89,14 +89,13 @@ export function* purgeEdges(domain: string): TxStep<void> {
 /** A JSON array of the values of `column` the subquery selects, in order (`[]` for none). */
 const arrayOf = (select: string) => `(SELECT json_group_array(v) FROM (${select} ORDER BY v))`
 
-/** A group's users, direct or deep: its rows in dir_members. */
+/** A group's users, direct or deep: its rows in dir_members; those holding a user, from the user's rows. */
 const groupUsers = (directOnly: boolean): AssembledField => {
   const direct = directOnly ? ' AND m.direct = 1' : ''
   return {
     value: (t) =>
       arrayOf(`SELECT m.usr AS v FROM dir_members m WHERE m.domain = ${t}.domain AND m.grp = ${t}.id${direct}`),
-    contains: (t) =>
-      `EXISTS (SELECT 1 FROM dir_members m WHERE m.domain = ${t}.domain AND m.grp = ${t}.id AND m.usr = ?${direct})`,
+    contains: (t) => `${t}.id IN (SELECT m.grp FROM dir_members m WHERE m.domain = ? AND m.usr = ?${direct})`,
   }
 }
 
@@ -112,6 +111,19 @@ const below = (t: string) =>
    WHERE d.domain = ${t}.domain AND d.usr = ${t}.id AND d.direct = 1 AND g.domain = d.domain AND g.id = d.grp
    AND m.domain = d.domain AND m.grp = c.value`
 
+/**
+ * The users above a user (`p.v`), the inverse of `below`: the user itself, and the direct members of
+ * the parents of every group the user is in (deep). Starts from the user's own edges, so a `sub
+ * contains` filter costs what the user's superiors cost, not what the domain's users do. A parent
+ * that does not exist has no edges, so it adds no one (as `direct_children` leaves it out).
+ */
+const above = `WITH p(d, v) AS (SELECT ?, ?)
+   SELECT p.v FROM p
+   UNION ALL SELECT s.usr FROM p CROSS JOIN dir_members m CROSS JOIN groups_caches h
+     CROSS JOIN json_each(h.doc, '$.direct_parents') up CROSS JOIN dir_members s
+   WHERE m.domain = p.d AND m.usr = p.v AND h.domain = p.d AND h.id = m.grp
+     AND s.domain = p.d AND s.grp = up.value AND s.direct = 1`
+
 export const GROUP_USERS: Record<'direct_users' | 'deep_users', AssembledField> = {
   direct_users: groupUsers(true),
   deep_users: groupUsers(false),
@@ -120,7 +132,6 @@ export const GROUP_USERS: Record<'direct_users' | 'deep_users', AssembledField> 
 export const SUBORDINATES: Record<'sub', AssembledField> = {
   sub: {
     value: (t) => arrayOf(`SELECT ${t}.id AS v UNION SELECT m.usr AS v ${below(t)}`),
-    contains: (t) =>
-      `EXISTS (SELECT 1 FROM (SELECT ? AS x) p WHERE p.x = ${t}.id OR EXISTS (SELECT 1 ${below(t)} AND m.usr = p.x))`,
+    contains: (t) => `${t}.id IN (${above})`,
   },
 }

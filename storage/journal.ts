@@ -187,7 +187,7 @@ export async function searchJournal(
   const prefixOnly = !q.filter && q.order.length === 0
   args.push(prefixOnly ? Math.min(search.limit, q.offset + q.limit) : search.limit, search.offset)
   const found = `SELECT * FROM journal WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`
-  const outer = q.filter ? `WHERE ${compileFilter(q.filter, resolveJournalField, args)}` : ''
+  const outer = q.filter ? `WHERE ${compileFilter(q.filter, resolveJournalField, args, domain)}` : ''
   args.push(q.limit, q.offset)
   const rows = await db.all(
     `SELECT seq, cmdtype, dtutc, modifierid, modifiername, objtype, objid, fields, obj FROM (${found}) ${outer}

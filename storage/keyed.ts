@@ -25,7 +25,7 @@ export async function listWithDefaults(
     return '(?, ?)'
   })
   args.push(domain)
-  const filter = q.filter ? `WHERE ${compileFilter(q.filter, resolve, args)}` : ''
+  const filter = q.filter ? `WHERE ${compileFilter(q.filter, resolve, args, domain)}` : ''
   args.push(q.limit, q.offset)
   const rows = await db.all(
     `WITH catalog(id, doc) AS (VALUES ${values.join(', ')})

@@ -117,7 +117,7 @@ async function nestedPage(
   if (q.after) inner += ` AND ${compileAfter(q.order, q.after, layout.resolveField, 'id', args)}`
   const innerArgs = [...args]
   args.push(budget)
-  const filter = q.filter ? compileFilter(q.filter, layout.resolveField, args) : '1'
+  const filter = q.filter ? compileFilter(q.filter, layout.resolveField, args, domain) : '1'
   args.push(q.limit, q.offset)
   // the list's own page statement, over the first `budget` rows of its scope in its order
   const from = `(SELECT * FROM ${t} WHERE ${inner} ORDER BY ${compileOrder(q.order, layout.resolveField, 'id')} LIMIT ?) AS ${t}`

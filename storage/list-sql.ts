@@ -60,7 +60,7 @@ export function listWhere(
   args: SqlValue[],
 ): string {
   let where = scopeWhere(spec, layout, domain, scope, args)
-  if (q.filter) where += ` AND ${compileFilter(q.filter, layout.resolveField, args)}`
+  if (q.filter) where += ` AND ${compileFilter(q.filter, layout.resolveField, args, domain)}`
   if (q.after) where += ` AND ${compileAfter(q.order, q.after, layout.resolveField, 'id', args)}`
   return where
 }
@@ -72,7 +72,7 @@ export function listWhere(
 export function pageSql(spec: TableSpec, layout: TableLayout, where: string, q: ListQuery, from = spec.table): string {
   const keys = q.order.map((o) => layout.resolveField(o.field))
   if (!keys.includes('id')) keys.push('id')
-  return `SELECT ${layout.listed.join(', ')}, ${keys.join(', ')} FROM ${from} WHERE ${where}
+  return `SELECT ${layout.listedOmitting(q.omit).join(', ')}, ${keys.join(', ')} FROM ${from} WHERE ${where}
           ORDER BY ${compileOrder(q.order, layout.resolveField, 'id')} LIMIT ? OFFSET ?`
 }
 

@@ -34,12 +34,18 @@ export interface ListQuery {
    * starts after it, so its cost does not grow with how deep it is.
    */
   after?: SqlValue[]
+  /**
+   * Assembled fields the reader will not show (its mask leaves them out): the page does not assemble
+   * them, so a large member list costs nothing in a list that shows only ids.
+   */
+  omit?: readonly string[]
 }
 
 /**
  * Resolves a validated field path to a SQL expression (a column or a JSON extraction). `contains`,
- * when it knows the path, gives the SQL that holds when the field's array holds the value of its one
- * `?` (an array assembled from an indexed table answers that without building the array).
+ * when it knows the path, gives the SQL that holds when the field's array holds a value; its two `?`
+ * are the domain and the value (an array assembled from an indexed table answers that from the
+ * value's side, without building the array for every row).
  */
 export type FieldResolver = ((path: string) => string) & { contains?: (path: string) => string | undefined }
 
@@ -72,19 +78,20 @@ export function likeToGlob(pattern: string): string {
   return out
 }
 
-export function compileFilter(node: FilterNode, resolve: FieldResolver, args: SqlValue[]): string {
+/** The filter as SQL over the rows of `domain` (which an assembled field's `contains` binds). */
+export function compileFilter(node: FilterNode, resolve: FieldResolver, args: SqlValue[], domain: string): string {
   switch (node.op) {
     case 'and':
     case 'or':
-      return `(${node.args.map((n) => compileFilter(n, resolve, args)).join(` ${node.op.toUpperCase()} `)})`
+      return `(${node.args.map((n) => compileFilter(n, resolve, args, domain)).join(` ${node.op.toUpperCase()} `)})`
     case 'not':
-      return `(NOT ${compileFilter(node.arg, resolve, args)})`
+      return `(NOT ${compileFilter(node.arg, resolve, args, domain)})`
     case 'isnull':
       return `(${operand(node.arg, resolve, args)} IS NULL)`
     case 'contains': {
       const indexed = resolve.contains?.(node.field)
       if (indexed !== undefined) {
-        args.push(bindable(node.value))
+        args.push(domain, bindable(node.value))
         return `(${indexed})`
       }
       // anything but a JSON array (text, a number, malformed JSON) holds nothing, never an error

@@ -48,7 +48,10 @@ export interface TableSpec {
 export interface AssembledField {
   /** The field's value: a JSON array. */
   value: (table: string) => string
-  /** True when the array holds the value of the one parameter `?`. */
+  /**
+   * True when the array holds a value. Its two parameters `?` are, in this order, the row's domain and
+   * the value: bound, not correlated, so SQLite can find the few rows from the value's side.
+   */
   contains: (table: string) => string
 }
 
@@ -117,6 +120,12 @@ export class TableLayout {
     const contains = new Map(assembled.map(([f, a]) => [f, a.contains(spec.table)]))
     resolve.contains = (path) => contains.get(path)
     this.resolveField = resolve
+  }
+
+  /** `listed`, with NULL (nothing spliced in) for the assembled fields in `omit`. */
+  listedOmitting(omit: readonly string[] | undefined): string[] {
+    if (!omit?.length) return this.listed
+    return ['doc', ...this.assembled.map(([f, sql]) => (omit.includes(f) ? 'NULL' : sql))]
   }
 
   /** The doc with the server's times in `ext` (unless the table keeps none). */

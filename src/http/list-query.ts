@@ -40,6 +40,8 @@ export interface ListShape {
   instants?: ReadonlySet<string>
   /** Query parameters this list takes besides the list parameters (the journal's `params`, `interval`). */
   extra?: readonly string[]
+  /** Fields the table assembles when read: those a mask leaves out are not assembled (`ListQuery.omit`). */
+  assembled?: readonly string[]
 }
 
 export const LIST_PARAMS = ['filter', 'mask', 'order', 'offset', 'limit', 'flat', 'count', 'after'] as const
@@ -126,6 +128,8 @@ export function parseListParams(params: Params, shape: ListShape): ListRequest {
   refuseUnknownParams(params, [...LIST_PARAMS, ...(shape.extra ?? [])])
   const isInstant = (f: string) => STAMPS.has(f) || (shape.instants?.has(f) ?? false)
   const filter = params.filter === undefined ? null : parseFilter(params.filter, shape.fields)
+  const mask = params.mask === undefined ? null : parseMask(params.mask, shape.output)
+  const omit = mask && shape.assembled?.filter((f) => !mask.some((p) => p === f || p.startsWith(`${f}.`)))
   return {
     query: {
       filter: filter && canonicalInstants(filter, isInstant),
@@ -136,8 +140,9 @@ export function parseListParams(params: Params, shape: ListShape): ListRequest {
         parseCount(params.limit, 'limit', shape.limits.defaultLimit, Number.MAX_SAFE_INTEGER),
         shape.limits.maxLimit,
       ),
+      ...(omit?.length ? { omit } : {}),
     },
-    mask: params.mask === undefined ? null : parseMask(params.mask, shape.output),
+    mask,
     flat: parseFlat(params.flat),
     count: parseBoolParam(params.count, 'count'),
   }

@@ -36,7 +36,12 @@ export function list(
   collection: Collection,
   options: Options & { match?: (req: Req) => Record<string, Literal> } = {},
 ): RouteDef {
-  const shape = { fields: collection.fields, output: collection.listFields, limits: collection.limits }
+  const shape = {
+    fields: collection.fields,
+    output: collection.listFields,
+    limits: collection.limits,
+    assembled: Object.keys(collection.table.assembled ?? {}),
+  }
   return defineRoute({
     summary: `list ${collection.name}s (filter, mask, order, offset, limit, flat)`,
     access: options.access,

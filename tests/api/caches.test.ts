@@ -19,6 +19,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 const call = (method: string, path: string, body?: unknown) => t.call(method, path, { token, body })
+const q = (v: unknown) => encodeURIComponent(JSON.stringify(v))
 
 test('users_caches: list fields, one item, list parameters', async () => {
   const one = await call('GET', `/rest/v1/domain/users_caches/${bob}`)
@@ -71,6 +72,12 @@ test('groups_caches and subordinations_caches (sub includes top)', async () => {
   expect(await having('groups_caches', 'direct_users', bob)).toEqual([sales])
   expect(await having('subordinations_caches', 'sub', bob)).toEqual([ann, bob].sort())
   expect(await having('subordinations_caches', 'sub', ann)).toEqual([ann])
+  // a mask without the member list answers without it; with it, with it
+  const sub = encodeURIComponent(JSON.stringify(['contains', ['property', 'sub'], bob]))
+  const tops = await call('GET', `/rest/v1/domain/subordinations_caches?filter=${sub}&mask=top&order=["top"]`)
+  expect(tops.body).toEqual([ann, bob].sort().map((top) => ({ top })))
+  const users = await call('GET', `/rest/v1/domain/groups_caches?mask=id,deep_users&filter=${q({ id: company })}`)
+  expect(users.body).toEqual([{ id: company, deep_users: [ann, bob].sort() }])
 })
 
 test('a directory change refreshes the caches at once', async () => {

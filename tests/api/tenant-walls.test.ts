@@ -184,6 +184,14 @@ describe('references and derived data', () => {
       expect(JSON.stringify(list.body)).not.toContain(south.ids.user)
     }
     expect((await t.call('GET', `/rest/v1/domain/groups_caches/${south.ids.group}`, { token: tok })).status).toBe(404)
+    // a member list filtered by the other domain's user finds nothing (its edges are looked up in this domain)
+    for (const [path, field] of [
+      ['subordinations_caches', 'sub'],
+      ['groups_caches', 'deep_users'],
+    ]) {
+      const filter = encodeURIComponent(JSON.stringify(['contains', ['property', field], south.ids.user]))
+      expect((await t.call('GET', `/rest/v1/domain/${path}?filter=${filter}`, { token: tok })).body).toEqual([])
+    }
     expect(JSON.stringify((await t.call('GET', '/rest/v1/domain/groups_caches', { token: tok })).body)).not.toContain(
       south.ids.group,
     )

@@ -152,19 +152,20 @@ async function check(ctx: Ctx): Promise<void> {
     const one = want.at(-1)
     if (one) expect(await repo.get(domain, one[key] as string)).toEqual(one)
   }
-  // the assembled lists answer `contains` from their edges
-  const user = expected.users[0]?.id as string | undefined
-  if (!user) return
-  for (const [table, field, key, rows] of [
-    [groupsCaches.table, 'direct_users', 'id', expected.groups],
-    [groupsCaches.table, 'deep_users', 'id', expected.groups],
-    [subordinationsCaches.table, 'sub', 'top', expected.subordinations],
-  ] as const) {
-    const found = await deps.repo(table).list(domain, { ...everything, filter: contains(field, user) })
-    expect({ field, found: found.map((d) => d[key]).sort() }).toEqual({
-      field,
-      found: rows.filter((r) => (r[field] as string[]).includes(user)).map((r) => r[key]),
-    })
+  // the assembled lists answer `contains` from their edges, for every user and for an unknown id
+  for (const user of [...expected.users.map((u) => u.id as string), 'nobody']) {
+    for (const [table, field, key, rows] of [
+      [groupsCaches.table, 'direct_users', 'id', expected.groups],
+      [groupsCaches.table, 'deep_users', 'id', expected.groups],
+      [subordinationsCaches.table, 'sub', 'top', expected.subordinations],
+    ] as const) {
+      const found = await deps.repo(table).list(domain, { ...everything, filter: contains(field, user) })
+      expect({ field, user, found: found.map((d) => d[key]).sort() }).toEqual({
+        field,
+        user,
+        found: rows.filter((r) => (r[field] as string[]).includes(user)).map((r) => r[key]),
+      })
+    }
   }
 }
 

@@ -44,7 +44,7 @@ afterAll(async () => {
 /** Indexes of the documents the compiled SQL selects. */
 async function sqlSelects(filter: FilterNode): Promise<number[]> {
   const args: SqlValue[] = []
-  const where = compileFilter(filter, (path) => jsonField('doc', path), args)
+  const where = compileFilter(filter, (path) => jsonField('doc', path), args, 'd')
   return (await db.all(`SELECT id FROM docs WHERE ${where} ORDER BY id`, args)).map((row) => row[0] as number)
 }
 

@@ -114,3 +114,31 @@ test("a websocket resume reads the domain's journal by its seq index", async () 
   const rows = (await t.service.deps.db.all(`EXPLAIN QUERY PLAN ${ran[0]!.sql}`, ran[0]!.args)) as Row[]
   expect(rows.map((r) => String(r[3])).join(' | ')).toContain('journal_domain_seq')
 })
+
+test("directory caches filtered by a member start from the member's edges, not from every row", async () => {
+  const user = 'a-user' // the plan does not depend on who it is
+  const sub = await planOf(
+    'subordinations_caches',
+    get(`/rest/v1/domain/subordinations_caches?filter=${q(['contains', ['property', 'sub'], user])}`),
+  )
+  expect(sub).not.toContain('SCAN subordinations_caches')
+  expect(sub).toMatch(/SEARCH subordinations_caches USING (INDEX \w+|PRIMARY KEY) \(domain=\? AND id=\?\)/)
+  const groups = await planOf(
+    'groups_caches',
+    get(`/rest/v1/domain/groups_caches?filter=${q(['contains', ['property', 'deep_users'], user])}`),
+  )
+  expect(groups).toMatch(/SEARCH groups_caches USING (INDEX \w+|PRIMARY KEY) \(domain=\? AND id=\?\)/)
+  expect(groups).toContain('dir_members_usr')
+})
+
+test('a list whose mask leaves out a member list does not assemble it', async () => {
+  const statement = async (mask: string) => {
+    ran.length = 0
+    capture = true
+    await get(`/rest/v1/domain/groups_caches?mask=${mask}`)()
+    capture = false
+    return ran.find((r) => /\bFROM groups_caches\b/.test(r.sql))!.sql
+  }
+  expect(await statement('id')).not.toContain('dir_members')
+  expect(await statement('id,deep_users')).toContain('dir_members')
+})
