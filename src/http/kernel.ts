@@ -78,7 +78,8 @@ function httpSource(deps: Deps, request: IncomingRequest, body: RequestBody, cli
 
 /** Path and query of a request URL, without building a URL object on the hot path. */
 function splitUrl(url: string): { rawPath: string; query: Record<string, string | undefined> } {
-  const start = url.indexOf('/', url.indexOf('//') + 2)
+  // Bun.serve gives the bare target for a request without Host (HTTP/1.0)
+  const start = url.charCodeAt(0) === 47 /* / */ ? 0 : url.indexOf('/', url.indexOf('//') + 2)
   const q = url.indexOf('?', start)
   const hash = url.indexOf('#', start)
   const end = hash < 0 ? url.length : hash

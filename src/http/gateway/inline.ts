@@ -66,6 +66,8 @@ export function parseInlineHead(parts: Buffer[]): InlineHead | null {
     }
     at = end + 2
   }
+  // HTTP/1.1 requires a Host: Bun.serve refuses a request without one, as it does on the direct listener
+  if (version === 'HTTP/1.1' && !headers.has('host')) return null
   const close = version === 'HTTP/1.0' ? !/\bkeep-alive\b/.test(connection) : /\bclose\b/.test(connection)
   const origin = `http://${host || 'localhost'}`
   if (PLAIN_TARGET.test(target)) return { method, url: origin + target, headers, close }

@@ -1,0 +1,37 @@
+// The Host header is read the same on both listeners: HTTP/1.0 may leave it out (the route is still
+// found from the target), HTTP/1.1 may not (400, as Bun.serve answers it on the direct listener).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { RawClient } from '../helpers/raw-http'
+import { testService, type TestService } from '../helpers/service'
+
+for (const gateway of ['off', 'on'] as const) {
+  describe(`GATEWAY=${gateway}`, () => {
+    let t: TestService
+    let port: number
+    beforeAll(async () => {
+      t = await testService({ listen: true, env: { GATEWAY: gateway } })
+      port = Number(new URL(t.service.url!).port)
+    })
+    afterAll(() => t.close())
+
+    const ask = async (head: string) => {
+      const c = await RawClient.open(port)
+      c.write(head)
+      const [r] = await c.responses(1)
+      c.end()
+      return r!
+    }
+
+    test('HTTP/1.0 without Host reaches its route', async () => {
+      const r = await ask('GET /rest/v1/iam/sessions/current HTTP/1.0\r\n\r\n')
+      expect([r.status, JSON.parse(r.body).error_message]).toEqual([401, 'no current session'])
+      const query = await ask('GET /healthz?x=1 HTTP/1.0\r\n\r\n')
+      expect(query.status).toBe(200)
+    })
+
+    test('HTTP/1.1 without Host is refused with 400', async () => {
+      expect((await ask('GET /healthz HTTP/1.1\r\n\r\n')).status).toBe(400)
+      expect((await ask('GET /healthz HTTP/1.1\r\nHost: test.local\r\n\r\n')).status).toBe(200)
+    })
+  })
+}
