@@ -86,6 +86,7 @@ async function listTimes(ctx: Ctx, c: Collection, params: Record<string, string>
       bytes = JSON.stringify(docs).length
     },
     rounds,
+    // any write, even one that changes no row, drops the pages the database answers from memory
     () => deps.db.run('UPDATE journal_cursors SET seq = seq'),
   )
   return { times, rows, bytes }

@@ -115,10 +115,12 @@ const below = (t: string) =>
  * The users above a user (`p.v`), the inverse of `below`: the user itself, and the direct members of
  * the parents of every group the user is in (deep). Starts from the user's own edges, so a `sub
  * contains` filter costs what the user's superiors cost, not what the domain's users do. A parent
- * that does not exist has no edges, so it adds no one (as `direct_children` leaves it out).
+ * that does not exist has no direct members (its edges, from `deep_parents`, are all deep), so it
+ * adds no one, as `direct_children` leaves it out. A NULL value finds nothing (`id IN (NULL)` would be
+ * NULL, and its NOT NULL too, where `not contains null` must hold for every row).
  */
 const above = `WITH p(d, v) AS (SELECT ?, ?)
-   SELECT p.v FROM p
+   SELECT p.v FROM p WHERE p.v IS NOT NULL
    UNION ALL SELECT s.usr FROM p CROSS JOIN dir_members m CROSS JOIN groups_caches h
      CROSS JOIN json_each(h.doc, '$.direct_parents') up CROSS JOIN dir_members s
    WHERE m.domain = p.d AND m.usr = p.v AND h.domain = p.d AND h.id = m.grp

@@ -127,7 +127,7 @@ async function apply(ctx: Ctx, o: Op): Promise<void> {
 
 const byKey = (key: string) => (a: Doc, b: Doc) => ((a[key] as string) < (b[key] as string) ? -1 : 1)
 const everything = { filter: null, order: [], offset: 0, limit: 1000 }
-const contains = (field: string, value: string): FilterNode => ({ op: 'contains', field, value })
+const contains = (field: string, value: string | null): FilterNode => ({ op: 'contains', field, value })
 
 /** Every cache row as GET and the list read it, and what `contains` finds, against computeCaches. */
 async function check(ctx: Ctx): Promise<void> {
@@ -152,18 +152,28 @@ async function check(ctx: Ctx): Promise<void> {
     const one = want.at(-1)
     if (one) expect(await repo.get(domain, one[key] as string)).toEqual(one)
   }
-  // the assembled lists answer `contains` from their edges, for every user and for an unknown id
-  for (const user of [...expected.users.map((u) => u.id as string), 'nobody']) {
+  // the assembled lists answer `contains` (and its negation) from their edges, for every user, for
+  // an unknown id and for null
+  for (const user of [...expected.users.map((u) => u.id as string), 'nobody', null]) {
     for (const [table, field, key, rows] of [
       [groupsCaches.table, 'direct_users', 'id', expected.groups],
       [groupsCaches.table, 'deep_users', 'id', expected.groups],
       [subordinationsCaches.table, 'sub', 'top', expected.subordinations],
     ] as const) {
-      const found = await deps.repo(table).list(domain, { ...everything, filter: contains(field, user) })
-      expect({ field, user, found: found.map((d) => d[key]).sort() }).toEqual({
+      const repo = deps.repo(table)
+      const holds = (r: Doc) => user !== null && (r[field] as string[]).includes(user)
+      const found = await repo.list(domain, { ...everything, filter: contains(field, user) })
+      const notFound = await repo.list(domain, { ...everything, filter: { op: 'not', arg: contains(field, user) } })
+      expect({
         field,
         user,
-        found: rows.filter((r) => (r[field] as string[]).includes(user)).map((r) => r[key]),
+        found: found.map((d) => d[key]).sort(),
+        notFound: notFound.map((d) => d[key]).sort(),
+      }).toEqual({
+        field,
+        user,
+        found: rows.filter(holds).map((r) => r[key]),
+        notFound: rows.filter((r) => !holds(r)).map((r) => r[key]),
       })
     }
   }
