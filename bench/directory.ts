@@ -21,6 +21,7 @@ import { refreshCaches } from '~/directory/refresh'
 import { roles } from '~/directory/roles'
 import { users } from '~/directory/users'
 import type { Collection } from '~/entities/entity'
+import { readListPage } from '~/entities/lists'
 import { commit } from '~/entities/unit'
 import { createEntity, patchEntity } from '~/entities/writes'
 import { parseListParams } from '~/http/list-query'
@@ -69,13 +70,15 @@ async function timed(
  * A list as the list route runs it: its query parameters parsed, then one page read. A write before
  * each round (not timed) keeps the page from being answered from memory: the query runs every time.
  */
+const shapeOf = (c: Collection) => ({
+  fields: c.fields,
+  output: c.listFields,
+  limits: c.limits,
+  assembled: Object.keys(c.table.assembled ?? {}),
+})
+
 async function listTimes(ctx: Ctx, c: Collection, params: Record<string, string>, rounds = 100) {
-  const shape = {
-    fields: c.fields,
-    output: c.listFields,
-    limits: c.limits,
-    assembled: Object.keys(c.table.assembled ?? {}),
-  }
+  const shape = shapeOf(c)
   let rows = 0
   let bytes = 0
   const times = await timed(
@@ -175,6 +178,28 @@ try {
       )
     }
     await whole(groupsCaches, all)
+    // a search no index serves reads every user: in the reader thread, point reads go on meanwhile
+    const search = parseListParams({ filter: JSON.stringify({ name: 'nobody' }) }, shapeOf(users)).query
+    for (const where of ['list route', 'event loop'] as const) {
+      await deps.db.run('UPDATE journal_cursors SET seq = seq')
+      let done = false
+      let reads = 0
+      let longest = 0
+      const t0 = performance.now()
+      const repo = deps.repo(users.table)
+      const read = where === 'event loop' ? repo.listPage(ctx.domain, search) : readListPage(ctx, repo, search)
+      const searched = read.then(() => (done = true))
+      while (!done) {
+        const r0 = performance.now()
+        await repo.get(ctx.domain, ids[reads++ % ids.length]!)
+        longest = Math.max(longest, performance.now() - r0)
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      await searched
+      console.log(
+        `  search users by name, no index (reads all), ${where === 'list route' ? 'as the list route reads it (reader thread beyond LIST_ASIDE_MIN_ROWS)' : 'on the event loop'}: ${ms(performance.now() - t0)}; meanwhile ${reads} point reads, the slowest ${ms(longest)}`,
+      )
+    }
     const boss = await createEntity(ctx, users, { login: 'boss', groups: [all] })
     await whole(subordinationsCaches, boss.id)
     results.push({ size, created, added, renamed, moved })

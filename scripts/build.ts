@@ -1,6 +1,6 @@
 /**
  * `bun run build [--target=bun-linux-arm64] [--outfile=dist/platform]`: one executable holding the
- * service, the Bun runtime, the script thread and the libSQL native addon of the target, so it
+ * service, the Bun runtime, the script and reader threads and the libSQL native addon of the target, so it
  * runs from an empty folder with nothing installed. The default target is this machine's.
  */
 import type { BunPlugin } from 'bun'
@@ -68,8 +68,12 @@ export async function build(options: { target?: string; outfile?: string } = {})
     throw new Error(`${addon} is not installed; for ${target} run: npm install --no-save --force ${addon}@${version}`)
   }
   const result = await Bun.build({
-    // The script thread is an entrypoint too: a compiled binary can only start workers it carries.
-    entrypoints: [join(ROOT, 'server.ts'), join(ROOT, 'src/scripts/script-thread.ts')],
+    // The threads are entrypoints too: a compiled binary can only start workers it carries.
+    entrypoints: [
+      join(ROOT, 'server.ts'),
+      join(ROOT, 'src/scripts/script-thread.ts'),
+      join(ROOT, 'storage/db-reader-thread.ts'),
+    ],
     // Flat names put the thread's file at the bundle's root, which is where a `new URL('./x.ts',
     // import.meta.url)` points once the file that starts it is bundled into the root entrypoint.
     naming: { entry: '[name].[ext]' },

@@ -74,6 +74,10 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
     meaning:
       'a class list filtered by what no index serves reads at most this many records; a page they leave short is refused, naming the index',
   },
+  LIST_ASIDE_MIN_ROWS: {
+    meaning:
+      'a list no index serves (or one assembling member lists) over a table of more rows of the domain runs in a reader thread, the service answering other requests meanwhile',
+  },
   STARTUP_RETRIES: {
     meaning: 'tries to reach Redis and a libSQL server at start (pauses grow to 1 s) before exiting with code 2',
   },

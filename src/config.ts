@@ -83,6 +83,7 @@ export const EnvSchema = v.object({
   STARTUP_RETRIES: v.optional(integer(1, 100), '5'),
   LIST_SORT_MAX_RECORDS: v.optional(integer(0, 1_000_000_000), '50000'),
   LIST_SCAN_MAX_RECORDS: v.optional(integer(1, 1_000_000_000), '100000'),
+  LIST_ASIDE_MIN_ROWS: v.optional(integer(0, 1_000_000_000), '10000'),
   GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: v.optional(integer(0, 1_000_000), '256'),
   LOG_REQUESTS: v.optional(
     v.pipe(v.string(), v.regex(/^(0|1|0?\.\d+)$/, 'must be a fraction from 0 to 1'), v.transform(Number)),
@@ -187,6 +188,7 @@ export interface Config {
   startupRetries: number
   listSortMaxRecords: number
   listScanMaxRecords: number
+  listAsideMinRows: number
   gatewayMaxConnectionsPerAddress: number
   /** Share of requests logged (0 to 1). */
   logRequests: number
@@ -271,6 +273,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     startupRetries: e.STARTUP_RETRIES,
     listSortMaxRecords: e.LIST_SORT_MAX_RECORDS,
     listScanMaxRecords: e.LIST_SCAN_MAX_RECORDS,
+    listAsideMinRows: e.LIST_ASIDE_MIN_ROWS,
     gatewayMaxConnectionsPerAddress: e.GATEWAY_MAX_CONNECTIONS_PER_ADDRESS,
     logRequests: e.LOG_REQUESTS,
     metricsToken: e.METRICS_TOKEN,

@@ -66,11 +66,16 @@ export interface ServiceOptions {
   onTerminate?: (service: Service) => void
 }
 
-export function openDb(config: Config): Db {
+export function openDb(config: Config, log?: Logger): Db {
   if (config.libsqlUrl.startsWith('file:')) {
     const file = config.libsqlUrl.slice('file:'.length)
     // shared even alone: its checkpoints run in a process of their own (storage/db-checkpointer.ts)
-    return openEmbeddedDb(file, { shared: true, checkpointCommand: serviceCommand() })
+    return openEmbeddedDb(file, {
+      shared: true,
+      checkpointCommand: serviceCommand(),
+      onReaderGone: (err) =>
+        log?.warn('a long read ran on the event loop: the reader thread failed', { err: err.message }),
+    })
   }
   return openRemoteDb(config.libsqlUrl, config.libsqlAuthToken)
 }
@@ -85,7 +90,8 @@ export async function startService(
   const tries = config.startupRetries
   const dbSetting = process.env.LIBSQL_URL ? 'LIBSQL_URL' : 'DATA_DIR'
   const db =
-    options.db ?? (await withRetries(dbSetting, `cannot open ${config.libsqlUrl}`, tries, async () => openDb(config)))
+    options.db ??
+    (await withRetries(dbSetting, `cannot open ${config.libsqlUrl}`, tries, async () => openDb(config, log)))
   await withRetries(dbSetting, `cannot use ${config.libsqlUrl}`, tries, () => migrate(db))
   const started = options.appProcess ?? null
   // an embedded file is this service's alone: a job still marked running belonged to a process that

@@ -16,6 +16,7 @@ import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
 import { assertRead, normalizeDbError } from './db'
 import { driveSliced } from './db-sliced'
+import { asideReader } from './db-aside'
 import { startCheckpointer, type Checkpointer } from './db-checkpointer'
 import { WriteLock } from './db-write-lock'
 import { ReadCache } from './read-cache'
@@ -43,6 +44,8 @@ export function openEmbeddedDb(
     shared?: boolean
     /** Shared: the command of a process that checkpoints (the service's own); none, SQLite does it in commits. */
     checkpointCommand?: string[]
+    /** Told when the reader thread failed and a long read ran on this connection instead. */
+    onReaderGone?: (err: Error) => void
   } = {},
 ): Db {
   const shared = options.shared === true
@@ -100,6 +103,8 @@ export function openEmbeddedDb(
   const statements = new Statements((sql) => conn.prepare(sql) as unknown as Statement)
   // any write may change any row: the cache holds what was read since the last one
   const cache = new ReadCache()
+  // exclusive, the file has no other connection: long reads run here like any other
+  const aside = shared ? asideReader(file, BUSY_TIMEOUT_MS, all, options.onReaderGone) : undefined
   const wrote = () => cache.clear()
   /**
    * A statement that is not a plain SELECT may write (an INSERT ... RETURNING read with `all`).
@@ -290,13 +295,15 @@ export function openEmbeddedDb(
     }
   }
 
+  function all(sql: string, args: SqlValue[] = []): Promise<Row[]> {
+    freshen()
+    reading(sql)
+    return call(() => counted(sql, prepare(sql).all(args) as Row[]))
+  }
+
   return {
     driver: 'embedded',
-    all: (sql: string, args: SqlValue[] = []) => {
-      freshen()
-      reading(sql)
-      return call(() => counted(sql, prepare(sql).all(args) as Row[]))
-    },
+    all,
     get: (sql: string, args: SqlValue[] = []) => {
       freshen()
       reading(sql)
@@ -331,6 +338,11 @@ export function openEmbeddedDb(
     allCached: (sql: string, args: SqlValue[]) => {
       if (!isSelect(sql)) throw new Error(`allCached takes a SELECT: ${sql}`)
       return cached(sql, args, true, () => prepare(sql).all(args) as Row[]) as Promise<Row[]>
+    },
+    allAside: (sql: string, args: SqlValue[]) => {
+      if (!isSelect(sql)) throw new Error(`allAside takes a SELECT: ${sql}`)
+      assertOpen()
+      return aside ? aside.all(sql, args) : all(sql, args)
     },
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
     write: (body) => enqueue(body),
@@ -370,6 +382,7 @@ export function openEmbeddedDb(
           await Bun.sleep(5) // the retry of a group waiting for another process's lock
         else commitGroup()
       }
+      aside?.close()
       await checkpointer?.stop()
       try {
         // the file alone is the whole database (shared: the last connection to close does it)

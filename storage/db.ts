@@ -65,6 +65,12 @@ export interface Db {
   /** The rows of a SELECT, kept like `getCached` (a list page asked again before any write). The rows must not be changed. */
   allCached(sql: string, args: SqlValue[]): Promise<Row[]>
   /**
+   * The rows of a SELECT that may take long (a list no index serves): the embedded driver on a shared
+   * file reads them in a thread of its own (./db-aside.ts), so the event loop is not held meanwhile;
+   * they hold every write answered before the call. Otherwise the same as `all`.
+   */
+  allAside(sql: string, args: SqlValue[]): Promise<Row[]>
+  /**
    * Runs a body of reads outside any transaction, so one query written as a step serves both inside
    * a write transaction and on its own. A statement that writes is refused.
    */

@@ -47,6 +47,47 @@ export async function countUpTo(repo: Repository, domain: string, cap: number): 
   return (await repo.db.get(sql, [domain, cap + 1]))![0] as number
 }
 
+/**
+ * `countUpTo`, counted at most every ten seconds per domain and table (a count of a million rows
+ * would itself hold the process for 60 ms): a bound to judge a list by, not a figure to show.
+ */
+const sizes = new Map<string, { n: number; at: number }>()
+export async function approxRows(repo: Repository, domain: string, cap: number, now: number): Promise<number> {
+  const key = `${domain} ${repo.spec.table} ${cap}`
+  const known = sizes.get(key)
+  if (known && now - known.at < 10_000) return known.n
+  const n = await countUpTo(repo, domain, cap)
+  if (sizes.size > 10_000) sizes.clear()
+  sizes.set(key, { n, at: now })
+  return n
+}
+
+/** Whether the list reads many rows for its page: its filter reads rows one by one, or its order sorts every match. */
+export async function readsMany(repo: Repository, domain: string, q: ListQuery, scope: ListScope): Promise<boolean> {
+  if (q.order.length > 0 && (await listSorts(repo, domain, q, scope))) return true
+  return filterScans(repo, domain, q, scope)
+}
+
+/** The page of a list read in the reader thread (`db.allAside`): the event loop goes on meanwhile. */
+export async function asidePage(
+  repo: Repository,
+  domain: string,
+  q: ListQuery,
+  scope: ListScope,
+): Promise<{ docs: Doc[]; next: SqlValue[] | null }> {
+  const args: SqlValue[] = []
+  const where = listWhere(repo.spec, repo.layout, domain, q, scope, args)
+  args.push(q.limit, q.offset)
+  return repo.pageOf(await repo.db.allAside(pageSql(repo.spec, repo.layout, where, q), args), q.limit)
+}
+
+/** How many rows the list's filter selects (X-Total-Count), counted in the reader thread. */
+export async function asideCount(repo: Repository, domain: string, q: ListQuery, scope: ListScope): Promise<number> {
+  const args: SqlValue[] = []
+  const where = listWhere(repo.spec, repo.layout, domain, { ...q, after: undefined }, scope, args)
+  return (await repo.db.allAside(`SELECT count(*) FROM ${repo.spec.table} WHERE ${where}`, args))[0]![0] as number
+}
+
 /** Whether the list's filter makes SQLite read its rows one by one (a SCAN, or a SEARCH on the domain alone). */
 export async function filterScans(repo: Repository, domain: string, q: ListQuery, scope: ListScope): Promise<boolean> {
   if (!q.filter) return false
@@ -71,9 +112,13 @@ export async function budgetedPage(
   scope: ListScope,
   budget: number,
   readOnly = false,
+  aside = false,
 ): Promise<{ docs: Doc[]; next: SqlValue[] | null } | null> {
   const byId = q.order.length === 0 || (q.order.length === 1 && q.order[0]!.field === 'id')
-  if (!byId) return nestedPage(repo, domain, q, scope, budget)
+  if (!byId) return nestedPage(repo, domain, q, scope, budget, aside)
+  // aside: the reads that may visit `budget` rows run in the reader thread
+  const all = aside ? repo.db.allAside.bind(repo.db) : repo.db.all.bind(repo.db)
+  const listPage = (s: ListScope) => (aside ? asidePage(repo, domain, q, s) : repo.listPage(domain, q, s, readOnly))
   // ordered by id: the budget ends at an id, and the page is the list's own statement bounded by it
   const desc = q.order[0]?.desc === true
   const { spec, layout } = repo
@@ -83,12 +128,12 @@ export async function budgetedPage(
   const key = `${domain} ${desc} ${within}`
   let known = boundaries.get(repo)?.get(key)
   if (q.after || !known || Date.now() - known.at > BOUNDARY_MS) {
-    const rows = await repo.db.all(
+    const rows = await all(
       `SELECT id FROM ${spec.table} WHERE ${within} ORDER BY id ${desc ? 'DESC' : 'ASC'} LIMIT 2 OFFSET ?`,
       [...args, budget - 1],
     )
     // fewer rows than the budget: the whole list is within it
-    if (rows.length === 0) return repo.listPage(domain, q, scope, readOnly)
+    if (rows.length === 0) return listPage(scope)
     known = { id: rows[0]![0] as SqlValue, beyond: rows.length === 2, at: Date.now() }
     if (!q.after) {
       let ofRepo = boundaries.get(repo)
@@ -98,7 +143,7 @@ export async function budgetedPage(
     }
   }
   const bound = known
-  const page = await repo.listPage(domain, q, { ...scope, idBound: { id: bound.id as string, desc } }, readOnly)
+  const page = await listPage({ ...scope, idBound: { id: bound.id as string, desc } })
   return page.docs.length < q.limit && bound.beyond ? null : page
 }
 
@@ -109,8 +154,10 @@ async function nestedPage(
   q: ListQuery,
   scope: ListScope,
   budget: number,
+  aside: boolean,
 ): Promise<{ docs: Doc[]; next: SqlValue[] | null } | null> {
   const { spec, layout } = repo
+  const all = aside ? repo.db.allAside.bind(repo.db) : repo.db.all.bind(repo.db)
   const t = spec.table
   const args: SqlValue[] = []
   let inner = scopeWhere(spec, layout, domain, scope, args)
@@ -121,7 +168,7 @@ async function nestedPage(
   args.push(q.limit, q.offset)
   // the list's own page statement, over the first `budget` rows of its scope in its order
   const from = `(SELECT * FROM ${t} WHERE ${inner} ORDER BY ${compileOrder(q.order, layout.resolveField, 'id')} LIMIT ?) AS ${t}`
-  const rows = await repo.db.all(pageSql(spec, layout, filter, q, from), args)
+  const rows = await all(pageSql(spec, layout, filter, q, from), args)
   if (rows.length < q.limit) {
     // a short page is the whole answer only if the budget covered the scope
     const seen = await repo.db.get(`SELECT count(*) FROM (SELECT 1 FROM ${t} WHERE ${inner} LIMIT ?)`, [

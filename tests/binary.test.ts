@@ -143,6 +143,24 @@ test('from an empty folder it starts, signs in and answers LOOKUP through the ga
     ).json()) as typeof ended
   expect(ended).toMatchObject({ status: 'done', result: 42 })
 
+  // a list that assembles member lists runs on the reader thread the binary carries
+  const group = await fetch(`${url}/rest/v1/domain/groups`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ code: 'readers' }),
+  })
+  expect(group.status).toBe(200)
+  const caches = await fetch(`${url}/rest/v1/domain/groups_caches`, { headers: auth })
+  expect(caches.status).toBe(200)
+  expect(((await caches.json()) as { id: string }[]).map((c) => c.id)).toContain(
+    ((await group.json()) as { id: string }).id,
+  )
+  // had it failed, the list would have run on the event loop, saying so in the log before its request line
+  const listLine = '"route":"/rest/v1/domain/groups_caches"'
+  for (const until = Date.now() + 5000; !output.stdout.includes(listLine) && Date.now() < until; await Bun.sleep(20));
+  expect(output.stdout).toContain(listLine)
+  expect(output.stdout).not.toContain('reader thread failed')
+
   // the console is carried in the binary
   const consolePage = await fetch(`${url}/console`)
   expect([consolePage.status, (await consolePage.text()).includes('/console/app.js')]).toEqual([200, true])

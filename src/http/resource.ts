@@ -7,6 +7,7 @@ import type { Doc } from '~storage/doc'
 import type { FilterNode, Literal } from '~storage/query'
 import type { ColumnRange, Repository } from '~storage/repository'
 import type { Collection, Entity } from '../entities/entity'
+import { countList, readListPage } from '../entities/lists'
 import { createEntity, patchEntity, readEntity, removeEntity } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
 import { isUuid } from '../ids'
@@ -50,8 +51,8 @@ export function list(
       const { query, mask, flat, count } = parseListParams(req.query, shape)
       if (options.match) query.filter = withEqualities(query.filter, options.match(req))
       const repo = req.deps.repo(collection.table)
-      const { docs, next } = await repo.listPage(req.ctx.domain, query, {}, true) // only presented
-      if (count) req.headers['x-total-count'] = String(await repo.countMatching(req.ctx.domain, query))
+      const { docs, next } = await readListPage(req.ctx, repo, query)
+      if (count) req.headers['x-total-count'] = String(await countList(req.ctx, repo, query))
       // a full page says where the next one starts (keyset paging: ?after=, cost independent of depth)
       if (next) req.headers['x-next-after'] = encodeCursor(next)
       const paths = mask ?? collection.listFields.paths

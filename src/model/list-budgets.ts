@@ -7,29 +7,13 @@
  * they do not decide the page. Both refusals name the index that would serve the list.
  */
 import type { Doc } from '~storage/doc'
-import { budgetedPage, countUpTo, filterScans, listSorts } from '~storage/list-budget'
+import { approxRows, asidePage, budgetedPage, filterScans, listSorts } from '~storage/list-budget'
 import type { FilterNode, ListQuery } from '~storage/query'
 import type { ColumnRange, Repository } from '~storage/repository'
 import type { SqlValue } from '~storage/db'
 import type { Ctx } from '../context'
 import { badRequest } from '../errors'
 import type { ClassModel } from './class-model'
-
-/**
- * Records per class table, counted at most every ten seconds and only up to the larger budget (a
- * count of a million records would itself hold the process for 60 ms).
- */
-const sizes = new Map<string, { n: number; at: number }>()
-async function approxRecords(ctx: Ctx, repo: Repository, cap: number): Promise<number> {
-  const key = `${ctx.domain} ${repo.spec.table}`
-  const now = ctx.deps.clock.now()
-  const known = sizes.get(key)
-  if (known && now - known.at < 10_000) return known.n
-  const n = await countUpTo(repo, ctx.domain, cap)
-  if (sizes.size > 10_000) sizes.clear()
-  sizes.set(key, { n, at: now })
-  return n
-}
 
 /** The properties the filter tests for equality, then the order's: the index that serves the list. */
 function indexFor(query: ListQuery): string[] {
@@ -59,7 +43,7 @@ export async function readPage(
   // the docs are only presented: a page answered from memory gives the docs parsed before
   if (range) return repo.listPage(ctx.domain, query, scope, true)
   const cap = Math.max(sortMax, scanMax)
-  const n = await approxRecords(ctx, repo, cap)
+  const n = await approxRows(repo, ctx.domain, cap, ctx.deps.clock.now())
   const size = n > cap ? `more than ${cap}` : String(n)
   const refuse = (doing: string, field: string) => {
     const index = indexFor(query)
@@ -69,11 +53,16 @@ export async function readPage(
       { index },
     )
   }
-  if (query.order.length > 0 && n > sortMax && (await listSorts(repo, ctx.domain, query, scope)))
-    throw refuse('ordering', 'order')
-  if (n <= scanMax || !(await filterScans(repo, ctx.domain, query, scope)))
-    return repo.listPage(ctx.domain, query, scope, true)
-  const page = await budgetedPage(repo, ctx.domain, query, scope, scanMax, true)
+  const asideMin = ctx.deps.config.listAsideMinRows
+  const sorts =
+    query.order.length > 0 && n > Math.min(sortMax, asideMin) && (await listSorts(repo, ctx.domain, query, scope))
+  if (sorts && n > sortMax) throw refuse('ordering', 'order')
+  const scans = n > Math.min(scanMax, asideMin) && (await filterScans(repo, ctx.domain, query, scope))
+  // within the budgets, a list that reads many records reads them in the reader thread
+  const aside = repo.db.driver === 'embedded' && n > asideMin && (sorts || scans)
+  if (n <= scanMax || !scans)
+    return aside ? asidePage(repo, ctx.domain, query, scope) : repo.listPage(ctx.domain, query, scope, true)
+  const page = await budgetedPage(repo, ctx.domain, query, scope, scanMax, true, aside)
   if (!page) throw refuse(`filtering beyond the first ${scanMax} of`, 'filter')
   return page
 }

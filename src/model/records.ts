@@ -17,6 +17,7 @@ import { present } from '../http/present'
 import { lookupIds, withEqualities } from '../http/resource'
 import { givenId, newId } from '../ids'
 import type { ClassModel } from './class-model'
+import { countList } from '../entities/lists'
 import { listScope, readPage } from './list-budgets'
 import { validateRecord } from './properties'
 
@@ -137,7 +138,7 @@ export async function listRecords(
   const newestFirst = model.partition ? [{ field: model.partition.property, desc: true }] : []
   if (params.order === undefined) query.order = options.defaultOrder ?? newestFirst
   const { docs, next } = await readPage(ctx, model, repo, query, range)
-  if (count) options.total?.(await repo.countMatching(ctx.domain, query, listScope(ctx, range)))
+  if (count) options.total?.(await countList(ctx, repo, query, listScope(ctx, range)))
   if (next) options.next?.(encodeCursor(next))
   return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
 }

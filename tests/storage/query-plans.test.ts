@@ -16,7 +16,7 @@ beforeAll(async () => {
   domainId = (await t.createDomain('plans.master')).id
   token = await t.adminIn('plans.master')
   const db = t.service.deps.db
-  for (const method of ['all', 'get', 'getCached', 'allCached'] as const) {
+  for (const method of ['all', 'get', 'getCached', 'allCached', 'allAside'] as const) {
     const original = db[method].bind(db) as (sql: string, args?: SqlValue[]) => Promise<unknown>
     ;(db as unknown as Record<string, unknown>)[method] = (sql: string, args: SqlValue[] = []) => {
       if (capture) ran.push({ sql, args })
