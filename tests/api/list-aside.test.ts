@@ -80,11 +80,14 @@ test('indexed filters, plain pages and small tables stay on the event loop', asy
   expect((await listed(`/rest/v1/domain/roles?filter=${q({ description: 'x' })}`)).aside).toBe(false)
 })
 
-test('member lists assembled for the page run aside; a mask without them does not', async () => {
+test('member lists assembled for a page or one cache run aside; a mask without them does not', async () => {
   await t.call('POST', '/rest/v1/domain/groups', { token, body: { code: 'g' } })
   const whole = await listed('/rest/v1/domain/groups_caches')
   expect(whole.aside).toBe(true)
   expect(whole.body[0]).toMatchObject({ direct_users: [], deep_users: [] })
+  // one cache read whole assembles its lists aside too
+  const one = await listed(`/rest/v1/domain/groups_caches/${whole.body[0].id}`)
+  expect(one).toMatchObject({ aside: true, body: whole.body[0] })
   const ids = await listed('/rest/v1/domain/groups_caches?mask=id')
   expect(ids.aside).toBe(false)
   expect(Object.keys(ids.body[0])).toEqual(['id'])

@@ -80,7 +80,7 @@ describe('registry specs and migrations', () => {
       const repo = new Repository(db, c.table)
       const keyColumns = new Set(['id', ...Object.keys(c.table.columns ?? {})])
       for (const field of c.lookupFields)
-        if (!keyColumns.has(repo.resolveField(field))) notColumns.push(`${c.table.table}: ${field}`)
+        if (!keyColumns.has(repo.layout.resolveField(field))) notColumns.push(`${c.table.table}: ${field}`)
     }
     expect(notColumns).toEqual([])
   })
