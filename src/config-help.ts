@@ -76,7 +76,7 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   },
   LIST_ASIDE_MIN_ROWS: {
     meaning:
-      'a list no index serves (or one assembling member lists) over a table of more rows of the domain runs in a reader thread, the service answering other requests meanwhile',
+      'a list no index serves over a table of more rows of the domain runs in a reader thread, the service answering other requests meanwhile',
   },
   STARTUP_RETRIES: {
     meaning: 'tries to reach Redis and a libSQL server at start (pauses grow to 1 s) before exiting with code 2',

@@ -1,12 +1,15 @@
 /**
- * The thread of the aside reader (./db-aside.ts): one read-only connection to the service's file,
+ * The thread of the aside reader (./db-aside.ts): one connection to the service's file, for reads only,
  * answering one SELECT at a time with its rows (positional, as the embedded driver reads them).
  */
 import Database from 'libsql'
 
-declare const self: Worker
+declare const self: Worker & { close(): void }
 
-export type ReaderMessage = { open: string; busyTimeoutMs: number } | { id: number; sql: string; args: unknown[] }
+export type ReaderMessage =
+  | { open: string; busyTimeoutMs: number }
+  | { id: number; sql: string; args: unknown[] }
+  | { close: true }
 export type ReaderAnswer = { id: number; rows: unknown[][] } | { id: number; error: string }
 
 let conn: InstanceType<typeof Database> | undefined
@@ -15,7 +18,15 @@ const statements = new Map<string, ReturnType<InstanceType<typeof Database>['pre
 self.onmessage = (event: MessageEvent<ReaderMessage>) => {
   const m = event.data
   if ('open' in m) {
-    conn = new Database(m.open, { readonly: true, timeout: m.busyTimeoutMs })
+    conn = new Database(m.open, { timeout: m.busyTimeoutMs })
+    // the package takes no read-only option: SQLite refuses writes on this connection itself
+    conn.exec('PRAGMA query_only=ON')
+    return
+  }
+  if ('close' in m) {
+    statements.clear()
+    conn?.close()
+    self.close()
     return
   }
   try {

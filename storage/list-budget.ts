@@ -171,7 +171,7 @@ async function nestedPage(
   const rows = await all(pageSql(spec, layout, filter, q, from), args)
   if (rows.length < q.limit) {
     // a short page is the whole answer only if the budget covered the scope
-    const seen = await repo.db.get(`SELECT count(*) FROM (SELECT 1 FROM ${t} WHERE ${inner} LIMIT ?)`, [
+    const [seen] = await all(`SELECT count(*) FROM (SELECT 1 FROM ${t} WHERE ${inner} LIMIT ?)`, [
       ...innerArgs,
       budget + 1,
     ])

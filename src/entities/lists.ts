@@ -2,7 +2,7 @@
  * A collection's list as its route reads it. One that reads many rows for its page runs in the
  * reader thread (`db.allAside`), so it holds no other request: a filter or order no index serves
  * over more than LIST_ASIDE_MIN_ROWS rows of the domain (a search of 100,000 users by name reads
- * them all: 80 ms), or member lists assembled for the page (a group of 100,000 users). The rest,
+ * them all: 70-80 ms), or member lists assembled for the page (a group of 100,000 users). The rest,
  * most lists, run on the event loop, where they cost least.
  */
 import type { SqlValue } from '~storage/db'
@@ -36,9 +36,6 @@ export async function readListPage(
 /** How many rows the list's filter selects (X-Total-Count): counted aside when the domain has many. */
 export async function countList(ctx: Ctx, repo: Repository, q: ListQuery, scope: ListScope = {}): Promise<number> {
   const min = ctx.deps.config.listAsideMinRows
-  const many =
-    repo.db.driver === 'embedded' &&
-    q.filter !== null &&
-    (await approxRows(repo, ctx.domain, min, ctx.deps.clock.now())) > min
+  const many = repo.db.driver === 'embedded' && (await approxRows(repo, ctx.domain, min, ctx.deps.clock.now())) > min
   return many ? asideCount(repo, ctx.domain, q, scope) : repo.countMatching(ctx.domain, q, scope)
 }

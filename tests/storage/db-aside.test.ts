@@ -4,6 +4,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { asideReader } from '~storage/db-aside'
 import { openEmbeddedDb } from '~storage/db-embedded'
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-aside-'))
@@ -63,10 +64,37 @@ test('what was written before the read is in it; a failing statement fails alone
   await db.close()
 })
 
-test('closing the database ends the reads that wait', async () => {
-  const db = await open()
+test('closing the database ends the reads that wait and refuses new ones', async () => {
+  const file = join(dir, `${crypto.randomUUID()}.db`)
+  const db = openEmbeddedDb(file, { shared: true })
+  await db.run('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)')
   const long = db.allAside(SLOW, [])
   await Bun.sleep(5)
-  await db.close()
+  const closing = db.close()
+  // asked while the database closes: refused, no new thread
+  expect(await failureOf(db.allAside('SELECT 1', []))).toMatch(/closed/)
+  await closing
   expect(await failureOf(long)).toMatch(/closed/)
+})
+
+test('a reader thread that fails leaves its reads, and those just after, to the event loop, saying so once', async () => {
+  const onLoop: string[] = []
+  const gone: string[] = []
+  // a file that cannot be opened: the thread fails on its first message
+  const reader = asideReader(
+    join(dir, 'no-such-dir', 'x.db'),
+    1000,
+    async (sql) => {
+      onLoop.push(sql)
+      return [[42]]
+    },
+    (err) => gone.push(err.message),
+  )
+  const answers = await Promise.all([1, 2, 3].map((n) => reader.all(`SELECT ${n}`, [])))
+  expect(answers).toEqual([[[42]], [[42]], [[42]]])
+  expect(onLoop.sort()).toEqual(['SELECT 1', 'SELECT 2', 'SELECT 3'])
+  expect(gone).toHaveLength(1)
+  expect(await reader.all('SELECT 4', [])).toEqual([[42]])
+  expect(gone).toHaveLength(1)
+  reader.close()
 })
