@@ -16,7 +16,7 @@ class ReaderGone extends Error {}
 
 export interface AsideReader {
   all(sql: string, args: SqlValue[]): Promise<Row[]>
-  /** Refuses further reads and ends those waiting; the thread closes its connection and ends. */
+  /** Refuses further reads, ends those waiting and the thread. */
   close(): void
 }
 
@@ -84,8 +84,9 @@ export function asideReader(
       closed = true
       const t = thread
       thread = undefined
-      // after the statement it may be running, the thread closes its connection and ends
-      t?.postMessage({ close: true } satisfies ReaderMessage)
+      // ended at once, even in a statement: a thread that outlives its database (its own end, or an
+      // end after a last message) made the package's addon abort the process in the test runner
+      t?.terminate()
       failAll(new Error('the database is closed'))
     },
   }

@@ -4,12 +4,9 @@
  */
 import Database from 'libsql'
 
-declare const self: Worker & { close(): void }
+declare const self: Worker
 
-export type ReaderMessage =
-  | { open: string; busyTimeoutMs: number }
-  | { id: number; sql: string; args: unknown[] }
-  | { close: true }
+export type ReaderMessage = { open: string; busyTimeoutMs: number } | { id: number; sql: string; args: unknown[] }
 export type ReaderAnswer = { id: number; rows: unknown[][] } | { id: number; error: string }
 
 let conn: InstanceType<typeof Database> | undefined
@@ -21,12 +18,6 @@ self.onmessage = (event: MessageEvent<ReaderMessage>) => {
     conn = new Database(m.open, { timeout: m.busyTimeoutMs })
     // the package takes no read-only option: SQLite refuses writes on this connection itself
     conn.exec('PRAGMA query_only=ON')
-    return
-  }
-  if ('close' in m) {
-    statements.clear()
-    conn?.close()
-    self.close()
     return
   }
   try {
