@@ -11,35 +11,39 @@ import { listWhere, pageSql, probeSql, scopeWhere, type ListScope } from './list
 import { compileAfter, compileFilter, compileOrder, type ListQuery } from './query'
 import type { Repository } from './repository'
 
-/** Per repository: a class change (a new index) makes a new one, so a verdict never outlives the indexes it saw. */
-const verdictsOf = new WeakMap<Repository, Map<string, boolean>>()
+/** Per repository: a class change (a new index) makes a new one, so a plan never outlives the indexes it saw. */
+const plansOf = new WeakMap<Repository, Map<string, ListPlan>>()
 
-/** A judgement of the list's query plan (its lines), asked once per statement shape and repository. */
-async function judgePlan(
-  repo: Repository,
-  kind: string,
-  domain: string,
-  q: ListQuery,
-  scope: ListScope,
-  judge: (plan: string[]) => boolean,
-): Promise<boolean> {
-  const args: SqlValue[] = []
-  const sql = probeSql(repo.spec, repo.layout, listWhere(repo.spec, repo.layout, domain, q, scope, args), q)
-  let verdicts = verdictsOf.get(repo)
-  if (!verdicts) verdictsOf.set(repo, (verdicts = new Map()))
-  const key = `${kind} ${sql}`
-  let verdict = verdicts.get(key)
-  if (verdict === undefined) {
-    verdict = judge((await repo.db.all(`EXPLAIN QUERY PLAN ${sql}`, args)).map((r) => String(r[3])))
-    if (verdicts.size > 1000) verdicts.clear()
-    verdicts.set(key, verdict)
-  }
-  return verdict
+/** What SQLite's plan for a list says of it. */
+export interface ListPlan {
+  /** It reads and sorts every matching row (no index gives its order). */
+  sorts: boolean
+  /** Its filter reads rows one by one (a SCAN, or a SEARCH on the domain alone). */
+  scans: boolean
 }
 
-/** Whether SQLite would read and sort every matching row to answer the list (no index gives its order). */
-export const listSorts = (repo: Repository, domain: string, q: ListQuery, scope: ListScope) =>
-  judgePlan(repo, 'sorts', domain, q, scope, (plan) => plan.some((line) => line.includes('TEMP B-TREE FOR ORDER BY')))
+/** The list's query plan, asked of SQLite once per statement shape and repository. */
+export async function planOf(repo: Repository, domain: string, q: ListQuery, scope: ListScope): Promise<ListPlan> {
+  const args: SqlValue[] = []
+  const sql = probeSql(repo.spec, repo.layout, listWhere(repo.spec, repo.layout, domain, q, scope, args), q)
+  let plans = plansOf.get(repo)
+  if (!plans) plansOf.set(repo, (plans = new Map()))
+  let plan = plans.get(sql)
+  if (plan === undefined) {
+    const lines = (await repo.db.all(`EXPLAIN QUERY PLAN ${sql}`, args)).map((r) => String(r[3]))
+    const table = repo.spec.table
+    const access = lines.find((line) => line.includes(` ${table} `) || line.endsWith(` ${table}`))
+    // a SEARCH constrained by the domain (and the keyset cursor) alone visits every row of the domain
+    const constraint = /\((.*)\)$/.exec(access ?? '')?.[1] ?? ''
+    plan = {
+      sorts: q.order.length > 0 && lines.some((line) => line.includes('TEMP B-TREE FOR ORDER BY')),
+      scans: q.filter !== null && (!access || /^SCAN\b/.test(access) || /^domain=\?( AND id>\?)?$/.test(constraint)),
+    }
+    if (plans.size > 1000) plans.clear()
+    plans.set(sql, plan)
+  }
+  return plan
+}
 
 /** The domain's rows of the table, counted up to `cap` + 1 (whether a budget is exceeded needs no more). */
 export async function countUpTo(repo: Repository, domain: string, cap: number): Promise<number> {
@@ -62,12 +66,6 @@ export async function approxRows(repo: Repository, domain: string, cap: number, 
   return n
 }
 
-/** Whether the list reads many rows for its page: its filter reads rows one by one, or its order sorts every match. */
-export async function readsMany(repo: Repository, domain: string, q: ListQuery, scope: ListScope): Promise<boolean> {
-  if (q.order.length > 0 && (await listSorts(repo, domain, q, scope))) return true
-  return filterScans(repo, domain, q, scope)
-}
-
 /** The page of a list read in the reader thread (`db.allAside`): the event loop goes on meanwhile. */
 export async function asidePage(
   repo: Repository,
@@ -86,18 +84,6 @@ export async function asideCount(repo: Repository, domain: string, q: ListQuery,
   const args: SqlValue[] = []
   const where = listWhere(repo.spec, repo.layout, domain, { ...q, after: undefined }, scope, args)
   return (await repo.db.allAside(`SELECT count(*) FROM ${repo.spec.table} WHERE ${where}`, args))[0]![0] as number
-}
-
-/** Whether the list's filter makes SQLite read its rows one by one (a SCAN, or a SEARCH on the domain alone). */
-export async function filterScans(repo: Repository, domain: string, q: ListQuery, scope: ListScope): Promise<boolean> {
-  if (!q.filter) return false
-  const table = repo.spec.table
-  return judgePlan(repo, 'scans', domain, q, scope, (plan) => {
-    const access = plan.find((line) => line.includes(` ${table} `) || line.endsWith(` ${table}`))
-    // a SEARCH constrained by the domain (and the keyset cursor) alone visits every row of the domain
-    const constraint = /\((.*)\)$/.exec(access ?? '')?.[1] ?? ''
-    return !access || /^SCAN\b/.test(access) || /^domain=\?( AND id>\?)?$/.test(constraint)
-  })
 }
 
 /** The last id within the budget and whether rows follow it, per list shape, for a few seconds (a bound, not a value to be exact about). */

@@ -7,7 +7,7 @@
  */
 import type { SqlValue } from '~storage/db'
 import type { Doc } from '~storage/doc'
-import { approxRows, asideCount, asidePage, readsMany } from '~storage/list-budget'
+import { approxRows, asideCount, asidePage, planOf } from '~storage/list-budget'
 import type { ListScope } from '~storage/list-sql'
 import type { ListQuery } from '~storage/query'
 import type { Repository } from '~storage/repository'
@@ -20,7 +20,8 @@ async function goesAside(ctx: Ctx, repo: Repository, q: ListQuery): Promise<bool
   if (!q.filter && q.order.length === 0) return false // the rows of the domain in key order, as many as the page
   const min = ctx.deps.config.listAsideMinRows
   if ((await approxRows(repo, ctx.domain, min, ctx.deps.clock.now())) <= min) return false
-  return readsMany(repo, ctx.domain, q, {})
+  const { sorts, scans } = await planOf(repo, ctx.domain, q, {})
+  return sorts || scans
 }
 
 /** The page (and the cursor after it), read where it holds nothing; the docs are only presented. */

@@ -7,7 +7,7 @@
  * they do not decide the page. Both refusals name the index that would serve the list.
  */
 import type { Doc } from '~storage/doc'
-import { approxRows, asidePage, budgetedPage, filterScans, listSorts } from '~storage/list-budget'
+import { approxRows, asidePage, budgetedPage, planOf } from '~storage/list-budget'
 import type { FilterNode, ListQuery } from '~storage/query'
 import type { ColumnRange, Repository } from '~storage/repository'
 import type { SqlValue } from '~storage/db'
@@ -54,10 +54,9 @@ export async function readPage(
     )
   }
   const asideMin = ctx.deps.config.listAsideMinRows
-  const sorts =
-    query.order.length > 0 && n > Math.min(sortMax, asideMin) && (await listSorts(repo, ctx.domain, query, scope))
+  const judged = (query.order.length > 0 || query.filter !== null) && n > Math.min(sortMax, scanMax, asideMin)
+  const { sorts, scans } = judged ? await planOf(repo, ctx.domain, query, scope) : { sorts: false, scans: false }
   if (sorts && n > sortMax) throw refuse('ordering', 'order')
-  const scans = n > Math.min(scanMax, asideMin) && (await filterScans(repo, ctx.domain, query, scope))
   // within the budgets, a list that reads many records reads them in the reader thread
   const aside = repo.db.driver === 'embedded' && n > asideMin && (sorts || scans)
   if (n <= scanMax || !scans)

@@ -77,10 +77,10 @@ test('closing the database ends the reads that wait and refuses new ones', async
   expect(await failureOf(long)).toMatch(/closed/)
 })
 
-test('a reader thread that fails leaves its reads, and those just after, to the event loop, saying so once', async () => {
+test('a reader that cannot open its file leaves its reads to the event loop, saying so once', async () => {
   const onLoop: string[] = []
   const gone: string[] = []
-  // a file that cannot be opened: the thread fails on its first message
+  // a file that cannot be opened
   const reader = asideReader(
     join(dir, 'no-such-dir', 'x.db'),
     1000,
