@@ -37,9 +37,15 @@ function startThread(): Worker {
     thread = undefined
     failedAt = performance.now()
     const err = new ReaderGone(`the reader thread failed: ${why}`)
-    for (const tell of onFailure.values()) tell(err)
     for (const w of waiting.values()) w.reject(err)
     waiting.clear()
+    for (const tell of onFailure.values()) {
+      try {
+        tell(err)
+      } catch {
+        // a listener that fails takes nothing from the others
+      }
+    }
   }
   t.onmessage = (event: MessageEvent<ReaderAnswer>) => {
     const a = event.data

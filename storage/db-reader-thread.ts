@@ -25,15 +25,26 @@ const connections = new Map<number, Connection>()
 /** Why a database could not be opened, by its number. */
 const unopened = new Map<number, string>()
 
+/** An error thrown here would end the thread, which must not end (see above). */
+function closeQuietly(conn: InstanceType<typeof Database> | undefined): void {
+  try {
+    conn?.close()
+  } catch {
+    // its file is let go of when the process ends
+  }
+}
+
 self.onmessage = (event: MessageEvent<ReaderMessage>) => {
   const m = event.data
   if ('open' in m) {
+    let conn: InstanceType<typeof Database> | undefined
     try {
-      const conn = new Database(m.file, { timeout: m.busyTimeoutMs })
+      conn = new Database(m.file, { timeout: m.busyTimeoutMs })
       // the package takes no read-only option: SQLite refuses writes on this connection itself
       conn.exec('PRAGMA query_only=ON')
       connections.set(m.open, { conn, statements: new Map() })
     } catch (err) {
+      closeQuietly(conn)
       unopened.set(m.open, err instanceof Error ? err.message : String(err))
     }
     return
@@ -43,7 +54,7 @@ self.onmessage = (event: MessageEvent<ReaderMessage>) => {
     connections.delete(m.close)
     unopened.delete(m.close)
     c?.statements.clear()
-    c?.conn.close()
+    closeQuietly(c?.conn)
     return
   }
   const why = unopened.get(m.db)

@@ -12,11 +12,11 @@ import { compileAfter, compileFilter, compileOrder, type ListQuery } from './que
 import type { Repository } from './repository'
 
 /** Per repository: a class change (a new index) makes a new one, so a plan never outlives the indexes it saw. */
-const plansOf = new WeakMap<Repository, Map<string, ListPlan>>()
+const plansOf = new WeakMap<Repository, Map<string, { sortsAll: boolean; readsAll: boolean }>>()
 
 /** What SQLite's plan for a list says of it. */
 export interface ListPlan {
-  /** It reads and sorts every matching row (no index gives its order). */
+  /** It reads and sorts every matching row (no index gives the order it asks for). */
   sorts: boolean
   /** Its filter reads rows one by one (a SCAN, or a SEARCH on the domain alone). */
   scans: boolean
@@ -28,21 +28,22 @@ export async function planOf(repo: Repository, domain: string, q: ListQuery, sco
   const sql = probeSql(repo.spec, repo.layout, listWhere(repo.spec, repo.layout, domain, q, scope, args), q)
   let plans = plansOf.get(repo)
   if (!plans) plansOf.set(repo, (plans = new Map()))
-  let plan = plans.get(sql)
-  if (plan === undefined) {
+  // what the plan says of the statement; lists with and without an order by id share a statement
+  let seen = plans.get(sql)
+  if (seen === undefined) {
     const lines = (await repo.db.all(`EXPLAIN QUERY PLAN ${sql}`, args)).map((r) => String(r[3]))
     const table = repo.spec.table
     const access = lines.find((line) => line.includes(` ${table} `) || line.endsWith(` ${table}`))
     // a SEARCH constrained by the domain (and the keyset cursor) alone visits every row of the domain
     const constraint = /\((.*)\)$/.exec(access ?? '')?.[1] ?? ''
-    plan = {
-      sorts: q.order.length > 0 && lines.some((line) => line.includes('TEMP B-TREE FOR ORDER BY')),
-      scans: q.filter !== null && (!access || /^SCAN\b/.test(access) || /^domain=\?( AND id>\?)?$/.test(constraint)),
+    seen = {
+      sortsAll: lines.some((line) => line.includes('TEMP B-TREE FOR ORDER BY')),
+      readsAll: !access || /^SCAN\b/.test(access) || /^domain=\?( AND id>\?)?$/.test(constraint),
     }
     if (plans.size > 1000) plans.clear()
-    plans.set(sql, plan)
+    plans.set(sql, seen)
   }
-  return plan
+  return { sorts: q.order.length > 0 && seen.sortsAll, scans: q.filter !== null && seen.readsAll }
 }
 
 /** The domain's rows of the table, counted up to `cap` + 1 (whether a budget is exceeded needs no more). */

@@ -47,3 +47,18 @@ test('once the index is declared the same list is served, newest n first', async
   expect(res.status).toBe(200)
   expect(res.body).toEqual([{ n: 39 }, { n: 37 }, { n: 35 }])
 })
+
+test('a list without an order is judged as such, whatever was asked before with the same statement', async () => {
+  // a filter served by the index on n leaves id order to a sort; ordered by id, the list's statement
+  // is the one without an order: whichever comes first, the ordered one is refused, the other served
+  const classname = 'sb/byn'
+  await t.call('POST', '/rest/v1/design/classes', {
+    token,
+    body: { classname, properties: [{ name: 'n', data_type: 'long' }], opts: { indexes: [['n']] } },
+  })
+  for (let i = 0; i < 40; i++) await t.call('POST', `/rest/v1/model/${classname}`, { token, body: { n: i } })
+  const list = (order: string) =>
+    t.call('GET', `/rest/v1/model/${classname}?filter=${q(['<', ['property', 'n'], 30])}${order}&limit=5`, { token })
+  const statuses = [await list(''), await list(`&order=${q(['id'])}`), await list('')].map((r) => r.status)
+  expect(statuses).toEqual([200, 400, 200])
+})
