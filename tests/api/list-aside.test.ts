@@ -93,6 +93,11 @@ test('member lists assembled for a page or one cache run aside; a mask without t
   const ids = await listed('/rest/v1/domain/groups_caches?mask=id')
   expect(ids.aside).toBe(false)
   expect(Object.keys(ids.body[0])).toEqual(['id'])
+  // filtered by a member over a large table (the test's LIST_ASIDE_MIN_ROWS is 20): aside, mask or not
+  for (let i = 0; i < 21; i++) await t.call('POST', '/rest/v1/domain/groups', { token, body: { code: `g${i}` } })
+  const byMember = q(['contains', ['property', 'direct_users'], '0192a3b4-0000-7000-8000-000000000001'])
+  const filtered = await listed(`/rest/v1/domain/groups_caches?mask=id&filter=${byMember}`)
+  expect(filtered).toMatchObject({ aside: true, body: [] })
 })
 
 test('a class list no index serves runs aside within its budgets, and is refused beyond them as before', async () => {
