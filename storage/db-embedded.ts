@@ -342,7 +342,7 @@ export function openEmbeddedDb(
     allAside: (sql: string, args: SqlValue[]) => {
       if (!isSelect(sql)) throw new Error(`allAside takes a SELECT: ${sql}`)
       assertOpen()
-      return aside ? aside.all(sql, args) : all(sql, args)
+      return aside ? (freshen(), cache.answerLater(sql, args, () => aside.all(sql, args))) : all(sql, args)
     },
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
     write: (body) => enqueue(body),

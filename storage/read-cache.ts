@@ -14,8 +14,11 @@ const rowChars = (row: Row) => row.reduce<number>((n, v) => n + (typeof v === 's
 export class ReadCache {
   private readonly bySql = new Map<string, Map<string, Row | Row[] | undefined>>()
   private rows = 0
+  /** Counts the clears: an answer read elsewhere is kept only if none came while it was read. */
+  private clears = 0
 
   clear(): void {
+    this.clears++
     if (this.rows === 0) return
     this.bySql.clear()
     this.rows = 0
@@ -23,18 +26,33 @@ export class ReadCache {
 
   /** The kept answer of `sql` with `args`, or what `read` answers (kept when small enough). */
   answer(sql: string, args: SqlValue[], list: boolean, read: () => Row | Row[] | undefined): Row | Row[] | undefined {
-    let ofSql = this.bySql.get(sql)
-    if (!ofSql) this.bySql.set(sql, (ofSql = new Map()))
-    const key = args.length === 2 ? `${args[0]}\u0000${args[1]}` : args.join('\u0000')
-    const kept = ofSql.get(key)
-    if (kept !== undefined || ofSql.has(key)) return kept
+    const key = keyOf(args)
+    const ofSql = this.bySql.get(sql)
+    const kept = ofSql?.get(key)
+    if (kept !== undefined || ofSql?.has(key)) return kept
     const answer = read()
-    if (this.rows >= MAX_ROWS) this.clear()
-    const chars = !answer ? 0 : list ? (answer as Row[]).reduce((n, r) => n + rowChars(r), 0) : rowChars(answer as Row)
-    if (chars <= MAX_CHARS) {
-      this.bySql.get(sql)?.set(key, answer) ?? this.bySql.set(sql, new Map([[key, answer]]))
-      this.rows += list ? Math.max(1, (answer as Row[]).length) : 1
-    }
+    this.keep(sql, key, list, answer)
     return answer
   }
+
+  /** `answer` for rows read by another connection (the reader thread), which take a while to come. */
+  async answerLater(sql: string, args: SqlValue[], read: () => Promise<Row[]>): Promise<Row[]> {
+    const key = keyOf(args)
+    const kept = this.bySql.get(sql)?.get(key)
+    if (kept !== undefined) return kept as Row[]
+    const clears = this.clears
+    const answer = await read()
+    if (clears === this.clears) this.keep(sql, key, true, answer)
+    return answer
+  }
+
+  private keep(sql: string, key: string, list: boolean, answer: Row | Row[] | undefined): void {
+    if (this.rows >= MAX_ROWS) this.clear()
+    const chars = !answer ? 0 : list ? (answer as Row[]).reduce((n, r) => n + rowChars(r), 0) : rowChars(answer as Row)
+    if (chars > MAX_CHARS) return
+    this.bySql.get(sql)?.set(key, answer) ?? this.bySql.set(sql, new Map([[key, answer]]))
+    this.rows += list ? Math.max(1, (answer as Row[]).length) : 1
+  }
 }
+
+const keyOf = (args: SqlValue[]) => (args.length === 2 ? `${args[0]}\u0000${args[1]}` : args.join('\u0000'))

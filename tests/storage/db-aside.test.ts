@@ -64,6 +64,28 @@ test('what was written before the read is in it; a failing statement fails alone
   await db.close()
 })
 
+test('an answer is kept until the next write, unless a write came while it was read', async () => {
+  const db = await open()
+  const timed = async () => {
+    const started = performance.now()
+    await db.allAside(SLOW, [])
+    return performance.now() - started
+  }
+  const first = await timed()
+  expect(first).toBeGreaterThan(50)
+  expect(await timed()).toBeLessThan(first / 5) // kept
+  await db.run('INSERT INTO t (v) VALUES (?)', ['x'])
+  expect(await timed()).toBeGreaterThan(first / 5) // read again after a write
+  // a write while the statement runs: its answer may miss the write, and is not kept
+  const countSlowly = `SELECT count(*), (${SLOW}) FROM t`
+  const reading = db.allAside(countSlowly, [])
+  await Bun.sleep(20)
+  await db.run('INSERT INTO t (v) VALUES (?)', ['y'])
+  expect(await reading).toEqual([[1, 3_000_000]])
+  expect(await db.allAside(countSlowly, [])).toEqual([[2, 3_000_000]])
+  await db.close()
+})
+
 test('closing the database ends the reads that wait and refuses new ones', async () => {
   const file = join(dir, `${crypto.randomUUID()}.db`)
   const db = openEmbeddedDb(file, { shared: true })
