@@ -46,10 +46,13 @@ export async function planOf(repo: Repository, domain: string, q: ListQuery, sco
   return { sorts: q.order.length > 0 && seen.sortsAll, scans: q.filter !== null && seen.readsAll }
 }
 
-/** The domain's rows of the table, counted up to `cap` + 1 (whether a budget is exceeded needs no more). */
+/**
+ * The domain's rows of the table, counted up to `cap` + 1 (whether a budget is exceeded needs no
+ * more), in the reader thread: counting 100,000 rows takes a few milliseconds.
+ */
 export async function countUpTo(repo: Repository, domain: string, cap: number): Promise<number> {
   const sql = `SELECT count(*) FROM (SELECT 1 FROM ${repo.spec.table} WHERE domain = ? LIMIT ?)`
-  return (await repo.db.get(sql, [domain, cap + 1]))![0] as number
+  return (await repo.db.allAside(sql, [domain, cap + 1]))[0]![0] as number
 }
 
 /**

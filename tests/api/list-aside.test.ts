@@ -22,7 +22,8 @@ beforeAll(async () => {
   const db = t.service.deps.db
   const original = db.allAside.bind(db)
   db.allAside = (sql: string, args: SqlValue[]): Promise<Row[]> => {
-    aside++
+    // the table's size, counted there too, is not the list
+    if (!sql.startsWith('SELECT count(*) FROM (SELECT 1 FROM')) aside++
     return original(sql, args)
   }
   for (let i = 0; i < ROWS; i++)
