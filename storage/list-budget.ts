@@ -70,26 +70,6 @@ export async function approxRows(repo: Repository, domain: string, cap: number, 
   return n
 }
 
-/** The page of a list read in the reader thread (`db.allAside`): the event loop goes on meanwhile. */
-export async function asidePage(
-  repo: Repository,
-  domain: string,
-  q: ListQuery,
-  scope: ListScope,
-): Promise<{ docs: Doc[]; next: SqlValue[] | null }> {
-  const args: SqlValue[] = []
-  const where = listWhere(repo.spec, repo.layout, domain, q, scope, args)
-  args.push(q.limit, q.offset)
-  return repo.pageOf(await repo.db.allAside(pageSql(repo.spec, repo.layout, where, q), args), q.limit)
-}
-
-/** How many rows the list's filter selects (X-Total-Count), counted in the reader thread. */
-export async function asideCount(repo: Repository, domain: string, q: ListQuery, scope: ListScope): Promise<number> {
-  const args: SqlValue[] = []
-  const where = listWhere(repo.spec, repo.layout, domain, { ...q, after: undefined }, scope, args)
-  return (await repo.db.allAside(`SELECT count(*) FROM ${repo.spec.table} WHERE ${where}`, args))[0]![0] as number
-}
-
 /** The last id within the budget and whether rows follow it, per list shape, for a few seconds (a bound, not a value to be exact about). */
 const boundaries = new WeakMap<Repository, Map<string, { id: SqlValue; beyond: boolean; at: number }>>()
 const BOUNDARY_MS = 10_000
@@ -108,7 +88,7 @@ export async function budgetedPage(
   if (!byId) return nestedPage(repo, domain, q, scope, budget, aside)
   // aside: the reads that may visit `budget` rows run in the reader thread
   const all = aside ? repo.db.allAside.bind(repo.db) : repo.db.all.bind(repo.db)
-  const listPage = (s: ListScope) => (aside ? asidePage(repo, domain, q, s) : repo.listPage(domain, q, s, readOnly))
+  const listPage = (s: ListScope) => repo.listPage(domain, q, s, readOnly, aside)
   // ordered by id: the budget ends at an id, and the page is the list's own statement bounded by it
   const desc = q.order[0]?.desc === true
   const { spec, layout } = repo

@@ -80,10 +80,7 @@ export class Repository {
     return row && this.layout.hiddenOf(row)
   }
 
-  /**
-   * Entities matching the query, without their detached fields; `range` bounds a derived column
-   * (a partition date), `now` hides what expired.
-   */
+  /** Entities matching the query, without detached fields; `range` bounds a derived column, `now` hides what expired. */
   async list(domain: string, q: ListQuery, scope: ListScope = {}): Promise<Doc[]> {
     return (await this.listPage(domain, q, scope)).docs
   }
@@ -92,18 +89,21 @@ export class Repository {
    * A page of a list and, when the page is full, the keyset cursor after its last row: the values
    * its order expressions had in SQL (then its id), for `after` on the next page. `readOnly`: the
    * caller only reads the docs (presents them), so a page answered from memory gives the same docs.
+   * `aside`: a page that reads many rows is read in the reader thread (`db.allAside`).
    */
   async listPage(
     domain: string,
     q: ListQuery,
     scope: ListScope = {},
     readOnly = false,
+    aside = false,
   ): Promise<{ docs: Doc[]; next: SqlValue[] | null }> {
     const args: SqlValue[] = []
     const where = listWhere(this.spec, this.layout, domain, q, scope, args)
     args.push(q.limit, q.offset)
+    const sql = pageSql(this.spec, this.layout, where, q)
     // a page asked again before any write is answered from memory
-    return this.pageOf(await this.db.allCached(pageSql(this.spec, this.layout, where, q), args), q.limit, readOnly)
+    return this.pageOf(await (aside ? this.db.allAside(sql, args) : this.db.allCached(sql, args)), q.limit, readOnly)
   }
 
   /** The docs of the rows of a page statement (`pageSql`) and, when the page is full, the keyset cursor. */
@@ -118,11 +118,12 @@ export class Repository {
     return { docs, next }
   }
 
-  /** How many entities the query's filter selects, whatever its offset and limit (X-Total-Count). */
-  async countMatching(domain: string, q: ListQuery, scope: ListScope = {}): Promise<number> {
+  /** How many entities the query's filter selects, whatever its offset and limit (X-Total-Count); `aside` as in `listPage`. */
+  async countMatching(domain: string, q: ListQuery, scope: ListScope = {}, aside = false): Promise<number> {
     const args: SqlValue[] = []
     const where = listWhere(this.spec, this.layout, domain, { ...q, after: undefined }, scope, args)
-    return (await this.db.get(`SELECT count(*) FROM ${this.spec.table} WHERE ${where}`, args))![0] as number
+    const sql = `SELECT count(*) FROM ${this.spec.table} WHERE ${where}`
+    return (aside ? (await this.db.allAside(sql, args))[0] : await this.db.get(sql, args))![0] as number
   }
 
   /** Ids whose field equals one of `values` (a key may be stored as text or as a number). */
@@ -133,8 +134,7 @@ export class Repository {
     now = Date.now(),
     range?: ColumnRange,
   ): Promise<string[]> {
-    const slots = values.map(() => '?').join(', ')
-    const cond = fields.map((f) => `${this.layout.resolveField(f)} IN (${slots})`).join(' OR ')
+    const cond = fields.map((f) => `${this.layout.resolveField(f)} IN (${placeholders(values.length)})`).join(' OR ')
     const alive = this.spec.expiring ? ' AND (expires IS NULL OR expires > ?)' : ''
     const within = range ? ` AND ${range.column} >= ? AND ${range.column} < ?` : ''
     const rows = await this.db.all(

@@ -7,7 +7,7 @@
  */
 import type { SqlValue } from '~storage/db'
 import type { Doc } from '~storage/doc'
-import { approxRows, asideCount, asidePage, planOf } from '~storage/list-budget'
+import { approxRows, planOf } from '~storage/list-budget'
 import type { ListScope } from '~storage/list-sql'
 import type { FilterNode, ListQuery } from '~storage/query'
 import type { Repository } from '~storage/repository'
@@ -39,13 +39,12 @@ export async function readListPage(
   repo: Repository,
   q: ListQuery,
 ): Promise<{ docs: Doc[]; next: SqlValue[] | null }> {
-  if (await goesAside(ctx, repo, q)) return asidePage(repo, ctx.domain, q, {})
-  return repo.listPage(ctx.domain, q, {}, true)
+  return repo.listPage(ctx.domain, q, {}, true, await goesAside(ctx, repo, q))
 }
 
 /** How many rows the list's filter selects (X-Total-Count): counted aside when the domain has many. */
 export async function countList(ctx: Ctx, repo: Repository, q: ListQuery, scope: ListScope = {}): Promise<number> {
   const min = ctx.deps.config.listAsideMinRows
   const many = repo.db.driver === 'embedded' && (await approxRows(repo, ctx.domain, min, ctx.deps.clock.now())) > min
-  return many ? asideCount(repo, ctx.domain, q, scope) : repo.countMatching(ctx.domain, q, scope)
+  return repo.countMatching(ctx.domain, q, scope, many)
 }

@@ -7,7 +7,7 @@
  * they do not decide the page. Both refusals name the index that would serve the list.
  */
 import type { Doc } from '~storage/doc'
-import { approxRows, asidePage, budgetedPage, planOf } from '~storage/list-budget'
+import { approxRows, budgetedPage, planOf } from '~storage/list-budget'
 import type { FilterNode, ListQuery } from '~storage/query'
 import type { ColumnRange, Repository } from '~storage/repository'
 import type { SqlValue } from '~storage/db'
@@ -58,9 +58,8 @@ export async function readPage(
   const { sorts, scans } = judged ? await planOf(repo, ctx.domain, query, scope) : { sorts: false, scans: false }
   if (sorts && n > sortMax) throw refuse('ordering', 'order')
   // within the budgets, a list that reads many records reads them in the reader thread
-  const aside = repo.db.driver === 'embedded' && n > asideMin && (sorts || scans)
-  if (n <= scanMax || !scans)
-    return aside ? asidePage(repo, ctx.domain, query, scope) : repo.listPage(ctx.domain, query, scope, true)
+  const aside = n > asideMin && (sorts || scans)
+  if (n <= scanMax || !scans) return repo.listPage(ctx.domain, query, scope, true, aside)
   const page = await budgetedPage(repo, ctx.domain, query, scope, scanMax, true, aside)
   if (!page) throw refuse(`filtering beyond the first ${scanMax} of`, 'filter')
   return page
