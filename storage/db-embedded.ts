@@ -6,35 +6,21 @@
  * checkpointer process; each takes the write lock per transaction, waiting for it off the event
  * loop. Otherwise (tools, tests) the connection locks the file exclusively.
  *
- * Writes commit in groups: the write transactions asked for during one turn of the event loop run
- * in one SQLite transaction, each inside its own savepoint (a body that fails is rolled back alone
- * and its caller gets the error), and all are answered once that transaction has committed. A commit
- * costs about the same for one body as for fifty (it writes each changed page once), so under load
- * this multiplies write throughput; nothing is answered before it is committed.
+ * Writes commit in groups (./db-group-commit.ts): nothing is answered before it is committed.
  */
 import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
 import { assertRead, normalizeDbError } from './db'
-import { driveSliced } from './db-sliced'
 import { asideReader } from './db-aside'
 import { startCheckpointer, type Checkpointer } from './db-checkpointer'
 import { WriteLock } from './db-write-lock'
 import { ReadCache } from './read-cache'
 import { CommitCounter } from './commit-counter'
 import { type Statement, Statements } from './db-statements'
+import { GroupCommit } from './db-group-commit'
 
-/** Bodies per group commit: bounds how long one commit holds the loop. */
-const MAX_GROUP = 128
 /** How long a shared file's writer waits for another process's transaction (a group commit takes milliseconds). */
 const BUSY_TIMEOUT_MS = 5000
-
-interface PendingWrite {
-  body: () => TxStep<unknown>
-  /** Driven in time slices, alone in its transaction (`writeLong`). */
-  long?: boolean
-  resolve(value: unknown): void
-  reject(error: unknown): void
-}
 
 const SELECT = /^\s*select\b/i
 
@@ -152,123 +138,23 @@ export function openEmbeddedDb(
     return next.value
   }
   const transaction = conn.transaction(drive)
-  const savepoint = conn.prepare('SAVEPOINT body') as unknown as Statement
-  const release = conn.prepare('RELEASE body') as unknown as Statement
-  const rollbackTo = conn.prepare('ROLLBACK TO body') as unknown as Statement
-
-  const waiting: PendingWrite[] = []
-  let scheduled = false
-  function enqueue<T>(body: () => TxStep<T>, long = false): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      waiting.push({ body, long, resolve: resolve as (v: unknown) => void, reject })
-      if (!scheduled) {
-        scheduled = true
-        setImmediate(commitGroup)
-      }
-    })
-  }
-
-  // the long write in progress: its transaction is open, so nothing else may write until it ends
-  let long: Promise<void> | null = null
-  async function settled(): Promise<void> {
-    while (long) await long
-  }
-  function runLong(w: PendingWrite): void {
-    long = (async () => {
-      writing()
-      try {
-        if (lock) await lock.acquire(beginWrite)
-        else beginWrite()
-        const value = await driveSliced(w.body(), execute, () => conn.inTransaction)
-        commitWrite()
-        w.resolve(value)
-      } catch (err) {
-        if (conn.inTransaction)
-          try {
-            conn.exec('ROLLBACK')
-          } catch {}
-        w.reject(normalizeDbError(err))
-      } finally {
-        long = null
-        wrote() // what was read meanwhile may be gone with a rollback
-        if (waiting.length && !scheduled) {
-          scheduled = true
-          setImmediate(commitGroup)
-        }
-      }
-    })()
-  }
-
-  let retry: ReturnType<typeof setTimeout> | undefined
-  function commitGroup(): void {
-    scheduled = false
-    if (closed) {
-      for (const w of waiting.splice(0)) w.reject(new Error('the database is closed'))
-      return
-    }
-    if (long || retry) return // scheduled again when it ends, or when the retry comes
-    const longAt = waiting.findIndex((w) => w.long)
-    if (longAt === 0) return runLong(waiting.shift()!)
-    const group = waiting.splice(0, longAt < 0 ? MAX_GROUP : Math.min(MAX_GROUP, longAt))
-    writing()
-    if (waiting.length) {
-      scheduled = true
-      setImmediate(commitGroup)
-    }
-    if (group.length === 1 && !lock) {
-      const [only] = group as [PendingWrite]
-      call(() => transaction.immediate(only.body)).then(only.resolve, only.reject)
-      return
-    }
-    if (lock) {
-      let begun: boolean
-      try {
-        begun = lock.attempt(beginWrite)
-      } catch (err) {
-        for (const w of group) w.reject(err)
-        return
-      }
-      if (!begun) {
-        // another process writes: this group goes first when the lock is tried again
-        waiting.unshift(...group)
-        retry = setTimeout(() => {
-          retry = undefined
-          commitGroup()
-        }, lock.pauseMs)
-        return
-      }
-    }
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
-    try {
-      if (!lock) beginWrite()
-      for (const w of group) {
-        savepoint.run([])
-        try {
-          const value = drive(w.body)
-          release.run([])
-          outcomes.push({ ok: true, value })
-        } catch (err) {
-          if (!conn.inTransaction) throw err // the failure ended the whole transaction: nothing of the group stays
-          rollbackTo.run([])
-          release.run([])
-          outcomes.push({ ok: false, error: normalizeDbError(err) })
-        }
-      }
-      commitWrite()
-    } catch (err) {
-      if (conn.inTransaction)
-        try {
-          conn.exec('ROLLBACK')
-        } catch {}
-      for (const w of group) w.reject(normalizeDbError(err))
-      return
-    }
-    group.forEach((w, i) => {
-      const o = outcomes[i]!
-      if (o.ok) w.resolve(o.value)
-      else w.reject(o.error)
-    })
-  }
+  const groups = new GroupCommit({
+    closed: () => closed,
+    inTransaction: () => conn.inTransaction,
+    exec: (sql) => conn.exec(sql),
+    begin: beginWrite,
+    commit: commitWrite,
+    writing,
+    wrote,
+    drive,
+    execute,
+    immediate: <T>(body: () => TxStep<T>) => transaction.immediate(body) as T,
+    savepoint: conn.prepare('SAVEPOINT body') as unknown as Statement,
+    release: conn.prepare('RELEASE body') as unknown as Statement,
+    rollbackTo: conn.prepare('ROLLBACK TO body') as unknown as Statement,
+    lock,
+  })
+  const settled = () => groups.settled()
 
   /** What a statement read with `all` or `get` answered; one that wrote (UPDATE ... RETURNING) committed on its own: counted. */
   function counted<T>(sql: string, result: T): T {
@@ -315,8 +201,8 @@ export function openEmbeddedDb(
         if (!lock) return call(() => ({ changes: prepare(sql).run(args).changes }))
         // the lock is taken by a BEGIN (a refused statement could stay half-run), then the statement
         // runs in the same turn, alone in its transaction
-        while (long || !lock.attempt(beginWrite)) {
-          if (long)
+        while (groups.longRunning || !lock.attempt(beginWrite)) {
+          if (groups.longRunning)
             await settled() // a long write of this process began meanwhile
           else await Bun.sleep(lock.pauseMs)
         }
@@ -331,7 +217,7 @@ export function openEmbeddedDb(
           }
         })
       }
-      return long ? settled().then(now) : now() // not inside the long write's transaction
+      return groups.longRunning ? settled().then(now) : now() // not inside the long write's transaction
     },
     getCached: (sql: string, args: SqlValue[]) =>
       cached(sql, args, false, () => prepare(sql).get(args) as Row | undefined) as Promise<Row | undefined>,
@@ -345,8 +231,8 @@ export function openEmbeddedDb(
       return aside ? (freshen(), cache.answerLater(sql, args, () => aside.all(sql, args))) : all(sql, args)
     },
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
-    write: (body) => enqueue(body),
-    writeLong: (body) => enqueue(body, true),
+    write: (body) => groups.enqueue(body),
+    writeLong: (body) => groups.enqueue(body, true),
     read: <T>(body: () => TxStep<T>) => {
       freshen()
       beginSnapshot()
@@ -375,13 +261,7 @@ export function openEmbeddedDb(
       }),
     close: async () => {
       endSnapshot()
-      // what was asked for is written before the file closes
-      while (waiting.length || long || retry) {
-        if (long) await settled()
-        else if (retry)
-          await Bun.sleep(5) // the retry of a group waiting for another process's lock
-        else commitGroup()
-      }
+      await groups.flush() // what was asked for is written before the file closes
       aside?.close()
       await checkpointer?.stop()
       try {
