@@ -2,7 +2,7 @@
  * The generic repository: list, get, lookup, create, update and remove for any table of the
  * standard shape (domain, id, <key columns>, doc, <detached columns>, ct, lwt, version). Every
  * statement is scoped by the domain it is given, and every mutation writes its journal record in
- * the same transaction.
+ * the same transaction. Its reads as transaction steps (every entity, counts) are in ./table-reads.ts.
  */
 import type { Db, Row, SqlValue, TxStep } from './db'
 import { ConstraintError, tx } from './db'
@@ -11,6 +11,7 @@ import { appendJournal, type JournalEntry, type WriteContext } from './journal'
 import { type ColumnRange, type ListScope, listWhere, pageSql } from './list-sql'
 import type { ListQuery } from './query'
 import { type TableSpec, TableLayout } from './table'
+import { placeholders, TableReads } from './table-reads'
 
 /** Rows one statement of a purge deletes: a few milliseconds of work. */
 const PURGE_CHUNK = 500
@@ -21,20 +22,15 @@ export type { ColumnRange } from './list-sql'
 /** Changes that only touch these never count as an update. */
 const STAMP_PATHS = new Set(['ext.ct', 'ext.lwt'])
 
-const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(',')
-
 /** The docs of a page's rows while the database keeps those rows (until the next write). */
 const parsedPages = new WeakMap<Row[], Doc[]>()
 
-export class Repository {
-  readonly layout: TableLayout
+export class Repository extends TableReads {
   private readonly sql: Record<'get' | 'insert' | 'update' | 'delete', string>
 
-  constructor(
-    readonly db: Db,
-    readonly spec: TableSpec,
-  ) {
-    const layout = (this.layout = new TableLayout(spec))
+  constructor(db: Db, spec: TableSpec) {
+    const layout = new TableLayout(spec)
+    super(db, spec, layout)
     const t = spec.table
     const { written } = layout
     const alive = spec.expiring ? ' AND (expires IS NULL OR expires > ?)' : ''
@@ -168,82 +164,6 @@ export class Repository {
         hidden: this.layout.hiddenOf(row),
       }
     })
-  }
-
-  // ---- reads as transaction steps (run on their own with `db.read`) ----
-
-  /** Every entity of a domain, by id. */
-  *all(domain: string): TxStep<Doc[]> {
-    const rows = yield* tx.all(`SELECT doc FROM ${this.spec.table} WHERE domain = ? ORDER BY id`, [domain])
-    return rows.map((r) => JSON.parse(r[0] as string) as Doc)
-  }
-
-  /** The entities of a domain with these ids, by id. */
-  *getMany(domain: string, ids: readonly string[]): TxStep<Doc[]> {
-    if (ids.length === 0) return []
-    const rows = yield* tx.all(
-      `SELECT doc FROM ${this.spec.table} WHERE domain = ? AND id IN (${placeholders(ids.length)}) ORDER BY id`,
-      [domain, ...ids],
-    )
-    return rows.map((r) => JSON.parse(r[0] as string) as Doc)
-  }
-
-  /** Which of the given values a field holds in a domain (ids that exist, role names that exist). */
-  *existing(domain: string, field: string, values: readonly string[]): TxStep<Set<string>> {
-    if (values.length === 0) return new Set()
-    const expr = this.layout.resolveField(field)
-    const rows = yield* tx.all(
-      `SELECT ${expr} FROM ${this.spec.table} WHERE domain = ? AND ${expr} IN (${placeholders(values.length)})`,
-      [domain, ...values],
-    )
-    return new Set(rows.map((r) => r[0] as string))
-  }
-
-  /** Ids of the entities whose field equals the value (SIP accounts of a user). */
-  *idsWhere(domain: string, field: string, value: SqlValue): TxStep<string[]> {
-    const rows = yield* tx.all(
-      `SELECT id FROM ${this.spec.table} WHERE domain = ? AND ${this.layout.resolveField(field)} = ? ORDER BY id`,
-      [domain, value],
-    )
-    return rows.map((r) => r[0] as string)
-  }
-
-  /** Ids of the entities whose array field contains the value (users in a group, groups under a parent). */
-  *idsContaining(domain: string, field: string, value: string): TxStep<string[]> {
-    const rows = yield* tx.all(
-      `SELECT id FROM ${this.spec.table} WHERE domain = ?
-       AND EXISTS (SELECT 1 FROM json_each(doc, '$.${field}') WHERE value = ?) ORDER BY id`,
-      [domain, value],
-    )
-    return rows.map((r) => r[0] as string)
-  }
-
-  /** The domains that hold an entity whose field equals the value (across every domain). */
-  async domainsWhere(field: string, value: SqlValue): Promise<string[]> {
-    const rows = await this.db.all(
-      `SELECT DISTINCT domain FROM ${this.spec.table} WHERE ${this.layout.resolveField(field)} = ?`,
-      [value],
-    )
-    return rows.map((r) => r[0] as string)
-  }
-
-  /** The number of entities in a domain. */
-  *count(domain: string): TxStep<number> {
-    return (yield* tx.get(`SELECT count(*) FROM ${this.spec.table} WHERE domain = ?`, [domain]))![0] as number
-  }
-
-  /** The number of entities across the installation, optionally leaving out one domain's (licence limits). */
-  *countAll(exceptDomain?: string): TxStep<number> {
-    const [where, args] = exceptDomain === undefined ? ['', []] : [' WHERE domain <> ?', [exceptDomain]]
-    return (yield* tx.get(`SELECT count(*) FROM ${this.spec.table}${where}`, args))![0] as number
-  }
-
-  /** The number of entities across the installation whose field (a key column: no doc is read) equals the value. */
-  *countAllWhere(field: string, value: SqlValue): TxStep<number> {
-    const row = yield* tx.get(`SELECT count(*) FROM ${this.spec.table} WHERE ${this.layout.resolveField(field)} = ?`, [
-      value,
-    ])
-    return row![0] as number
   }
 
   // ---- mutations: transaction steps ----
