@@ -1,5 +1,6 @@
 // The Host header is read the same on both listeners: HTTP/1.0 may leave it out (the route is still
-// found from the target), HTTP/1.1 may not (400, as Bun.serve answers it on the direct listener).
+// found from the target), HTTP/1.1 may not: a 400, with the service's error body through the gateway
+// (Bun.serve's own, on the direct listener, has none), and the connection ends.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RawClient } from '../helpers/raw-http'
 import { testService, type TestService } from '../helpers/service'
@@ -30,8 +31,19 @@ for (const gateway of ['off', 'on'] as const) {
     })
 
     test('HTTP/1.1 without Host is refused with 400', async () => {
-      expect((await ask('GET /healthz HTTP/1.1\r\n\r\n')).status).toBe(400)
+      const refused = await ask('GET /healthz HTTP/1.1\r\n\r\n')
+      expect(refused.status).toBe(400)
+      if (gateway === 'on') expect(JSON.parse(refused.body).error_details).toEqual({ field: 'host' })
       expect((await ask('GET /healthz HTTP/1.1\r\nHost: test.local\r\n\r\n')).status).toBe(200)
+    })
+
+    test('a request without Host ends its connection: what was sent behind it is not answered', async () => {
+      const c = await RawClient.open(port)
+      c.write('GET /healthz HTTP/1.1\r\n\r\nGET /healthz HTTP/1.1\r\nHost: test.local\r\n\r\n')
+      const [r] = await c.responses(1)
+      expect(r!.status).toBe(400)
+      expect(await c.closedWithin(2000)).toBe(true)
+      expect((await c.responses(2, 0)).length).toBe(1)
     })
   })
 }

@@ -6,7 +6,7 @@
 import type { IncomingRequest } from '../kernel'
 import type { Answer } from '../respond'
 import type { Chunk, Conn } from './connection'
-import { INLINE_MAX_BODY, InlineRequest, inlineAnswer, parseInlineHead } from './inline'
+import { INLINE_MAX_BODY, InlineRequest, inlineAnswer, NO_HOST, NO_HOST_ANSWER, parseInlineHead } from './inline'
 import type { RequestStart } from './request-stream'
 
 /** What of the front the answers use. */
@@ -30,10 +30,11 @@ export function inlineAnswers(serve: (request: IncomingRequest) => Promise<Answe
   /** The connection ended (also while an answer was awaited: a check after an `await`). */
   const gone = (c: Conn) => c.mode === 'closed'
 
-  const answer = async (c: Conn, request: IncomingRequest, headRequest: boolean, close: boolean) => {
+  /** Answers the request (null: a head without Host, answered 400 here) and goes on with the connection. */
+  const answer = async (c: Conn, request: IncomingRequest | null, headRequest: boolean, close: boolean) => {
     inFlight++
     try {
-      const bytes = inlineAnswer(await serve(request), headRequest, close)
+      const bytes = inlineAnswer(request ? await serve(request) : NO_HOST_ANSWER, headRequest, close)
       const made = bytes instanceof Promise ? await bytes : bytes // a turn of the microtask queue saved
       close = made.close
       if (gone(c)) return
@@ -92,7 +93,8 @@ export function inlineAnswers(serve: (request: IncomingRequest) => Promise<Answe
       const body = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : Buffer.concat(parts)
       c.pending.splice(0, end)
       c.awaiting = { head: start.head, inline: true }
-      void answer(c, new InlineRequest(head, body), start.head, head.close)
+      if (head === NO_HOST) void answer(c, null, start.head, true)
+      else void answer(c, new InlineRequest(head, body), start.head, head.close)
       return 'taken'
     },
     inFlight: () => inFlight,

@@ -33,8 +33,14 @@ const KNOWN_METHODS = new Map(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
 /** A request target the WHATWG URL parser keeps as it is: no dot segment, backslash or byte outside ASCII. */
 const PLAIN_TARGET = /^(?!.*\/(?:\.|%2e))[\w.\-~!$&'()*+,;=:@/?%]*$/i
 
-/** The rewritten head (the request stream checked its syntax), or null when it is not one the front answers itself. */
-export function parseInlineHead(parts: Buffer[]): InlineHead | null {
+/** HTTP/1.1 requires a Host: the head the front answers with a 400 itself (Bun.serve's own has no body). */
+export const NO_HOST = 'no-host'
+
+/**
+ * The rewritten head (the request stream checked its syntax), NO_HOST, or null when it is not one
+ * the front answers itself.
+ */
+export function parseInlineHead(parts: Buffer[]): InlineHead | typeof NO_HOST | null {
   let text = ''
   for (const part of parts) text += part.toString('latin1')
   const lineEnd = text.indexOf('\r\n')
@@ -66,8 +72,7 @@ export function parseInlineHead(parts: Buffer[]): InlineHead | null {
     }
     at = end + 2
   }
-  // HTTP/1.1 requires a Host: Bun.serve refuses a request without one, as it does on the direct listener
-  if (version === 'HTTP/1.1' && !headers.has('host')) return null
+  if (version === 'HTTP/1.1' && !headers.has('host')) return NO_HOST
   const close = version === 'HTTP/1.0' ? !/\bkeep-alive\b/.test(connection) : /\bclose\b/.test(connection)
   const origin = `http://${host || 'localhost'}`
   if (PLAIN_TARGET.test(target)) return { method, url: origin + target, headers, close }
@@ -127,6 +132,20 @@ function httpDate(): string {
     dateText = new Date(second * 1000).toUTCString()
   }
   return dateText
+}
+
+const NO_HOST_BODY = JSON.stringify({
+  error_code: 1400,
+  error_message: 'an HTTP/1.1 request must name its host in the Host header',
+  error_details: { field: 'host' },
+})
+/** The answer to a head without Host: the connection ends after it, as Bun.serve ends it. */
+export const NO_HOST_ANSWER: Answer = {
+  status: 400,
+  headers: { 'content-type': 'application/json' },
+  cookies: [],
+  body: NO_HOST_BODY,
+  bytes: NO_HOST_BODY.length,
 }
 
 /** Headers the front writes itself. */
