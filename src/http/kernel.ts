@@ -12,7 +12,7 @@ import { readCookie, SESSION_COOKIE } from '../identity/cookies'
 import { RequestBody, readJsonBody } from './body'
 import { type Cidr, inCidrs } from './cidr'
 import { allowedMethods, errorOutcome, type Outcome, parseQuery, runRoute } from './dispatch'
-import { VALID_HOST } from './gateway/request-stream'
+import { VALID_HOST } from './gateway/head'
 import { type Answer, preflight, respond, toHttpResponse } from './respond'
 import type { RequestSource } from './req'
 

@@ -11,6 +11,8 @@ export interface Segment {
 
 export interface Conn {
   client: Socket<Conn>
+  /** The client's address, as the app is told it (X-Real-IP). */
+  peer: string
   up: Socket<Conn> | null
   stream: RequestStream
   responses: ResponseStream

@@ -318,6 +318,7 @@ export function startFront(options: FrontOptions): Front {
         }
         const c: Conn = {
           client,
+          peer,
           up: null,
           stream: new RequestStream(Buffer.from(`X-Real-IP: ${peer}\r\n`), options.maxBodyBytes),
           responses: new ResponseStream(),

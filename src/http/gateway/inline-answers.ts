@@ -6,7 +6,7 @@
 import type { IncomingRequest } from '../kernel'
 import type { Answer } from '../respond'
 import type { Chunk, Conn } from './connection'
-import { INLINE_MAX_BODY, InlineRequest, inlineAnswer, NO_HOST, NO_HOST_ANSWER, parseInlineHead } from './inline'
+import { INLINE_MAX_BODY, InlineRequest, inlineAnswer, inlineHead, NO_HOST, NO_HOST_ANSWER } from './inline'
 import type { RequestStart } from './request-stream'
 
 /** What of the front the answers use. */
@@ -82,7 +82,7 @@ export function inlineAnswers(serve: (request: IncomingRequest) => Promise<Answe
   return {
     take(c, start) {
       if (start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'
-      const head = parseInlineHead(c.pending.slice(0, start.parts).map((s) => s.data))
+      const head = inlineHead(start.scanned, c.peer)
       if (!head) return 'upstream'
       let end = start.parts
       let have = 0

@@ -9,6 +9,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { IncomingRequest } from '../kernel'
 import { type Answer, toHttpResponse } from '../respond'
+import type { Head } from './head'
 
 /** Bodies up to this size are read whole before the app sees them; larger ones stream through Bun.serve. */
 export const INLINE_MAX_BODY = 256 * 1024
@@ -37,41 +38,41 @@ const PLAIN_TARGET = /^(?!.*\/(?:\.|%2e))[\w.\-~!$&'()*+,;=:@/?%]*$/i
 export const NO_HOST = 'no-host'
 
 /**
- * The rewritten head (the request stream checked its syntax), NO_HOST, or null when it is not one
- * the front answers itself.
+ * The head as the app would see it over the unix socket, from the head as scanned (./head.ts): a
+ * client's X-Real-IP renamed, the client's address as X-Real-IP, LOOKUP, SYNC and CLEAR as POST
+ * with X-HTTP-Method-Override (./request-stream.ts rewrites the bytes the same way). NO_HOST, or
+ * null when it is not one the front answers itself.
  */
-export function parseInlineHead(parts: Buffer[]): InlineHead | typeof NO_HOST | null {
-  let text = ''
-  for (const part of parts) text += part.toString('latin1')
-  const lineEnd = text.indexOf('\r\n')
-  const sp1 = text.indexOf(' ')
-  const sp2 = text.lastIndexOf(' ', lineEnd)
-  const asSent = text.slice(0, sp1)
-  const method = KNOWN_METHODS.get(asSent) ?? asSent
-  const target = text.slice(sp1 + 1, sp2)
-  const version = text.slice(sp2 + 1, lineEnd)
+export function inlineHead(scanned: Head, clientAddress: string): InlineHead | typeof NO_HOST | null {
+  const { line, fields, custom } = scanned
+  const sp1 = line.indexOf(' ')
+  const sp2 = line.lastIndexOf(' ')
+  const target = line.slice(sp1 + 1, sp2)
+  const version = line.slice(sp2 + 1)
   // origin-form targets only: absolute-form and `*` are Bun.serve's to judge
-  if (sp1 <= 0 || sp2 <= sp1 || target.charCodeAt(0) !== 47 /* / */) return null
+  if (sp2 <= sp1 || target.charCodeAt(0) !== 47 /* / */) return null
   if (version !== 'HTTP/1.1' && version !== 'HTTP/1.0') return null
+  const asSent = line.slice(0, sp1)
+  const method = custom ? 'POST' : (KNOWN_METHODS.get(asSent) ?? asSent)
   const headers = new Map<string, string>()
+  const add = (name: string, value: string) => {
+    const before = headers.get(name)
+    // repeated lines are one list, as Bun's Headers join them (cookies with `; `)
+    headers.set(name, before === undefined ? value : `${before}${name === 'cookie' ? '; ' : ', '}${value}`)
+  }
   let host = ''
   let connection = ''
-  for (let at = lineEnd + 2; at < text.length; ) {
-    let end = text.indexOf('\r\n', at)
-    if (end < 0) end = text.length
-    const colon = text.indexOf(':', at)
-    if (colon > at && colon < end) {
-      const name = text.slice(at, colon).toLowerCase()
-      const value = text.slice(colon + 1, end).trim()
-      if (name === 'expect') return null // the client waits for a 100 before its body: Bun.serve sends it
-      if (name === 'host') host = value
-      else if (name === 'connection') connection = value.toLowerCase()
-      const before = headers.get(name)
-      // repeated lines are one list, as Bun's Headers join them (cookies with `; `)
-      headers.set(name, before === undefined ? value : `${before}${name === 'cookie' ? '; ' : ', '}${value}`)
-    }
-    at = end + 2
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i]!
+    const value = fields[i + 1]!
+    if (name === 'expect') return null // the client waits for a 100 before its body: Bun.serve sends it
+    if (name === 'host') host = value
+    else if (name === 'connection') connection = value.toLowerCase()
+    // an upgrade request goes to Bun.serve: here Upgrade is only renamed, as in the bytes
+    add(name === 'x-real-ip' ? 'x-untr-ip' : name === 'upgrade' ? 'x-upgrd' : name, value)
   }
+  if (custom) add('x-http-method-override', custom)
+  headers.set('x-real-ip', clientAddress)
   if (version === 'HTTP/1.1' && !headers.has('host')) return NO_HOST
   const close = version === 'HTTP/1.0' ? !/\bkeep-alive\b/.test(connection) : /\bclose\b/.test(connection)
   const origin = `http://${host || 'localhost'}`

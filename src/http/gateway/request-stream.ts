@@ -1,20 +1,17 @@
 /**
- * The gateway's view of one client connection's bytes: it finds request boundaries (heads,
- * Content-Length and chunked bodies) without parsing more than that, rewrites the request line of
+ * The gateway's view of one client connection's bytes: it finds request boundaries (heads, read by
+ * ./head.ts; Content-Length and chunked bodies), rewrites the request line of
  * LOOKUP, SYNC and CLEAR into `POST` + `X-HTTP-Method-Override`, and adds the client address to
  * every head. Everything else passes through as the same bytes. It must be at least as strict as
  * Bun's own parser, so both always agree on where a request ends (reference/gateway-findings.md).
  */
+import { CUSTOM_METHODS, type CustomMethod, type Head, scanHead } from './head'
 
 const CR = 13
 const LF = 10
-const SP = 32
-const HT = 9
-const COLON = 58
 const CRLF = Buffer.from('\r\n')
 const CRLFCRLF = Buffer.from('\r\n\r\n')
 const POST = Buffer.from('POST')
-const HEAD = Buffer.from('HEAD ')
 
 /** Heads larger than this are answered 431. */
 export const MAX_HEAD_BYTES = 16 * 1024
@@ -25,113 +22,11 @@ export const MAX_HEAD_BYTES = 16 * 1024
  */
 export const MAX_CHUNK_SIZE_DIGITS = 13
 
-export const CUSTOM_METHODS = ['LOOKUP', 'SYNC', 'CLEAR'] as const
-const CUSTOM = CUSTOM_METHODS.map((m) => ({
-  name: m,
-  token: Buffer.from(m + ' '),
-  header: Buffer.from(`X-HTTP-Method-Override: ${m}\r\n`),
-}))
-
-/** Header names the scanner acts on, lower case. Client copies of X-Real-IP are renamed, never believed. */
-const H_CONTENT_LENGTH = Buffer.from('content-length')
-const H_TRANSFER_ENCODING = Buffer.from('transfer-encoding')
-const H_UPGRADE = Buffer.from('upgrade')
-const H_REAL_IP = Buffer.from('x-real-ip')
-const H_HOST = Buffer.from('host')
-/**
- * A host name, an IPv4 address or a bracketed IPv6 one, with an optional port, or nothing. Anything
- * else is a 400 (RFC 9112 3.2): the app builds its URLs from Host, and a `/` or `?` in it would move
- * the path the app routes by.
- */
-export const VALID_HOST = /^(?:(?:[\w.-]+|\[[\d:a-f.]+\])(?::\d{1,5})?)?$/i
+const OVERRIDE_LINE = Object.fromEntries(
+  CUSTOM_METHODS.map((m) => [m, Buffer.from(`X-HTTP-Method-Override: ${m}\r\n`)]),
+) as Record<CustomMethod, Buffer>
 const RENAMED_UPGRADE = Buffer.from('X-Upgrd') // same length as "Upgrade"
 const RENAMED_REAL_IP = Buffer.from('X-Untr-IP') // same length as "X-Real-IP"
-
-interface Head {
-  headEnd: number
-  custom: (typeof CUSTOM)[number] | null
-  /** A HEAD request: its answer has no body whatever its Content-Length says. */
-  head: boolean
-  contentLength: number
-  chunked: boolean
-  upgradeAt: number
-  realIpAt: number[]
-}
-
-function nameIs(buf: Buffer, at: number, len: number, lower: Buffer): boolean {
-  if (len !== lower.length) return false
-  for (let i = 0; i < len; i++) if ((buf[at + i]! | 0x20) !== lower[i]) return false
-  return true
-}
-
-const TCHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
-
-/** Scans one request head starting at `start`. */
-function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad' {
-  const end = buf.indexOf(CRLFCRLF, start)
-  if (end < 0) return 'incomplete'
-  const head: Head = {
-    headEnd: end + 4,
-    custom: null,
-    head: false,
-    contentLength: 0,
-    chunked: false,
-    upgradeAt: -1,
-    realIpAt: [],
-  }
-  let lineStart = start
-  let first = true
-  let sawLength = false
-  let sawEncoding = false
-  let sawHost = false
-  while (lineStart < end + 2) {
-    const lf = buf.indexOf(LF, lineStart)
-    if (lf < 0 || lf > end + 1 || buf[lf - 1] !== CR) return 'bad'
-    const lineEnd = lf - 1
-    const cr = buf.indexOf(CR, lineStart)
-    if (cr !== lineEnd) return 'bad' // a bare CR inside the line
-    if (first) {
-      const sp = buf.indexOf(SP, lineStart)
-      if (sp < 0 || sp >= lineEnd || !TCHAR.test(buf.toString('latin1', lineStart, sp))) return 'bad'
-      head.custom =
-        CUSTOM.find(
-          (c) =>
-            sp - lineStart + 1 === c.token.length && buf.compare(c.token, 0, c.token.length, lineStart, sp + 1) === 0,
-        ) ?? null
-      head.head = sp - lineStart === 4 && buf.compare(HEAD, 0, 5, lineStart, sp + 1) === 0
-      first = false
-    } else {
-      const c0 = buf[lineStart]
-      if (c0 === SP || c0 === HT) return 'bad' // obsolete line folding
-      const colon = buf.indexOf(COLON, lineStart)
-      if (colon <= lineStart || colon > lineEnd) return 'bad'
-      const before = buf[colon - 1]
-      if (before === SP || before === HT) return 'bad' // whitespace before the colon
-      const len = colon - lineStart
-      const value = () => buf.toString('latin1', colon + 1, lineEnd).trim()
-      if (nameIs(buf, lineStart, len, H_CONTENT_LENGTH)) {
-        const v = value()
-        if (sawLength || !/^\d{1,15}$/.test(v)) return 'bad'
-        sawLength = true
-        head.contentLength = Number(v)
-      } else if (nameIs(buf, lineStart, len, H_TRANSFER_ENCODING)) {
-        if (sawEncoding || value().toLowerCase() !== 'chunked') return 'bad'
-        sawEncoding = true
-        head.chunked = true
-      } else if (nameIs(buf, lineStart, len, H_UPGRADE)) {
-        head.upgradeAt = lineStart
-      } else if (nameIs(buf, lineStart, len, H_HOST)) {
-        if (sawHost || !VALID_HOST.test(value())) return 'bad'
-        sawHost = true
-      } else if (nameIs(buf, lineStart, len, H_REAL_IP)) {
-        head.realIpAt.push(lineStart)
-      }
-    }
-    lineStart = lf + 1
-  }
-  if (sawLength && sawEncoding) return 'bad'
-  return head
-}
 
 type State =
   | 'head'
@@ -171,6 +66,8 @@ export interface RequestStart {
   parts: number
   /** The Content-Length of its body; -1 for a chunked body, or for an upgrade request (it has none). */
   bodyBytes: number
+  /** Its head as scanned (request line and fields as the client sent them, before the rewriting). */
+  scanned: Head
 }
 
 export class RequestStream {
@@ -259,16 +156,16 @@ export class RequestStream {
           flush()
           this.requests++
           const hasBody = head.chunked || head.contentLength > 0
-          const upgrade = head.upgradeAt >= 0 && this.requests === 1 && !hasBody
-          if (head.upgradeAt >= 0 && !upgrade) RENAMED_UPGRADE.copy(buf, head.upgradeAt)
+          const upgrade = head.upgradeAt.length > 0 && this.requests === 1 && !hasBody
+          if (!upgrade) for (const at of head.upgradeAt) RENAMED_UPGRADE.copy(buf, at)
           for (const at of head.realIpAt) RENAMED_REAL_IP.copy(buf, at)
           const tail = head.headEnd - 2 // the head without its final CRLF
           const at = out.length
           if (head.custom)
-            out.push(POST, buf.subarray(p + head.custom.name.length, tail), head.custom.header, this.realIp, CRLF)
+            out.push(POST, buf.subarray(p + head.custom.length, tail), OVERRIDE_LINE[head.custom], this.realIp, CRLF)
           else out.push(buf.subarray(p, tail), this.realIp, CRLF)
           const bodyBytes = head.chunked || upgrade ? -1 : head.contentLength
-          starts.push({ at, head: head.head, parts: out.length - at, bodyBytes })
+          starts.push({ at, head: head.head, parts: out.length - at, bodyBytes, scanned: head })
           p = seg = head.headEnd
           if (upgrade) {
             this.state = 'upgrade'

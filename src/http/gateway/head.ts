@@ -1,0 +1,111 @@
+/**
+ * One request head as the gateway reads it: checked as strictly as Bun's parser (so both agree on
+ * where a request ends), what framing and rewriting need (length, chunked, where Upgrade and client
+ * copies of X-Real-IP sit), and its request line and fields, which the front answers in-process
+ * from (./inline.ts) without reading the head again. The head is read as one latin1 string: one
+ * character per byte, so a position in it is an offset in the bytes.
+ */
+
+const CR = 13
+const SP = 32
+const HT = 9
+const CRLFCRLF = Buffer.from('\r\n\r\n')
+
+export const CUSTOM_METHODS = ['LOOKUP', 'SYNC', 'CLEAR'] as const
+export type CustomMethod = (typeof CUSTOM_METHODS)[number]
+const CUSTOM = new Set<string>(CUSTOM_METHODS)
+
+/**
+ * A host name, an IPv4 address or a bracketed IPv6 one, with an optional port, or nothing. Anything
+ * else is a 400 (RFC 9112 3.2): the app builds its URLs from Host, and a `/` or `?` in it would move
+ * the path the app routes by.
+ */
+export const VALID_HOST = /^(?:(?:[\w.-]+|\[[\d:a-f.]+\])(?::\d{1,5})?)?$/i
+
+const TCHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+const DIGITS = /^\d{1,15}$/
+
+export interface Head {
+  /** Where the head ends in the bytes (after its blank line). */
+  headEnd: number
+  /** LOOKUP, SYNC or CLEAR: sent on as POST with X-HTTP-Method-Override. */
+  custom: CustomMethod | null
+  /** A HEAD request: its answer has no body whatever its Content-Length says. */
+  head: boolean
+  contentLength: number
+  chunked: boolean
+  /** Where each Upgrade header line starts in the bytes. */
+  upgradeAt: number[]
+  /** Where each client copy of X-Real-IP starts in the bytes: renamed, never believed. */
+  realIpAt: number[]
+  /** The request line as sent, without its CRLF. */
+  line: string
+  /** The header fields in order: lower-case name, trimmed value, name, value, ... */
+  fields: string[]
+}
+
+/** Scans one request head starting at `start`. */
+export function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad' {
+  const end = buf.indexOf(CRLFCRLF, start)
+  if (end < 0) return 'incomplete'
+  const text = buf.toString('latin1', start, end + 2) // every line with its CRLF
+  let lf = text.indexOf('\n')
+  // a line ends in CRLF, and holds no CR of its own
+  if (text.charCodeAt(lf - 1) !== CR || text.indexOf('\r') !== lf - 1) return 'bad'
+  const sp = text.indexOf(' ')
+  if (sp < 0 || sp >= lf - 1) return 'bad'
+  const method = text.slice(0, sp)
+  if (!TCHAR.test(method)) return 'bad'
+  const head: Head = {
+    headEnd: end + 4,
+    custom: CUSTOM.has(method) ? (method as CustomMethod) : null,
+    head: method === 'HEAD',
+    contentLength: 0,
+    chunked: false,
+    upgradeAt: [],
+    realIpAt: [],
+    line: text.slice(0, lf - 1),
+    fields: [],
+  }
+  let sawLength = false
+  let sawEncoding = false
+  let sawHost = false
+  for (let at = lf + 1; at < text.length; at = lf + 1) {
+    lf = text.indexOf('\n', at)
+    const lineEnd = lf - 1
+    if (text.charCodeAt(lineEnd) !== CR || text.indexOf('\r', at) !== lineEnd) return 'bad'
+    const c0 = text.charCodeAt(at)
+    if (c0 === SP || c0 === HT) return 'bad' // obsolete line folding
+    const colon = text.indexOf(':', at)
+    if (colon <= at || colon > lineEnd) return 'bad'
+    const before = text.charCodeAt(colon - 1)
+    if (before === SP || before === HT) return 'bad' // whitespace before the colon
+    const name = text.slice(at, colon).toLowerCase()
+    const value = text.slice(colon + 1, lineEnd).trim()
+    switch (name) {
+      case 'content-length':
+        if (sawLength || !DIGITS.test(value)) return 'bad'
+        sawLength = true
+        head.contentLength = Number(value)
+        break
+      case 'transfer-encoding':
+        if (sawEncoding || value.toLowerCase() !== 'chunked') return 'bad'
+        sawEncoding = true
+        head.chunked = true
+        break
+      case 'upgrade':
+        head.upgradeAt.push(start + at)
+        break
+      case 'host':
+        if (sawHost || !VALID_HOST.test(value)) return 'bad'
+        sawHost = true
+        break
+      case 'x-real-ip':
+        head.realIpAt.push(start + at)
+        break
+    }
+    head.fields.push(name, value)
+  }
+  if (sawLength && sawEncoding) return 'bad'
+  return head
+}
