@@ -10,6 +10,7 @@ import type { Doc } from './doc'
 import { listWhere, pageSql, probeSql, scopeWhere, type ListScope } from './list-sql'
 import { compileAfter, compileFilter, compileOrder, type ListQuery } from './query'
 import type { Repository } from './repository'
+import { Refreshed } from './refreshed'
 
 /** Per repository: a class change (a new index) makes a new one, so a plan never outlives the indexes it saw. */
 const plansOf = new WeakMap<Repository, Map<string, { sortsAll: boolean; readsAll: boolean }>>()
@@ -57,17 +58,12 @@ export async function countUpTo(repo: Repository, domain: string, cap: number): 
 
 /**
  * `countUpTo`, counted at most every ten seconds per domain and table (a count of a million rows
- * would itself hold the process for 60 ms): a bound to judge a list by, not a figure to show.
+ * would itself hold the process for 60 ms): a bound to judge a list by, not a figure to show. Lists
+ * asked meanwhile share a count, and go by the last one while it is counted again (./refreshed.ts).
  */
-const sizes = new Map<string, { n: number; at: number }>()
+const sizes = new Refreshed<number>(10_000, 10_000)
 export async function approxRows(repo: Repository, domain: string, cap: number, now: number): Promise<number> {
-  const key = `${domain} ${repo.spec.table} ${cap}`
-  const known = sizes.get(key)
-  if (known && now - known.at < 10_000) return known.n
-  const n = await countUpTo(repo, domain, cap)
-  if (sizes.size > 10_000) sizes.clear()
-  sizes.set(key, { n, at: now })
-  return n
+  return sizes.get(`${domain} ${repo.spec.table} ${cap}`, now, () => countUpTo(repo, domain, cap))
 }
 
 /** The last id within the budget and whether rows follow it, per list shape, for a few seconds (a bound, not a value to be exact about). */
