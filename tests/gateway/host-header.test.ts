@@ -37,6 +37,18 @@ for (const gateway of ['off', 'on'] as const) {
       expect((await ask('GET /healthz HTTP/1.1\r\nHost: test.local\r\n\r\n')).status).toBe(200)
     })
 
+    if (gateway === 'on')
+      test('without Host, a body that is to come, chunked or not, is not waited for: the JSON 400 at once', async () => {
+        for (const head of [
+          'POST /rest/v1/iam/sessions HTTP/1.1\r\ncontent-length: 100\r\n\r\n',
+          'POST /rest/v1/iam/sessions HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n',
+          'GET /ws HTTP/1.1\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n',
+        ]) {
+          const r = await ask(head)
+          expect([r.status, JSON.parse(r.body).error_details]).toEqual([400, { field: 'host' }])
+        }
+      })
+
     test('a request without Host ends its connection: what was sent behind it is not answered', async () => {
       const c = await RawClient.open(port)
       c.write('GET /healthz HTTP/1.1\r\n\r\nGET /healthz HTTP/1.1\r\nHost: test.local\r\n\r\n')

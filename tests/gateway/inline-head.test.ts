@@ -41,6 +41,8 @@ const requests = [
   'GET /old HTTP/1.0\r\nConnection: keep-alive\r\n\r\n',
   'GET /a/./b/../c/%2e%2E/d HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n',
   'DELETE /x HTTP/1.1\r\nHost: [::1]:9\r\nAuthorization: Bearer t\r\nContent-Type: application/json\r\nX-Empty:\r\n\r\n',
+  // only spaces and tabs surround a value: a no-break space is part of it
+  'GET /caf%C3%A9 HTTP/1.1\r\nHost: h\r\nX-A: \xa0v\xa0\t\r\nX-B:\tw x \r\n\r\n',
 ]
 
 for (const raw of requests) {
@@ -58,8 +60,9 @@ for (const raw of requests) {
   })
 }
 
-test('a head the front leaves to Bun.serve: Expect, an absolute or asterisk target, another version', () => {
+test('a head the front leaves to Bun.serve: Expect, an absolute or asterisk target, another version, a target outside ASCII', () => {
   for (const raw of [
+    'GET /caf\xc3\xa9 HTTP/1.1\r\nHost: h\r\n\r\n', // UTF-8 bytes, which this latin1 text would read as two characters
     'POST /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n',
     'GET http://h/x HTTP/1.1\r\nHost: h\r\n\r\n',
     'OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n',
@@ -67,5 +70,39 @@ test('a head the front leaves to Bun.serve: Expect, an absolute or asterisk targ
   ]) {
     const r = new RequestStream(Buffer.from(`X-Real-IP: ${PEER}\r\n`), 1 << 20).push(Buffer.from(raw), 0)
     expect(inlineHead(r.starts[0]!.scanned, PEER)).toBeNull()
+  }
+})
+
+/** The status line Bun.serve answers raw bytes with (empty when it answers nothing). */
+async function bunStatus(raw: string): Promise<number | null> {
+  const c = await RawClient.open(server.port!)
+  c.write(Buffer.from(raw, 'latin1'))
+  const [r] = await c.responses(1, 1000)
+  c.end()
+  return r?.status ?? null
+}
+
+test('what Bun.serve refuses in a head, the stream refuses too: the front never answers a request Bun.serve would not take', async () => {
+  for (const raw of [
+    'GET / HTTP/1.1\r\nHost: h\r\nX A: 1\r\n\r\n',
+    'GET / HTTP/1.1\r\nHost: h\r\nX\xc0: 1\r\n\r\n',
+    'GET / HTTP/1.1\r\nHost: h\r\nX-A: a\x00b\r\n\r\n',
+    'GET / HTTP/1.1\r\nHost: h\r\nX-A: a\x0bb\r\n\r\n',
+    'GET / HTTP/1.1\r\nHost: h\r\nX-A:\x0c1\r\n\r\n',
+    'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: \xa01\r\n\r\nx',
+    'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\x0b\r\n\r\nx',
+  ]) {
+    expect(await bunStatus(raw), raw).toBe(400)
+    expect(
+      new RequestStream(Buffer.from(`X-Real-IP: ${PEER}\r\n`), 1 << 20).push(Buffer.from(raw, 'latin1'), 0).fail,
+      raw,
+    ).toBe(400)
+  }
+  // and what it takes, the stream takes: tab, DEL and latin1 letters in a value, spaces and tabs around it
+  for (const raw of ['GET / HTTP/1.1\r\nHost: h\r\nX-A: \ta\tb\x7f\xa0c \t\r\n\r\n']) {
+    expect(await bunStatus(raw)).toBe(200)
+    const r = new RequestStream(Buffer.from(`X-Real-IP: ${PEER}\r\n`), 1 << 20).push(Buffer.from(raw, 'latin1'), 0)
+    expect(r.fail).toBeUndefined()
+    expect(r.starts[0]!.scanned.fields).toEqual(['host', 'h', 'x-a', 'a\tb\x7f\xa0c'])
   }
 })

@@ -1,6 +1,6 @@
 /**
  * One request head as the gateway reads it: checked as strictly as Bun's parser (so both agree on
- * where a request ends), what framing and rewriting need (length, chunked, where Upgrade and client
+ * where a request ends, and a request answered in-process is one Bun.serve would take), what framing and rewriting need (length, chunked, where Upgrade and client
  * copies of X-Real-IP sit), and its request line and fields, which the front answers in-process
  * from (./inline.ts) without reading the head again. The head is read as one latin1 string: one
  * character per byte, so a position in it is an offset in the bytes.
@@ -24,6 +24,8 @@ export const VALID_HOST = /^(?:(?:[\w.-]+|\[[\d:a-f.]+\])(?::\d{1,5})?)?$/i
 
 const TCHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 const DIGITS = /^\d{1,15}$/
+/** Control characters Bun.serve refuses in a header value (tab and DEL it takes); CR and LF are checked with the lines. */
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f]/
 
 export interface Head {
   /** Where the head ends in the bytes (after its blank line). */
@@ -40,9 +42,13 @@ export interface Head {
   realIpAt: number[]
   /** The request line as sent, without its CRLF. */
   line: string
-  /** The header fields in order: lower-case name, trimmed value, name, value, ... */
+  /** The header fields in order: lower-case name, value without its surrounding spaces and tabs, ... */
   fields: string[]
+  /** The Host header's value, null when there is none. */
+  host: string | null
 }
+
+const isOws = (c: number) => c === SP || c === HT
 
 /** Scans one request head starting at `start`. */
 export function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad' {
@@ -66,23 +72,28 @@ export function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad
     realIpAt: [],
     line: text.slice(0, lf - 1),
     fields: [],
+    host: null,
   }
   let sawLength = false
   let sawEncoding = false
-  let sawHost = false
   for (let at = lf + 1; at < text.length; at = lf + 1) {
     lf = text.indexOf('\n', at)
     const lineEnd = lf - 1
     if (text.charCodeAt(lineEnd) !== CR || text.indexOf('\r', at) !== lineEnd) return 'bad'
-    const c0 = text.charCodeAt(at)
-    if (c0 === SP || c0 === HT) return 'bad' // obsolete line folding
     const colon = text.indexOf(':', at)
     if (colon <= at || colon > lineEnd) return 'bad'
-    const before = text.charCodeAt(colon - 1)
-    if (before === SP || before === HT) return 'bad' // whitespace before the colon
-    const name = text.slice(at, colon).toLowerCase()
-    const value = text.slice(colon + 1, lineEnd).trim()
-    switch (name) {
+    const name = text.slice(at, colon)
+    // a token: also no obsolete line folding (a line that starts blank), no whitespace before the colon
+    if (!TCHAR.test(name)) return 'bad'
+    // the value without the optional whitespace around it (spaces and tabs: no other blank)
+    let from = colon + 1
+    let to = lineEnd
+    while (from < to && isOws(text.charCodeAt(from))) from++
+    while (to > from && isOws(text.charCodeAt(to - 1))) to--
+    const value = text.slice(from, to)
+    if (CONTROL.test(value)) return 'bad'
+    const lower = name.toLowerCase()
+    switch (lower) {
       case 'content-length':
         if (sawLength || !DIGITS.test(value)) return 'bad'
         sawLength = true
@@ -97,14 +108,14 @@ export function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad
         head.upgradeAt.push(start + at)
         break
       case 'host':
-        if (sawHost || !VALID_HOST.test(value)) return 'bad'
-        sawHost = true
+        if (head.host !== null || !VALID_HOST.test(value)) return 'bad'
+        head.host = value
         break
       case 'x-real-ip':
         head.realIpAt.push(start + at)
         break
     }
-    head.fields.push(name, value)
+    head.fields.push(lower, value)
   }
   if (sawLength && sawEncoding) return 'bad'
   return head

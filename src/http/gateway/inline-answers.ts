@@ -30,11 +30,11 @@ export function inlineAnswers(serve: (request: IncomingRequest) => Promise<Answe
   /** The connection ended (also while an answer was awaited: a check after an `await`). */
   const gone = (c: Conn) => c.mode === 'closed'
 
-  /** Answers the request (null: a head without Host, answered 400 here) and goes on with the connection. */
-  const answer = async (c: Conn, request: IncomingRequest | null, headRequest: boolean, close: boolean) => {
+  /** Sends the app's answer to the request (or the front's own answer) and goes on with the connection. */
+  const answer = async (c: Conn, request: InlineRequest | Answer, headRequest: boolean, close: boolean) => {
     inFlight++
     try {
-      const bytes = inlineAnswer(request ? await serve(request) : NO_HOST_ANSWER, headRequest, close)
+      const bytes = inlineAnswer(request instanceof InlineRequest ? await serve(request) : request, headRequest, close)
       const made = bytes instanceof Promise ? await bytes : bytes // a turn of the microtask queue saved
       close = made.close
       if (gone(c)) return
@@ -81,9 +81,15 @@ export function inlineAnswers(serve: (request: IncomingRequest) => Promise<Answe
 
   return {
     take(c, start) {
-      if (start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'
       const head = inlineHead(start.scanned, c.peer)
-      if (!head) return 'upstream'
+      if (head === NO_HOST) {
+        // refused whatever its body: the connection ends after the 400, and what follows is dropped
+        c.pending.length = 0
+        c.awaiting = { head: start.head, inline: true }
+        void answer(c, NO_HOST_ANSWER, start.head, true)
+        return 'taken'
+      }
+      if (!head || start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'
       let end = start.parts
       let have = 0
       while (have < start.bodyBytes && end < c.pending.length && !c.pending[end]!.start)
@@ -93,8 +99,7 @@ export function inlineAnswers(serve: (request: IncomingRequest) => Promise<Answe
       const body = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : Buffer.concat(parts)
       c.pending.splice(0, end)
       c.awaiting = { head: start.head, inline: true }
-      if (head === NO_HOST) void answer(c, null, start.head, true)
-      else void answer(c, new InlineRequest(head, body), start.head, head.close)
+      void answer(c, new InlineRequest(head, body), start.head, head.close)
       return 'taken'
     },
     inFlight: () => inFlight,

@@ -1,6 +1,6 @@
 /**
- * Requests the front answers itself, on the app's own thread: the head the request stream already
- * checked and rewrote becomes a light request view for the kernel (no Request is made), and the
+ * Requests the front answers itself, on the app's own thread: the head as ./head.ts scanned it
+ * becomes a light request view for the kernel (no Request is made), and the
  * parts of its answer become bytes on the client's connection (no Response either, unless the route
  * made its own). Nothing crosses the app's unix socket, which cost as much CPU as the request
  * itself. Requests whose body must stream (chunked, larger than INLINE_MAX_BODY, or held back by
@@ -31,6 +31,7 @@ export interface InlineHead {
  */
 const KNOWN_METHODS = new Map(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => [m, m]))
 
+const ASCII = /^[\x00-\x7f]*$/
 /** A request target the WHATWG URL parser keeps as it is: no dot segment, backslash or byte outside ASCII. */
 const PLAIN_TARGET = /^(?!.*\/(?:\.|%2e))[\w.\-~!$&'()*+,;=:@/?%]*$/i
 
@@ -44,14 +45,15 @@ export const NO_HOST = 'no-host'
  * null when it is not one the front answers itself.
  */
 export function inlineHead(scanned: Head, clientAddress: string): InlineHead | typeof NO_HOST | null {
-  const { line, fields, custom } = scanned
+  const { line, fields, custom, host } = scanned
   const sp1 = line.indexOf(' ')
   const sp2 = line.lastIndexOf(' ')
-  const target = line.slice(sp1 + 1, sp2)
   const version = line.slice(sp2 + 1)
-  // origin-form targets only: absolute-form and `*` are Bun.serve's to judge
-  if (sp2 <= sp1 || target.charCodeAt(0) !== 47 /* / */) return null
+  if (version === 'HTTP/1.1' && host === null) return NO_HOST
   if (version !== 'HTTP/1.1' && version !== 'HTTP/1.0') return null
+  // origin-form targets only: absolute-form and `*` are Bun.serve's to judge
+  const target = line.slice(sp1 + 1, sp2)
+  if (sp2 <= sp1 || target.charCodeAt(0) !== 47 /* / */) return null
   const asSent = line.slice(0, sp1)
   const method = custom ? 'POST' : (KNOWN_METHODS.get(asSent) ?? asSent)
   const headers = new Map<string, string>()
@@ -60,23 +62,22 @@ export function inlineHead(scanned: Head, clientAddress: string): InlineHead | t
     // repeated lines are one list, as Bun's Headers join them (cookies with `; `)
     headers.set(name, before === undefined ? value : `${before}${name === 'cookie' ? '; ' : ', '}${value}`)
   }
-  let host = ''
   let connection = ''
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i]!
     const value = fields[i + 1]!
     if (name === 'expect') return null // the client waits for a 100 before its body: Bun.serve sends it
-    if (name === 'host') host = value
-    else if (name === 'connection') connection = value.toLowerCase()
+    if (name === 'connection') connection = value.toLowerCase()
     // an upgrade request goes to Bun.serve: here Upgrade is only renamed, as in the bytes
     add(name === 'x-real-ip' ? 'x-untr-ip' : name === 'upgrade' ? 'x-upgrd' : name, value)
   }
   if (custom) add('x-http-method-override', custom)
   headers.set('x-real-ip', clientAddress)
-  if (version === 'HTTP/1.1' && !headers.has('host')) return NO_HOST
   const close = version === 'HTTP/1.0' ? !/\bkeep-alive\b/.test(connection) : /\bclose\b/.test(connection)
   const origin = `http://${host || 'localhost'}`
   if (PLAIN_TARGET.test(target)) return { method, url: origin + target, headers, close }
+  // bytes outside ASCII: Bun.serve reads them as UTF-8, this text holds them as latin1
+  if (!ASCII.test(target)) return null
   // what Bun.serve's URL would be: dot segments resolved (also %2e), backslashes as slashes, and so on
   try {
     return { method, url: new URL(target, origin).href, headers, close }

@@ -66,7 +66,7 @@ export interface RequestStart {
   parts: number
   /** The Content-Length of its body; -1 for a chunked body, or for an upgrade request (it has none). */
   bodyBytes: number
-  /** Its head as scanned (request line and fields as the client sent them, before the rewriting). */
+  /** Its head as scanned: request line and fields (names in lower case) as the client sent them, not rewritten. */
   scanned: Head
 }
 
