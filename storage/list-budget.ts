@@ -61,8 +61,10 @@ export async function countUpTo(repo: Repository, domain: string, cap: number): 
  * would itself hold the process for 60 ms): a bound to judge a list by, not a figure to show. Lists
  * asked meanwhile share a count, and go by the last one while it is counted again (./refreshed.ts).
  */
-const sizes = new Refreshed<number>(10_000, 10_000)
+const sizesOf = new WeakMap<Repository['db'], Refreshed<number>>()
 export async function approxRows(repo: Repository, domain: string, cap: number, now: number): Promise<number> {
+  let sizes = sizesOf.get(repo.db)
+  if (!sizes) sizesOf.set(repo.db, (sizes = new Refreshed(10_000, 10_000)))
   return sizes.get(`${domain} ${repo.spec.table} ${cap}`, now, () => countUpTo(repo, domain, cap))
 }
 
