@@ -22,9 +22,9 @@ export interface Conn {
   awaiting: { head: boolean; inline?: true } | null
   /** Being connected to the app (serving in-process, the upstream comes with the first request that needs it). */
   connecting?: boolean
-  /** When the client last sent something or was last answered (the idle sweep). */
+  /** When the client last sent something or was last answered (the idle timeout, ./timeouts.ts). */
   lastActive: number
-  /** When the client last took all that was queued for it (the sweep cuts one that takes nothing). */
+  /** When the client last took all that was queued for it (./timeouts.ts cuts one that takes nothing). */
   lastWrite: number
   /** A large in-process answer waits for the client to take what is queued. */
   onDrained?: () => void

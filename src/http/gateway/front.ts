@@ -16,6 +16,7 @@ import { inlineAnswers } from './inline-answers'
 import { type Chunk, type Conn, flushQueue, queued, send, TurnWrites } from './connection'
 import { RequestStream } from './request-stream'
 import { ResponseStream } from './response-stream'
+import { startTimeouts } from './timeouts'
 
 export interface FrontOptions {
   hostname: string
@@ -59,7 +60,7 @@ export function startFront(options: FrontOptions): Front {
   const headTimeoutMs = options.headTimeoutMs ?? 10_000
   const idleTimeoutMs = options.idleTimeoutMs ?? 10_000
   const waitingHeads = new Set<Conn>()
-  /** The open connections, for the idle sweep. */
+  /** The open connections, for the idle timeouts. */
   const connections = new Set<Conn>()
   const cap = new ConnectionCap(options.maxConnectionsPerAddress ?? 0, options.trustedProxies)
 
@@ -233,27 +234,7 @@ export function startFront(options: FrontOptions): Front {
     pump(c)
   }
 
-  const sweep = setInterval(
-    () => {
-      const now = Date.now()
-      for (const c of waitingHeads)
-        if (c.pending.length === 0 && now - c.stream.partialSince > headTimeoutMs) fail(c, 408)
-      // no app closes a connection for us: one left idle, or whose body stalled, ends after
-      // idleTimeoutMs; one that takes nothing of what it is sent is cut after three times that
-      for (const c of connections) {
-        if (c.toClient.length) {
-          if (now - c.lastWrite > 3 * idleTimeoutMs) c.client.terminate()
-          continue
-        }
-        if (c.mode !== 'http' || c.connecting || now - c.lastActive <= idleTimeoutMs) continue
-        const idleBetweenRequests = !c.awaiting && !c.pending.length && !c.stream.waitingForHead
-        const bodyStalled = c.stream.inBody || (c.pending.length > 0 && !c.awaiting)
-        if (idleBetweenRequests || bodyStalled) c.client.end()
-      }
-    },
-    Math.min(1000, headTimeoutMs / 2),
-  )
-  sweep.unref()
+  const timeouts = startTimeouts({ connections, waitingHeads, headTimeoutMs, idleTimeoutMs, fail })
 
   const connect = (c: Conn) => {
     if (c.connecting || c.up) return
@@ -375,7 +356,7 @@ export function startFront(options: FrontOptions): Front {
   return {
     port: listener.port,
     stop(force?: boolean) {
-      clearInterval(sweep)
+      timeouts.stop()
       listener.stop(force)
     },
     inFlight: () => inline.inFlight(),

@@ -73,7 +73,7 @@ export interface RequestStart {
 export class RequestStream {
   private state: State = 'head'
   private partial: Buffer | null = null
-  /** When the pending incomplete head started arriving (for the 408 sweep). */
+  /** When the pending incomplete head started arriving (for the 408, ./timeouts.ts). */
   partialSince = 0
   private remaining = 0
   private digits = 0
