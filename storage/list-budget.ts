@@ -69,7 +69,11 @@ export async function approxRows(repo: Repository, domain: string, cap: number, 
 }
 
 /** The last id within the budget and whether rows follow it, per list shape, for a few seconds (a bound, not a value to be exact about). */
-const boundaries = new WeakMap<Repository, Map<string, { id: SqlValue; beyond: boolean; at: number }>>()
+interface Boundary {
+  id: SqlValue
+  beyond: boolean
+}
+const boundaries = new WeakMap<Repository, Refreshed<Boundary | null>>()
 const BOUNDARY_MS = 10_000
 
 /** The page read from the first `budget` rows of the scope in list order; null when those do not decide it. */
@@ -94,23 +98,19 @@ export async function budgetedPage(
   let within = scopeWhere(spec, layout, domain, scope, args)
   if (q.after) within += ` AND ${compileAfter(q.order, q.after, layout.resolveField, 'id', args)}`
   const key = `${domain} ${desc} ${within}`
-  let known = boundaries.get(repo)?.get(key)
-  if (q.after || !known || Date.now() - known.at > BOUNDARY_MS) {
+  const readBoundary = async (): Promise<Boundary | null> => {
     const rows = await all(
       `SELECT id FROM ${spec.table} WHERE ${within} ORDER BY id ${desc ? 'DESC' : 'ASC'} LIMIT 2 OFFSET ?`,
       [...args, budget - 1],
     )
-    // fewer rows than the budget: the whole list is within it
-    if (rows.length === 0) return listPage(scope)
-    known = { id: rows[0]![0] as SqlValue, beyond: rows.length === 2, at: Date.now() }
-    if (!q.after) {
-      let ofRepo = boundaries.get(repo)
-      if (!ofRepo) boundaries.set(repo, (ofRepo = new Map()))
-      if (ofRepo.size > 100) ofRepo.clear()
-      ofRepo.set(key, known)
-    }
+    return rows.length === 0 ? null : { id: rows[0]![0] as SqlValue, beyond: rows.length === 2 }
   }
-  const bound = known
+  let ofRepo = boundaries.get(repo)
+  if (!ofRepo) boundaries.set(repo, (ofRepo = new Refreshed(BOUNDARY_MS, 100)))
+  // a cursor's boundary is its own; the first page's is shared by the lists that ask for it
+  const bound = q.after ? await readBoundary() : await ofRepo.get(key, Date.now(), readBoundary)
+  // fewer rows than the budget: the whole list is within it
+  if (!bound) return listPage(scope)
   const page = await listPage({ ...scope, idBound: { id: bound.id as string, desc } })
   return page.docs.length < q.limit && bound.beyond ? null : page
 }

@@ -1,10 +1,11 @@
 /**
  * Values read at most once per `ttlMs` per key, for figures that judge a request rather than answer
- * it (a table's size). The callers that ask while a key is first read share that one read; a value
- * up to `ttlMs` past its time is still answered, at once, while one read refreshes it; an older one
- * (nobody asked for a while) is read afresh and waited for. Without this, every request in flight
- * when a value expired read it again: 64 connections listing a class of 100,000 records queued 64
- * counts of 6 ms in the reader thread every ten seconds, and waited up to 380 ms for them (measured).
+ * it (a table's size, where a list's budget ends). The callers that ask while a key is first read
+ * share that one read; a value up to `ttlMs` past its time is still answered, at once, while one
+ * read refreshes it; an older one (nobody asked for a while) is read afresh and waited for. Without
+ * this, every request in flight when a value expired read it again: 64 connections listing a class
+ * of 100,000 records queued 64 counts of 6 ms in the reader thread every ten seconds, and waited up
+ * to 380 ms for them (measured).
  */
 interface Entry<V> {
   value: V
