@@ -4,7 +4,8 @@
  * list), so the ratios compare like with like. BENCH_SECONDS sets the length of each measured round,
  * BENCH_ROUNDS how many interleaved rounds each case gets. Server CPU per request comes from /proc and
  * is the figure least disturbed by other load on the machine. BENCH_ONLY=<text> runs the baseline and
- * the cases whose name holds the text.
+ * the cases whose name (or group) holds the text. The two floor cases show where a point read's time
+ * goes: the gateway's front with no app behind it, and the app's least route.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -100,6 +101,8 @@ interface Case {
   target: Target
   paths: string[]
   headers: Record<string, string>
+  /** BENCH_ONLY picks a case by its name or by this. */
+  group?: string
   /** A body to POST to the paths instead of GETting them. */
   post?: unknown
   rounds: (WrkResult & { cpuUsPerReq: number })[]
@@ -127,6 +130,8 @@ try {
   )
   const raw = await spawnUntil([process.execPath, join(import.meta.dir, 'raw-server.ts')], {}, /listening (\d+)/)
   raw.url = `http://127.0.0.1:${raw.url}`
+  const front = await spawnUntil([process.execPath, join(import.meta.dir, 'front-server.ts')], {}, /listening (\d+)/)
+  front.url = `http://127.0.0.1:${front.url}`
   // the model list: a class of 100,000 records in the direct and the gateway service's data, seeded
   // through the repository while each service is down
   const klass = {
@@ -178,6 +183,23 @@ try {
 
   const all: Case[] = [
     { name: 'raw Bun.serve JSON (baseline)', target: raw, paths: point(seededDirect.ids), headers: {}, rounds: [] },
+    // where a point read's time goes: the gateway's front with no app, then the app's least route
+    {
+      name: 'floor of the point read: the gateway front alone, constant answer',
+      group: 'by id',
+      target: front,
+      paths: point(seededDirect.ids),
+      headers: seededGateway.headers,
+      rounds: [],
+    },
+    {
+      name: 'floor of the point read: GET /healthz through the gateway',
+      group: 'by id',
+      target: gateway,
+      paths: ['/healthz'],
+      headers: seededGateway.headers,
+      rounds: [],
+    },
     {
       name: 'GET extobj by id, direct (GATEWAY=off)',
       target: direct,
@@ -235,7 +257,7 @@ try {
   ]
   // BENCH_ONLY=<text>: the baseline and the cases whose name holds the text
   const only = process.env.BENCH_ONLY
-  const cases = only ? all.filter((c, i) => i === 0 || c.name.includes(only)) : all
+  const cases = only ? all.filter((c, i) => i === 0 || c.name.includes(only) || c.group?.includes(only)) : all
   // rounds interleave the cases, so drift in the machine's load spreads over all of them
   for (let r = 1; r <= ROUNDS; r++) {
     console.log(`round ${r} of ${ROUNDS}:`)
@@ -253,10 +275,18 @@ try {
     )
   }
   const rpsOf = (c: Case) => mean(c.rounds.map((r) => r.rps))
-  if (cases.includes(all[1]!) && cases.includes(all[2]!))
-    console.log(`\ngateway on the point read: ${(rpsOf(all[2]!) / rpsOf(all[1]!)).toFixed(2)} of direct throughput`)
-  if (cases.includes(all[2]!) && cases.includes(all[3]!))
-    console.log(`WORKERS=2 on the point read: ${(rpsOf(all[3]!) / rpsOf(all[2]!)).toFixed(2)} of WORKERS=1 throughput`)
+  const ran = (name: string) => cases.find((c) => c.name === name)
+  const [direct1, gateway1, twoWorkers] = [
+    ran('GET extobj by id, direct (GATEWAY=off)'),
+    ran('GET extobj by id, through the gateway'),
+    ran('GET extobj by id, through the gateway, WORKERS=2'),
+  ]
+  if (direct1 && gateway1)
+    console.log(`\ngateway on the point read: ${(rpsOf(gateway1) / rpsOf(direct1)).toFixed(2)} of direct throughput`)
+  if (gateway1 && twoWorkers)
+    console.log(
+      `WORKERS=2 on the point read: ${(rpsOf(twoWorkers) / rpsOf(gateway1)).toFixed(2)} of WORKERS=1 throughput`,
+    )
 } finally {
   for (const c of children) c.kill()
   await Promise.all(children.map((c) => c.exited))
