@@ -1,10 +1,10 @@
 /**
  * Requests the front answers itself, on the app's own thread: the head as ./head.ts scanned it
- * becomes a light request view for the kernel (no Request is made), and the
- * parts of its answer become bytes on the client's connection (no Response either, unless the route
- * made its own). Nothing crosses the app's unix socket, which cost as much CPU as the request
- * itself. Requests whose body must stream (chunked, larger than INLINE_MAX_BODY, or held back by
- * `Expect`), and upgrade requests, still go to Bun.serve over the unix socket.
+ * becomes a light request view for the kernel (no Request is made), and the parts of its answer
+ * become bytes on the client's connection (no Response either, unless the route made its own).
+ * Nothing crosses the app's unix socket, which cost as much CPU as the request itself. Requests
+ * whose body must stream (chunked, larger than INLINE_MAX_BODY, or held back by `Expect`), and
+ * upgrade requests, still go to Bun.serve over the unix socket.
  */
 import { STATUS_CODES } from 'node:http'
 import type { IncomingRequest } from '../kernel'
