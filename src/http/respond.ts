@@ -6,7 +6,7 @@
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import type { Config } from '../config'
 import type { Outcome } from './dispatch'
-import { JSON_TYPE, JsonText } from './json'
+import { etagOf, JSON_TYPE, JsonText } from './json'
 
 /**
  * What every answer carries unless its route says otherwise: answers are per caller (no caches keep
@@ -21,9 +21,6 @@ export interface Asked {
   method: string
   header(name: string): string | null
 }
-
-/** A strong validator of an answer's exact text. */
-export const etagOf = (text: string) => `"${Bun.hash(text).toString(36)}"`
 
 /**
  * An answer before it is a Response: what Bun.serve gets as a Response, the gateway writes as bytes
@@ -104,7 +101,7 @@ export function respond(
   const text = outcome.body instanceof JsonText ? outcome.body.text : JSON.stringify(outcome.body)
   headers['content-type'] = JSON_TYPE
   if (outcome.status === 200 && (asked?.method === 'GET' || head)) {
-    const etag = etagOf(text)
+    const etag = outcome.body instanceof JsonText ? outcome.body.etag : etagOf(text)
     headers.etag = etag
     if (asked!.header('if-none-match') === etag) return { ...answer(null, 0, 304), cookies: [] }
   }

@@ -12,7 +12,7 @@ import {
   DATE,
   deleteRecord,
   listPartitions,
-  listRecords,
+  listRecordsText,
   lookupRecords,
   patchRecord,
   readRecord,
@@ -68,7 +68,7 @@ export const modelGet = defineRoute({
     if (target.id) return readRecord(req.ctx, model, target, req.query)
     // a path ending in / lists the partitions that hold records (the original's convention)
     if (!target.date && req.path.endsWith('/') && model.partition) return listPartitions(req.ctx, model)
-    return listRecords(req.ctx, model, target, req.query, {
+    return listRecordsText(req.ctx, model, target, req.query, {
       total: (n) => (req.headers['x-total-count'] = String(n)),
       next: (cursor) => (req.headers['x-next-after'] = cursor),
     })

@@ -110,19 +110,43 @@ function checkAddressing(model: ClassModel, t: Target): void {
     )
 }
 
-export async function listRecords(
+export interface ListOptions {
+  scope?: Scope
+  defaultOrder?: OrderItem[]
+  /** Told the X-Total-Count (count=true) and the X-Next-After of a full page. */
+  total?: (n: number) => void
+  next?: (cursor: string) => void
+}
+
+export async function listRecords(ctx: Ctx, model: ClassModel, t: Target, params: Query, options: ListOptions = {}) {
+  const { docs, shape } = await recordsPage(ctx, model, t, params, options)
+  return docs.map(shape)
+}
+
+/**
+ * A page's JSON text by its docs and how they are presented: a page read again before any write
+ * comes with the same docs (storage keeps them until then), so its text is not made again.
+ */
+const pageTexts = new WeakMap<Doc[], Map<string, JsonText>>()
+
+/** `listRecords` as the text HTTP sends (and its ETag, hashed once with it). */
+export async function listRecordsText(
   ctx: Ctx,
   model: ClassModel,
   t: Target,
   params: Query,
-  options: {
-    scope?: Scope
-    defaultOrder?: OrderItem[]
-    /** Told the X-Total-Count (count=true) and the X-Next-After of a full page. */
-    total?: (n: number) => void
-    next?: (cursor: string) => void
-  } = {},
-) {
+  options: ListOptions = {},
+): Promise<JsonText> {
+  const { docs, shape } = await recordsPage(ctx, model, t, params, options)
+  const presented = `${params.mask ?? ''}\u0000${params.flat ?? ''}`
+  let texts = pageTexts.get(docs)
+  if (!texts) pageTexts.set(docs, (texts = new Map()))
+  let text = texts.get(presented)
+  if (!text) texts.set(presented, (text = new JsonText(JSON.stringify(docs.map(shape)))))
+  return text
+}
+
+async function recordsPage(ctx: Ctx, model: ClassModel, t: Target, params: Query, options: ListOptions) {
   const repo = repoOf(ctx, model)
   checkAddressing(model, t)
   const { query, mask, flat, count } = parseListParams(params, {
@@ -140,7 +164,7 @@ export async function listRecords(
   const { docs, next } = await readPage(ctx, model, repo, query, range)
   if (count) options.total?.(await countList(ctx, repo, query, listScope(ctx, range)))
   if (next) options.next?.(encodeCursor(next))
-  return docs.map((d) => present(d, mask ?? model.defaultOutput, flat))
+  return { docs, shape: (d: Doc) => present(d, mask ?? model.defaultOutput, flat) }
 }
 
 /**

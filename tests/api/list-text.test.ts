@@ -1,0 +1,67 @@
+// A page of records asked again before any write is sent as the text made the first time (and its
+// ETag): the same answer as before, never another domain's, another mask's or one older than a write.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { testService, type TestService } from '../helpers/service'
+
+let t: TestService
+const tokens: Record<string, string> = {}
+beforeAll(async () => {
+  t = await testService()
+  for (const name of ['text-a.master', 'text-b.master']) {
+    await t.createDomain(name)
+    tokens[name] = await t.adminIn(name)
+    const res = await t.call('POST', '/rest/v1/design/classes', {
+      token: tokens[name],
+      body: {
+        classname: 'notes',
+        properties: [
+          { name: 'title', data_type: 'string' },
+          { name: 'n', data_type: 'int' },
+        ],
+      },
+    })
+    if (res.status !== 200) throw new Error(res.text)
+    for (let n = 0; n < 3; n++)
+      await t.call('POST', '/rest/v1/model/notes', { token: tokens[name], body: { title: `${name} ${n}`, n } })
+  }
+})
+afterAll(() => t.close())
+
+const list = (domain: string, query = '') =>
+  t.call('GET', `/rest/v1/model/notes?order=${encodeURIComponent('["n"]')}${query}`, { token: tokens[domain] })
+
+test('a page asked again gives the same text and ETag; a write in between gives the new page', async () => {
+  const first = await list('text-a.master')
+  const again = await list('text-a.master')
+  expect(again.text).toBe(first.text)
+  expect(again.headers.get('etag')).toBe(first.headers.get('etag'))
+  expect(first.body.map((r: { title: string }) => r.title)).toEqual([0, 1, 2].map((n) => `text-a.master ${n}`))
+  const id = first.body[1].id
+  await t.call('PATCH', `/rest/v1/model/notes/${id}`, { token: tokens['text-a.master'], body: { title: 'changed' } })
+  const after = await list('text-a.master')
+  expect(after.body[1].title).toBe('changed')
+  expect(after.headers.get('etag')).not.toBe(first.headers.get('etag'))
+})
+
+test("the same list in another domain is that domain's page; another mask or flat is its own text", async () => {
+  const a = await list('text-a.master')
+  const b = await list('text-b.master')
+  expect(b.body.map((r: { title: string }) => r.title)).toEqual([0, 1, 2].map((n) => `text-b.master ${n}`))
+  expect(b.text).not.toBe(a.text)
+  const masked = await list('text-a.master', `&mask=${encodeURIComponent('["title"]')}`)
+  expect(Object.keys(masked.body[0]).sort()).toEqual(['title'])
+  const whole = await list('text-a.master')
+  expect(whole.text).toBe(a.text)
+  expect(Object.keys(whole.body[0])).toContain('n')
+})
+
+test('a page whose ETag the client holds is a 304, asked twice', async () => {
+  const first = await list('text-b.master')
+  for (let i = 0; i < 2; i++) {
+    const res = await t.call('GET', `/rest/v1/model/notes?order=${encodeURIComponent('["n"]')}`, {
+      token: tokens['text-b.master'],
+      headers: { 'if-none-match': first.headers.get('etag')! },
+    })
+    expect(res.status).toBe(304)
+  }
+})
