@@ -17,6 +17,20 @@ export class JsonText {
   }
 }
 
+/**
+ * A list page as the text HTTP sends, made once per page and presentation (`presented`: what shapes
+ * the items, a mask, flat). Storage keeps a page's docs until the next write, so a page read again
+ * comes with the same docs: its text is kept by them, and goes when they go.
+ */
+const pageTexts = new WeakMap<object, Map<string, JsonText>>()
+export function pageText(docs: object, presented: string, items: () => unknown[]): JsonText {
+  let texts = pageTexts.get(docs)
+  if (!texts) pageTexts.set(docs, (texts = new Map()))
+  let text = texts.get(presented)
+  if (!text) texts.set(presented, (text = new JsonText(JSON.stringify(items()))))
+  return text
+}
+
 export function jsonResponse(body: unknown, status: number, headers: Record<string, string>): Response {
   const text = body instanceof JsonText ? body.text : JSON.stringify(body)
   return new Response(text, { status, headers: { 'content-type': JSON_TYPE, ...headers } })

@@ -11,7 +11,7 @@ import { countList, readListPage } from '../entities/lists'
 import { createEntity, patchEntity, readEntity, removeEntity } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
 import { isUuid } from '../ids'
-import { etagOf, JsonText } from './json'
+import { etagOf, JsonText, pageText } from './json'
 import { encodeCursor, parseFlat, parseListParams, parseMask, refuseUnknownParams } from './list-query'
 import { present } from './present'
 import type { Req } from './req'
@@ -55,7 +55,9 @@ export function list(
       // a full page says where the next one starts (keyset paging: ?after=, cost independent of depth)
       if (next) req.headers['x-next-after'] = encodeCursor(next)
       const paths = mask ?? collection.listFields.paths
-      return docs.map((d) => present(d, paths, flat))
+      // collections sharing a table read the same pages, each shaped by its own list fields
+      const presented = `${collection.name}\u0000${req.query.mask ?? ''}\u0000${req.query.flat ?? ''}`
+      return pageText(docs, presented, () => docs.map((d) => present(d, paths, flat)))
     },
   })
 }

@@ -11,7 +11,7 @@ import type { Ctx } from '../context'
 import { commit, commitLong } from '../entities/unit'
 import { bodyObject, sameId } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
-import { JsonText } from '../http/json'
+import { JsonText, pageText } from '../http/json'
 import { encodeCursor, parseFlat, parseListParams, parseMask } from '../http/list-query'
 import { present } from '../http/present'
 import { lookupIds, withEqualities } from '../http/resource'
@@ -123,13 +123,7 @@ export async function listRecords(ctx: Ctx, model: ClassModel, t: Target, params
   return docs.map(shape)
 }
 
-/**
- * A page's JSON text by its docs and how they are presented: a page read again before any write
- * comes with the same docs (storage keeps them until then), so its text is not made again.
- */
-const pageTexts = new WeakMap<Doc[], Map<string, JsonText>>()
-
-/** `listRecords` as the text HTTP sends (and its ETag, hashed once with it). */
+/** `listRecords` as the text HTTP sends: a page read again before any write is not made again. */
 export async function listRecordsText(
   ctx: Ctx,
   model: ClassModel,
@@ -138,12 +132,7 @@ export async function listRecordsText(
   options: ListOptions = {},
 ): Promise<JsonText> {
   const { docs, shape } = await recordsPage(ctx, model, t, params, options)
-  const presented = `${params.mask ?? ''}\u0000${params.flat ?? ''}`
-  let texts = pageTexts.get(docs)
-  if (!texts) pageTexts.set(docs, (texts = new Map()))
-  let text = texts.get(presented)
-  if (!text) texts.set(presented, (text = new JsonText(JSON.stringify(docs.map(shape)))))
-  return text
+  return pageText(docs, `${params.mask ?? ''}\u0000${params.flat ?? ''}`, () => docs.map(shape))
 }
 
 async function recordsPage(ctx: Ctx, model: ClassModel, t: Target, params: Query, options: ListOptions) {

@@ -1,4 +1,4 @@
-// A page of records asked again before any write is sent as the text made the first time (and its
+// A page of a list (records, or any collection's) asked again before any write is sent as the text made the first time (and its
 // ETag): the same answer as before, never another domain's, another mask's or one older than a write.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { testService, type TestService } from '../helpers/service'
@@ -64,4 +64,25 @@ test('a page whose ETag the client holds is a 304, asked twice', async () => {
     })
     expect(res.status).toBe(304)
   }
+})
+
+test('a collection list (extobjs) too: the same text until a write, then the new page; each domain its own', async () => {
+  const [a, b] = ['text-a.master', 'text-b.master']
+  for (const name of [a, b])
+    await t.call('POST', '/rest/v1/reference/extobjs', {
+      token: tokens[name],
+      body: { type: 'note', opts: { title: name } },
+    })
+  const path = `/rest/v1/reference/extobjs?filter=${encodeURIComponent('{"type":"note"}')}`
+  const first = await t.call('GET', path, { token: tokens[a] })
+  expect((await t.call('GET', path, { token: tokens[a] })).text).toBe(first.text)
+  expect(first.body.map((o: { opts: { title: string } }) => o.opts.title)).toEqual([a])
+  const other = await t.call('GET', path, { token: tokens[b] })
+  expect(other.body.map((o: { opts: { title: string } }) => o.opts.title)).toEqual([b])
+  await t.call('POST', '/rest/v1/reference/extobjs', {
+    token: tokens[a],
+    body: { type: 'note', opts: { title: 'second' } },
+  })
+  const after = await t.call('GET', path, { token: tokens[a] })
+  expect(after.body.map((o: { opts: { title: string } }) => o.opts.title).sort()).toEqual([a, 'second'].sort())
 })
