@@ -225,6 +225,10 @@ export function openEmbeddedDb(
       if (!isSelect(sql)) throw new Error(`allCached takes a SELECT: ${sql}`)
       return cached(sql, args, true, () => prepare(sql).all(args) as Row[]) as Promise<Row[]>
     },
+    generation: () => {
+      freshen()
+      return cache.generation
+    },
     allAside: (sql: string, args: SqlValue[]) => {
       if (!isSelect(sql)) throw new Error(`allAside takes a SELECT: ${sql}`)
       assertOpen()

@@ -65,6 +65,12 @@ export interface Db {
   /** The rows of a SELECT, kept like `getCached` (a list page asked again before any write). The rows must not be changed. */
   allCached(sql: string, args: SqlValue[]): Promise<Row[]>
   /**
+   * A number that changes with every write of any kind, its own or (shared file) another process's:
+   * what was computed from reads at one generation holds while it stays. Absent where writes are not
+   * all seen (a libSQL server).
+   */
+  generation?(): number
+  /**
    * The rows of a SELECT that may take long (a list no index serves): the embedded driver on a shared
    * file reads them in a thread of its own (./db-aside.ts), so the event loop is not held meanwhile;
    * they hold every write answered before the call. Otherwise the same as `all`.

@@ -17,6 +17,11 @@ export class ReadCache {
   /** Counts the clears: an answer read elsewhere is kept only if none came while it was read. */
   private clears = 0
 
+  /** Changes with every clear (every write). */
+  get generation(): number {
+    return this.clears
+  }
+
   clear(): void {
     this.clears++
     if (this.rows === 0) return

@@ -12,6 +12,7 @@ import { commit, commitLong } from '../entities/unit'
 import { bodyObject, sameId } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
 import { JsonText, pageText } from '../http/json'
+import { type KeptAnswer, keptAnswer } from '../http/kept-answers'
 import { encodeCursor, parseFlat, parseListParams, parseMask } from '../http/list-query'
 import { present } from '../http/present'
 import { lookupIds, withEqualities } from '../http/resource'
@@ -123,7 +124,11 @@ export async function listRecords(ctx: Ctx, model: ClassModel, t: Target, params
   return docs.map(shape)
 }
 
-/** `listRecords` as the text HTTP sends: a page read again before any write is not made again. */
+/**
+ * `listRecords` as the text HTTP sends, its headers told through `options`. A list asked again before
+ * any write is answered as before (../http/kept-answers.ts), but where records expire; a page read
+ * again is not presented again either.
+ */
 export async function listRecordsText(
   ctx: Ctx,
   model: ClassModel,
@@ -131,8 +136,25 @@ export async function listRecordsText(
   params: Query,
   options: ListOptions = {},
 ): Promise<JsonText> {
-  const { docs, shape } = await recordsPage(ctx, model, t, params, options)
-  return pageText(docs, `${params.mask ?? ''}\u0000${params.flat ?? ''}`, () => docs.map(shape))
+  const make = async (): Promise<KeptAnswer> => {
+    const headers: Record<string, string> = {}
+    const told = {
+      ...options,
+      total: (n: number) => (headers['x-total-count'] = String(n)),
+      next: (cursor: string) => (headers['x-next-after'] = cursor),
+    }
+    const { docs, shape } = await recordsPage(ctx, model, t, params, told)
+    return { text: pageText(docs, `${params.mask ?? ''}\u0000${params.flat ?? ''}`, () => docs.map(shape)), headers }
+  }
+  const repo = repoOf(ctx, model)
+  // the time alone ends an expiring record: such lists are never kept
+  const keep = !repo.spec.expiring && !options.scope && !options.defaultOrder
+  const key = `${ctx.domain}\u0000${model.classname}\u0000${t.date ?? ''}\u0000${JSON.stringify(params)}`
+  const answer = keep ? await keptAnswer(repo.db, key, make) : await make()
+  const { 'x-total-count': total, 'x-next-after': next } = answer.headers
+  if (total !== undefined) options.total?.(Number(total))
+  if (next !== undefined) options.next?.(next)
+  return answer.text
 }
 
 async function recordsPage(ctx: Ctx, model: ClassModel, t: Target, params: Query, options: ListOptions) {

@@ -86,3 +86,31 @@ test('a collection list (extobjs) too: the same text until a write, then the new
   const after = await t.call('GET', path, { token: tokens[a] })
   expect(after.body.map((o: { opts: { title: string } }) => o.opts.title).sort()).toEqual([a, 'second'].sort())
 })
+
+test('a list asked again keeps its X-Total-Count and X-Next-After; a class whose records expire is listed afresh', async () => {
+  const token = tokens['text-a.master']
+  const path = `/rest/v1/model/notes?order=${encodeURIComponent('["n"]')}&limit=2&count=true`
+  const first = await t.call('GET', path, { token })
+  const again = await t.call('GET', path, { token })
+  expect([again.headers.get('x-total-count'), again.headers.get('x-next-after')]).toEqual([
+    first.headers.get('x-total-count'),
+    first.headers.get('x-next-after'),
+  ])
+  expect(first.headers.get('x-total-count')).toBe('3')
+  expect(first.headers.get('x-next-after')).toBeTruthy()
+  await t.call('POST', '/rest/v1/design/classes', {
+    token,
+    body: {
+      classname: 'passes',
+      properties: [
+        { name: 'ts', data_type: 'long' },
+        { name: 'ttl', data_type: 'int' },
+      ],
+      opts: { expires_mode: 'create', expires_ts_property: 'ts', expires_ttl_property: 'ttl' },
+    },
+  })
+  await t.call('POST', '/rest/v1/model/passes', { token, body: { ttl: 60 } })
+  expect((await t.call('GET', '/rest/v1/model/passes', { token })).body.length).toBe(1)
+  t.clock.advance(60_000) // no write: only the time tells it is gone
+  expect((await t.call('GET', '/rest/v1/model/passes', { token })).body.length).toBe(0)
+})

@@ -1,0 +1,61 @@
+/**
+ * List answers kept until the next write: the database's generation (`Db.generation`) changes with
+ * every write, this process's or another's, and the kept answers go with it. A list asked again
+ * meanwhile skips parsing, planning, reading and presenting, and answers the same. Only for answers
+ * that depend on the data and the request alone (a class whose records expire lists differently as
+ * time passes: its lists are never kept). An answer over MAX_CHARS is not kept, and the kept ones
+ * start again past TOTAL_CHARS.
+ */
+import type { Db } from '~storage/db'
+import type { JsonText } from './json'
+
+const MAX_CHARS = 256 * 1024
+const TOTAL_CHARS = 16 * 1024 * 1024
+
+export interface KeptAnswer {
+  text: JsonText
+  /** Headers that are part of the answer (X-Total-Count, X-Next-After). */
+  headers: Record<string, string>
+}
+
+class KeptAnswers {
+  private generation = -1
+  private readonly answers = new Map<string, KeptAnswer>()
+  private chars = 0
+
+  get(generation: number, key: string): KeptAnswer | undefined {
+    if (generation !== this.generation) this.reset(generation)
+    return this.answers.get(key)
+  }
+
+  keep(generation: number, key: string, answer: KeptAnswer): void {
+    // a write that came while it was made has been seen by a later call: it is not kept
+    if (generation !== this.generation) return
+    const chars = answer.text.text.length
+    if (chars > MAX_CHARS) return
+    if (this.chars + chars > TOTAL_CHARS) this.reset(generation)
+    this.answers.set(key, answer)
+    this.chars += chars
+  }
+
+  private reset(generation: number): void {
+    this.generation = generation
+    this.answers.clear()
+    this.chars = 0
+  }
+}
+
+const keptOf = new WeakMap<Db, KeptAnswers>()
+
+/** The answer kept for `key` since the last write, or what `make` answers (kept where every write is seen). */
+export async function keptAnswer(db: Db, key: string, make: () => Promise<KeptAnswer>): Promise<KeptAnswer> {
+  const generation = db.generation?.()
+  if (generation === undefined) return make()
+  let kept = keptOf.get(db)
+  if (!kept) keptOf.set(db, (kept = new KeptAnswers()))
+  const hit = kept.get(generation, key)
+  if (hit) return hit
+  const made = await make()
+  kept.keep(generation, key, made)
+  return made
+}
