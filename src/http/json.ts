@@ -18,16 +18,21 @@ export class JsonText {
 }
 
 /**
- * A list page as the text HTTP sends, made once per page and presentation (`presented`: what shapes
- * the items, a mask, flat). Storage keeps a page's docs until the next write, so a page read again
+ * A list page as the text HTTP sends, made once per page and presentation (`presented`: all that
+ * shapes the items: the collection or the class as defined now, the mask and flat as parsed). Storage keeps a page's docs until the next write, so a page read again
  * comes with the same docs: its text is kept by them, and goes when they go.
  */
 const pageTexts = new WeakMap<object, Map<string, JsonText>>()
+/** Presentations kept per page: a client varying its mask gets new texts, not more memory. */
+const PRESENTATIONS_MAX = 8
 export function pageText(docs: object, presented: string, items: () => unknown[]): JsonText {
   let texts = pageTexts.get(docs)
   if (!texts) pageTexts.set(docs, (texts = new Map()))
   let text = texts.get(presented)
-  if (!text) texts.set(presented, (text = new JsonText(JSON.stringify(items()))))
+  if (!text) {
+    if (texts.size >= PRESENTATIONS_MAX) texts.clear()
+    texts.set(presented, (text = new JsonText(JSON.stringify(items()))))
+  }
   return text
 }
 

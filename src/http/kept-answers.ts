@@ -11,6 +11,10 @@ import type { JsonText } from './json'
 
 const MAX_CHARS = 256 * 1024
 const TOTAL_CHARS = 16 * 1024 * 1024
+/** Answers kept at most (an empty list asked with ever new cache-busting parameters costs its key). */
+const MAX_ANSWERS = 10_000
+/** What an answer costs besides its text and key, counted in characters. */
+const ENTRY_COST = 256
 
 export interface KeptAnswer {
   text: JsonText
@@ -31,9 +35,9 @@ class KeptAnswers {
   keep(generation: number, key: string, answer: KeptAnswer): void {
     // a write that came while it was made has been seen by a later call: it is not kept
     if (generation !== this.generation) return
-    const chars = answer.text.text.length
-    if (chars > MAX_CHARS) return
-    if (this.chars + chars > TOTAL_CHARS) this.reset(generation)
+    if (answer.text.text.length > MAX_CHARS) return
+    const chars = answer.text.text.length + key.length + ENTRY_COST
+    if (this.chars + chars > TOTAL_CHARS || this.answers.size >= MAX_ANSWERS) this.reset(generation)
     this.answers.set(key, answer)
     this.chars += chars
   }

@@ -56,7 +56,7 @@ export function list(
       if (next) req.headers['x-next-after'] = encodeCursor(next)
       const paths = mask ?? collection.listFields.paths
       // collections sharing a table read the same pages, each shaped by its own list fields
-      const presented = `${collection.name}\u0000${req.query.mask ?? ''}\u0000${req.query.flat ?? ''}`
+      const presented = `${collection.name}\u0000${mask ? JSON.stringify(mask) : ''}\u0000${flat}`
       return pageText(docs, presented, () => docs.map((d) => present(d, paths, flat)))
     },
   })

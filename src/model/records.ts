@@ -119,6 +119,18 @@ export interface ListOptions {
   next?: (cursor: string) => void
 }
 
+/**
+ * Each class model as loaded: a class changed (or loaded again) is another model, and what was made
+ * from its lists by the one before (texts, kept answers) is not its own.
+ */
+const modelSerials = new WeakMap<ClassModel, number>()
+let lastSerial = 0
+function serialOf(model: ClassModel): number {
+  let serial = modelSerials.get(model)
+  if (serial === undefined) modelSerials.set(model, (serial = ++lastSerial))
+  return serial
+}
+
 export async function listRecords(ctx: Ctx, model: ClassModel, t: Target, params: Query, options: ListOptions = {}) {
   const { docs, shape } = await recordsPage(ctx, model, t, params, options)
   return docs.map(shape)
@@ -143,13 +155,13 @@ export async function listRecordsText(
       total: (n: number) => (headers['x-total-count'] = String(n)),
       next: (cursor: string) => (headers['x-next-after'] = cursor),
     }
-    const { docs, shape } = await recordsPage(ctx, model, t, params, told)
-    return { text: pageText(docs, `${params.mask ?? ''}\u0000${params.flat ?? ''}`, () => docs.map(shape)), headers }
+    const { docs, shape, presented } = await recordsPage(ctx, model, t, params, told)
+    return { text: pageText(docs, presented, () => docs.map(shape)), headers }
   }
   const repo = repoOf(ctx, model)
   // the time alone ends an expiring record: such lists are never kept
   const keep = !repo.spec.expiring && !options.scope && !options.defaultOrder
-  const key = `${ctx.domain}\u0000${model.classname}\u0000${t.date ?? ''}\u0000${JSON.stringify(params)}`
+  const key = `${ctx.domain}\u0000${serialOf(model)}\u0000${t.date ?? ''}\u0000${JSON.stringify(params)}`
   const answer = keep ? await keptAnswer(repo.db, key, make) : await make()
   const { 'x-total-count': total, 'x-next-after': next } = answer.headers
   if (total !== undefined) options.total?.(Number(total))
@@ -175,7 +187,9 @@ async function recordsPage(ctx: Ctx, model: ClassModel, t: Target, params: Query
   const { docs, next } = await readPage(ctx, model, repo, query, range)
   if (count) options.total?.(await countList(ctx, repo, query, listScope(ctx, range)))
   if (next) options.next?.(encodeCursor(next))
-  return { docs, shape: (d: Doc) => present(d, mask ?? model.defaultOutput, flat) }
+  const paths = mask ?? model.defaultOutput
+  const presented = `${serialOf(model)}\u0000${paths ? JSON.stringify(paths) : ''}\u0000${flat}`
+  return { docs, shape: (d: Doc) => present(d, paths, flat), presented }
 }
 
 /**

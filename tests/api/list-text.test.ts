@@ -114,3 +114,18 @@ test('a list asked again keeps its X-Total-Count and X-Next-After; a class whose
   t.clock.advance(60_000) // no write: only the time tells it is gone
   expect((await t.call('GET', '/rest/v1/model/passes', { token })).body.length).toBe(0)
 })
+
+test("lists whose statements differ only in a value's type or a separator are answered apart", async () => {
+  const token = tokens['text-b.master']
+  const res = await t.call('POST', '/rest/v1/design/classes', {
+    token,
+    body: { classname: 'codes', properties: [{ name: 'code', data_type: 'string' }] },
+  })
+  expect(res.status).toBe(200)
+  await t.call('POST', '/rest/v1/model/codes', { token, body: { code: '1' } })
+  const list = async (filter: unknown) =>
+    (await t.call('GET', `/rest/v1/model/codes?filter=${encodeURIComponent(JSON.stringify(filter))}`, { token })).body
+  const asNumber = await list({ code: 1 })
+  expect((await list({ code: '1' })).length).toBe(1)
+  expect(await list({ code: 1 })).toEqual(asNumber)
+})
