@@ -45,7 +45,8 @@ export function openEmbeddedDb(
   if (!shared) conn.exec('PRAGMA locking_mode=EXCLUSIVE')
   // shared: another process may hold the write lock for long; it is waited for off the event loop
   const lock = shared ? new WriteLock({ exec: (sql: string) => (assertOpen(), conn.exec(sql)) }, BUSY_TIMEOUT_MS) : null
-  const beginWrite = () => (assertOpen(), conn.exec('BEGIN IMMEDIATE'))
+  // a read between two attempts at the lock may have begun a read snapshot: it ends first
+  const beginWrite = () => (assertOpen(), endSnapshot(), conn.exec('BEGIN IMMEDIATE'))
   let checkpointer: Checkpointer | undefined
   /**
    * Shared, every statement outside a transaction would take and drop the file's shared lock (two
@@ -199,6 +200,8 @@ export function openEmbeddedDb(
       const now = async () => {
         writing()
         if (!lock) return call(() => ({ changes: prepare(sql).run(args).changes }))
+        // what is read while the lock is waited for is read before the write: not kept past it
+        const written = () => (wrote(), undefined)
         // the lock is taken by a BEGIN (a refused statement could stay half-run), then the statement
         // runs in the same turn, alone in its transaction
         while (groups.longRunning || !lock.attempt(beginWrite)) {
@@ -214,6 +217,8 @@ export function openEmbeddedDb(
           } catch (err) {
             if (conn.inTransaction) conn.exec('ROLLBACK')
             throw err
+          } finally {
+            written()
           }
         })
       }

@@ -60,4 +60,10 @@ export class ReadCache {
   }
 }
 
-const keyOf = (args: SqlValue[]) => (args.length === 2 ? `${args[0]}\u0000${args[1]}` : args.join('\u0000'))
+/**
+ * The arguments as one key: each value with its type and, for text, its length, so `1` and `"1"`,
+ * `null` and `""`, or values that hold the separator never meet.
+ */
+const part = (v: SqlValue) =>
+  typeof v === 'string' ? `${v.length}:${v}` : v === null ? 'n;' : `${typeof v}:${String(v)};`
+const keyOf = (args: SqlValue[]) => (args.length === 2 ? part(args[0]!) + part(args[1]!) : args.map(part).join(''))

@@ -4,6 +4,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Database from 'libsql'
 import { tx } from '~storage/db'
 import { openEmbeddedDb } from '~storage/db-embedded'
 
@@ -33,4 +34,26 @@ test('reads keep the generation; a write of this connection or of another on the
   })
   expect(mine.generation!()).not.toBe(g1)
   expect((await mine.allCached('SELECT count(*) FROM t', []))[0]![0]).toBe(2)
+})
+
+test("db.run waiting for another process's lock: a read meanwhile is not kept past its commit, and does not make it fail", async () => {
+  await mine.run('CREATE TABLE r (n INTEGER)')
+  await mine.run('INSERT INTO r VALUES (1)')
+  for (let round = 0; round < 5; round++) {
+    const holder = new Database(file, { timeout: 5000 })
+    holder.exec('BEGIN IMMEDIATE') // another process's transaction holds the write lock
+    const running = mine.run('UPDATE r SET n = n + 1')
+    await Bun.sleep(5)
+    // read while the UPDATE waits: it begins a read snapshot and is kept
+    expect((await mine.allCached('SELECT n FROM r', []))[0]![0]).toBe(round + 1)
+    holder.exec('ROLLBACK')
+    holder.close()
+    expect(
+      await running.then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+    ).toBe('ok')
+    expect((await mine.allCached('SELECT n FROM r', []))[0]![0]).toBe(round + 2)
+  }
 })
