@@ -200,8 +200,6 @@ export function openEmbeddedDb(
       const now = async () => {
         writing()
         if (!lock) return call(() => ({ changes: prepare(sql).run(args).changes }))
-        // what is read while the lock is waited for is read before the write: not kept past it
-        const written = () => (wrote(), undefined)
         // the lock is taken by a BEGIN (a refused statement could stay half-run), then the statement
         // runs in the same turn, alone in its transaction
         while (groups.longRunning || !lock.attempt(beginWrite)) {
@@ -218,7 +216,7 @@ export function openEmbeddedDb(
             if (conn.inTransaction) conn.exec('ROLLBACK')
             throw err
           } finally {
-            written()
+            wrote() // what was read while the lock was waited for is not kept past the write
           }
         })
       }

@@ -19,8 +19,9 @@ export class JsonText {
 
 /**
  * A list page as the text HTTP sends, made once per page and presentation (`presented`: all that
- * shapes the items: the collection or the class as defined now, the mask and flat as parsed). Storage keeps a page's docs until the next write, so a page read again
- * comes with the same docs: its text is kept by them, and goes when they go.
+ * shapes the items: the collection or the class as defined now, the mask and flat as parsed).
+ * Storage keeps a page's docs until the next write, so a page read again comes with the same docs:
+ * its text is kept by them, and goes when they go.
  */
 const pageTexts = new WeakMap<object, Map<string, JsonText>>()
 /** Presentations kept per page: a client varying its mask gets new texts, not more memory. */
