@@ -76,6 +76,10 @@ interface Boundary {
 const boundaries = new WeakMap<Repository, Refreshed<Boundary | null>>()
 const BOUNDARY_MS = 10_000
 
+/** Where a budgeted list's reads run: `aside`, those that may visit `budget` rows run in the reader thread. */
+const readsOf = (repo: Repository, aside: boolean) =>
+  aside ? repo.db.allAside.bind(repo.db) : repo.db.all.bind(repo.db)
+
 /** The page read from the first `budget` rows of the scope in list order; null when those do not decide it. */
 export async function budgetedPage(
   repo: Repository,
@@ -88,8 +92,7 @@ export async function budgetedPage(
 ): Promise<{ docs: Doc[]; next: SqlValue[] | null } | null> {
   const byId = q.order.length === 0 || (q.order.length === 1 && q.order[0]!.field === 'id')
   if (!byId) return nestedPage(repo, domain, q, scope, budget, aside)
-  // aside: the reads that may visit `budget` rows run in the reader thread
-  const all = aside ? repo.db.allAside.bind(repo.db) : repo.db.all.bind(repo.db)
+  const all = readsOf(repo, aside)
   const listPage = (s: ListScope) => repo.listPage(domain, q, s, readOnly, aside)
   // ordered by id: the budget ends at an id, and the page is the list's own statement bounded by it
   const desc = q.order[0]?.desc === true
@@ -125,7 +128,7 @@ async function nestedPage(
   aside: boolean,
 ): Promise<{ docs: Doc[]; next: SqlValue[] | null } | null> {
   const { spec, layout } = repo
-  const all = aside ? repo.db.allAside.bind(repo.db) : repo.db.all.bind(repo.db)
+  const all = readsOf(repo, aside)
   const t = spec.table
   const args: SqlValue[] = []
   let inner = scopeWhere(spec, layout, domain, scope, args)
