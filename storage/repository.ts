@@ -7,6 +7,7 @@
 import type { Db, Row, SqlValue, TxStep } from './db'
 import { ConstraintError, tx } from './db'
 import { changedPaths, type Doc, getPath } from './doc'
+import { JsonText } from './json-text'
 import { appendJournal, type JournalEntry, type WriteContext } from './journal'
 import { type ColumnRange, type ListScope, listWhere, pageSql } from './list-sql'
 import type { ListQuery } from './query'
@@ -22,6 +23,8 @@ export type { ColumnRange } from './list-sql'
 /** Changes that only touch these never count as an update. */
 const STAMP_PATHS = new Set(['ext.ct', 'ext.lwt'])
 
+/** The texts of point reads' rows while the database keeps those rows (until the next write). */
+const keptTexts = new WeakMap<Row, JsonText>()
 /** The docs of a page's rows while the database keeps those rows (until the next write). */
 const parsedPages = new WeakMap<Row[], Doc[]>()
 
@@ -55,14 +58,27 @@ export class Repository extends TableReads {
 
   /** The stored JSON text of one entity: the hot point read passes it through unparsed. */
   async getText(domain: string, id: string, now = Date.now()): Promise<string | undefined> {
+    return (await this.getJson(domain, id, now))?.text
+  }
+
+  /**
+   * The same as JsonText, one per row the database keeps (until the next write): a point read
+   * asked again sends the text made, and hashed for its ETag, the first time.
+   */
+  async getJson(domain: string, id: string, now = Date.now()): Promise<JsonText | undefined> {
     // an expiring table's answer depends on the time: read it afresh; member lists (a group of
     // 100,000 users) are assembled in the reader thread
-    const row = this.layout.assembled.length
-      ? (await this.db.allAside(this.sql.get, this.pointArgs(domain, id, now)))[0]
-      : this.spec.expiring
-        ? await this.db.get(this.sql.get, this.pointArgs(domain, id, now))
-        : await this.db.getCached(this.sql.get, [domain, id])
-    return row && this.layout.docText(row)
+    if (this.layout.assembled.length || this.spec.expiring) {
+      const row = this.layout.assembled.length
+        ? (await this.db.allAside(this.sql.get, this.pointArgs(domain, id, now)))[0]
+        : await this.db.get(this.sql.get, this.pointArgs(domain, id, now))
+      return row && new JsonText(this.layout.docText(row))
+    }
+    const row = await this.db.getCached(this.sql.get, [domain, id])
+    if (!row) return undefined
+    let json = keptTexts.get(row)
+    if (!json) keptTexts.set(row, (json = new JsonText(this.layout.docText(row))))
+    return json
   }
 
   async get(domain: string, id: string, now?: number): Promise<Doc | undefined> {

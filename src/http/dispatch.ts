@@ -11,7 +11,7 @@ import { type Ctx, sessionCtx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError, badRequest, payloadTooLarge, storeUnavailable, unauthorized } from '../errors'
 import { admit } from '../identity/authenticate'
-import { JsonText } from './json'
+import { JsonText } from '~storage/json-text'
 import { Req, type RequestSource } from './req'
 import { METHODS, type Method, OVERRIDE_METHODS, type RouteDef, type RouteModule } from './route'
 

@@ -7,7 +7,7 @@
  * start again past TOTAL_CHARS.
  */
 import type { Db } from '~storage/db'
-import type { JsonText } from './json'
+import type { JsonText } from '~storage/json-text'
 
 const MAX_CHARS = 256 * 1024
 const TOTAL_CHARS = 16 * 1024 * 1024

@@ -11,7 +11,8 @@ import { countList, readListPage } from '../entities/lists'
 import { createEntity, patchEntity, readEntity, removeEntity } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
 import { isUuid } from '../ids'
-import { etagOf, JsonText, pageText } from './json'
+import { etagOf, JsonText } from '~storage/json-text'
+import { pageText } from './json'
 import { encodeCursor, parseFlat, parseListParams, parseMask, refuseUnknownParams } from './list-query'
 import { present } from './present'
 import type { Req } from './req'
@@ -72,7 +73,7 @@ export function read(entity: Collection & Partial<Pick<Entity, 'hooks'>>, option
       refuseUnknownParams(req.query, ['mask', 'flat'])
       const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, entity.fields)
       const flat = parseFlat(req.query.flat)
-      if (!mask && !flat) return new JsonText(await wholeText(req, entity, id))
+      if (!mask && !flat) return await wholeJson(req, entity, id)
       const doc = entity.hooks
         ? await readEntity(req.ctx, entity as Entity, id)
         : await req.deps.repo(entity.table).get(req.ctx.domain, id)
@@ -83,14 +84,14 @@ export function read(entity: Collection & Partial<Pick<Entity, 'hooks'>>, option
 }
 
 /** One entity as GET answers it whole: its ETag is this text's. */
-async function wholeText(req: Req, entity: Collection & Partial<Pick<Entity, 'hooks'>>, id: string): Promise<string> {
+async function wholeJson(req: Req, entity: Collection & Partial<Pick<Entity, 'hooks'>>, id: string): Promise<JsonText> {
   if (!entity.hooks?.view) {
     // the hot point read: the stored text goes out unparsed
-    const text = await req.deps.repo(entity.table).getText(req.ctx.domain, id)
-    if (text === undefined) throw notFound(`${entity.name} ${id} not found`)
-    return text
+    const json = await req.deps.repo(entity.table).getJson(req.ctx.domain, id)
+    if (json === undefined) throw notFound(`${entity.name} ${id} not found`)
+    return json
   }
-  return JSON.stringify(await readEntity(req.ctx, entity as Entity, id))
+  return new JsonText(JSON.stringify(await readEntity(req.ctx, entity as Entity, id)))
 }
 
 /**
@@ -109,7 +110,7 @@ async function ifMatch(req: Req, entity: Entity, id: string): Promise<((current:
       })
   }
   if (entity.hooks.view) {
-    refuse(etagOf(await wholeText(req, entity, id)))
+    refuse((await wholeJson(req, entity, id)).etag)
     return undefined
   }
   return (current) => refuse(etagOf(JSON.stringify(current)))

@@ -6,7 +6,8 @@
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import type { Config } from '../config'
 import type { Outcome } from './dispatch'
-import { etagOf, JSON_TYPE, JsonText } from './json'
+import { etagOf, JsonText } from '~storage/json-text'
+import { JSON_TYPE } from './json'
 
 /**
  * What every answer carries unless its route says otherwise: answers are per caller (no caches keep

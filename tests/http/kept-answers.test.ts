@@ -1,7 +1,8 @@
 // What lists keep in memory is bounded however clients vary their requests: presentations per
 // page, and kept answers (an empty list asked with ever new cache-busting parameters costs its key).
 import { expect, test } from 'bun:test'
-import { JsonText, pageText } from '~/http/json'
+import { JsonText } from '~storage/json-text'
+import { pageText } from '~/http/json'
 import { keptAnswer } from '~/http/kept-answers'
 import type { Db } from '~storage/db'
 
