@@ -4,7 +4,8 @@
  * meanwhile skips parsing, planning, reading and presenting, and answers the same. Only for answers
  * that depend on the data and the request alone (a class whose records expire lists differently as
  * time passes: its lists are never kept). An answer over MAX_CHARS is not kept, and the kept ones
- * start again past TOTAL_CHARS.
+ * start again past TOTAL_CHARS. Calls that miss the same key while it is being made wait for that
+ * one making (a hot list after a write is read once, not once per client).
  */
 import type { Db } from '~storage/db'
 import type { JsonText } from '~storage/json-text'
@@ -25,11 +26,28 @@ export interface KeptAnswer {
 class KeptAnswers {
   private generation = -1
   private readonly answers = new Map<string, KeptAnswer>()
+  /** Answers being made since the generation began, by key. */
+  readonly making = new Map<string, Promise<KeptAnswer>>()
   private chars = 0
 
   get(generation: number, key: string): KeptAnswer | undefined {
     if (generation !== this.generation) this.reset(generation)
     return this.answers.get(key)
+  }
+
+  /** `make` for `key`, shared with the calls that miss it meanwhile; kept when made in the same generation. */
+  made(generation: number, key: string, make: () => Promise<KeptAnswer>): Promise<KeptAnswer> {
+    const making = this.making.get(key)
+    if (making) return making
+    const made = make().then((answer) => {
+      this.keep(generation, key, answer)
+      return answer
+    })
+    this.making.set(key, made)
+    // a making of an older generation was let go of by reset: only this one is removed
+    const done = () => void (this.making.get(key) === made && this.making.delete(key))
+    made.then(done, done)
+    return made
   }
 
   keep(generation: number, key: string, answer: KeptAnswer): void {
@@ -43,6 +61,7 @@ class KeptAnswers {
   }
 
   private reset(generation: number): void {
+    if (generation !== this.generation) this.making.clear() // what they read is older than the write
     this.generation = generation
     this.answers.clear()
     this.chars = 0
@@ -57,9 +76,5 @@ export async function keptAnswer(db: Db, key: string, make: () => Promise<KeptAn
   if (generation === undefined) return make()
   let kept = keptOf.get(db)
   if (!kept) keptOf.set(db, (kept = new KeptAnswers()))
-  const hit = kept.get(generation, key)
-  if (hit) return hit
-  const made = await make()
-  kept.keep(generation, key, made)
-  return made
+  return kept.get(generation, key) ?? kept.made(generation, key, make)
 }
