@@ -1,8 +1,10 @@
 /**
  * The embedded driver's writes, committed in groups: the write transactions asked for during one
- * turn of the event loop run in one SQLite transaction, each inside its own savepoint (a body that
- * fails is rolled back alone and its caller gets the error), and all are answered once that
- * transaction has committed. A commit costs about the same for one body as for fifty (it writes each
+ * turn of the event loop run in one SQLite transaction, and all are answered once that transaction
+ * has committed. A body that fails is rolled back alone and its caller gets the error: the group's
+ * bodies run inside one savepoint, and when one fails they all run again, each inside its own. A
+ * savepoint per body from the start would cost a create a third of its SQLite time (every page it
+ * changes is copied once more), so groups run that way only after a failure, until one has none. A commit costs about the same for one body as for fifty (it writes each
  * changed page once), so under load this multiplies write throughput; nothing is answered before it
  * is committed. A long write (`writeLong`) runs alone in its transaction, in time slices.
  */
@@ -57,6 +59,8 @@ export class GroupCommit {
   private long: Promise<void> | null = null
   /** A group that found another process writing tries again then. */
   private retry: ReturnType<typeof setTimeout> | undefined
+  /** A body of the last group failed: groups run each body in its own savepoint until one has no failure. */
+  private careful = false
 
   constructor(private readonly conn: GroupConnection) {}
 
@@ -140,10 +144,14 @@ export class GroupCommit {
       return
     }
     if (conn.lock && !this.lockFor(group, conn.lock)) return
-    const outcomes: Outcome[] = []
+    let outcomes: Outcome[] | null
     try {
       if (!conn.lock) conn.begin()
-      for (const w of group) outcomes.push(this.inSavepoint(w))
+      outcomes = this.careful ? null : this.together(group)
+      if (!outcomes) {
+        outcomes = group.map((w) => this.inSavepoint(w))
+        this.careful = outcomes.some((o) => !o.ok)
+      }
       conn.commit()
     } catch (err) {
       this.rollback()
@@ -174,6 +182,26 @@ export class GroupCommit {
       this.commitGroup()
     }, lock.pauseMs)
     return false
+  }
+
+  /** The group's bodies in one savepoint; null, with none of them applied, when one of them failed. */
+  private together(group: PendingWrite[]): Outcome[] | null {
+    const { conn } = this
+    conn.exec('SAVEPOINT grp')
+    const outcomes: Outcome[] = []
+    for (const w of group) {
+      try {
+        outcomes.push({ ok: true, value: conn.drive(w.body) })
+      } catch (err) {
+        if (!conn.inTransaction()) throw err // the failure ended the whole transaction: nothing of the group stays
+        conn.exec('ROLLBACK TO grp')
+        conn.exec('RELEASE grp')
+        this.careful = true
+        return null
+      }
+    }
+    conn.exec('RELEASE grp')
+    return outcomes
   }
 
   /** One body of a group: a failure rolls back its own statements only. */

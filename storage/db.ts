@@ -47,7 +47,11 @@ export interface Db {
   all(sql: string, args?: SqlValue[]): Promise<Row[]>
   get(sql: string, args?: SqlValue[]): Promise<Row | undefined>
   run(sql: string, args?: SqlValue[]): Promise<RunResult>
-  /** Runs the body as one write transaction: every statement commits, or none does. */
+  /**
+   * Runs the body as one write transaction: every statement commits, or none does. The body may be
+   * run more than once (the embedded driver runs a group again when one of its bodies failed, the
+   * first run rolled back): it acts through its statements only, or starts anew each time it is called.
+   */
   write<T>(body: () => TxStep<T>): Promise<T>
   /**
    * One write transaction too large for one turn of the event loop (a layer install, CLEAR of a

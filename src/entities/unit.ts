@@ -68,7 +68,12 @@ async function run<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>, long: boolean, pro
   const effects = new Map<string, () => unknown>()
   const unit = makeUnit(ctx, ctx.deps.clock.now(), effects, progress)
   const { db } = ctx.deps
-  const result = await (long ? db.writeLong(() => body(unit)) : db.write(() => body(unit)))
+  // a body run again (its group's first run rolled back) queues its effects again
+  const attempt = () => {
+    effects.clear()
+    return body(unit)
+  }
+  const result = await (long ? db.writeLong(attempt) : db.write(attempt))
   ctx.deps.signals.raise('journal')
   let failure: unknown
   for (const effect of effects.values()) {

@@ -321,6 +321,37 @@ test('concurrent writes: each body commits or fails alone, in the order asked, a
   }
 })
 
+test('a group runs its bodies together; after a failure it runs them again, each alone, until a group has none', async () => {
+  const db = openEmbeddedDb(join(dir, `${crypto.randomUUID()}.db`), { shared: true })
+  await db.run('CREATE TABLE t (k TEXT PRIMARY KEY)')
+  /** One group of ten bodies (asked in one turn); `failing` throws after its insert. Calls of each body. */
+  const group = async (name: string, failing?: number) => {
+    const calls = Array(10).fill(0)
+    const writes = calls.map((_, i) =>
+      db.write(function* () {
+        calls[i]++
+        yield* tx.run('INSERT INTO t VALUES (?)', [`${name}${i}`])
+        if (i === failing) throw new Error(`${name}${i} fails`)
+        return i
+      }),
+    )
+    const settled = await Promise.allSettled(writes)
+    expect(settled.map((r) => r.status)).toEqual(calls.map((_, i) => (i === failing ? 'rejected' : 'fulfilled')))
+    return calls
+  }
+  // together: the failure at 3 ends the first run, and the group runs again, each body alone
+  expect(await group('a', 3)).toEqual([2, 2, 2, 2, 1, 1, 1, 1, 1, 1])
+  // each alone while the last group had a failure: no body runs twice
+  expect(await group('b', 5)).toEqual(Array(10).fill(1))
+  expect(await group('c')).toEqual(Array(10).fill(1))
+  // together again once a group had none
+  expect(await group('d', 5)).toEqual([2, 2, 2, 2, 2, 2, 1, 1, 1, 1])
+  const keys = (await db.all('SELECT k FROM t ORDER BY k')).map((r) => r[0])
+  expect(keys).toHaveLength(37)
+  for (const gone of ['a3', 'b5', 'd5']) expect(keys).not.toContain(gone)
+  await db.close()
+})
+
 test('the embedded driver serves timers between the slices of a long write', async () => {
   const db = openEmbeddedDb(join(dir, `${crypto.randomUUID()}.db`))
   await db.run('CREATE TABLE t (k INTEGER PRIMARY KEY)')
