@@ -246,14 +246,15 @@ try {
         },
       ].map((c) => ({ ...c, target, headers, rounds: [] }))
     }),
-    {
-      name: 'POST extobj (create with its journal record), direct',
-      target: direct,
+    ...[direct, gateway].map((target) => ({
+      name: `POST extobj (create with its journal record), ${target === direct ? 'direct' : 'through the gateway'}`,
+      group: 'POST',
+      target,
       paths: ['/rest/v1/reference/extobjs'],
-      headers: seededDirect.headers,
+      headers: target === direct ? seededDirect.headers : seededGateway.headers,
       post: { type: 'written', value: { n: 1, tags: ['a'] } },
       rounds: [],
-    },
+    })),
   ]
   // BENCH_ONLY=<text>: the baseline and the cases whose name holds the text
   const only = process.env.BENCH_ONLY
