@@ -2,9 +2,11 @@
  * The embedded driver's writes, committed in groups: the write transactions asked for during one
  * turn of the event loop run in one SQLite transaction, and all are answered once that transaction
  * has committed. A body that fails is rolled back alone and its caller gets the error: the group's
- * bodies run inside one savepoint, and when one fails they all run again, each inside its own. A
+ * bodies run inside one savepoint, and when one fails, the savepoint is rolled back and the bodies
+ * run since it began run again, each inside its own (the failing one does not run again). A
  * savepoint per body from the start would cost a create a third of its SQLite time (every page it
- * changes is copied once more), so groups run that way only after a failure, until one has none. A commit costs about the same for one body as for fifty (it writes each
+ * changes is copied once more); after a group that ran bodies again, groups run that way until one
+ * has no failure, so failing writes cost the others no more than that. A commit costs about the same for one body as for fifty (it writes each
  * changed page once), so under load this multiplies write throughput; nothing is answered before it
  * is committed. A long write (`writeLong`) runs alone in its transaction, in time slices.
  */
@@ -14,7 +16,7 @@ import { driveSliced } from './db-sliced'
 import type { Statement } from './db-statements'
 import type { WriteLock } from './db-write-lock'
 
-/** Bodies per group commit: bounds how long one commit holds the loop. */
+/** Bodies per group commit: bounds how long one commit holds the loop (each body runs at most twice). */
 const MAX_GROUP = 128
 
 /** What of the connection the group commit uses. */
@@ -59,7 +61,7 @@ export class GroupCommit {
   private long: Promise<void> | null = null
   /** A group that found another process writing tries again then. */
   private retry: ReturnType<typeof setTimeout> | undefined
-  /** A body of the last group failed: groups run each body in its own savepoint until one has no failure. */
+  /** The last group ran bodies again: groups run each body in its own savepoint until one has no failure. */
   private careful = false
 
   constructor(private readonly conn: GroupConnection) {}
@@ -144,14 +146,13 @@ export class GroupCommit {
       return
     }
     if (conn.lock && !this.lockFor(group, conn.lock)) return
-    let outcomes: Outcome[] | null
+    let outcomes: Outcome[]
     try {
       if (!conn.lock) conn.begin()
-      outcomes = this.careful ? null : this.together(group)
-      if (!outcomes) {
+      if (this.careful) {
         outcomes = group.map((w) => this.inSavepoint(w))
         this.careful = outcomes.some((o) => !o.ok)
-      }
+      } else outcomes = this.together(group)
       conn.commit()
     } catch (err) {
       this.rollback()
@@ -184,21 +185,30 @@ export class GroupCommit {
     return false
   }
 
-  /** The group's bodies in one savepoint; null, with none of them applied, when one of them failed. */
-  private together(group: PendingWrite[]): Outcome[] | null {
+  /**
+   * The group's bodies in one savepoint. One that fails takes back what the others did since the
+   * savepoint began: they run again, each in its own, and a new savepoint begins after the failing one.
+   */
+  private together(group: PendingWrite[]): Outcome[] {
     const { conn } = this
-    conn.exec('SAVEPOINT grp')
     const outcomes: Outcome[] = []
-    for (const w of group) {
+    let since = 0 // the first body the savepoint holds
+    conn.exec('SAVEPOINT grp')
+    for (let i = 0; i < group.length; i++) {
       try {
-        outcomes.push({ ok: true, value: conn.drive(w.body) })
+        outcomes[i] = { ok: true, value: conn.drive(group[i]!.body) }
       } catch (err) {
         if (!conn.inTransaction()) throw err // the failure ended the whole transaction: nothing of the group stays
         conn.exec('ROLLBACK TO grp')
+        outcomes[i] = { ok: false, error: normalizeDbError(err) }
+        for (let j = since; j < i; j++) outcomes[j] = this.inSavepoint(group[j]!)
+        if (i > since) this.careful = true
         conn.exec('RELEASE grp')
-        this.careful = true
-        return null
+        conn.exec('SAVEPOINT grp')
+        since = i + 1
       }
+      // a body that caught the error of a statement that ended the transaction went on outside it
+      if (!conn.inTransaction()) throw new Error('the write transaction ended inside a body of its group')
     }
     conn.exec('RELEASE grp')
     return outcomes

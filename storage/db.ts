@@ -49,8 +49,8 @@ export interface Db {
   run(sql: string, args?: SqlValue[]): Promise<RunResult>
   /**
    * Runs the body as one write transaction: every statement commits, or none does. The body may be
-   * run more than once (the embedded driver runs a group again when one of its bodies failed, the
-   * first run rolled back): it acts through its statements only, or starts anew each time it is called.
+   * run more than once (the embedded driver runs a group's bodies again when another of them failed,
+   * their first run rolled back): it acts through its statements only, or starts anew each time it is called.
    */
   write<T>(body: () => TxStep<T>): Promise<T>
   /**
