@@ -15,6 +15,7 @@ import { allowedMethods, errorOutcome, type Outcome, parseQuery, runRoute } from
 import { VALID_HOST } from './gateway/head'
 import { type Answer, preflight, respond, toHttpResponse } from './respond'
 import type { RequestSource } from './req'
+import { newRequestId } from './request-id'
 
 export const OVERRIDE_HEADER = 'x-http-method-override'
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
@@ -32,13 +33,9 @@ export interface PeerLookup {
   requestIP(request: Request): { address: string } | null
 }
 
-/** Generated request ids: a random per-process prefix and a counter, unique across a cluster and cheap. */
-const ID_PREFIX = crypto.randomUUID().slice(0, 8)
-let requestCounter = 0
-
 export function requestIdOf(request: IncomingRequest): string {
   const given = request.headers.get('x-request-id')
-  return given !== null && SANE_REQUEST_ID.test(given) ? given : `${ID_PREFIX}-${(++requestCounter).toString(36)}`
+  return given !== null && SANE_REQUEST_ID.test(given) ? given : newRequestId()
 }
 
 /**

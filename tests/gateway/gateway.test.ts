@@ -9,6 +9,9 @@ import { echoModule } from '../helpers/echo-route'
 import { httpRequest, RawClient } from '../helpers/raw-http'
 import { testService, type TestService } from '../helpers/service'
 
+/** A request id the service makes: its process's prefix and a counter. */
+const GENERATED_ID = /^[0-9a-f]{8}-[0-9a-z]+$/
+
 let t: TestService
 let gw: Gateway
 const HEAD_TIMEOUT_MS = 400
@@ -187,6 +190,7 @@ describe('refused', () => {
     const rs = await c.responses(1)
     expect(rs.at(-1)!.status).toBe(status)
     expect(JSON.parse(rs.at(-1)!.body).error_code).toBe(1000 + status)
+    expect(rs.at(-1)!.headers['x-request-id']).toMatch(GENERATED_ID) // as every answer of the service
     expect(await c.closedWithin(3000)).toBe(true)
   }
   test('whitespace before the colon', () => refused('GET /echo HTTP/1.1\r\nhost : x\r\n\r\n', 400))
@@ -215,6 +219,7 @@ describe('refused', () => {
     const started = Date.now()
     const rs = await c.responses(1, 5000)
     expect(rs[0]!.status).toBe(408)
+    expect(rs[0]!.headers['x-request-id']).toMatch(GENERATED_ID)
     expect(Date.now() - started).toBeGreaterThanOrEqual(HEAD_TIMEOUT_MS - 50)
   })
 })

@@ -34,6 +34,7 @@ for (const gateway of ['off', 'on'] as const) {
       const refused = await ask('GET /healthz HTTP/1.1\r\n\r\n')
       expect(refused.status).toBe(400)
       if (gateway === 'on') expect(JSON.parse(refused.body).error_details).toEqual({ field: 'host' })
+      if (gateway === 'on') expect(refused.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/)
       expect((await ask('GET /healthz HTTP/1.1\r\nHost: test.local\r\n\r\n')).status).toBe(200)
     })
 

@@ -100,6 +100,7 @@ test('one address may hold GATEWAY_MAX_CONNECTIONS_PER_ADDRESS connections; the 
   expect(refused?.status).toBe(503)
   expect(refused?.headers['retry-after']).toBe('1')
   expect(JSON.parse(refused!.body).error_code).toBe(1503)
+  expect(refused?.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/)
   expect(await over.closedWithin(1000)).toBe(true)
   // a client over the cap that sends its request at once reads the 503 too
   const eager = await RawClient.open(gateway.port, '127.0.0.1', '127.0.0.9')

@@ -1,4 +1,5 @@
 /** The answers the gateway gives itself, in the service's error body (the app's own use the same codes). */
+import { newRequestId } from '../request-id'
 
 const FAIL_BODY: Record<number, string> = {
   400: '{"error_code":1400,"error_message":"malformed HTTP request"}',
@@ -16,12 +17,14 @@ const REASON: Record<number, string> = {
   503: 'Service Unavailable',
 }
 
+/** The gateway's own answer with `status` (the connection ends after it), with a request id as every answer has. */
 export const failResponse = (status: number) =>
   Buffer.from(
-    `HTTP/1.1 ${status} ${REASON[status]}\r\ncontent-type: application/json\r\ncontent-length: ${FAIL_BODY[status]!.length}\r\n${status === 503 ? 'retry-after: 1\r\n' : ''}connection: close\r\n\r\n${FAIL_BODY[status]}`,
+    `HTTP/1.1 ${status} ${REASON[status]}\r\ncontent-type: application/json\r\ncontent-length: ${FAIL_BODY[status]!.length}\r\nx-request-id: ${newRequestId()}\r\n${status === 503 ? 'retry-after: 1\r\n' : ''}connection: close\r\n\r\n${FAIL_BODY[status]}`,
   )
 
-/** The answer over the per-address cap, made once: refusing must cost next to nothing. */
-export const REFUSED = failResponse(503)
-
-export const BAD_GATEWAY = Buffer.from('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n')
+/** The app could not be reached for a request the gateway does not answer itself. */
+export const badGateway = () =>
+  Buffer.from(
+    `HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nx-request-id: ${newRequestId()}\r\nconnection: close\r\n\r\n`,
+  )

@@ -8,7 +8,7 @@
  * responses pass back untouched.
  */
 import { LINGER } from '../body'
-import { BAD_GATEWAY, failResponse, REFUSED } from './answers'
+import { badGateway, failResponse } from './answers'
 import { ConnectionCap } from './connection-cap'
 import type { IncomingRequest } from '../kernel'
 import type { Answer } from '../respond'
@@ -275,7 +275,7 @@ export function startFront(options: FrontOptions): Front {
       c.connecting = false
       if (c.mode === 'closed') return // the client left meanwhile
       c.mode = 'closed'
-      toClient(c, BAD_GATEWAY)
+      toClient(c, badGateway())
       finishClient(c)
     })
   }
@@ -293,7 +293,7 @@ export function startFront(options: FrontOptions): Front {
         if (capKey === null) {
           // over the cap: a short answer at once, with no upstream connection made for it
           client.data = { refused: true } as Conn
-          client.write(REFUSED)
+          client.write(failResponse(503))
           client.end()
           return
         }

@@ -6,7 +6,7 @@
 import type { IncomingRequest } from '../kernel'
 import type { Answer } from '../respond'
 import type { Chunk, Conn } from './connection'
-import { INLINE_MAX_BODY, InlineRequest, inlineAnswer, inlineHead, NO_HOST, NO_HOST_ANSWER } from './inline'
+import { INLINE_MAX_BODY, InlineRequest, inlineAnswer, inlineHead, NO_HOST, noHostAnswer } from './inline'
 import type { RequestStart } from './request-stream'
 
 /** What of the front the answers use. */
@@ -86,7 +86,7 @@ export function inlineAnswers(serve: (request: IncomingRequest) => Promise<Answe
         // refused whatever its body: the connection ends after the 400, and what follows is dropped
         c.pending.length = 0
         c.awaiting = { head: start.head, inline: true }
-        void answer(c, NO_HOST_ANSWER, start.head, true)
+        void answer(c, noHostAnswer(), start.head, true)
         return 'taken'
       }
       if (!head || start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'

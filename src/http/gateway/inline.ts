@@ -10,6 +10,7 @@ import { STATUS_CODES } from 'node:http'
 import type { IncomingRequest } from '../kernel'
 import { type Answer, toHttpResponse } from '../respond'
 import type { Head } from './head'
+import { newRequestId } from '../request-id'
 
 /** Bodies up to this size are read whole before the app sees them; larger ones stream through Bun.serve. */
 export const INLINE_MAX_BODY = 256 * 1024
@@ -142,13 +143,13 @@ const NO_HOST_BODY = JSON.stringify({
   error_details: { field: 'host' },
 })
 /** The answer to a head without Host: the connection ends after it, as Bun.serve ends it. */
-export const NO_HOST_ANSWER: Answer = {
+export const noHostAnswer = (): Answer => ({
   status: 400,
-  headers: { 'content-type': 'application/json' },
+  headers: { 'content-type': 'application/json', 'x-request-id': newRequestId() },
   cookies: [],
   body: NO_HOST_BODY,
   bytes: NO_HOST_BODY.length,
-}
+})
 
 /** Headers the front writes itself. */
 const OWN = new Set(['content-length', 'transfer-encoding', 'connection', 'date'])
