@@ -99,20 +99,34 @@ export function flushQueue(sock: Socket<Conn>, queue: Chunk[]): boolean {
 }
 
 /**
- * What goes to clients in a turn of the event loop is written when the turn ends: a write wakes the
- * client's side, and answers written back to back wake it once (a point read took 3 µs less CPU,
- * measured), pipelined ones too.
+ * What goes to clients while the loop reads sockets is written when that turn ends: a write wakes
+ * the client's side, and answers written back to back wake it once (a point read took 3 µs less
+ * CPU, measured), pipelined ones too. Answers made after the reading (a group commit, which runs
+ * at the turn's end, releases them) are written once the code that released them is done, in the
+ * same turn: waiting for the next one held every client's next request a turn, and commits found
+ * half as many writes to take together (31 bodies a commit through the gateway against 58 direct).
  */
 export class TurnWrites {
   private waiting = new Set<Conn>()
+  /** A socket callback ran since the last turn's end: writes wait for this turn's end. */
+  private reading = false
 
   /** `write` writes a connection's queue (and goes on with what waited for it). */
   constructor(private readonly write: (c: Conn, now: number) => void) {}
 
+  /** The front read from a socket: what is answered meanwhile goes out when the turn ends. */
+  readingNow(): void {
+    if (this.reading) return
+    this.reading = true
+    setImmediate(() => {
+      this.reading = false
+    })
+  }
+
   add(c: Conn, data: Chunk): void {
     if (c.toClient.length === 0) c.lastWrite = Date.now() // a backlog's age starts with its first piece
     c.toClient.push(data)
-    if (this.waiting.size === 0) setImmediate(() => this.flush())
+    if (this.waiting.size === 0) (this.reading ? setImmediate : queueMicrotask)(() => this.flush())
     this.waiting.add(c)
   }
 

@@ -252,7 +252,10 @@ export function startFront(options: FrontOptions): Front {
           pump(c)
           endUpstreamWhenDone(c)
         },
-        data: (_up, data) => fromUpstream(c, data),
+        data: (_up, data) => {
+          writes.readingNow()
+          fromUpstream(c, data)
+        },
         drain(up) {
           if (flushQueue(up, c.toUp)) resumeClient(c)
         },
@@ -321,6 +324,7 @@ export function startFront(options: FrontOptions): Front {
       data(client, data) {
         const c = client.data
         if (c.refused) return
+        writes.readingNow()
         c.lastActive = Date.now()
         if (!c.lingering) return fromClient(c, data)
         c.lingering.dropped += data.length
