@@ -77,7 +77,7 @@ export function startFront(options: FrontOptions): Front {
     c.onDrained = undefined
     if (drained) drained()
     else if (!c.finishing && (c.mode === 'http' || c.mode === 'failing')) pump(c)
-    if (c.finishing) closeClient(c)
+    if (c.finishing && c.toClient.length === 0) closeClient(c) // an answer pump just queued goes out first
   }
   /** The client is read again once nothing it sent waits: no backlog upstream, no request held back. */
   const resumeClient = (c: Conn) => {
