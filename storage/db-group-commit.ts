@@ -6,9 +6,10 @@
  * run since it began run again, each inside its own (the failing one does not run again). A
  * savepoint per body from the start would cost a create a third of its SQLite time (every page it
  * changes is copied once more); after a group that ran bodies again, groups run that way until one
- * has no failure, so failing writes cost the others no more than that. A commit costs about the same for one body as for fifty (it writes each
- * changed page once), so under load this multiplies write throughput; nothing is answered before it
- * is committed. A long write (`writeLong`) runs alone in its transaction, in time slices.
+ * has no failure, so failing writes cost the others no more than that. A commit costs about the
+ * same for one body as for fifty (it writes each changed page once), so under load this multiplies
+ * write throughput; nothing is answered before it is committed. A long write (`writeLong`) runs
+ * alone in its transaction, in time slices.
  */
 import type { TxStep, DbOp } from './db'
 import { normalizeDbError } from './db'

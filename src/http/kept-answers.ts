@@ -27,7 +27,7 @@ class KeptAnswers {
   private generation = -1
   private readonly answers = new Map<string, KeptAnswer>()
   /** Answers being made since the generation began, by key. */
-  readonly making = new Map<string, Promise<KeptAnswer>>()
+  private readonly making = new Map<string, Promise<KeptAnswer>>()
   private chars = 0
 
   get(generation: number, key: string): KeptAnswer | undefined {
