@@ -141,8 +141,9 @@ export async function journalCursor(db: Db, name: string): Promise<number> {
   return (await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [name]))![0] as number
 }
 
+/** A write of its own: it joins the commit of the writes asked for in the same turn (a pass runs after each commit). */
 export async function moveJournalCursor(db: Db, name: string, seq: number): Promise<void> {
-  await db.run('UPDATE journal_cursors SET seq = ? WHERE name = ? AND seq < ?', [seq, name, seq])
+  await db.write(() => tx.run('UPDATE journal_cursors SET seq = ? WHERE name = ? AND seq < ?', [seq, name, seq]))
 }
 
 /** Search conditions of GET /journal/changes, already validated. */

@@ -1,0 +1,57 @@
+// The journal pump: a pass publishes what was committed after its cursor as one message of events in
+// journal order, then moves the cursor; a pass that lost its lease publishes nothing.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import type { PlatformEvent } from '~/events/event'
+import { journalPump } from '~/workers/journal-pump'
+import { journalCursor } from '~storage/journal'
+import { testService, type TestService } from '../helpers/service'
+
+let t: TestService
+let token: string
+const messages: string[] = []
+beforeAll(async () => {
+  t = await testService()
+  await t.createDomain('pump.master')
+  token = await t.adminIn('pump.master')
+  const { kv } = t.service.deps
+  const publish = kv.publish.bind(kv)
+  kv.publish = (channel, message) => (channel.endsWith('events') && messages.push(message), publish(channel, message))
+})
+afterAll(() => t.close())
+
+const create = async (n: number) =>
+  (await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type: 'p', value: { n } } })).body.id as string
+
+test('a pass is one message with every record after the cursor, in order; the cursor moves past them', async () => {
+  await t.run('journal-pump')
+  messages.length = 0
+  const received: PlatformEvent[] = []
+  const off = t.service.deps.bus.on((e) => received.push(e))
+  const ids = [await create(1), await create(2), await create(3)]
+  expect(await t.run('journal-pump')).toBe(3)
+  expect(messages).toHaveLength(1)
+  const sent = JSON.parse(messages[0]!) as PlatformEvent[]
+  expect(sent.map((e) => e.data.id)).toEqual(ids)
+  const seqs = sent.map((e) => e.seq!)
+  expect(seqs).toEqual([...seqs].sort((a, b) => a - b))
+  expect(await journalCursor(t.service.deps.db, 'events')).toBe(seqs.at(-1)!)
+  // Redis hands the message back to this process's subscriber
+  for (const until = Date.now() + 2000; received.length < 3 && Date.now() < until; ) await Bun.sleep(2)
+  expect(received.map((e) => e.data.id)).toEqual(ids)
+  expect(await t.run('journal-pump')).toBe(0)
+  expect(messages).toHaveLength(1)
+  off()
+})
+
+test('a pass that lost its lease before publishing publishes nothing and leaves the cursor', async () => {
+  await t.run('journal-pump')
+  const before = await journalCursor(t.service.deps.db, 'events')
+  messages.length = 0
+  await create(4)
+  const lost = new AbortController()
+  lost.abort()
+  expect(await journalPump.step(t.service.deps, lost.signal)).toBe(0)
+  expect(messages).toHaveLength(0)
+  expect(await journalCursor(t.service.deps.db, 'events')).toBe(before)
+  expect(await t.run('journal-pump')).toBe(1)
+})
