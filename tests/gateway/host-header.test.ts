@@ -58,5 +58,20 @@ for (const gateway of ['off', 'on'] as const) {
       expect(await c.closedWithin(2000)).toBe(true)
       expect((await c.responses(2, 0)).length).toBe(1)
     })
+
+    if (gateway === 'on')
+      test('behind pipelined answers that fill the queue, the 400 that ends the connection still arrives whole', async () => {
+        // 404s of about 7 KB each: the front stops taking requests past 64 KiB queued and goes on
+        // once they are written, which is where the 400 was queued and the connection then cut
+        const long = `GET /${'x'.repeat(7000)} HTTP/1.1\r\nHost: test.local\r\n\r\n`
+        for (let n = 6; n <= 14; n++) {
+          const c = await RawClient.open(port)
+          c.write(`${long.repeat(n)}GET /healthz HTTP/1.1\r\n\r\n`)
+          expect(await c.closedWithin(5000)).toBe(true)
+          const answers = await c.responses(n + 1, 0)
+          expect(answers.map((r) => r.status)).toEqual([...Array(n).fill(404), 400])
+          expect(JSON.parse(answers[n]!.body).error_details).toEqual({ field: 'host' })
+        }
+      })
   })
 }
