@@ -141,7 +141,7 @@ export async function journalCursor(db: Db, name: string): Promise<number> {
   return (await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [name]))![0] as number
 }
 
-/** A write of its own: it joins the commit of the writes asked for in the same turn (a pass runs after each commit). */
+/** A write like the others: on the embedded driver it joins the group commit of the turn it is asked in. */
 export async function moveJournalCursor(db: Db, name: string, seq: number): Promise<void> {
   await db.write(() => tx.run('UPDATE journal_cursors SET seq = ? WHERE name = ? AND seq < ?', [seq, name, seq]))
 }

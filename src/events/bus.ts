@@ -9,7 +9,7 @@ import type { Logger } from '../log'
 import type { PlatformEvent } from './event'
 
 const CHANNEL = 'events'
-/** Characters of events sent as one message at most (a single larger event goes alone). */
+/** Bytes of a message of several events at most (a single larger event goes alone). */
 export const MESSAGE_MAX = 1024 * 1024
 
 export class EventBus {
@@ -44,21 +44,22 @@ export class EventBus {
   }
 
   /**
-   * Publishes events in order, as few messages as MESSAGE_MAX allows (a pass of the journal pump):
-   * one KV round trip and one parse per receiver for a batch instead of one per event.
+   * Publishes events in order, in as few messages as MESSAGE_MAX allows (a step of the journal
+   * pump): one KV round trip and one parse per receiver for many events instead of one each.
    */
   async publishAll(events: PlatformEvent[]): Promise<void> {
     let batch: string[] = []
-    let size = 0
+    let bytes = 1 // the array's brackets and commas
     for (const event of events) {
       const text = JSON.stringify(event)
-      if (batch.length && size + text.length > MESSAGE_MAX) {
+      const size = Buffer.byteLength(text) + 1
+      if (batch.length && bytes + size > MESSAGE_MAX) {
         await this.kv.publish(CHANNEL, `[${batch.join(',')}]`)
         batch = []
-        size = 0
+        bytes = 1
       }
       batch.push(text)
-      size += text.length + 1
+      bytes += size
     }
     if (batch.length) await this.kv.publish(CHANNEL, `[${batch.join(',')}]`)
   }

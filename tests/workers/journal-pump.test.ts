@@ -1,5 +1,6 @@
 // The journal pump: a pass publishes what was committed after its cursor as one message of events in
-// journal order, then moves the cursor; a pass that lost its lease publishes nothing.
+// journal order, then moves the cursor; a pass that lost its lease, or whose publish failed, leaves
+// the cursor where it was.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { PlatformEvent } from '~/events/event'
 import { journalPump } from '~/workers/journal-pump'
@@ -9,13 +10,23 @@ import { testService, type TestService } from '../helpers/service'
 let t: TestService
 let token: string
 const messages: string[] = []
+/** The next publish of events fails, as when Redis is lost between the pump's read and its publish. */
+let failNext = false
 beforeAll(async () => {
   t = await testService()
   await t.createDomain('pump.master')
   token = await t.adminIn('pump.master')
   const { kv } = t.service.deps
   const publish = kv.publish.bind(kv)
-  kv.publish = (channel, message) => (channel.endsWith('events') && messages.push(message), publish(channel, message))
+  kv.publish = async (channel, message) => {
+    if (!channel.endsWith('events')) return publish(channel, message)
+    if (failNext) {
+      failNext = false
+      throw new Error('publish failed')
+    }
+    messages.push(message)
+    return publish(channel, message)
+  }
 })
 afterAll(() => t.close())
 
@@ -54,4 +65,16 @@ test('a pass that lost its lease before publishing publishes nothing and leaves 
   expect(messages).toHaveLength(0)
   expect(await journalCursor(t.service.deps.db, 'events')).toBe(before)
   expect(await t.run('journal-pump')).toBe(1)
+})
+
+test('a publish that fails leaves the cursor; the next pass publishes the same records', async () => {
+  await t.run('journal-pump')
+  const before = await journalCursor(t.service.deps.db, 'events')
+  messages.length = 0
+  const ids = [await create(5), await create(6)]
+  failNext = true
+  expect(await t.run('journal-pump')).toBe(0)
+  expect(await journalCursor(t.service.deps.db, 'events')).toBe(before)
+  expect(await t.run('journal-pump')).toBe(2)
+  expect(messages.map((m) => (JSON.parse(m) as PlatformEvent[]).map((e) => e.data.id))).toEqual([ids])
 })
