@@ -17,7 +17,7 @@ export const ingestEventsRoute = defineRoute({
     const domainIds = await domainsOf(req, events)
     const now = req.deps.clock.now()
     const published = events.map((e, i) => toPlatformEvent(e, domainIds[i]!, now))
-    for (const event of published) await req.deps.bus.publish(event)
+    await req.deps.bus.publishAll(published)
     return { accepted: published.length, ids: published.map((e) => e.id) }
   },
 })

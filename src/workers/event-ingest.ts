@@ -1,12 +1,14 @@
 /**
  * Events from in-cluster producers: reads the Redis stream INGEST_STREAM (`<KV_PREFIX>events:ingest`)
- * with a consumer group, checks each entry as the HTTP ingest does, publishes the valid ones on the
- * bus and acknowledges every entry, valid or not, so a bad entry never blocks the stream. One
+ * with a consumer group, checks each entry as the HTTP ingest does, publishes the valid ones of a
+ * step on the bus together and then acknowledges all its entries, valid or not, so a bad entry
+ * never blocks the stream. One
  * process at a time reads (the cluster lease) under one consumer name, so entries a previous holder
  * read but did not acknowledge are read again first: an event may be published twice, never lost.
  */
 import { findDomainById, findDomainByName, isMasterDomain } from '../directory/domains'
 import { ApiError } from '../errors'
+import type { PlatformEvent } from '../events/event'
 import { INGEST_STREAM, INGEST_STREAM_FIELD, readIngestEvent, toPlatformEvent } from '../events/ingest'
 import { isUuid } from '../ids'
 import type { Deps } from '../deps'
@@ -26,19 +28,22 @@ export const eventIngest: Worker = {
     let entries = await kv.xreadgroup(INGEST_STREAM, GROUP, CONSUMER, { count: BATCH, pending: true })
     if (entries.length === 0)
       entries = await kv.xreadgroup(INGEST_STREAM, GROUP, CONSUMER, { count: BATCH, pending: false })
-    let done = 0
+    const events: PlatformEvent[] = []
     for (const entry of entries) {
-      // a pass that lost the lease stops: the next holder reads the rest as pending
-      if (signal.aborted) break
-      await ingestEntry(deps, entry.id, entry.fields[INGEST_STREAM_FIELD])
-      await kv.xack(INGEST_STREAM, GROUP, entry.id)
-      done++
+      const event = await checkedEntry(deps, entry.id, entry.fields[INGEST_STREAM_FIELD])
+      if (event) events.push(event)
     }
-    return done
+    // a step that lost the lease stops: the next holder reads these entries again, as pending
+    if (entries.length === 0 || signal.aborted) return 0
+    // one message and one acknowledgement for the step (the bus down leaves every entry pending)
+    await deps.bus.publishAll(events)
+    await kv.xack(INGEST_STREAM, GROUP, ...entries.map((e) => e.id))
+    return entries.length
   },
 }
 
-async function ingestEntry(deps: Deps, id: string, text: string | undefined): Promise<void> {
+/** The entry's event, or null when it is refused (logged: it is acknowledged all the same). */
+async function checkedEntry(deps: Deps, id: string, text: string | undefined): Promise<PlatformEvent | null> {
   try {
     if (text === undefined) throw new ApiError(400, `no field "${INGEST_STREAM_FIELD}"`)
     let raw: unknown
@@ -54,10 +59,11 @@ async function ingestEntry(deps: Deps, id: string, text: string | undefined): Pr
       : await findDomainByName(deps, event.domain)
     if (!domain || isMasterDomain(domain))
       throw new ApiError(400, `${INGEST_STREAM_FIELD}.domain: no working domain ${event.domain}`)
-    await deps.bus.publish(toPlatformEvent(event, domain.id, deps.clock.now()))
+    return toPlatformEvent(event, domain.id, deps.clock.now())
   } catch (err) {
-    // a refused entry is logged and acknowledged; anything else (the bus down) leaves it pending
+    // anything else (the store down) fails the step: its entries stay pending
     if (!(err instanceof ApiError)) throw err
     deps.log.warn('event-ingest: entry refused', { entry: id, error: err.message, text: text?.slice(0, 200) })
+    return null
   }
 }
