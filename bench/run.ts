@@ -265,14 +265,19 @@ try {
     for (const c of cases) await round(c)
   }
 
-  const base = mean(cases[0]!.rounds.map((r) => r.rps))
-  console.log(`\n| case | req/s (mean of ${ROUNDS}) | p50 ms | p99 ms | server CPU µs/req | ratio to raw |`)
-  console.log('|---|---|---|---|---|---|')
+  const baseline = cases[0]!.rounds
+  const base = mean(baseline.map((r) => r.rps))
+  console.log(
+    `\n| case | req/s (mean of ${ROUNDS}) | p50 ms | p99 ms | server CPU µs/req | ratio to raw | each round's ratio to its raw |`,
+  )
+  console.log('|---|---|---|---|---|---|---|')
   for (const c of cases) {
     const rps = mean(c.rounds.map((r) => r.rps))
     const f = (k: 'p50ms' | 'p99ms' | 'cpuUsPerReq') => mean(c.rounds.map((r) => r[k])).toFixed(2)
+    // the machine drifts between rounds: a round's figure against the baseline of the same round
+    const byRound = c.rounds.map((r, i) => (r.rps / baseline[i]!.rps).toFixed(2)).join(', ')
     console.log(
-      `| ${c.name} | ${Math.round(rps)} | ${f('p50ms')} | ${f('p99ms')} | ${f('cpuUsPerReq')} | ${(rps / base).toFixed(2)} |`,
+      `| ${c.name} | ${Math.round(rps)} | ${f('p50ms')} | ${f('p99ms')} | ${f('cpuUsPerReq')} | ${(rps / base).toFixed(2)} | ${byRound} |`,
     )
   }
   const rpsOf = (c: Case) => mean(c.rounds.map((r) => r.rps))
