@@ -152,9 +152,9 @@ export function* failJob(
 }
 
 /** Gives a claimed job back untried (its attempt not counted), due again at `runAt`. False when the claim was lost. */
-export function* releaseJob(claim: Claim, runAt: number): TxStep<boolean> {
+export async function releaseJob(db: Db, claim: Claim, runAt: number): Promise<boolean> {
   const sql = `UPDATE queue SET status = 'pending', attempts = attempts - 1, run_at = ? WHERE ${CURRENT_CLAIM}`
-  return (yield* tx.run(sql, [runAt, claim.id, claim.attempts])).changes > 0
+  return (await db.run(sql, [runAt, claim.id, claim.attempts])).changes > 0
 }
 
 /** A failed job of a kind and domain is due again at `runAt` with its attempts counted from zero; false when no such failed job. */

@@ -7,7 +7,7 @@
  * before the insert). The worker src/workers/webhook-deliveries.ts sends the jobs.
  */
 import { createHash } from 'node:crypto'
-import { enqueueJob, type Job, jobById, jobsOf, type NewJob, retryFailedJob } from '~storage/queue'
+import { enqueueJob, type Job, jobById, jobsOf, retryFailedJob } from '~storage/queue'
 import type { Doc } from '~storage/doc'
 import { isoTime } from '../clock'
 import type { Ctx } from '../context'
@@ -45,74 +45,49 @@ function uuidFrom(name: string): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`
 }
 
-/** The event's delivery jobs: one per channel with a matching subscription (one is enough, two do not double it). */
-async function deliveryJobs(deps: Deps, event: PlatformEvent): Promise<NewJob[]> {
+/** Enqueues the event for every channel with a matching subscription; how many channels. */
+export async function enqueueEvent(deps: Deps, event: PlatformEvent): Promise<number> {
   const subs = await domainSubscriptions(deps, event.domain)
-  if (!subs.length) return []
+  if (!subs.length) return 0
   const byChannel = new Map<string, string>()
   for (const sub of subs)
     if (!byChannel.has(sub.channel) && matches(termsOf(sub), event)) byChannel.set(sub.channel, sub.url)
-  if (!byChannel.size) return []
+  if (!byChannel.size) return 0
   const domain = await deps.access.domainInfo(event.domain)
   const key = eventKey(event)
   const now = deps.clock.now()
-  return [...byChannel].map(([channel, url]) => {
+  for (const [channel, url] of byChannel) {
     const id = uuidFrom(`${channel}:${key}`)
     const { class: cls, event: name, time, objects, data } = event
     const envelope = { id, class: cls, event: name, domain: domain?.name ?? event.domain, time, objects, data }
     const payload: DeliveryPayload = { channel, url, event: `${cls}.${name}`, envelope }
-    return { id, kind: WEBHOOK, domain: event.domain, payload: { ...payload }, runAt: now }
-  })
-}
-
-/** Writes the jobs (a second insert of one is ignored) and wakes the delivery worker once they are committed. */
-async function writeJobs(deps: Deps, jobs: NewJob[]): Promise<void> {
-  const created = isoTime(deps.clock.now())
-  await deps.db.write(function* () {
-    for (const job of jobs) yield* enqueueJob(job, created, undefined, true)
-  })
+    const job = { id, kind: WEBHOOK, domain: event.domain, payload: { ...payload }, runAt: now }
+    await deps.db.write(() => enqueueJob(job, isoTime(now), undefined, true))
+  }
   deps.signals.raise(`queue:${WEBHOOK}`)
-}
-
-/** Enqueues the event for every channel with a matching subscription; how many channels. */
-export async function enqueueEvent(deps: Deps, event: PlatformEvent): Promise<number> {
-  const jobs = await deliveryJobs(deps, event)
-  if (jobs.length) await writeJobs(deps, jobs)
-  return jobs.length
+  return byChannel.size
 }
 
 /**
- * Listens on the bus for this process. Events are taken one at a time, in the order they came, and
- * each one's jobs are asked to be written before the next is taken, so a channel receives a
- * domain's events in order of enqueueing. The writes are not awaited there: writes asked for in one
- * turn commit together, and waiting for each commit held the next event a turn (the webhook bench's
- * 20,000 events were enqueued at 2,000 a second, no faster than one host took them).
+ * Listens on the bus for this process. Events are handled one at a time, in the order they came,
+ * so a channel receives a domain's events in order of enqueueing. Returns the function that stops it.
  */
 export function listenForWebhooks(deps: Deps): { stop(): Promise<void>; idle(): Promise<void> } {
   let chain: Promise<void> = Promise.resolve()
-  const writing = new Set<Promise<void>>()
-  const failed = (event: PlatformEvent) => (err: unknown) =>
-    deps.log.error('webhook enqueue failed', { event: `${event.class}.${event.event}`, error: String(err) })
   const off = deps.bus.on((event) => {
     chain = chain
-      .then(() => deliveryJobs(deps, event))
-      .then((jobs) => {
-        if (!jobs.length) return
-        const written = writeJobs(deps, jobs).catch(failed(event))
-        writing.add(written)
-        void written.finally(() => writing.delete(written))
-      })
-      .catch(failed(event))
+      .then(() => enqueueEvent(deps, event))
+      .then(
+        () => {},
+        (err: unknown) =>
+          deps.log.error('webhook enqueue failed', { event: `${event.class}.${event.event}`, error: String(err) }),
+      )
   })
-  const idle = async () => {
-    await chain
-    await Promise.all(writing)
-  }
   return {
-    idle,
+    idle: () => chain,
     async stop() {
       off()
-      await idle()
+      await chain
     },
   }
 }

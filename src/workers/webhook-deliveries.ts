@@ -5,8 +5,7 @@
  * private, loopback and link-local targets refused unless WEBHOOK_ALLOW_PRIVATE lists them, checked
  * on the resolved addresses. Every process runs it, each job claimed by one. Deliveries run in the
  * background of the step, at most PER_HOST at once to one host; a few more wait here for its next
- * free slot and the rest go back to the queue untried, so one slow receiver cannot take every slot
- * (and the next claim is smaller, `claimSize`).
+ * free slot and the rest go back to the queue untried, so one slow receiver cannot take every slot.
  */
 import { createHmac } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
@@ -21,8 +20,6 @@ import type { Worker } from './runner'
 export const MAX_ATTEMPTS = 8
 export const PER_HOST = 4
 const MAX_IN_FLIGHT = 64
-/** Jobs one claim takes at most. */
-const CLAIM_MAX = 32
 const TIMEOUT_MS = 10_000
 const LEASE_MS = 60_000
 const BUSY_RETRY_MS = 1000
@@ -124,48 +121,26 @@ interface State {
   inFlight: Set<Promise<void>>
   perHost: Map<string, number>
   waiting: Map<string, (() => void)[]>
-  /** What the next claim takes at most (see `claimSize`). */
-  claimLimit: number
-  /** Claimed jobs that found a slot or a place in the wait, and those given back, since the last claim. */
-  placed: number
-  bounced: number
 }
 const states = new WeakMap<Deps, State>()
 const stateOf = (deps: Deps): State => {
   let s = states.get(deps)
-  if (!s) {
-    s = { inFlight: new Set(), perHost: new Map(), waiting: new Map(), claimLimit: CLAIM_MAX, placed: 0, bounced: 0 }
-    states.set(deps, s)
-  }
+  if (!s) states.set(deps, (s = { inFlight: new Set(), perHost: new Map(), waiting: new Map() }))
   return s
 }
 
-/**
- * How many jobs to claim now. A claim that had jobs given back (their hosts full) took more than
- * this process could place: the next takes what it placed, and one more after each claim with none
- * given back, up to CLAIM_MAX. With a backlog to one host, a claim of 32 had placed about 17 and
- * given back the rest, each a write: 1.8 jobs given back and 2.7 claimed per delivery.
- */
-function claimSize(s: State): number {
-  s.claimLimit = s.bounced ? Math.max(1, s.placed) : Math.min(CLAIM_MAX, s.claimLimit + 1)
-  s.placed = 0
-  s.bounced = 0
-  return Math.min(MAX_IN_FLIGHT - s.inFlight.size, s.claimLimit)
-}
-
-/** Takes one of the host's PER_HOST slots (true), or a place in its wait list (resolved with the slot), or none (false). */
-function slot(s: State, host: string): boolean | Promise<void> {
+/** Takes one of the host's PER_HOST slots, waiting for one if the wait list has room; false when it has none. */
+async function slot(s: State, host: string): Promise<boolean> {
   const busy = s.perHost.get(host) ?? 0
   if (busy < PER_HOST) {
     s.perHost.set(host, busy + 1)
-    s.placed++
     return true
   }
   const queue = s.waiting.get(host) ?? []
   if (queue.length >= WAITING_PER_HOST) return false
-  s.placed++
   s.waiting.set(host, queue)
-  return new Promise<void>((resolve) => queue.push(resolve)) // the slot is handed over by `free`
+  await new Promise<void>((resolve) => queue.push(resolve))
+  return true // the slot was handed over by `free`
 }
 
 /** Gives the slot to the next waiting job, or back to the host (then the worker may claim more). */
@@ -179,11 +154,8 @@ function free(deps: Deps, s: State, host: string): void {
   deps.signals.raise(`queue:${WEBHOOK}`) // a slot is free
 }
 
-/**
- * Delivers one claimed job (or gives it back to the queue when its host is too busy). `placed` is
- * called once the job has a slot or a place in the wait (a job given back ends its run at once).
- */
-async function handle(deps: Deps, s: State, job: Job, placed: () => void): Promise<void> {
+/** Delivers one claimed job (or gives it back to the queue when its host is too busy). */
+async function handle(deps: Deps, s: State, job: Job): Promise<void> {
   const p = job.payload as unknown as DeliveryPayload
   const channel = (await deps.repo(channels.table).get(job.domain, p.channel)) as Channel | undefined
   const secret = channel ? await channelSecret(deps, job.domain, p.channel) : null
@@ -201,13 +173,7 @@ async function handle(deps: Deps, s: State, job: Job, placed: () => void): Promi
     })
   }
   const host = new URL(target).host
-  const taken = slot(s, host)
-  if (taken === false) {
-    s.bounced++
-    return void (await deps.db.write(() => releaseJob(job, deps.clock.now() + BUSY_RETRY_MS)))
-  }
-  placed()
-  if (taken !== true) await taken
+  if (!(await slot(s, host))) return void (await releaseJob(deps.db, job, deps.clock.now() + BUSY_RETRY_MS))
   try {
     await record(deps, job, await attempt(deps, job, target, secret))
   } finally {
@@ -228,24 +194,18 @@ export const webhookDeliveries: Worker = {
   lease: 'none',
   async step(deps) {
     const s = stateOf(deps)
-    const room = claimSize(s)
+    const room = Math.min(MAX_IN_FLIGHT - s.inFlight.size, 32)
     if (room <= 0) return 0
     const now = deps.clock.now()
     const batch = await claimJobs(deps.db, WEBHOOK, now, now + LEASE_MS, room)
-    const placements = batch.map((job) => {
-      let placed = () => {}
-      const placing = new Promise<void>((resolve) => (placed = resolve))
-      const run: Promise<void> = handle(deps, s, job, placed)
+    for (const job of batch) {
+      const run: Promise<void> = handle(deps, s, job)
         .catch((err: unknown) => deps.log.error('webhook outcome not recorded', { job: job.id, error: String(err) }))
         .then(() => void s.inFlight.delete(run))
-        .finally(placed)
       s.inFlight.add(run)
-      return placing
-    })
-    // the pass ends once each job has its place (not its delivery): the next claim counts them all.
-    // One batch per pass: claiming again at once while a host is full would only bounce jobs; the
+    }
+    // one batch per pass: claiming again at once while a host is full would only bounce jobs; the
     // next pass comes when a host's slot frees (or on the schedule)
-    await Promise.all(placements)
     return 0
   },
   drain: deliveriesSettled,
