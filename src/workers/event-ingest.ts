@@ -2,9 +2,9 @@
  * Events from in-cluster producers: reads the Redis stream INGEST_STREAM (`<KV_PREFIX>events:ingest`)
  * with a consumer group, checks each entry as the HTTP ingest does, publishes the valid ones of a
  * step on the bus together and then acknowledges all its entries, valid or not, so a bad entry
- * never blocks the stream. One
- * process at a time reads (the cluster lease) under one consumer name, so entries a previous holder
- * read but did not acknowledge are read again first: an event may be published twice, never lost.
+ * never blocks the stream. One process at a time reads (the cluster lease) under one consumer
+ * name, so entries a previous holder read but did not acknowledge are read again first: an event
+ * may be published twice, never lost.
  */
 import { findDomainById, findDomainByName, isMasterDomain } from '../directory/domains'
 import { ApiError } from '../errors'
