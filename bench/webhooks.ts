@@ -3,7 +3,8 @@
  * to a local receiver (Bun.serve on 127.0.0.1 in this process, answering 204 at once) through a
  * `subscr` channel's subscription. Reports throughput (N events ingested in batches of 100; deliveries
  * per second from the first arrival to the last, received / expected) and latency (events sent one
- * at a time at a modest rate; ingest request sent -> delivery received, one clock).
+ * at a time at a modest rate; ingest request sent -> delivery received, one clock), then the
+ * throughput of the same receiver while another, answering in 200 ms, has a backlog of 2,000.
  * `bun bench/webhooks.ts [events]` (default 20000); `npm run bench` runs it after bench/scripts.ts.
  * BENCH_WEBHOOK_RATE and BENCH_WEBHOOK_SECONDS set the latency run (default 50/s for 10 s),
  * BENCH_WEBHOOK_WAIT the seconds to wait for the last deliveries (default 120). BENCH_CPU_PROF=<dir>
@@ -35,6 +36,22 @@ const receiver = Bun.serve({
   },
 })
 
+// A slow receiver (SLOW_MS an answer) on another port, so another host: its backlog must not hold
+// the fast receiver's deliveries back
+const SLOW_MS = 200
+const SLOW_EVENTS = 2000
+const BESIDE_EVENTS = 5000
+let slowArrivals = 0
+const slowReceiver = Bun.serve({
+  hostname: '127.0.0.1',
+  port: 0,
+  async fetch() {
+    await Bun.sleep(SLOW_MS)
+    slowArrivals++
+    return new Response(null, { status: 204 })
+  },
+})
+
 const PROFILE = process.env.BENCH_CPU_PROF
 const profile = PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE}`] : []
 const service = await startBenchService({ WEBHOOK_ALLOW_PRIVATE: '127.0.0.1/32' }, profile)
@@ -56,6 +73,9 @@ try {
   const receiverUrl = `http://127.0.0.1:${receiver.port}/hook`
   const channel = await call('POST', '/service/integration_points', { code: 'bench', type: 'subscr', url: receiverUrl })
   await call('POST', '/service/webhooks', { events: ['benchevents.*'], expires: 86400 }, channel.token_local as string)
+  const slowUrl = `http://127.0.0.1:${slowReceiver.port}/hook`
+  const slow = await call('POST', '/service/integration_points', { code: 'slow', type: 'subscr', url: slowUrl })
+  await call('POST', '/service/webhooks', { events: ['slowevents.*'], expires: 86400 }, slow.token_local as string)
 
   const sentAt = new Map<number, number>()
   const event = (n: number) => ({ class: 'benchevents', event: 'tick', data: { n } })
@@ -115,6 +135,25 @@ try {
   await waitFor(count)
   const latencies = [...arrivals].map(([n, at]) => at - sentAt.get(n)!).sort((a, b) => a - b)
 
+  // 3. beside a slow receiver: its backlog first, then events for the fast one
+  const BESIDE = 2_000_000
+  arrivals.clear()
+  phase = { from: BESIDE, to: BESIDE + BESIDE_EVENTS }
+  const ingestAll = async (events: { class: string; event: string; data: { n: number } }[]) => {
+    for (let at = 0; at < events.length; at += BATCH)
+      await call('POST', '/service/events', events.slice(at, at + BATCH))
+  }
+  await ingestAll(
+    Array.from({ length: SLOW_EVENTS }, (_, i) => ({ class: 'slowevents', event: 'tick', data: { n: i } })),
+  )
+  const besideStart = performance.now()
+  await ingestAll(Array.from({ length: BESIDE_EVENTS }, (_, i) => event(BESIDE + i)))
+  await waitFor(BESIDE_EVENTS)
+  const besideTimes = [...arrivals.values()].sort((a, b) => a - b)
+  const besideSpan = besideTimes.length > 1 ? (besideTimes.at(-1)! - besideTimes[0]!) / 1000 : 0
+  const besidePerSecond = besideSpan > 0 ? (besideTimes.length - 1) / besideSpan : 0
+  const besideEnd = besideTimes.length ? (besideTimes.at(-1)! - besideStart) / 1000 : 0
+
   console.log(
     `\nwebhook deliveries (one process, GATEWAY=off, one local receiver answering 204; ${EVENTS} events in batches of ${BATCH}):`,
   )
@@ -126,7 +165,11 @@ try {
   console.log(
     `| latency (${RATE}/s for ${SECONDS} s) | ${count} | ${latencies.length}/${count} (${((100 * latencies.length) / count).toFixed(2)} %) | | ${latencies.length ? percentile(latencies, 0.5).toFixed(1) : '-'} ms | ${latencies.length ? percentile(latencies, 0.99).toFixed(1) : '-'} ms | ingest request sent -> delivery received |`,
   )
+  console.log(
+    `| beside a slow receiver | ${BESIDE_EVENTS} | ${arrivals.size}/${BESIDE_EVENTS} (${((100 * arrivals.size) / BESIDE_EVENTS).toFixed(2)} %) | ${besidePerSecond.toFixed(0)} | | | ${SLOW_EVENTS} events for a receiver answering in ${SLOW_MS} ms were queued first (${slowArrivals} of them delivered by the end); ingest of these -> last arrival ${besideEnd.toFixed(1)} s |`,
+  )
 } finally {
   await service.stop()
   receiver.stop(true)
+  slowReceiver.stop(true)
 }
