@@ -24,8 +24,28 @@ export const VALID_HOST = /^(?:(?:[\w.-]+|\[[\d:a-f.]+\])(?::\d{1,5})?)?$/i
 
 const TCHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 const DIGITS = /^\d{1,15}$/
-/** Control characters Bun.serve refuses in a header value (tab and DEL it takes); CR and LF are checked with the lines. */
-const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f]/
+/**
+ * In the header lines: a control character Bun.serve refuses in a value (tab and DEL it takes; names
+ * are tokens, which hold none), or a CR that does not end its line. One scan of them all.
+ */
+const CONTROL_OR_BARE_CR = /[\x00-\x08\x0b\x0c\x0e-\x1f]|\r(?!\n)/g
+
+/**
+ * Header names as sent, by their lower-case form: clients send the same few names on every request,
+ * and a name seen before is neither checked nor lower-cased again. Bounded: names a client makes up
+ * stop being remembered, and so do long ones.
+ */
+const KNOWN_NAMES = new Map<string, string>()
+const KNOWN_NAMES_MAX = 512
+
+function lowerName(name: string): string | null {
+  const known = KNOWN_NAMES.get(name)
+  if (known !== undefined) return known
+  if (!TCHAR.test(name)) return null
+  const lower = name.toLowerCase()
+  if (KNOWN_NAMES.size < KNOWN_NAMES_MAX && name.length <= 64) KNOWN_NAMES.set(name, lower)
+  return lower
+}
 
 export interface Head {
   /** Where the head ends in the bytes (after its blank line). */
@@ -74,25 +94,25 @@ export function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad
     fields: [],
     host: null,
   }
+  CONTROL_OR_BARE_CR.lastIndex = lf + 1
+  if (CONTROL_OR_BARE_CR.test(text)) return 'bad'
   let sawLength = false
   let sawEncoding = false
   for (let at = lf + 1; at < text.length; at = lf + 1) {
     lf = text.indexOf('\n', at)
     const lineEnd = lf - 1
-    if (text.charCodeAt(lineEnd) !== CR || text.indexOf('\r', at) !== lineEnd) return 'bad'
+    if (text.charCodeAt(lineEnd) !== CR) return 'bad'
     const colon = text.indexOf(':', at)
     if (colon <= at || colon > lineEnd) return 'bad'
-    const name = text.slice(at, colon)
     // a token: also no obsolete line folding (a line that starts blank), no whitespace before the colon
-    if (!TCHAR.test(name)) return 'bad'
+    const lower = lowerName(text.slice(at, colon))
+    if (lower === null) return 'bad'
     // the value without the optional whitespace around it (spaces and tabs: no other blank)
     let from = colon + 1
     let to = lineEnd
     while (from < to && isOws(text.charCodeAt(from))) from++
     while (to > from && isOws(text.charCodeAt(to - 1))) to--
     const value = text.slice(from, to)
-    if (CONTROL.test(value)) return 'bad'
-    const lower = name.toLowerCase()
     switch (lower) {
       case 'content-length':
         if (sawLength || !DIGITS.test(value)) return 'bad'
