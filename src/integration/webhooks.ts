@@ -3,7 +3,9 @@
  * (working) domain for `expires` seconds. They live in the KV store, not the database: a record per
  * subscription whose TTL is its lifetime (so a lapsed one is gone on every process at once), a
  * per-domain index the delivery listener reads, and a longer-lived marker so a lapsed id answers
- * `[]` rather than 404, as the spec asks.
+ * `[]` rather than 404, as the spec asks. Every key names the domain: channel ids are unique only
+ * within a domain (a client may choose one), so a channel of another domain with the same id must
+ * not reach these.
  */
 import { isPlainObject } from '~storage/doc'
 import type { Ctx } from '../context'
@@ -29,9 +31,19 @@ export interface Subscription {
   until: number
 }
 
-const recordKey = (id: string) => `webhook:sub:${id}`
-const knownKey = (id: string) => `webhook:known:${id}`
+const recordKey = (domain: string, id: string) => `webhook:sub:${domain}:${id}`
+const knownKey = (domain: string, id: string) => `webhook:known:${domain}:${id}`
 const indexKey = (domain: string) => `webhook:subs:${domain}`
+/**
+ * A record kept before the keys named their domain: still delivered, read, renewed and removed by
+ * its own channel, and believed only for the domain it names. The last of them lapse within
+ * MAX_EXPIRES_SEC of the upgrade.
+ */
+const legacyRecordKey = (id: string) => `webhook:sub:${id}`
+const legacyOf = (text: string | null, domain: string): Subscription | null => {
+  const sub = text ? (JSON.parse(text) as Subscription) : null
+  return sub?.domain === domain ? sub : null
+}
 
 const notFound = () => new ApiError(404, 'token not found')
 
@@ -60,10 +72,10 @@ function readBody(body: unknown): Pick<Subscription, 'events' | 'objects' | 'url
   return { events: masks.map((m) => `${m.class}.${m.event}`), objects: objects as unknown[], url, expires }
 }
 
-/** A live subscription by id, or null (unknown, lapsed, or another channel's). */
-async function live(deps: Deps, id: string): Promise<Subscription | null> {
-  const text = await deps.kv.get(recordKey(id))
-  const sub = text ? (JSON.parse(text) as Subscription) : null
+/** A live subscription of the domain by id, or null (unknown or lapsed). */
+async function live(deps: Deps, domain: string, id: string): Promise<Subscription | null> {
+  const text = await deps.kv.get(recordKey(domain, id))
+  const sub = text ? (JSON.parse(text) as Subscription) : legacyOf(await deps.kv.get(legacyRecordKey(id)), domain)
   return sub && sub.until > deps.clock.now() ? sub : null
 }
 
@@ -82,8 +94,9 @@ async function store(
     ...terms,
     until: clock.now() + expires * 1000,
   }
-  await kv.set(recordKey(id), JSON.stringify(sub), expires * 1000)
-  await kv.set(knownKey(id), channel.id, KNOWN_FOR_MS)
+  await kv.set(recordKey(ctx.domain, id), JSON.stringify(sub), expires * 1000)
+  await kv.set(knownKey(ctx.domain, id), channel.id, KNOWN_FOR_MS)
+  await dropLegacy(ctx, id)
   await kv.sadd(indexKey(ctx.domain), id)
   // the index outlives every subscription in it; each write renews it
   await kv.expire(indexKey(ctx.domain), MAX_EXPIRES_SEC * 1000)
@@ -102,8 +115,16 @@ export async function subscribe(ctx: Ctx, body: unknown) {
 /** Whether the id was ever this channel's (live or lapsed); 404 "token not found" otherwise. */
 async function requireKnown(ctx: Ctx, id: string): Promise<Channel> {
   const channel = await subscriber(ctx)
-  if (id.length > 64 || (await ctx.deps.kv.get(knownKey(id))) !== channel.id) throw notFound()
+  if (id.length > 64) throw notFound()
+  if ((await ctx.deps.kv.get(knownKey(ctx.domain, id))) === channel.id) return channel
+  const legacy = legacyOf(await ctx.deps.kv.get(legacyRecordKey(id)), ctx.domain)
+  if (legacy?.channel !== channel.id) throw notFound()
   return channel
+}
+
+/** The record of before the keys named their domain, once this domain's id has one of the new kind or none. */
+async function dropLegacy(ctx: Ctx, id: string): Promise<void> {
+  if (legacyOf(await ctx.deps.kv.get(legacyRecordKey(id)), ctx.domain)) await ctx.deps.kv.del(legacyRecordKey(id))
 }
 
 /** PUT: replaces the terms and renews the lifetime (a lapsed id of this channel comes back). */
@@ -114,14 +135,15 @@ export async function renew(ctx: Ctx, id: string, body: unknown) {
 /** GET: `{objects, events, url}`, or `[]` once it lapsed. */
 export async function readSubscription(ctx: Ctx, id: string) {
   await requireKnown(ctx, id)
-  const sub = await live(ctx.deps, id)
+  const sub = await live(ctx.deps, ctx.domain, id)
   return sub ? { objects: sub.objects, events: sub.events, url: sub.url } : []
 }
 
 /** DELETE: ends it at once on every process. */
 export async function unsubscribe(ctx: Ctx, id: string) {
   await requireKnown(ctx, id)
-  await ctx.deps.kv.del(recordKey(id))
+  await ctx.deps.kv.del(recordKey(ctx.domain, id))
+  await dropLegacy(ctx, id)
   await ctx.deps.kv.srem(indexKey(ctx.domain), id)
   return { id, msg: 'unsubscribed' }
 }
@@ -130,15 +152,18 @@ export async function unsubscribe(ctx: Ctx, id: string) {
 export async function domainSubscriptions(deps: Deps, domain: string): Promise<Subscription[]> {
   const ids = await deps.kv.smembers(indexKey(domain))
   if (!ids.length) return []
-  const texts = await deps.kv.mget(ids.map(recordKey))
+  const texts = await deps.kv.mget(ids.map((id) => recordKey(domain, id)))
+  const missing = ids.filter((_, i) => texts[i] === null)
+  const legacy = missing.length ? await deps.kv.mget(missing.map(legacyRecordKey)) : []
   const now = deps.clock.now()
   const subs: Subscription[] = []
   const gone: string[] = []
-  texts.forEach((text, i) => {
-    const sub = text ? (JSON.parse(text) as Subscription) : null
+  const add = (id: string, sub: Subscription | null) => {
     if (sub && sub.until > now) subs.push(sub)
-    else if (!sub) gone.push(ids[i]!)
-  })
+    else if (!sub) gone.push(id)
+  }
+  for (const [i, text] of texts.entries()) if (text !== null) add(ids[i]!, JSON.parse(text) as Subscription)
+  for (const [i, id] of missing.entries()) add(id, legacyOf(legacy[i] ?? null, domain))
   if (gone.length) await deps.kv.srem(indexKey(domain), ...gone)
   return subs
 }

@@ -1,8 +1,10 @@
 // /rest/v1/service/webhooks: subscriptions of `subscr` channels, held in Redis with their lifetime.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { domainSubscriptions } from '~/integration/webhooks'
 import { testService, type TestService } from '../helpers/service'
 
 let t: TestService
+let acme: { id: string; name: string }
 let admin: string
 let subscr: { id: string; token: string }
 let other: { id: string; token: string }
@@ -14,15 +16,15 @@ const BODY = {
   expires: 60,
 }
 
-async function channel(type: string, code: string) {
-  const r = await t.call('POST', '/rest/v1/service/integration_points', { token: admin, body: { code, type } })
+async function channel(type: string, code: string, by = admin, id?: string) {
+  const r = await t.call('POST', '/rest/v1/service/integration_points', { token: by, body: { code, type, id } })
   expect(r.status).toBe(200)
   return { id: r.body.id as string, token: r.body.token_local as string }
 }
 
 beforeAll(async () => {
   t = await testService({ licence: { webservice_subscr: 10 } })
-  await t.createDomain('acme.master')
+  acme = await t.createDomain('acme.master')
   admin = await t.adminIn('acme.master')
   subscr = await channel('subscr', 'crm')
   other = await channel('subscr', 'erp')
@@ -126,9 +128,44 @@ describe('expiry', () => {
 
   test('in Redis: the record lapses with its TTL in real time, so every process sees it gone', async () => {
     const { id } = (await as(subscr, 'POST', base, { ...BODY, expires: 1 })).body
-    expect(await t.deps.kv.ttl(`webhook:sub:${id}`)).toBeGreaterThan(0)
+    const key = `webhook:sub:${acme.id}:${id}`
+    expect(await t.deps.kv.ttl(key)).toBeGreaterThan(0)
     const deadline = Date.now() + 3000
-    while ((await t.deps.kv.get(`webhook:sub:${id}`)) !== null && Date.now() < deadline) await Bun.sleep(100)
+    while ((await t.deps.kv.get(key)) !== null && Date.now() < deadline) await Bun.sleep(100)
     expect(await as(subscr, 'GET', `${base}/${id}`)).toMatchObject({ status: 200, body: [] })
+  })
+})
+
+describe('tenant walls', () => {
+  // channel ids are unique within a domain only, and a client may choose one
+  test("a channel of another domain with the same id reaches none of this domain's subscriptions", async () => {
+    const { id } = (await as(subscr, 'POST', base, BODY)).body
+    await t.createDomain('rival.master')
+    const twin = await channel('subscr', 'twin', await t.adminIn('rival.master'), subscr.id)
+    expect(twin.id).toBe(subscr.id)
+    const path = `${base}/${id}`
+    expect((await as(twin, 'GET', path)).status).toBe(404)
+    expect((await as(twin, 'PUT', path, { ...BODY, url: 'https://rival.example/x' })).status).toBe(404)
+    expect((await as(twin, 'DELETE', path)).status).toBe(404)
+    expect((await as(subscr, 'GET', path)).body).toEqual({ objects: BODY.objects, events: BODY.events, url: '' })
+  })
+
+  test('a record kept before the keys named their domain: its channel keeps it, a same-id channel elsewhere does not', async () => {
+    const id = crypto.randomUUID()
+    const sub = { id, domain: acme.id, channel: subscr.id, ...BODY, url: '', until: t.clock.now() + 60_000 }
+    await t.deps.kv.set(`webhook:sub:${id}`, JSON.stringify(sub), 60_000)
+    await t.deps.kv.sadd(`webhook:subs:${acme.id}`, id)
+    expect((await domainSubscriptions(t.deps, acme.id)).map((s) => s.id)).toContain(id)
+    // the same id in another domain's index is not believed: the record names acme
+    const rival = await t.createDomain('rival2.master')
+    await t.deps.kv.sadd(`webhook:subs:${rival.id}`, id)
+    expect((await domainSubscriptions(t.deps, rival.id)).map((s) => s.id)).not.toContain(id)
+    const twin = await channel('subscr', 'twin2', await t.adminIn('rival2.master'), subscr.id)
+    expect((await as(twin, 'GET', `${base}/${id}`)).status).toBe(404)
+    expect((await as(subscr, 'GET', `${base}/${id}`)).body).toMatchObject({ events: BODY.events })
+    // renewed, it is kept under the new key only
+    expect((await as(subscr, 'PUT', `${base}/${id}`, { ...BODY, expires: 30 })).status).toBe(200)
+    expect(await t.deps.kv.get(`webhook:sub:${id}`)).toBeNull()
+    expect(await t.deps.kv.get(`webhook:sub:${acme.id}:${id}`)).not.toBeNull()
   })
 })
