@@ -53,3 +53,49 @@ export function maskPaths(doc: Doc, paths: readonly string[]): Doc {
   }
   return copy
 }
+
+/** Nesting a stored document may have: SQLite's JSON functions stop at 1000 levels and fail the whole query. */
+export const MAX_DOC_DEPTH = 100
+
+/** A value the database cannot keep as given: refused with a 400 naming `field`. */
+export class UnstorableValue extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * Refuses a document SQLite's JSON functions would fail on: one nested deeper than MAX_DOC_DEPTH
+ * (every filtered or ordered list of its table would fail while it is stored), or a string or key
+ * holding a lone UTF-16 surrogate (`"\ud800"` is valid JSON, but json_extract turns it into bytes
+ * that are not UTF-8, and the driver aborts the process reading them). The error names the
+ * top-level field.
+ */
+export function checkStorable(doc: Doc): void {
+  for (const field in doc) {
+    if (!field.isWellFormed()) throw new UnstorableValue(field, `the field name ${JSON.stringify(field)} ${LONE}`)
+    unstorable(doc[field], field, 1)
+  }
+}
+
+const LONE = 'holds a lone UTF-16 surrogate, which is not text'
+
+function unstorable(v: unknown, field: string, depth: number): void {
+  if (typeof v === 'string') {
+    if (!v.isWellFormed()) throw new UnstorableValue(field, `${field} ${LONE}`)
+    return
+  }
+  if (typeof v !== 'object' || v === null) return
+  if (depth >= MAX_DOC_DEPTH) throw new UnstorableValue(field, `${field} is nested deeper than ${MAX_DOC_DEPTH} levels`)
+  if (Array.isArray(v)) {
+    for (const item of v) unstorable(item, field, depth + 1)
+    return
+  }
+  for (const key in v) {
+    if (!key.isWellFormed()) throw new UnstorableValue(field, `a key in ${field} ${LONE}`)
+    unstorable((v as Doc)[key], field, depth + 1)
+  }
+}

@@ -4,7 +4,7 @@
  * compares every spec with the table the migrations create.
  */
 import type { Row, SqlValue } from './db'
-import { type Doc, getPath, isPlainObject, MASKED, maskPaths } from './doc'
+import { checkStorable, type Doc, getPath, isPlainObject, MASKED, maskPaths } from './doc'
 import { type FieldResolver, jsonField } from './query'
 
 export interface TableSpec {
@@ -139,6 +139,7 @@ export class TableLayout {
   rowValues(full: Doc, hidden: Record<string, SqlValue>): { doc: string; columns: SqlValue[] } {
     const doc: Doc = { ...full }
     for (const [f] of this.assembled) delete doc[f]
+    checkStorable(doc) // assembled lists are ids the write checked (a group's 100,000 members)
     const detached = this.detached.map((f) => {
       const v = doc[f]
       delete doc[f]

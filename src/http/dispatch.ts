@@ -12,6 +12,7 @@ import type { Deps } from '../deps'
 import { ApiError, badRequest, payloadTooLarge, storeUnavailable, unauthorized } from '../errors'
 import { admit } from '../identity/authenticate'
 import { JsonText } from '~storage/json-text'
+import { UnstorableValue } from '~storage/doc'
 import { Req, type RequestSource } from './req'
 import { METHODS, type Method, OVERRIDE_METHODS, type RouteDef, type RouteModule } from './route'
 
@@ -153,6 +154,7 @@ export function errorOutcome(deps: Deps, err: unknown, requestId: string, where?
     e = new ApiError(503, `the database is busy: ${err.message}; try again`, undefined, 1503, { 'retry-after': '1' })
   else if (err instanceof DuplicateError)
     e = new ApiError(409, `${err.field} already exists in this domain`, { field: err.field })
+  else if (err instanceof UnstorableValue) e = badRequest(err.message, err.field)
   else {
     deps.log.error('unhandled error', { requestId, where, error: String(err), stack: (err as Error)?.stack })
     deps.metrics.internalErrors.inc()
