@@ -109,7 +109,8 @@ function effectiveMethod(call: Call, module: RouteModule): string | ApiError {
  * first counts. Cut by hand: URLSearchParams and its iterator cost a list request more than its SQL.
  */
 export function parseQuery(search: string): Record<string, string | undefined> {
-  const query: Record<string, string | undefined> = {}
+  // no prototype: `__proto__` is kept as a parameter like any other instead of setting the prototype
+  const query: Record<string, string | undefined> = Object.create(null)
   for (let at = 0; at < search.length; ) {
     let end = search.indexOf('&', at)
     if (end < 0) end = search.length

@@ -92,12 +92,15 @@ export function* migrateRecords(
       if (docs.length === 0) break
       for (const doc of docs) {
         const changed: Doc = {}
+        // own values only: a property named `constructor` or `toString` is not Object.prototype's
+        const valueOf = (name: string) => (Object.hasOwn(doc, name) ? doc[name] : undefined)
         for (const p of retyped) {
-          const value = convertValue(doc[p.name], old.get(p.name)!, p)
+          const value = convertValue(valueOf(p.name), old.get(p.name)!, p)
           if (value === BLOCKED) blocking.set(p.name, blocking.get(p.name)! + 1)
-          else if (value !== doc[p.name]) changed[p.name] = value
+          else if (value !== valueOf(p.name)) changed[p.name] = value
         }
-        for (const p of defaults) if (doc[p.name] === undefined || doc[p.name] === null) changed[p.name] = p.default
+        for (const p of defaults)
+          if (valueOf(p.name) === undefined || valueOf(p.name) === null) changed[p.name] = p.default
         // once a record blocks, the change is refused: the rest is only counted
         if (Object.keys(changed).length > 0 && [...blocking.values()].every((n) => n === 0))
           yield* repo.update(u.w, doc.id as string, (current) => ({ ...current, ...changed }))

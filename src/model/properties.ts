@@ -30,6 +30,8 @@ export const PropertySchema = v.strictObject({
   name: v.pipe(
     v.string(),
     v.regex(PROPERTY_NAME, 'a property name is letters, digits and _ (up to 64, not starting with a digit)'),
+    // as a key of a record, `__proto__` would set the record's prototype instead of a value
+    v.check((name) => name !== '__proto__', 'a property cannot be named __proto__'),
   ),
   caption: v.optional(v.pipe(v.string(), v.maxLength(255))),
   data_type: v.picklist(DATA_TYPES, `data_type must be one of ${DATA_TYPES.join(', ')}`),
@@ -138,11 +140,11 @@ export function validateRecord(
     else out[name] = checkValue(p, value)
   }
   if (rules.fillDefaults) {
+    // own values only: a property named `constructor` or `toString` is not set by Object.prototype's
+    const missing = (name: string) => !Object.hasOwn(out, name) || out[name] === undefined || out[name] === null
     for (const p of rules.properties.values()) {
-      if ((out[p.name] === undefined || out[p.name] === null) && p.default !== undefined && mode !== 'patch')
-        out[p.name] = p.default
-      if (p.required && (out[p.name] === undefined || out[p.name] === null))
-        throw badRequest(`${p.name} is required`, p.name)
+      if (missing(p.name) && p.default !== undefined && mode !== 'patch') out[p.name] = p.default
+      if (p.required && missing(p.name)) throw badRequest(`${p.name} is required`, p.name)
     }
   }
   const size = Buffer.byteLength(JSON.stringify(out))

@@ -66,7 +66,8 @@ export const SETTING_LIST_DEFAULT = ['key']
 const defaultDoc = (key: string): Doc => ({ key, value: structuredClone(SETTINGS[key]!.default) })
 
 function settingDef(key: string | undefined): SettingDef {
-  const def = key === undefined ? undefined : SETTINGS[key]
+  // own keys only: `constructor`, `__proto__` and the like are unknown settings, not Object.prototype's members
+  const def = key !== undefined && Object.hasOwn(SETTINGS, key) ? SETTINGS[key] : undefined
   if (!def) throw notFound(`no setting ${JSON.stringify(key ?? '')}`)
   return def
 }

@@ -113,3 +113,18 @@ test('a new property with a default fills the records that lack it (check_requir
   })
   expect((await call('GET', `/rest/v1/model/${off.classname}/${off.ids[0]}`)).body.stage).toBeUndefined()
 })
+
+test("properties named like Object.prototype's members: a default fills records, a retype is not blocked by records without it", async () => {
+  const c = await classWith('string', ['x'])
+  const props = (toString: string) => [
+    { name: 'v', data_type: 'string' },
+    { name: 'constructor', data_type: 'string', default: 'new' },
+    { name: 'toString', data_type: toString },
+  ]
+  expect((await call('PATCH', `/rest/v1/design/classes/${c.id}`, { properties: props('int') })).status).toBe(200)
+  const read = await call('GET', `/rest/v1/model/${c.classname}/${c.ids[0]}`)
+  expect(read.body).toMatchObject({ v: 'x', constructor: 'new' })
+  expect(Object.hasOwn(read.body, 'toString')).toBe(false)
+  // records without toString have nothing to convert: the change goes through
+  expect((await call('PATCH', `/rest/v1/design/classes/${c.id}`, { properties: props('datetime') })).status).toBe(200)
+})

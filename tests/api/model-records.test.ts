@@ -355,3 +355,32 @@ test('another domain sees neither the classes nor the records', async () => {
   expect((await t.call('CLEAR', '/rest/v1/model/shop/items', { token: other })).body).toEqual({ deleted: 0 })
   expect((await call('GET', `/rest/v1/model/shop/items/${mine.id}`)).status).toBe(200)
 })
+
+test("properties named after Object.prototype's members are required, defaulted and checked like any other", async () => {
+  const url = '/rest/v1/model/proto/names'
+  await defineClass({
+    classname: 'proto/names',
+    properties: [
+      { name: 'constructor', data_type: 'string', required: true, default: 'dflt' },
+      { name: 'toString', data_type: 'int', required: true },
+      { name: 'valueOf', data_type: 'string' },
+    ],
+  })
+  expect((await call('POST', url, {})).body.error_details).toEqual({ field: 'toString' })
+  expect((await call('POST', url, { toString: 'x' })).body.error_details).toEqual({ field: 'toString' })
+  expect((await call('POST', url, { toString: 1, constructor: 2 })).body.error_details).toEqual({
+    field: 'constructor',
+  })
+  const created = await call('POST', url, { toString: 7 })
+  expect(created.body).toEqual({ id: created.body.id, constructor: 'dflt', toString: 7 })
+  expect((await call('GET', `${url}/${created.body.id}`)).body).toEqual(created.body)
+  expect((await call('PATCH', `${url}/${created.body.id}`, { toString: null })).body.error_details).toEqual({
+    field: 'toString',
+  })
+  // as a record's key `__proto__` sets the prototype, so no property may have that name
+  const proto = await call('POST', '/rest/v1/design/classes', {
+    classname: 'proto/proto',
+    properties: [{ name: '__proto__', data_type: 'string' }],
+  })
+  expect([proto.status, proto.body.error_details]).toEqual([400, { field: 'properties.0.name' }])
+})

@@ -101,3 +101,15 @@ test("key cannot change; values are validated against the key's shape", async ()
   }
   expect((await call('PATCH', `${base}/no_such_key`, { value: 1 })).status).toBe(404)
 })
+
+test("names of Object.prototype's members are unknown settings, like any other unknown key", async () => {
+  await t.createDomain('proto-settings.master')
+  const working = await t.adminIn('proto-settings.master')
+  const keys = ['constructor', 'toString', '__proto__', '%5F%5Fproto%5F%5F', 'hasOwnProperty', 'valueOf']
+  for (const tok of [token, working])
+    for (const key of keys) {
+      const patched = await t.call('PATCH', `${base}/${key}`, { token: tok, body: { value: { a: 1 } } })
+      expect([key, patched.status]).toEqual([key, 404])
+      expect([key, (await t.call('GET', `${base}/${key}`, { token: tok })).status]).toEqual([key, 404])
+    }
+})

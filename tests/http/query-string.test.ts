@@ -6,7 +6,7 @@ import { parseQuery } from '~/http/dispatch'
 
 /** What a URL's `searchParams` holds for the query after its `?` (the constructor drops one more leading `?`). */
 function asUrlSearchParams(search: string): Record<string, string> {
-  const query: Record<string, string> = {}
+  const query: Record<string, string> = Object.create(null)
   for (const [k, v] of new URLSearchParams(`?${search}`)) if (!Object.hasOwn(query, k)) query[k] = v
   return query
 }
@@ -26,8 +26,16 @@ test('query strings read as URLSearchParams reads them', () => {
     'caf%C3%A9=th%C3%A9',
     'utf=%F0%9F%98%80',
     '?a=1',
+    '__proto__=1&constructor=2&toString=3',
   ]
   for (const search of cases) expect(parseQuery(search)).toEqual(asUrlSearchParams(search))
+})
+
+test("names of Object.prototype's members are parameters like any other", () => {
+  const query = parseQuery('__proto__=1&constructor=2&toString=3&hasOwnProperty=4&__proto__=5')
+  expect(Object.keys(query)).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])
+  expect([query.__proto__, query.constructor, query.toString, query.hasOwnProperty]).toEqual(['1', '2', '3', '4'])
+  expect(Object.hasOwn(parseQuery('a=1'), 'constructor')).toBe(false)
 })
 
 test('random query strings read as URLSearchParams reads them', () => {
