@@ -130,6 +130,16 @@ export function compileFilter(node: FilterNode, resolve: FieldResolver, args: Sq
 }
 
 /**
+ * A keyset cursor whose values do not match the list's order (one per order term, then the id):
+ * the client sent a cursor of another order or made one up; refused with a 400 naming `after`.
+ */
+export class BadCursor extends Error {
+  constructor(readonly expected: number) {
+    super(`after must be the X-Next-After of the previous page with the same order (${expected} values)`)
+  }
+}
+
+/**
  * Rows after the cursor in the list's order (the order fields, then the tie-breaker): for each
  * position, the rows equal on every earlier field and beyond on this one. Follows SQLite's order,
  * where NULL comes first ascending and last descending, so no row is skipped or repeated.
@@ -143,18 +153,21 @@ export function compileAfter(
 ): string {
   const terms = order.map((o) => ({ expr: resolve(o.field), desc: o.desc }))
   if (!terms.some((t) => t.expr === tieBreaker)) terms.push({ expr: tieBreaker, desc: order.at(-1)?.desc ?? false })
+  // a cursor of another order (or hand-made) cannot be placed in this one
+  if (after.length !== terms.length) throw new BadCursor(terms.length)
   const alternatives: string[] = []
   terms.forEach((term, i) => {
+    const v = after[i] as SqlValue
+    // nothing comes after NULL descending but its ties: no alternative, so bind none of its values
+    // either (binding the equalities first shifted every later argument, LIMIT's too)
+    if (v === null && term.desc) return
     const parts: string[] = []
     for (let j = 0; j < i; j++) {
       parts.push(`${terms[j]!.expr} IS ?`)
-      args.push(after[j] ?? null)
+      args.push(after[j] as SqlValue)
     }
-    const v = after[i] ?? null
-    if (v === null) {
-      if (term.desc) return // nothing comes after NULL descending but its ties
-      parts.push(`${term.expr} IS NOT NULL`)
-    } else {
+    if (v === null) parts.push(`${term.expr} IS NOT NULL`)
+    else {
       parts.push(term.desc ? `(${term.expr} < ? OR ${term.expr} IS NULL)` : `${term.expr} > ?`)
       args.push(v)
     }
@@ -164,7 +177,7 @@ export function compileAfter(
   // implied by the above, and what lets an index on the first order field seek to the page instead
   // of reading every row before it: the cost of a page does not grow with its depth
   const first = terms[0]!
-  const v = after[0] ?? null
+  const v = after[0] as SqlValue
   let seek = '' // after a NULL ascending every row may follow: no bound
   if (v !== null) {
     seek = first.desc ? ` AND (${first.expr} <= ? OR ${first.expr} IS NULL)` : ` AND ${first.expr} >= ?`

@@ -6,6 +6,7 @@
  */
 import { DbBusy } from '~storage/db'
 import { KvUnavailable } from '~storage/kv/kv'
+import { BadCursor } from '~storage/query'
 import { DuplicateError } from '~storage/repository'
 import { type Ctx, sessionCtx } from '../context'
 import type { Deps } from '../deps'
@@ -155,6 +156,7 @@ export function errorOutcome(deps: Deps, err: unknown, requestId: string, where?
     e = new ApiError(503, `the database is busy: ${err.message}; try again`, undefined, 1503, { 'retry-after': '1' })
   else if (err instanceof DuplicateError)
     e = new ApiError(409, `${err.field} already exists in this domain`, { field: err.field })
+  else if (err instanceof BadCursor) e = badRequest(err.message, 'after')
   else if (err instanceof UnstorableValue) e = badRequest(err.message, err.field)
   else {
     deps.log.error('unhandled error', { requestId, where, error: String(err), stack: (err as Error)?.stack })
