@@ -50,6 +50,16 @@ for (const gateway of ['off', 'on'] as const) {
         }
       })
 
+    if (gateway === 'on')
+      test('the asterisk target: OPTIONS * tells the methods served, another method is a JSON 400 naming target', async () => {
+        const options = await ask('OPTIONS * HTTP/1.1\r\nHost: test.local\r\n\r\n')
+        expect([options.status, options.headers.allow]).toEqual([204, expect.stringContaining('LOOKUP, SYNC, CLEAR')])
+        for (const method of ['GET', 'POST', 'LOOKUP']) {
+          const r = await ask(`${method} * HTTP/1.1\r\nHost: test.local\r\nContent-Length: 2\r\n\r\n{}`)
+          expect([r.status, JSON.parse(r.body).error_details]).toEqual([400, { field: 'target' }])
+        }
+      })
+
     test('a request without Host ends its connection: what was sent behind it is not answered', async () => {
       const c = await RawClient.open(port)
       c.write('GET /healthz HTTP/1.1\r\n\r\nGET /healthz HTTP/1.1\r\nHost: test.local\r\n\r\n')

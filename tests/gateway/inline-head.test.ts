@@ -52,7 +52,8 @@ for (const raw of requests) {
     expect(r.fail).toBeUndefined()
     const [start] = r.starts
     const inline = inlineHead(start!.scanned, PEER)
-    if (inline === null || inline === 'no-host') throw new Error(`not answered in-process: ${inline}`)
+    if (inline === null || inline === 'no-host' || inline === 'asterisk')
+      throw new Error(`not answered in-process: ${inline}`)
     const bun = await asBunReads(Buffer.concat(r.out))
     // without a Host (HTTP/1.0) Bun.serve gives the bare target; the kernel routes both alike
     if (bun.url.startsWith('/')) bun.url = `http://localhost${bun.url}`
@@ -60,12 +61,11 @@ for (const raw of requests) {
   })
 }
 
-test('a head the front leaves to Bun.serve: Expect, an absolute or asterisk target, another version, a target outside ASCII', () => {
+test('a head the front leaves to Bun.serve: Expect, an absolute target, another version, a target outside ASCII', () => {
   for (const raw of [
     'GET /caf\xc3\xa9 HTTP/1.1\r\nHost: h\r\n\r\n', // UTF-8 bytes, which this latin1 text would read as two characters
     'POST /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n',
     'GET http://h/x HTTP/1.1\r\nHost: h\r\n\r\n',
-    'OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n',
     'GET /x HTTP/2.0\r\nHost: h\r\n\r\n',
   ]) {
     const r = new RequestStream(Buffer.from(`X-Real-IP: ${PEER}\r\n`), 1 << 20).push(Buffer.from(raw), 0)

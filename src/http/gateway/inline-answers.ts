@@ -6,7 +6,16 @@
 import type { IncomingRequest } from '../kernel'
 import type { Answer } from '../respond'
 import type { Chunk, Conn } from './connection'
-import { INLINE_MAX_BODY, InlineRequest, inlineAnswer, inlineHead, NO_HOST, noHostAnswer } from './inline'
+import {
+  ASTERISK,
+  asteriskAnswer,
+  INLINE_MAX_BODY,
+  InlineRequest,
+  inlineAnswer,
+  inlineHead,
+  NO_HOST,
+  noHostAnswer,
+} from './inline'
 import type { RequestStart } from './request-stream'
 
 /** What of the front the answers use. */
@@ -82,11 +91,12 @@ export function inlineAnswers(serve: (request: IncomingRequest) => Promise<Answe
   return {
     take(c, start) {
       const head = inlineHead(start.scanned, c.peer)
-      if (head === NO_HOST) {
-        // refused whatever its body: the connection ends after the 400, and what follows is dropped
+      if (head === NO_HOST || head === ASTERISK) {
+        // answered whatever its body: the connection ends after the answer, and what follows is dropped
         c.pending.length = 0
         c.awaiting = { head: start.head, inline: true }
-        void answer(c, noHostAnswer(), start.head, true)
+        const method = start.scanned.line.slice(0, start.scanned.line.indexOf(' '))
+        void answer(c, head === NO_HOST ? noHostAnswer() : asteriskAnswer(method), start.head, true)
         return 'taken'
       }
       if (!head || start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'

@@ -43,6 +43,8 @@ const plainTarget = (target: string) =>
 
 /** HTTP/1.1 requires a Host: the head the front answers with a 400 itself (Bun.serve's own has no body). */
 export const NO_HOST = 'no-host'
+/** The asterisk-form target (`OPTIONS *`, RFC 9112 3.2.4), which the front answers itself (Bun.serve's 400 has no body). */
+export const ASTERISK = 'asterisk'
 
 /**
  * The head as the app would see it over the unix socket, from the head as scanned (./head.ts): a
@@ -50,7 +52,7 @@ export const NO_HOST = 'no-host'
  * with X-HTTP-Method-Override (./request-stream.ts rewrites the bytes the same way). NO_HOST, or
  * null when it is not one the front answers itself.
  */
-export function inlineHead(scanned: Head, clientAddress: string): InlineHead | typeof NO_HOST | null {
+export function inlineHead(scanned: Head, clientAddress: string): InlineHead | typeof NO_HOST | typeof ASTERISK | null {
   const { line, fields, custom, host } = scanned
   const sp1 = line.indexOf(' ')
   const sp2 = line.lastIndexOf(' ')
@@ -59,6 +61,7 @@ export function inlineHead(scanned: Head, clientAddress: string): InlineHead | t
   if (version !== 'HTTP/1.1' && version !== 'HTTP/1.0') return null
   // origin-form targets only: absolute-form and `*` are Bun.serve's to judge
   const target = line.slice(sp1 + 1, sp2)
+  if (target === '*' && sp2 > sp1) return ASTERISK
   if (sp2 <= sp1 || target.charCodeAt(0) !== 47 /* / */) return null
   const asSent = line.slice(0, sp1)
   const method = custom ? 'POST' : (KNOWN_METHODS.get(asSent) ?? asSent)
@@ -159,6 +162,33 @@ export const noHostAnswer = (): Answer => ({
   body: NO_HOST_BODY,
   bytes: NO_HOST_BODY.length,
 })
+
+const SERVED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, LOOKUP, SYNC, CLEAR'
+const ASTERISK_BODY = JSON.stringify({
+  error_code: 1400,
+  error_message: 'the request target * names the server, not a resource: only OPTIONS takes it',
+  error_details: { field: 'target' },
+})
+/**
+ * The answer to an asterisk-form request: what the server serves, to OPTIONS; a 400 to any other
+ * method. The connection ends after it (a body it may have is not read).
+ */
+export const asteriskAnswer = (method: string): Answer =>
+  method === 'OPTIONS'
+    ? {
+        status: 204,
+        headers: { allow: SERVED_METHODS, 'x-request-id': newRequestId() },
+        cookies: [],
+        body: null,
+        bytes: 0,
+      }
+    : {
+        status: 400,
+        headers: { 'content-type': 'application/json', 'x-request-id': newRequestId() },
+        cookies: [],
+        body: ASTERISK_BODY,
+        bytes: ASTERISK_BODY.length,
+      }
 
 /** Headers the front writes itself. */
 const OWN = new Set(['content-length', 'transfer-encoding', 'connection', 'date'])
