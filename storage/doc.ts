@@ -6,14 +6,19 @@ export function isPlainObject(v: unknown): v is Doc {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-/** Value at a dotted path, or undefined. */
+/** Value at a dotted path, or undefined; own members only (`constructor` is not Object's). */
 export function getPath(doc: unknown, path: string): unknown {
   let cur: unknown = doc
   for (const key of path.split('.')) {
-    if (!isPlainObject(cur)) return undefined
+    if (!isPlainObject(cur) || !Object.hasOwn(cur, key)) return undefined
     cur = cur[key]
   }
   return cur
+}
+
+/** Sets an own member, also one named `__proto__` (an assignment would set the object's prototype). */
+export function setOwn(doc: Doc, key: string, value: unknown): void {
+  Object.defineProperty(doc, key, { value, writable: true, enumerable: true, configurable: true })
 }
 
 /** Nested objects become dotted keys (`{opts: {title}}` -> `{"opts.title"}`); arrays stay values. */

@@ -117,7 +117,7 @@ function fieldScalar(v: unknown): Scalar {
   if (v === undefined || v === null) return null
   if (typeof v === 'boolean') return v ? 1 : 0
   if (typeof v === 'number' || typeof v === 'string') return v
-  return JSON.stringify(v)
+  return JSON.stringify(v) ?? null // a value JSON has no text for is no value
 }
 
 function literalScalar(v: Literal): Scalar {

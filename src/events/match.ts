@@ -95,7 +95,8 @@ export function parseObjects(raw: unknown, field = 'objects'): EventObject[] {
     if (!isPlainObject(item)) throw fail('expected a data class name or {type, <type>: value}')
     const { type } = item
     if (typeof type !== 'string' || !NAME.test(type)) throw fail('type must be a name such as "sipuser"')
-    const { [type]: named, value } = item
+    const { value } = item
+    const named = Object.hasOwn(item, type) ? item[type] : undefined // `constructor` is not Object's
     if (named !== undefined && value !== undefined && named !== value) throw fail(`"${type}" and "value" disagree`)
     return { type, value: checkValue(named ?? value) }
   })

@@ -1,5 +1,5 @@
 /** Output shaping shared by every read: `mask` picks paths, `flat` turns nested objects into dotted keys. */
-import { flatten, isPlainObject, type Doc } from '~storage/doc'
+import { flatten, isPlainObject, setOwn, type Doc } from '~storage/doc'
 
 /** Paths split once: lists apply the same mask to every item. */
 const splitCache = new Map<readonly string[], string[][]>()
@@ -13,10 +13,11 @@ function split(paths: readonly string[]): string[][] {
   return keys
 }
 
+/** Own members only, read and written: a path through `__proto__` reached Object.prototype, and wrote to it. */
 function valueAt(doc: Doc, keys: string[]): unknown {
   let cur: unknown = doc
   for (const key of keys) {
-    if (!isPlainObject(cur)) return undefined
+    if (!isPlainObject(cur) || !Object.hasOwn(cur, key)) return undefined
     cur = cur[key]
   }
   return cur
@@ -30,10 +31,10 @@ export function pick(doc: Doc, paths: readonly string[]): Doc {
     if (value === undefined) continue
     let cur = out
     for (const key of keys.slice(0, -1)) {
-      if (!isPlainObject(cur[key])) cur[key] = {}
+      if (!Object.hasOwn(cur, key) || !isPlainObject(cur[key])) setOwn(cur, key, {})
       cur = cur[key] as Doc
     }
-    cur[keys[keys.length - 1]!] = value
+    setOwn(cur, keys[keys.length - 1]!, value)
   }
   return out
 }

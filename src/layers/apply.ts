@@ -112,7 +112,7 @@ export function* applyLayer(u: Unit, content: LayerContent): TxStep<Installed> {
   }
   for (const { file, doc } of content.settings) {
     const key = doc.key as string
-    const def = SETTINGS[key]
+    const def = Object.hasOwn(SETTINGS, key) ? SETTINGS[key] : undefined
     if (!def) throw new LayerError(`${file}: there is no setting ${JSON.stringify(key)}`)
     let value: unknown
     try {

@@ -3,7 +3,7 @@
  * them (by data_type, `multi`, `required`, `default`). Every refusal names the field.
  */
 import * as v from 'valibot'
-import { isPlainObject, type Doc } from '~storage/doc'
+import { isPlainObject, setOwn, type Doc } from '~storage/doc'
 import { badRequest, payloadTooLarge } from '../errors'
 import { isUuid } from '../ids'
 
@@ -137,7 +137,7 @@ export function validateRecord(
     const p = rules.properties.get(name)
     if (!p) throw badRequest(`unknown property '${name}'`, name)
     if (mode === 'patch' && value === null) delete out[name]
-    else out[name] = checkValue(p, value)
+    else setOwn(out, name, checkValue(p, value)) // a class of before __proto__ was refused may name it
   }
   if (rules.fillDefaults) {
     // own values only: a property named `constructor` or `toString` is not set by Object.prototype's

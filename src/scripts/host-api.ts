@@ -90,7 +90,7 @@ export function hostApi(h: HostContext): HostApi {
 
 /** List parameters as the REST query carries them (structured ones JSON-encoded). */
 function toQuery(params: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {}
+  const out: Record<string, string> = Object.create(null) // as the REST query is: `__proto__` is a name
   for (const [k, v] of Object.entries(params))
     if (v !== undefined && v !== null)
       out[k] = typeof v === 'string' ? v : Array.isArray(v) && k === 'mask' ? v.join(',') : JSON.stringify(v)

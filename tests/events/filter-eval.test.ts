@@ -106,6 +106,10 @@ describe('each operator, in memory and in SQL', () => {
       not({ op: 'contains', field: 'a', value: 'x' }),
       [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
     ],
+    // names of Object.prototype's members are fields like any other: missing here (the evaluator threw on them)
+    ['a field named constructor', cmp('<', f('constructor'), v('x')), []],
+    ['toString isnull', { op: 'isnull', arg: f('o.toString') }, [...documents.keys()]],
+    ['__proto__ is missing', cmp('==', f('__proto__'), v('{}')), []],
     ['not of unknown is unknown', not(cmp('==', f('b'), v(true))), [1, 10]],
     [
       'or: true beats unknown',
