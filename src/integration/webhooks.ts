@@ -119,6 +119,8 @@ async function requireKnown(ctx: Ctx, id: string): Promise<Channel> {
   if ((await ctx.deps.kv.get(knownKey(ctx.domain, id))) === channel.id) return channel
   const legacy = legacyOf(await ctx.deps.kv.get(legacyRecordKey(id)), ctx.domain)
   if (legacy?.channel !== channel.id) throw notFound()
+  // known from now on as a record of the new kind is: once it lapses or goes, GET answers []
+  await ctx.deps.kv.set(knownKey(ctx.domain, id), channel.id, KNOWN_FOR_MS)
   return channel
 }
 

@@ -167,5 +167,10 @@ describe('tenant walls', () => {
     expect((await as(subscr, 'PUT', `${base}/${id}`, { ...BODY, expires: 30 })).status).toBe(200)
     expect(await t.deps.kv.get(`webhook:sub:${id}`)).toBeNull()
     expect(await t.deps.kv.get(`webhook:sub:${acme.id}:${id}`)).not.toBeNull()
+    // removed, it is known as removed: [] as for any other
+    const gone = crypto.randomUUID()
+    await t.deps.kv.set(`webhook:sub:${gone}`, JSON.stringify({ ...sub, id: gone }), 60_000)
+    expect((await as(subscr, 'DELETE', `${base}/${gone}`)).body).toEqual({ id: gone, msg: 'unsubscribed' })
+    expect(await as(subscr, 'GET', `${base}/${gone}`)).toMatchObject({ status: 200, body: [] })
   })
 })

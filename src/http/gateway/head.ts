@@ -32,8 +32,8 @@ const CONTROL_OR_BARE_CR = /[\x00-\x08\x0b\x0c\x0e-\x1f]|\r(?!\n)/g
 
 /**
  * Header names as sent, by their lower-case form: clients send the same few names on every request,
- * and a name seen before is neither checked nor lower-cased again. Bounded: names a client makes up
- * stop being remembered, and so do long ones.
+ * and a name seen before is neither checked nor lower-cased again. Bounded: long names are not
+ * kept, and the map starts again once full.
  */
 const KNOWN_NAMES = new Map<string, string>()
 const KNOWN_NAMES_MAX = 512
@@ -43,7 +43,10 @@ function lowerName(name: string): string | null {
   if (known !== undefined) return known
   if (!TCHAR.test(name)) return null
   const lower = name.toLowerCase()
-  if (KNOWN_NAMES.size < KNOWN_NAMES_MAX && name.length <= 64) KNOWN_NAMES.set(name, lower)
+  if (name.length > 64) return lower
+  // full of names a client made up: start again, so the names every client sends come back at once
+  if (KNOWN_NAMES.size >= KNOWN_NAMES_MAX) KNOWN_NAMES.clear()
+  KNOWN_NAMES.set(name, lower)
   return lower
 }
 
