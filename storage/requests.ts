@@ -1,7 +1,7 @@
 /** Pending credential requests: created with a lifetime, consumed once, never valid after `expires`. */
 import type { Db, TxStep } from './db'
 import { tx } from './db'
-import type { Doc } from './doc'
+import { checkStorable, type Doc } from './doc'
 
 export type RequestKind = 'pwd_reset' | 'invite' | 'self_register'
 
@@ -14,6 +14,7 @@ export interface StoredRequest {
 }
 
 export function* insertRequest(r: StoredRequest, created: string): TxStep<void> {
+  checkStorable(r.doc) // refused now rather than when the request is confirmed and its doc stored
   yield* tx.run('INSERT INTO iam_requests (id, kind, domain, doc, created, expires) VALUES (?, ?, ?, ?, ?, ?)', [
     r.id,
     r.kind,

@@ -294,6 +294,10 @@ describe('self-registration', () => {
       const res = await post('/rest/v1/iam/self_register_requests', { domain: 'mail.master', ...body }, `10.9.9.${++n}`)
       expect([field, res.status, res.body.error_code, res.body.error_details?.field]).toEqual([field, 412, 1501, field])
     }
+    // text that could not be stored once confirmed is refused now
+    const body = { domain: 'mail.master', login: 'lone', name: 'X\ud800', email: 'lone@example.com' }
+    const lone = await post('/rest/v1/iam/self_register_requests', body, '10.9.9.99')
+    expect([lone.status, lone.body.error_details?.field]).toEqual([400, 'name'])
   })
 
   test('a confirmation mail; PATCH {pwd} creates the account from the template, with a random id', async () => {
