@@ -59,8 +59,11 @@ export function restCall(payload: Doc): DispatchRequest {
   const { classpath, id } = payload
   if (typeof classpath !== 'string' || !classpath.startsWith('/rest/v1/') || classpath.includes('?'))
     throw badRequest('classpath must be the REST path of a collection, such as /rest/v1/domain/users', 'classpath')
-  if (id !== undefined && (typeof id !== 'string' || id === '' || id.includes('/') || id.includes('?')))
-    throw badRequest('id must be a non-empty string without / or ?', 'id')
+  if (
+    id !== undefined &&
+    (typeof id !== 'string' || id === '' || id.includes('/') || id.includes('?') || !id.isWellFormed())
+  )
+    throw badRequest('id must be a non-empty string without / or ? (and no lone UTF-16 surrogate)', 'id')
   if (NEEDS_ID.has(operation) && id === undefined) throw badRequest(`${operation} needs an id`, 'id')
   if (NO_ID.has(operation) && id !== undefined) throw badRequest(`${operation} acts on the collection: no id`, 'id')
   const query: Record<string, string> = {}

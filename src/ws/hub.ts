@@ -177,7 +177,9 @@ export class WsHub {
         const ctx: Ctx = { ...(await this.frameCtx(socket)), via: 'websocket' }
         const result = await dispatch(ctx, { ...restCall(payload), clientAddress: socket.clientAddress })
         const qid = qidOf(payload)
-        if (result.status === 401) throw new ApiError(401, (result.body as { error_message: string }).error_message)
+        // a 401 ends the socket only when its caller is gone; a route's own 401 (a failed sign-in) is an answer
+        if (result.status === 401 && !(await this.callerLives(socket)))
+          throw new ApiError(401, (result.body as { error_message: string }).error_message)
         if (result.status >= 400) answer('rest', { qid, error: result.body as Doc })
         else answer('rest', { qid, result: result.body ?? null })
       } else {
@@ -200,6 +202,13 @@ export class WsHub {
   }
 
   /** The context a rest frame is dispatched with: dispatch follows a session's live state itself. */
+  /** The socket's session (with its domain) or channel still exists. */
+  private async callerLives(socket: Socket): Promise<boolean> {
+    if (socket.channelToken) return (await this.channelNow(socket)) !== null
+    const session = await this.deps.sessions.get(socket.sessionId)
+    return session !== null && (await this.deps.access.domainInfo(session.domainId)) !== null
+  }
+
   private async frameCtx(socket: Socket): Promise<Ctx> {
     if (socket.channelToken) return this.actor(socket)
     const session = await this.deps.sessions.get(socket.sessionId)

@@ -135,6 +135,7 @@ describe('rest over the socket', () => {
       [{ operation: 'read', classpath: 'users' }, 'classpath'],
       [{ operation: 'update', classpath: '/rest/v1/domain/users' }, 'id'],
       [{ operation: 'create', classpath: '/rest/v1/domain/users', id: 'x' }, 'id'],
+      [{ operation: 'read', classpath: '/rest/v1/reference/extobjs', id: '\ud800' }, 'id'],
     ] as const)
       expect((await rest(c, payload)).error).toMatchObject({ error_code: 1400, error_details: { field } })
     c.send(['rest', { operation: 'read', classpath: '/rest/v1/domain/users' }])
@@ -146,6 +147,15 @@ describe('rest over the socket', () => {
       c.send(garbage)
       expect((await c.next())[0]).toMatch(/^(error|rest)$/)
     }
+    expect((await rest(c, { operation: 'read', classpath: '/rest/v1/iam/sessions/current' })).result).toBeTruthy()
+    c.close()
+  })
+
+  test("a route's own 401 (a failed sign-in) is an answer: the socket's session lives on, and so does the socket", async () => {
+    const c = await openWs(`${wsUrl}?token=${token}`)
+    const content = { domain: 'master', login: 'admin', pwd: 'wrong-Pass1', session_type: 'token' }
+    const refused = await rest(c, { operation: 'create', classpath: '/rest/v1/iam/sessions', content })
+    expect(refused.error).toMatchObject({ error_code: 1401 })
     expect((await rest(c, { operation: 'read', classpath: '/rest/v1/iam/sessions/current' })).result).toBeTruthy()
     c.close()
   })
