@@ -86,6 +86,17 @@ export function checkStorable(doc: Doc): void {
   }
 }
 
+/** What checkStorable would refuse in the document, or null. */
+export function storableProblem(doc: Doc): string | null {
+  try {
+    checkStorable(doc)
+    return null
+  } catch (err) {
+    if (err instanceof UnstorableValue) return err.message
+    throw err
+  }
+}
+
 const LONE = 'holds a lone UTF-16 surrogate, which is not text'
 
 function unstorable(v: unknown, field: string, depth: number): void {

@@ -7,7 +7,7 @@
 import { isoTime } from '../clock'
 import { badRequest } from '../errors'
 import { newId } from '../ids'
-import { type Doc, isPlainObject } from '~storage/doc'
+import { type Doc, isPlainObject, storableProblem } from '~storage/doc'
 import type { PlatformEvent } from './event'
 import { isEventName, parseObjects } from './match'
 
@@ -59,6 +59,9 @@ export function readIngestEvent(raw: unknown, field: string): IngestEvent {
   if (data !== undefined && !isPlainObject(data)) throw fail('data', 'must be a JSON object')
   if (data !== undefined && Buffer.byteLength(JSON.stringify(data)) > MAX_INGEST_DATA_BYTES)
     throw fail('data', `is larger than ${MAX_INGEST_DATA_BYTES} bytes as JSON`)
+  // webhook deliveries keep it in the queue, whose log reads it with SQLite's JSON functions
+  const unstorable = data === undefined ? null : storableProblem(data as Doc)
+  if (unstorable) throw fail('data', unstorable)
   return {
     class: cls,
     event,

@@ -12,6 +12,7 @@ import { dispatch } from '../http/dispatch'
 import { newId } from '../ids'
 import { LOG_LEVELS, type LogLevel } from '../log'
 import { scriptFetch } from './http'
+import { storableProblem } from '~storage/doc'
 import type { HostApi } from './sandbox'
 
 export interface HostContext {
@@ -63,6 +64,8 @@ export function hostApi(h: HostContext): HostApi {
         data:
           payload && typeof payload === 'object' ? (payload as Record<string, unknown>) : { value: payload ?? null },
       }
+      const unstorable = storableProblem(event.data)
+      if (unstorable) throw new Error(`emit: the payload cannot be kept (${unstorable})`)
       await deps.bus.publish(event)
     },
     call: (code, params) => {

@@ -136,6 +136,9 @@ describe('HTTP ingest', () => {
       [{ ...ok, data: [1, 2] }, 'data'],
       [{ ...ok, data: 'text' }, 'data'],
       [{ ...ok, data: { big: 'x'.repeat(MAX_INGEST_DATA_BYTES) } }, 'data'],
+      // webhook jobs keep data in the queue, whose delivery log reads it with SQLite's JSON functions
+      [{ ...ok, data: { deep: JSON.parse(`${'['.repeat(1001)}${']'.repeat(1001)}`) } }, 'data'],
+      [{ ...ok, data: { lone: '\ud800' } }, 'data'],
       [{ ...ok, time: '2024-02-30T00:00:00Z' }, 'time'],
       [{ ...ok, time: '2024-01-01T00:00:00' }, 'time'],
       [{ ...ok, time: 1700000000 }, 'time'],

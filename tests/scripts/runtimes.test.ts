@@ -118,6 +118,21 @@ describe('the host API', () => {
     ])
   })
 
+  test('emit refuses a payload webhook deliveries could not keep (nested past 100 levels, a lone surrogate)', async () => {
+    await script(
+      'odd-emit',
+      `
+      const refused = []
+      for (const payload of [{ deep: JSON.parse('['.repeat(150) + ']'.repeat(150)) }, { lone: '\\ud800' }])
+        try { await emit('odd', payload) } catch (e) { refused.push(e.message) }
+      return refused
+    `,
+    )
+    const started = await call('POST', BASE, { code: 'odd-emit' })
+    const done = await outcome(started.body.id)
+    expect(done.result).toEqual([expect.stringContaining('nested deeper'), expect.stringContaining('surrogate')])
+  })
+
   test('an unknown code is a 404 error body; a bad body names the field', async () => {
     expect((await call('POST', BASE, { code: 'nope' })).body).toMatchObject({ error_code: 1404 })
     expect((await call('POST', BASE, { code: 'inner', startparam10: 1 })).body.error_details).toEqual({
