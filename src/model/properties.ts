@@ -87,7 +87,13 @@ function checkOne(p: Property, value: unknown, path: string): unknown {
       if (typeof value !== 'string' || !TIME.test(value)) throw fail('a time HH:MM[:SS[.fff]]')
       return value
     case 'datetime': {
-      if (typeof value !== 'string' || !DATETIME.test(value) || Number.isNaN(Date.parse(value)))
+      // a day out of range would roll over (2026-02-30 read as March 2): the date must be one
+      if (
+        typeof value !== 'string' ||
+        !DATETIME.test(value) ||
+        !validDate(value.slice(0, 10)) ||
+        Number.isNaN(Date.parse(value))
+      )
         throw fail('a date and time (ISO 8601)')
       return new Date(value).toISOString()
     }

@@ -53,12 +53,26 @@ function repoOf(ctx: Ctx, model: ClassModel) {
 /** The time a partition segment covers: a day, a month or a year. */
 function periodRange(date: string, field: string): ColumnRange {
   const [y, m = 1, d = 1] = date.split('-').map(Number) as [number, number?, number?]
-  const start = Date.UTC(y, m - 1, d)
+  const start = utc(y, m - 1, d)
   if (Number.isNaN(start) || !new Date(start).toISOString().startsWith(date))
     throw badRequest(`${field}: ${date} is not a date`, field)
-  const end = date.length === 10 ? start + DAY_MS : date.length === 7 ? Date.UTC(y, m, 1) : Date.UTC(y + 1, 0, 1)
-  return { column: 'pdate', from: new Date(start).toISOString(), to: new Date(end).toISOString() }
+  const end = date.length === 10 ? start + DAY_MS : date.length === 7 ? utc(y, m, 1) : utc(y + 1, 0, 1)
+  return { column: 'pdate', from: isoBound(start), to: isoBound(end) }
 }
+
+/** setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999. */
+function utc(year: number, month: number, day: number): number {
+  const date = new Date(0)
+  return date.setUTCFullYear(year, month, day)
+}
+
+/** The first instant of year 10000, past every stored time (they are ISO texts of years 0000-9999). */
+const YEAR_10000 = Date.UTC(10000, 0, 1)
+/**
+ * An instant as the stored times compare with it. toISOString writes year 10000 as
+ * `+010000-...`, which sorts before them all: an end from there on is a text that sorts after them.
+ */
+const isoBound = (ms: number) => (ms >= YEAR_10000 ? '9999-99' : new Date(ms).toISOString())
 
 /** The range a list or LOOKUP of a partitioned class covers: its path's partition, or `interval`. */
 function rangeOf(model: ClassModel, t: Target, interval: string | undefined): ColumnRange | undefined {
@@ -99,7 +113,7 @@ export function parseInterval(raw: string | undefined): ColumnRange | null {
   if (!validTime(start) || !validTime(end))
     throw badRequest('interval: both ends must be dates or dates with times', 'interval')
   if (start >= end) throw badRequest('interval: the start is after the end', 'interval')
-  return { column: 'pdate', from: new Date(start).toISOString(), to: new Date(end).toISOString() }
+  return { column: 'pdate', from: isoBound(start), to: isoBound(end) }
 }
 
 /** A partitioned class is read by date; others never are. */

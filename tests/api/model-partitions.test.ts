@@ -200,3 +200,34 @@ describe('transactionlog', () => {
     expect(await journalLength()).toBe(before)
   })
 })
+
+describe('the ends of the calendar', () => {
+  const at = '/rest/v1/model/calls/history'
+  const ids = async (path: string) => ((await call('GET', path)).body as { id: string }[]).map((r) => r.id)
+
+  test('year 9999: its last day, month and year, and an interval up to it, find a record there', async () => {
+    const r = (await call('POST', at, { at: '9999-12-31T23:59:59.999Z', who: 'last' })).body
+    for (const path of [
+      `${at}/9999-12-31`,
+      `${at}/9999-12`,
+      `${at}/9999`,
+      `${at}?interval=${encodeURIComponent('["2026-03-01","9999-12-31"]')}`,
+      `${at}?interval=${encodeURIComponent('["9999-12-30","9999-12-31"]')}`,
+    ])
+      expect(await ids(path), path).toContain(r.id)
+  })
+
+  test('years 0-99 are those years, not 1900-1999', async () => {
+    const r = (await call('POST', at, { at: '0050-06-01T10:00:00Z', who: 'early' })).body
+    expect(await ids(`${at}/0050-06-01`)).toEqual([r.id])
+    expect(await ids(`${at}/1950-06-01`)).toEqual([])
+  })
+
+  test('a datetime on a day its month does not have is a 400, not the days after', async () => {
+    for (const value of ['2026-02-30T00:00:00Z', '2026-04-31T10:00:00Z', '2025-02-29T00:00:00Z']) {
+      const res = await call('POST', at, { at: value, who: 'x' })
+      expect([value, res.status, res.body.error_details?.field]).toEqual([value, 400, 'at'])
+    }
+    expect((await call('POST', at, { at: '2028-02-29T00:00:00Z', who: 'leap' })).status).toBe(200)
+  })
+})
