@@ -53,7 +53,7 @@ export function hostApi(h: HostContext): HostApi {
       })
     },
     emit: async (name, payload, objects) => {
-      if (typeof name !== 'string' || !EVENT_NAME.test(name)) throw new Error('emit: an event name is an identifier')
+      if (typeof name !== 'string' || !EVENT_NAME.test(name)) throw new Error('an event name is an identifier')
       const event: PlatformEvent = {
         id: newId(),
         class: 'customevents',
@@ -65,7 +65,7 @@ export function hostApi(h: HostContext): HostApi {
           payload && typeof payload === 'object' ? (payload as Record<string, unknown>) : { value: payload ?? null },
       }
       const unstorable = storableProblem(event.data)
-      if (unstorable) throw new Error(`emit: the payload cannot be kept (${unstorable})`)
+      if (unstorable) throw new Error(`the payload cannot be kept (${unstorable})`)
       await deps.bus.publish(event)
     },
     call: (code, params) => {

@@ -125,8 +125,9 @@ class Sandbox {
     if (state.type === 'fulfilled' && state.notAPromise)
       return this.end({ status: 'failed', error: 'a script is the body of a function' })
     if (state.type === 'rejected') return this.fail(state.error)
-    const result = this.vm.dump(state.value)
+    const result = this.dumped(state.value)
     state.value.dispose()
+    if (this.cpuMs > this.limits.cpuMs) return this.cpuSpent()
     const size = JSON.stringify(result ?? null)?.length ?? 0
     if (size > MAX_VALUE_BYTES)
       return this.end({ status: 'failed', error: `the result is larger than ${MAX_VALUE_BYTES} bytes` })
@@ -173,13 +174,25 @@ class Sandbox {
     this.check()
   }
 
+  /**
+   * A value read out of QuickJS: reading runs the script's own code (toJSON, getters), so it counts
+   * against the CPU budget and is interrupted with it, as any other of its code is. Outside the
+   * budget, `return {toJSON() {for (;;) {}}}` held its thread for good.
+   */
+  private dumped(handle: QuickJSHandle): unknown {
+    return this.inside(() => this.vm.dump(handle))
+  }
+
+  private cpuSpent(): void {
+    this.end({ status: 'limit', limit: 'cpu', error: `used more than ${this.limits.cpuMs} ms of CPU` })
+  }
+
   private fail(error: QuickJSHandle): void {
-    const dumped = this.vm.dump(error) as { name?: string; message?: string } | string
+    const dumped = this.dumped(error) as { name?: string; message?: string } | string
     error.dispose()
+    if (this.cpuMs > this.limits.cpuMs) return this.cpuSpent()
     const message =
       typeof dumped === 'object' && dumped ? `${dumped.name ?? 'Error'}: ${dumped.message}` : String(dumped)
-    if (message.includes('interrupted') && this.cpuMs > this.limits.cpuMs)
-      return this.end({ status: 'limit', limit: 'cpu', error: `used more than ${this.limits.cpuMs} ms of CPU` })
     if (message.includes('out of memory'))
       return this.end({ status: 'limit', limit: 'memory', error: `used more than ${this.limits.memoryBytes} bytes` })
     if (message.includes('stack overflow'))
@@ -191,7 +204,7 @@ class Sandbox {
     if (this.ended) return
     this.ended = true
     clearTimeout(this.timer)
-    for (const fn of this.registered.values()) fn.dispose()
+    for (const fn of this.registered.values()) if (fn.alive) fn.dispose()
     this.registered.clear()
     for (const d of this.deferreds) d.dispose()
     this.deferreds.clear()
@@ -226,6 +239,8 @@ class Sandbox {
     json.dispose()
     for (const name of ['eval', 'Function']) vm.setProp(vm.global, name, vm.undefined)
     const onStop = vm.newFunction('onStop', (fn) => {
+      // checked before the branch it replaces is let go: a failed call keeps that one
+      if (fn === undefined || vm.typeof(fn) !== 'function') return { error: vm.newError('onStop takes a function') }
       this.registered.get('onStop')?.dispose()
       this.registered.set('onStop', fn.dup())
       return vm.undefined

@@ -1,7 +1,7 @@
 // /rest/v1/service/svcscript_runtimes: scripts that use every host API call, started, listed, stopped
 // (with and without onStop), their outcomes, limits breached while the service keeps answering, the
 // per-domain cap, and tenant walls.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { PlatformEvent } from '~/events/event'
 import { createLogger } from '~/log'
 import { testService, type TestService } from '../helpers/service'
@@ -16,6 +16,7 @@ beforeAll(async () => {
   upstream = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async (r) => Response.json({ echo: await r.text() }) })
   t = await testService({
     env: { SCRIPT_HTTP_ALLOW: '127.0.0.1/32', SCRIPT_CPU_SEC: '1', SCRIPT_MAX_PER_DOMAIN: '3' },
+    licence: { svcscripts: 20 },
     log: createLogger('info', (line) => logs.push(JSON.parse(line))),
   })
   domain = await t.createDomain('scr.master')
@@ -152,6 +153,9 @@ describe('the host API', () => {
 })
 
 describe('running handlers', () => {
+  // the node's record in Redis lapses in NODE_TTL_MS of real time, and tests drive its heartbeat
+  beforeEach(() => t.run('node-heartbeat'))
+
   test('listed on GET with name and starttime; a first stop takes onStop, a second ends it', async () => {
     await script(
       'waiter',
@@ -199,6 +203,34 @@ describe('running handlers', () => {
     expect(await outcome(deep.id)).toMatchObject({ status: 'limit', limit: 'stack' })
     const thrown = (await call('POST', BASE, { code: 'throws' })).body
     expect(await outcome(thrown.id)).toMatchObject({ status: 'failed', error: 'Error: on purpose' })
+  })
+
+  // one script for the cases below
+  const hostile = `
+    const kind = startparam(1)
+    if (kind === 'tojson') return { toJSON() { for (;;) {} } }
+    if (kind === 'message') throw { get message() { for (;;) {} } }
+    if (kind === 'on-stop') { onStop(() => { throw { get message() { for (;;) {} } } }); await sleep(60000) }
+    if (kind === 'bad-on-stop') { onStop(() => {}); try { onStop() } catch (e) { return e.message } }
+    return 1 + 1
+  `
+  const run = async (kind: string) =>
+    (await call('POST', BASE, { code: 'hostile', startparam1: kind })).body.id as string
+
+  test("the script's own code run while its result or error is read (toJSON, a getter) counts against its CPU", async () => {
+    await script('hostile', hostile)
+    // before, each held a script thread for good: every later handler stayed running
+    for (const kind of ['tojson', 'message']) expect(await outcome(await run(kind))).toMatchObject({ limit: 'cpu' })
+    const stopped = await run('on-stop')
+    expect((await call('DELETE', `${BASE}/${stopped}`)).status).toBe(204)
+    expect(await outcome(stopped)).toMatchObject({ status: 'limit', limit: 'cpu' })
+    expect(await outcome(await run('plain'))).toMatchObject({ status: 'done', result: 2 })
+  })
+
+  test('onStop without a function is an error the script may catch; its handler ends as any other', async () => {
+    const done = await outcome(await run('bad-on-stop'))
+    expect(done).toMatchObject({ status: 'done', result: expect.stringContaining('onStop takes a function') })
+    expect((await call('GET', BASE)).body).toEqual([])
   })
 
   test('at most SCRIPT_MAX_PER_DOMAIN at once per domain (429); other domains are walled off', async () => {
