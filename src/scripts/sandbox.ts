@@ -270,6 +270,9 @@ class Sandbox {
     const { vm } = this
     return vm.newFunction(name, (...handles) => {
       const args = handles.map((h) => vm.dump(h))
+      // reading them ran the script's getters (in its own slice): one the budget interrupted read as text
+      if (this.cpuMs + (performance.now() - this.sliceStart) > this.limits.cpuMs)
+        return { error: vm.newError(`${name}: interrupted`) }
       let answer: unknown
       try {
         answer = f(...args)
@@ -283,8 +286,10 @@ class Sandbox {
         if (this.ended) return
         this.deferreds.delete(deferred)
         this.guarded(() => {
-          fill()
+          // settling runs the script's code too (a `then` getter on the answer, a `message` setter)
+          this.inside(fill)
           deferred.dispose()
+          if (this.cpuMs > this.limits.cpuMs) return this.cpuSpent()
           this.pump()
         })
       }

@@ -212,20 +212,34 @@ describe('running handlers', () => {
     if (kind === 'message') throw { get message() { for (;;) {} } }
     if (kind === 'on-stop') { onStop(() => { throw { get message() { for (;;) {} } } }); await sleep(60000) }
     if (kind === 'bad-on-stop') { onStop(() => {}); try { onStop() } catch (e) { return e.message } }
+    if (kind === 'then') {
+      Object.defineProperty(Object.prototype, 'then', { get() { for (;;) {} } })
+      await data.list('/rest/v1/reference/extobjs', {})
+    }
+    if (kind === 'message-setter') {
+      Object.defineProperty(Error.prototype, 'message', { set(v) { for (;;) {} }, get() { return 'x' } })
+      try { await data.read('/rest/v1/reference/extobjs', '00000000-0000-4000-8000-000000000000') } catch (e) {}
+    }
+    if (kind === 'argument') log('info', { get a() { for (;;) {} } })
     return 1 + 1
   `
-  const run = async (kind: string) =>
-    (await call('POST', BASE, { code: 'hostile', startparam1: kind })).body.id as string
+  const run = async (kind: string) => {
+    await t.run('node-heartbeat') // each case takes the CPU budget, a second of real time
+    return (await call('POST', BASE, { code: 'hostile', startparam1: kind })).body.id as string
+  }
 
   test("the script's own code run while its result or error is read (toJSON, a getter) counts against its CPU", async () => {
     await script('hostile', hostile)
     // before, each held a script thread for good: every later handler stayed running
-    for (const kind of ['tojson', 'message']) expect(await outcome(await run(kind))).toMatchObject({ limit: 'cpu' })
+    for (const kind of ['tojson', 'message', 'then', 'message-setter', 'argument'])
+      expect([kind, await outcome(await run(kind))]).toMatchObject([kind, { limit: 'cpu' }])
+    // an argument the budget interrupted while it was read is not passed on as text
+    expect(logs.some((l) => l.msg === 'script' && String(l.message).includes('[object Object]'))).toBe(false)
     const stopped = await run('on-stop')
     expect((await call('DELETE', `${BASE}/${stopped}`)).status).toBe(204)
     expect(await outcome(stopped)).toMatchObject({ status: 'limit', limit: 'cpu' })
     expect(await outcome(await run('plain'))).toMatchObject({ status: 'done', result: 2 })
-  })
+  }, 20_000) // seven handlers, each spending the CPU budget (a second)
 
   test('onStop without a function is an error the script may catch; its handler ends as any other', async () => {
     const done = await outcome(await run('bad-on-stop'))
