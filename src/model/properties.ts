@@ -95,7 +95,10 @@ function checkOne(p: Property, value: unknown, path: string): unknown {
         Number.isNaN(Date.parse(value))
       )
         throw fail('a date and time (ISO 8601)')
-      return new Date(value).toISOString()
+      const iso = new Date(value).toISOString()
+      // its offset may carry it past the years stored times are compared in (+010000-..., -000001-...)
+      if (!/^\d{4}-/.test(iso)) throw fail('a date and time in the years 0000 to 9999 (UTC)')
+      return iso
     }
     case 'uuid':
       if (!isUuid(value)) throw fail('a UUID')

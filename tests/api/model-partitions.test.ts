@@ -224,7 +224,14 @@ describe('the ends of the calendar', () => {
   })
 
   test('a datetime on a day its month does not have is a 400, not the days after', async () => {
-    for (const value of ['2026-02-30T00:00:00Z', '2026-04-31T10:00:00Z', '2025-02-29T00:00:00Z']) {
+    // also one whose offset carries it out of the years 0000-9999
+    for (const value of [
+      '2026-02-30T00:00:00Z',
+      '2026-04-31T10:00:00Z',
+      '2025-02-29T00:00:00Z',
+      '9999-12-31T23:00:00-05:00',
+      '0000-01-01T00:30:00+01:00',
+    ]) {
       const res = await call('POST', at, { at: value, who: 'x' })
       expect([value, res.status, res.body.error_details?.field]).toEqual([value, 400, 'at'])
     }
