@@ -201,7 +201,6 @@ export class WsHub {
     }
   }
 
-  /** The context a rest frame is dispatched with: dispatch follows a session's live state itself. */
   /** The socket's session (with its domain) or channel still exists. */
   private async callerLives(socket: Socket): Promise<boolean> {
     if (socket.channelToken) return (await this.channelNow(socket)) !== null
@@ -209,6 +208,7 @@ export class WsHub {
     return session !== null && (await this.deps.access.domainInfo(session.domainId)) !== null
   }
 
+  /** The context a rest frame is dispatched with: dispatch follows a session's live state itself. */
   private async frameCtx(socket: Socket): Promise<Ctx> {
     if (socket.channelToken) return this.actor(socket)
     const session = await this.deps.sessions.get(socket.sessionId)
