@@ -212,6 +212,13 @@ describe('running handlers', () => {
     if (kind === 'message') throw { get message() { for (;;) {} } }
     if (kind === 'on-stop') { onStop(() => { throw { get message() { for (;;) {} } } }); await sleep(60000) }
     if (kind === 'bad-on-stop') { onStop(() => {}); try { onStop() } catch (e) { return e.message } }
+    if (kind === 'kept-on-stop') {
+      let stopped = false
+      onStop(() => { stopped = true })
+      try { onStop(7) } catch (e) {}
+      while (!stopped) await sleep(10)
+      return 'the first branch ran'
+    }
     if (kind === 'then') {
       Object.defineProperty(Object.prototype, 'then', { get() { for (;;) {} } })
       await data.list('/rest/v1/reference/extobjs', {})
@@ -244,6 +251,10 @@ describe('running handlers', () => {
   test('onStop without a function is an error the script may catch; its handler ends as any other', async () => {
     const done = await outcome(await run('bad-on-stop'))
     expect(done).toMatchObject({ status: 'done', result: expect.stringContaining('onStop takes a function') })
+    // and the branch it had before is still the one a stop runs
+    const kept = await run('kept-on-stop')
+    expect((await call('DELETE', `${BASE}/${kept}`)).status).toBe(204)
+    expect(await outcome(kept)).toMatchObject({ status: 'done', result: 'the first branch ran' })
     expect((await call('GET', BASE)).body).toEqual([])
   })
 
