@@ -71,7 +71,10 @@ export type LicenceView = Licence & {
   expires?: string
 }
 
-const secondsToIso = (s: unknown) => (typeof s === 'number' ? isoTime(s * 1000) : undefined)
+/** The latest time a date holds (ms): a claim past it has no date, and toISOString throws on it. */
+const LAST_DATE_MS = 8.64e15
+const secondsToIso = (s: unknown) =>
+  typeof s === 'number' && Math.abs(s * 1000) <= LAST_DATE_MS ? isoTime(s * 1000) : undefined
 
 function evaluationView(installation: string): LicenceView {
   return { ...structuredClone(EVALUATION), installation, evaluation: true }
@@ -145,6 +148,10 @@ async function verifyToken(deps: Deps, token: string, installation: string): Pro
     throw explainRefusal(err, key.alg)
   }
   if (typeof payload.iss !== 'string' || payload.iss === '') throw refused('claims', 'the iss claim must be a string')
+  // a time no date can hold was stored, then every read of the licence failed (toISOString throws)
+  for (const claim of ['iat', 'nbf', 'exp'])
+    if (payload[claim] !== undefined && secondsToIso(payload[claim]) === undefined)
+      throw refused('claims', `the ${claim} claim is not a time a date can hold (seconds since 1970, within ±8.64e12)`)
   if (payload.sub !== installation)
     throw refused(
       'installation',

@@ -2,13 +2,13 @@
 // bound to this installation, refusals that say which check failed (and change nothing), expiry,
 // the issued licence against the one in force, and the configurable public key.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose'
+import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, SignJWT } from 'jose'
 import { ConfigError, loadConfig } from '~/config'
 import { EVALUATION } from '~/master/licence'
-import { issueLicence } from '../../scripts/licence-issue'
+import { DEV_PRIVATE_KEY_FILE, issueLicence } from '../../scripts/licence-issue'
 import { testService, type TestService } from '../helpers/service'
 
 const base = '/rest/v1/master/license'
@@ -138,6 +138,26 @@ describe('posting a licence', () => {
     }
     const notString = await post({ token: 'x' })
     expect([notString.status, notString.body.error_details]).toEqual([400, { field: 'body' }])
+  })
+
+  test('a time claim no date can hold (exp 1e300) is refused; it was stored, and every read of the licence failed', async () => {
+    const before = (await get()).body
+    const { products, topleveldnpolicy, dql, sqf } = EVALUATION
+    const iat = Math.floor(t.clock.now() / 1000)
+    for (const claims of [{ iat, exp: 1e300 }, { iat, exp: 8640000000001 }, { iat: 1e300 }, { iat, nbf: -1e300 }]) {
+      const token = await new SignJWT({ license: { products, topleveldnpolicy, dql, sqf }, ...claims })
+        .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT' })
+        .setSubject(t.installation)
+        .setIssuer('licence-dev')
+        .sign(await importPKCS8(readFileSync(DEV_PRIVATE_KEY_FILE, 'utf8'), 'EdDSA'))
+      const res = await post(token)
+      expect([claims, res.status, res.body.error_details]).toEqual([
+        claims,
+        400,
+        { field: 'license', reason: 'claims' },
+      ])
+      expect((await get()).body).toEqual(before)
+    }
   })
 
   test('a token without a licence object, or with a malformed one, is refused naming the member', async () => {
