@@ -9,7 +9,7 @@
 import { join } from 'node:path'
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
-import type { Doc } from '~storage/doc'
+import { type Doc, UnstorableValue } from '~storage/doc'
 import { completeJob, type Job, LostClaim } from '~storage/queue'
 import type { TableSpec } from '~storage/repository'
 import { type Actor, type Ctx, SYSTEM_ACTOR } from '../context'
@@ -180,7 +180,7 @@ export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
     }
   } catch (err) {
     if (err instanceof LostClaim) throw err // another process carries the order out now
-    const known = err instanceof LayerError || err instanceof ApiError
+    const known = err instanceof LayerError || err instanceof ApiError || err instanceof UnstorableValue
     if (!known) {
       const failure = { domain: job.domain, operation: op.operation, error: String(err), stack: (err as Error).stack }
       deps.log.error('product layer failed', failure)

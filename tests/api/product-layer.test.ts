@@ -165,6 +165,13 @@ describe('install', () => {
     await call('POST', URL, { prefix: 'crm' })
     await settle()
     expect((await listing()).at(-1).trace).toContain('classes/x.json: not valid JSON')
+    // a value storage cannot keep is the layer's fault, said as such (not an internal error)
+    const deep = `${'['.repeat(1000)}${']'.repeat(1000)}`
+    archive('crm_2026.05.zip', { 'extobjs/deep.json': `{"id":"${EXTOBJ}","type":"deep","value":${deep}}` })
+    await call('POST', URL, { prefix: 'crm' })
+    await settle()
+    const trace = (await listing()).at(-1).trace as string
+    expect([trace.startsWith('internal error'), trace]).toEqual([false, expect.stringContaining('nested deeper')])
   })
 })
 

@@ -41,6 +41,8 @@ test('a lone surrogate in a value or a key is a 400 naming the field; lists orde
 test(`nesting deeper than ${MAX_DOC_DEPTH} levels is a 400 naming the field; up to it is kept and lists work`, async () => {
   for (const [path, raw, field] of [
     ['/rest/v1/reference/extobjs', `{"type":"t","value":${nested(1000)}}`, 'value'],
+    // deep enough to overflow the stack of a recursive JSON.stringify (a 500 before)
+    ['/rest/v1/reference/extobjs', `{"type":"t","value":${nested(100_000)}}`, 'value'],
     ['/rest/v1/domain/projects', `{"code":"d1","name":"n","ext":{"x":${nested(MAX_DOC_DEPTH)}}}`, 'ext'],
     ['/rest/v1/model/st/any', `{"x":${nested(MAX_DOC_DEPTH)}}`, 'x'],
   ]) {
