@@ -54,20 +54,30 @@ function* upsert(u: Unit, entity: Entity, file: string, doc: Doc, id: string, ex
   }
 }
 
-/** Classes in an order where every parent comes before its children. */
-function parentsFirst(items: { file: string; doc: Doc }[]): { file: string; doc: Doc }[] {
+/**
+ * Classes in an order where every parent comes before its children, otherwise as listed. Each item
+ * is placed after the chain of parents above it, each item once: linear, where searching the pending
+ * list for one that waits on nobody took cubic time (1,500 chained classes stalled the service 7 s).
+ * In a cycle the walk stops where it meets itself; the class steps refuse the cycle.
+ */
+export function parentsFirst(items: { file: string; doc: Doc }[]): { file: string; doc: Doc }[] {
+  const byId = new Map<unknown, (typeof items)[number]>()
+  for (const c of items) if (c.doc.id !== undefined && !byId.has(c.doc.id)) byId.set(c.doc.id, c)
   const out: typeof items = []
-  const pending = [...items]
-  const placed = new Set<string>()
-  const waits = (c: (typeof items)[number]) =>
-    pending.some(
-      (p) => p !== c && p.doc.id !== undefined && p.doc.id === c.doc.parent_id && !placed.has(String(p.doc.id)),
-    )
-  while (pending.length) {
-    const i = pending.findIndex((c) => !waits(c))
-    const [next] = pending.splice(i < 0 ? 0 : i, 1)
-    out.push(next!)
-    if (next!.doc.id !== undefined) placed.add(String(next!.doc.id))
+  const placed = new Set<(typeof items)[number]>()
+  for (const start of items) {
+    const chain: typeof items = []
+    const onChain = new Set<(typeof items)[number]>()
+    for (let c: (typeof items)[number] | undefined = start; c; ) {
+      if (placed.has(c) || onChain.has(c)) break
+      chain.push(c)
+      onChain.add(c)
+      c = c.doc.parent_id === undefined ? undefined : byId.get(c.doc.parent_id)
+    }
+    for (let i = chain.length - 1; i >= 0; i--) {
+      out.push(chain[i]!)
+      placed.add(chain[i]!)
+    }
   }
   return out
 }
