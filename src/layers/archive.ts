@@ -14,6 +14,13 @@ export type LayerContent = Record<Kind, { file: string; doc: Doc }[]>
 
 export class LayerError extends Error {}
 
+/**
+ * What an archive may hold once inflated. Its entries are inflated into buffers of their declared
+ * sizes, so past this (a zip bomb: 1.46 MB of zip holding 1.5 GB) nothing is inflated at all; an
+ * entry whose data outruns its declared size is cut there, and fails as JSON.
+ */
+export const MAX_INFLATED_BYTES = 256 * 1024 * 1024
+
 /** The lexicographically greatest archive whose name starts with `prefix`, or null. */
 export function latestArchive(dir: string, prefix: string): string | null {
   let names: string[] = []
@@ -33,11 +40,14 @@ export function md5(bytes: Uint8Array): string {
 export async function readArchive(dir: string, file: string): Promise<{ bytes: Uint8Array; content: LayerContent }> {
   const bytes = new Uint8Array(await Bun.file(join(dir, file)).arrayBuffer())
   let entries: Record<string, Uint8Array>
+  let declared = 0
   try {
-    entries = unzipSync(bytes)
+    entries = unzipSync(bytes, { filter: (entry) => (declared += entry.originalSize) <= MAX_INFLATED_BYTES })
   } catch (err) {
     throw new LayerError(`${file} is not a readable zip archive: ${(err as Error).message}`)
   }
+  if (declared > MAX_INFLATED_BYTES)
+    throw new LayerError(`${file} holds more than ${MAX_INFLATED_BYTES} bytes once inflated`)
   const content: LayerContent = { classes: [], svcscripts: [], extobjs: [], settings: [] }
   for (const [path, data] of Object.entries(entries).sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (path.endsWith('/')) continue

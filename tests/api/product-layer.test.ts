@@ -165,6 +165,14 @@ describe('install', () => {
     await call('POST', URL, { prefix: 'crm' })
     await settle()
     expect((await listing()).at(-1).trace).toContain('classes/x.json: not valid JSON')
+    // an archive that says it inflates past MAX_INFLATED_BYTES (a zip bomb) is not inflated at all
+    const bomb = zipSync({ 'classes/a.json': strToU8('{}') })
+    const central = Buffer.from(bomb).indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]))
+    new DataView(bomb.buffer, bomb.byteOffset).setUint32(central + 24, 0x40000000, true) // declared: 1 GiB
+    writeFileSync(join(t.dir, 'layers', 'crm_2026.045.zip'), bomb)
+    await call('POST', URL, { prefix: 'crm' })
+    await settle()
+    expect((await listing()).at(-1).trace).toContain('holds more than 268435456 bytes once inflated')
     // a value storage cannot keep is the layer's fault, said as such (not an internal error)
     const deep = `${'['.repeat(1000)}${']'.repeat(1000)}`
     archive('crm_2026.05.zip', { 'extobjs/deep.json': `{"id":"${EXTOBJ}","type":"deep","value":${deep}}` })
