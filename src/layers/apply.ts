@@ -18,7 +18,7 @@ import { recordObjtype } from '../model/class-model'
 import { recordTable } from '~storage/model-tables'
 import { extobjs } from '../reference/extobjs'
 import { svcscripts } from '../scripts/svcscripts'
-import { SETTINGS, settingsTable, writeSetting } from '../settings/settings'
+import { knownSetting, settingsTable, writeSetting } from '../settings/settings'
 import { type LayerContent, LayerError } from './archive'
 
 export interface Installed {
@@ -54,21 +54,23 @@ function* upsert(u: Unit, entity: Entity, file: string, doc: Doc, id: string, ex
   }
 }
 
+type Item = LayerContent['classes'][number]
+
 /**
  * Classes in an order where every parent comes before its children, otherwise as listed. Each item
  * is placed after the chain of parents above it, each item once: linear, where searching the pending
  * list for one that waits on nobody took cubic time (1,500 chained classes stalled the service 7 s).
  * In a cycle the walk stops where it meets itself; the class steps refuse the cycle.
  */
-export function parentsFirst(items: { file: string; doc: Doc }[]): { file: string; doc: Doc }[] {
-  const byId = new Map<unknown, (typeof items)[number]>()
+export function parentsFirst(items: Item[]): Item[] {
+  const byId = new Map<unknown, Item>()
   for (const c of items) if (c.doc.id !== undefined && !byId.has(c.doc.id)) byId.set(c.doc.id, c)
-  const out: typeof items = []
-  const placed = new Set<(typeof items)[number]>()
+  const out: Item[] = []
+  const placed = new Set<Item>()
   for (const start of items) {
-    const chain: typeof items = []
-    const onChain = new Set<(typeof items)[number]>()
-    for (let c: (typeof items)[number] | undefined = start; c; ) {
+    const chain: Item[] = []
+    const onChain = new Set<Item>()
+    for (let c: Item | undefined = start; c; ) {
       if (placed.has(c) || onChain.has(c)) break
       chain.push(c)
       onChain.add(c)
@@ -122,7 +124,7 @@ export function* applyLayer(u: Unit, content: LayerContent): TxStep<Installed> {
   }
   for (const { file, doc } of content.settings) {
     const key = doc.key as string
-    const def = Object.hasOwn(SETTINGS, key) ? SETTINGS[key] : undefined
+    const def = knownSetting(key)
     if (!def) throw new LayerError(`${file}: there is no setting ${JSON.stringify(key)}`)
     let value: unknown
     try {

@@ -6,7 +6,7 @@
  * class fills defaults). Each record changed this way is an update in the journal, like any other.
  */
 import type { TxStep } from '~storage/db'
-import type { Doc } from '~storage/doc'
+import { type Doc, getPath } from '~storage/doc'
 import { recordsAfter } from '~storage/model-tables'
 import type { Repository } from '~storage/repository'
 import type { Unit } from '../entities/unit'
@@ -92,15 +92,13 @@ export function* migrateRecords(
       if (docs.length === 0) break
       for (const doc of docs) {
         const changed: Doc = {}
-        // own values only: a property named `constructor` or `toString` is not Object.prototype's
-        const valueOf = (name: string) => (Object.hasOwn(doc, name) ? doc[name] : undefined)
+        // getPath reads own values only: a property named `constructor` is not Object.prototype's
         for (const p of retyped) {
-          const value = convertValue(valueOf(p.name), old.get(p.name)!, p)
+          const value = convertValue(getPath(doc, p.name), old.get(p.name)!, p)
           if (value === BLOCKED) blocking.set(p.name, blocking.get(p.name)! + 1)
-          else if (value !== valueOf(p.name)) changed[p.name] = value
+          else if (value !== getPath(doc, p.name)) changed[p.name] = value
         }
-        for (const p of defaults)
-          if (valueOf(p.name) === undefined || valueOf(p.name) === null) changed[p.name] = p.default
+        for (const p of defaults) if (getPath(doc, p.name) == null) changed[p.name] = p.default
         // once a record blocks, the change is refused: the rest is only counted
         if (Object.keys(changed).length > 0 && [...blocking.values()].every((n) => n === 0))
           yield* repo.update(u.w, doc.id as string, (current) => ({ ...current, ...changed }))

@@ -1,7 +1,7 @@
 /** External objects (/rest/v1/reference/extobjs): typed documents of arbitrary JSON. */
 import * as v from 'valibot'
-import { storableProblem } from '~storage/doc'
-import { badRequest, payloadTooLarge } from '../errors'
+import { checkStorable } from '~storage/doc'
+import { payloadTooLarge } from '../errors'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, text } from '../entities/entity'
 
 /** "The size of data in one object is no more than 10 MB." Measured on the serialized value. */
@@ -25,8 +25,7 @@ function parseSerialized(value: unknown): unknown {
 function finish<T extends { value?: unknown }>(doc: T): T {
   const value = parseSerialized(doc.value)
   // before the size is measured: JSON.stringify of a value nested 100,000 deep overflows the stack
-  const unstorable = value === undefined ? null : storableProblem({ value })
-  if (unstorable) throw badRequest(unstorable, 'value')
+  if (value !== undefined) checkStorable({ value })
   if (value !== undefined && Buffer.byteLength(JSON.stringify(value)) > MAX_VALUE_BYTES) {
     throw payloadTooLarge(`value is larger than ${MAX_VALUE_BYTES} bytes`, 'value')
   }

@@ -65,9 +65,12 @@ export const SETTING_LIST_DEFAULT = ['key']
 
 const defaultDoc = (key: string): Doc => ({ key, value: structuredClone(SETTINGS[key]!.default) })
 
+/** The setting of this key, if there is one: own keys only (`constructor`, `__proto__` are no settings). */
+export const knownSetting = (key: string | undefined): SettingDef | undefined =>
+  key !== undefined && Object.hasOwn(SETTINGS, key) ? SETTINGS[key] : undefined
+
 function settingDef(key: string | undefined): SettingDef {
-  // own keys only: `constructor`, `__proto__` and the like are unknown settings, not Object.prototype's members
-  const def = key !== undefined && Object.hasOwn(SETTINGS, key) ? SETTINGS[key] : undefined
+  const def = knownSetting(key)
   if (!def) throw notFound(`no setting ${JSON.stringify(key ?? '')}`)
   return def
 }
