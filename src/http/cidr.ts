@@ -64,24 +64,46 @@ export function inCidrs(address: string, cidrs: readonly Cidr[]): boolean {
   return a !== null && cidrs.some((c) => (a & c.mask) === c.base)
 }
 
-/** Private, loopback, link-local and unspecified addresses: outgoing calls reach them only when allowed. */
-export const PRIVATE_BLOCKS: readonly Cidr[] = [
+/**
+ * Addresses outside the public unicast ones (IANA's special-purpose registries): private, shared,
+ * loopback, link-local, unspecified, documentation, benchmarking, multicast and reserved, and the
+ * IPv6 ranges that carry an IPv4 address or reach one through a translator (IPv4-compatible, NAT64,
+ * 6to4, Teredo), which could lead back to any of the former. IPv4-mapped addresses are parsed as
+ * IPv4, so the IPv4 blocks hold them. Outgoing calls reach these only where allowed.
+ */
+export const NON_PUBLIC_BLOCKS: readonly Cidr[] = [
+  '0.0.0.0/8',
   '10.0.0.0/8',
-  '172.16.0.0/12',
-  '192.168.0.0/16',
+  '100.64.0.0/10',
   '127.0.0.0/8',
   '169.254.0.0/16',
-  '100.64.0.0/10',
-  '0.0.0.0/8',
-  '::1/128',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '192.88.99.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+  '::/96',
+  '64:ff9b::/96',
+  '64:ff9b:1::/48',
+  '100::/64',
+  '2001::/32',
+  '2001:db8::/32',
+  '2002::/16',
+  '3fff::/20',
   'fc00::/7',
   'fe80::/10',
-  '::/128',
+  'fec0::/10',
+  'ff00::/8',
 ].map((c) => parseCidr(c)!)
 
-/** The blocks that lie inside a private block: only those open private addresses (0.0.0.0/0 opens nothing). */
+/** The blocks that lie inside a non-public block: only those open such addresses (0.0.0.0/0 opens nothing). */
 export const privateBlocksOf = (blocks: readonly Cidr[]): Cidr[] =>
-  blocks.filter((b) => PRIVATE_BLOCKS.some((p) => b.mask >= p.mask && (b.base & p.mask) === p.base))
+  blocks.filter((b) => NON_PUBLIC_BLOCKS.some((p) => b.mask >= p.mask && (b.base & p.mask) === p.base))
 
 /**
  * Who a connection counts against for a per-client cap: an IPv4 address (also IPv4-mapped), or the

@@ -1,12 +1,12 @@
 /**
  * A script's `http(request)`: only to hosts SCRIPT_HTTP_ALLOW names (a name, `*.suffix`, or an
- * address block), never to a private, loopback or link-local address unless a listed block holds
- * it (checked on every address the name resolves to), no redirects followed, a timeout, and the
- * response read up to a size cap.
+ * address block), never to a private, loopback, link-local or reserved address unless a listed
+ * block holds it (checked on every address the name resolves to, and the call pinned to a checked
+ * one: ../http/outbound.ts), no redirects followed, a timeout, and the response read up to a size cap.
  */
-import { lookup } from 'node:dns/promises'
 import { badRequest } from '../errors'
-import { type Cidr, inCidrs, PRIVATE_BLOCKS, parseAddress, parseCidr, privateBlocksOf } from '../http/cidr'
+import { type Cidr, inCidrs, parseAddress, parseCidr } from '../http/cidr'
+import { bareHost, checkedAddress, fetchPinned, NotPublic, type Resolve } from '../http/outbound'
 
 export interface ScriptRequest {
   url: string
@@ -25,6 +25,8 @@ export interface HttpPolicy {
   allow: string[]
   timeoutMs: number
   maxBytes: number
+  /** How names are resolved (node's resolver unless a test answers). */
+  resolve?: Resolve
 }
 
 function allowedName(host: string, allow: string[]): boolean {
@@ -45,20 +47,21 @@ export async function scriptFetch(raw: unknown, policy: HttpPolicy): Promise<Scr
     throw badRequest(`not a URL: ${req.url.slice(0, 200)}`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('only http: and https: URLs')
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  const host = bareHost(url)
   const blocks: Cidr[] = policy.allow.map((a) => parseCidr(a)).filter((c): c is Cidr => c !== null)
   const literal = parseAddress(host) !== null
   // the name is checked before it is resolved: an unlisted name is never looked up
   const listed = literal ? inCidrs(host, blocks) : allowedName(host, policy.allow)
   if (!listed) throw badRequest(`${host} is not among the hosts scripts may call (SCRIPT_HTTP_ALLOW)`)
-  // a private address passes only inside a listed block that is itself private (0.0.0.0/0 opens nothing)
-  const privateBlocks = privateBlocksOf(blocks)
-  const addresses = literal ? [host] : (await lookup(host, { all: true })).map((a) => a.address)
-  for (const address of addresses)
-    if (inCidrs(address, PRIVATE_BLOCKS) && !inCidrs(address, privateBlocks))
-      throw badRequest(`${host} resolves to the private address ${address}, which SCRIPT_HTTP_ALLOW does not list`)
+  let address: string
+  try {
+    address = await checkedAddress(url, blocks, policy.resolve)
+  } catch (err) {
+    if (err instanceof NotPublic) throw badRequest(`${err.message}, which SCRIPT_HTTP_ALLOW does not list`)
+    throw err
+  }
   const body = req.body === undefined || typeof req.body === 'string' ? req.body : JSON.stringify(req.body)
-  const res = await fetch(url, {
+  const res = await fetchPinned(url, address, {
     method: (req.method ?? 'GET').toUpperCase(),
     headers: req.headers,
     body: body as string | undefined,

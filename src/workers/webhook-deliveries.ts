@@ -2,17 +2,17 @@
  * Sends queued webhook deliveries (src/integration/deliveries.ts): a JSON POST signed per Standard
  * Webhooks with the channel's secret, a timeout, no redirects followed, retries with exponential
  * backoff and jitter for network errors, 408, 429 and 5xx (other answers end it for good), and
- * private, loopback and link-local targets refused unless WEBHOOK_ALLOW_PRIVATE lists them, checked
- * on the resolved addresses. Every process runs it, each job claimed by one. Deliveries run in the
+ * private, loopback, link-local and reserved targets refused unless WEBHOOK_ALLOW_PRIVATE lists them,
+ * checked on the resolved addresses and the call pinned to a checked one (../http/outbound.ts). Every process runs it, each job claimed by one. Deliveries run in the
  * background of the step, at most PER_HOST at once to one host; a few more wait here for its next
  * free slot and the rest go back to the queue untried, so one slow receiver cannot take every slot.
  */
 import { createHmac } from 'node:crypto'
-import { lookup } from 'node:dns/promises'
 import { claimJobs, completeJob, failJob, type Job, LostClaim, releaseJob } from '~storage/queue'
 import { isoTime } from '../clock'
 import type { Deps } from '../deps'
-import { inCidrs, PRIVATE_BLOCKS, parseAddress, parseCidr, privateBlocksOf } from '../http/cidr'
+import { parseCidr } from '../http/cidr'
+import { checkedAddress, fetchPinned, NotPublic } from '../http/outbound'
 import { type Channel, channelSecret, channels } from '../integration/channels'
 import { type DeliveryPayload, WEBHOOK } from '../integration/deliveries'
 import type { Worker } from './runner'
@@ -51,29 +51,18 @@ interface Outcome {
   result: { url: string; http_status: number | null; latency_ms: number | null }
 }
 
-class Refused extends Error {}
-
-/** Throws Refused when the host resolves to a private address outside WEBHOOK_ALLOW_PRIVATE. */
-async function checkTarget(deps: Deps, url: URL): Promise<void> {
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  const allowed = privateBlocksOf(deps.config.webhookAllowPrivate.flatMap((c) => parseCidr(c) ?? []))
-  const addresses = parseAddress(host) !== null ? [host] : (await lookup(host, { all: true })).map((a) => a.address)
-  for (const address of addresses)
-    if (inCidrs(address, PRIVATE_BLOCKS) && !inCidrs(address, allowed))
-      throw new Refused(`${host} resolves to the private address ${address}, outside WEBHOOK_ALLOW_PRIVATE`)
-}
-
 async function attempt(deps: Deps, job: Job, target: string, secret: string): Promise<Outcome> {
   const p = job.payload as unknown as DeliveryPayload
   const result: Outcome['result'] = { url: target, http_status: null, latency_ms: null }
   const url = new URL(target)
   const started = performance.now()
   try {
-    await checkTarget(deps, url)
+    const allowed = deps.config.webhookAllowPrivate.flatMap((c) => parseCidr(c) ?? [])
+    const address = await checkedAddress(url, allowed)
     const body = JSON.stringify(p.envelope)
     // real time, not the service clock: receivers compare it with their own clocks
     const timestamp = Math.floor(Date.now() / 1000)
-    const res = await fetch(url, {
+    const res = await fetchPinned(url, address, {
       method: 'POST',
       redirect: 'manual',
       signal: AbortSignal.timeout(TIMEOUT_MS),
@@ -95,7 +84,8 @@ async function attempt(deps: Deps, job: Job, target: string, secret: string): Pr
     return { ok: false, retry, error: `the receiver answered ${res.status}${why}`, result }
   } catch (err) {
     result.latency_ms = Math.round(performance.now() - started)
-    if (err instanceof Refused) return { ok: false, retry: false, error: err.message, result }
+    if (err instanceof NotPublic)
+      return { ok: false, retry: false, error: `${err.message}, outside WEBHOOK_ALLOW_PRIVATE`, result }
     return { ok: false, retry: true, error: `network: ${(err as Error).message}`, result }
   }
 }

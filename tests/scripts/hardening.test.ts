@@ -73,7 +73,7 @@ test('an onStop branch that lets the script finish: the stop is answered and the
 
 test('a broad allow-list block does not open private addresses; an unlisted name is refused first', async () => {
   const policy = { allow: ['0.0.0.0/0'], timeoutMs: 1000, maxBytes: 1024 }
-  await expect(scriptFetch({ url: 'http://10.1.2.3/' }, policy)).rejects.toThrow('private address')
-  await expect(scriptFetch({ url: 'http://127.0.0.1/' }, policy)).rejects.toThrow('private address')
+  await expect(scriptFetch({ url: 'http://10.1.2.3/' }, policy)).rejects.toThrow('not a public address')
+  await expect(scriptFetch({ url: 'http://127.0.0.1/' }, policy)).rejects.toThrow('not a public address')
   await expect(scriptFetch({ url: 'http://unlisted.invalid/' }, policy)).rejects.toThrow('is not among the hosts')
 })
