@@ -60,6 +60,10 @@ export async function runInSandbox(source: string, host: HostApi, limits: Sandbo
   return new Sandbox(rt, vm, host, limits).start(source)
 }
 
+/** Takes the code-making constructors off the prototypes of plain, async and generator functions. */
+const UNREACHABLE_CONSTRUCTORS = `for (const f of [function () {}, async function () {}, function* () {}, async function* () {}])
+  Object.defineProperty(Object.getPrototypeOf(f), 'constructor', { value: undefined })`
+
 /** How often (of time spent inside QuickJS) the heap's real size is measured. */
 const MEMORY_CHECK_MS = 20
 /** The largest result or host answer carried across the boundary. */
@@ -238,6 +242,8 @@ class Sandbox {
     this.parse = vm.getProp(json, 'parse')
     json.dispose()
     for (const name of ['eval', 'Function']) vm.setProp(vm.global, name, vm.undefined)
+    // the function constructors stay reachable through every function's prototype: those go too
+    vm.unwrapResult(vm.evalCode(UNREACHABLE_CONSTRUCTORS, 'install.js')).dispose()
     const onStop = vm.newFunction('onStop', (fn) => {
       // checked before the branch it replaces is let go: a failed call keeps that one
       if (fn === undefined || vm.typeof(fn) !== 'function') return { error: vm.newError('onStop takes a function') }

@@ -17,6 +17,13 @@ test('a script sees only what the host gives it', async () => {
     result: ['undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'function'],
   })
   expect(await run(`return await import('fs')`)).toMatchObject({ status: 'failed' })
+  // nor make code from a string through a function's constructor
+  const constructors = await run(
+    `return [function () {}, async () => {}, function* () {}, async function* () {}, run].map((f) => typeof f.constructor)`,
+    { run: () => 1 },
+  )
+  expect(constructors).toEqual({ status: 'done', result: Array(5).fill('undefined') })
+  expect(await run(`return (() => {}).constructor('return 1')()`)).toMatchObject({ status: 'failed' })
 })
 
 test('async host calls are awaited; their failures are the script to catch', async () => {
