@@ -15,6 +15,7 @@ import {
   type QuickJSRuntime,
   type QuickJSWASMModule,
 } from 'quickjs-emscripten-core'
+import { capHeap, holdHeap } from './heap-cap'
 
 export interface SandboxLimits {
   memoryBytes: number
@@ -46,18 +47,40 @@ export interface Running {
 
 let module: Promise<QuickJSWASMModule> | undefined
 // the single-file build carries its WebAssembly inside, so the compiled binary needs no asset
-const quickjs = () => (module ??= newQuickJSWASMModuleFromVariant(variant))
+const quickjs = () =>
+  (module ??= newQuickJSWASMModuleFromVariant(variant).then((m) => {
+    heapOf(m) // fails at once if it cannot be found, not at the first growth
+    capHeap(() => heapOf(m))
+    return m
+  }))
+
+/** The module's heap: not public in quickjs-emscripten, but the heap cap (./heap-cap.ts) needs it. */
+function heapOf(m: QuickJSWASMModule): Uint8Array {
+  const heap = (m as unknown as { module?: { HEAPU8?: Uint8Array } }).module?.HEAPU8
+  if (!heap) throw new Error('quickjs-emscripten no longer shows its heap (module.HEAPU8), which the heap cap reads')
+  return heap
+}
+
+/** The size of this thread's script heap now. */
+export const scriptHeapBytes = async () => heapOf(await quickjs()).byteLength
 
 /** Loads the WebAssembly module ahead of the first script (it takes a tenth of a second or more). */
 export const warmSandbox = () => quickjs().then(() => undefined)
 
 /** Runs `source` as the body of an async function with `host` as its only globals. */
 export async function runInSandbox(source: string, host: HostApi, limits: SandboxLimits): Promise<Running> {
-  const rt = (await quickjs()).newRuntime()
-  rt.setMemoryLimit(limits.memoryBytes)
-  rt.setMaxStackSize(limits.stackBytes)
-  const vm = rt.newContext()
-  return new Sandbox(rt, vm, host, limits).start(source)
+  const quickJs = await quickjs()
+  const release = holdHeap(limits.memoryBytes)
+  try {
+    const rt = quickJs.newRuntime()
+    rt.setMemoryLimit(limits.memoryBytes)
+    rt.setMaxStackSize(limits.stackBytes)
+    const vm = rt.newContext()
+    return new Sandbox(rt, vm, host, limits, release).start(source)
+  } catch (err) {
+    release()
+    throw err
+  }
 }
 
 /** Takes the code-making constructors off the prototypes of plain, async and generator functions. */
@@ -90,6 +113,8 @@ class Sandbox {
     private readonly vm: QuickJSContext,
     private readonly host: HostApi,
     private readonly limits: SandboxLimits,
+    /** Lets go of this sandbox's share of the thread's heap cap. */
+    private readonly releaseHeap: () => void,
   ) {}
 
   start(source: string): Running {
@@ -220,6 +245,7 @@ class Sandbox {
     } catch {
       // a runtime left inconsistent by a host error: its memory stays with the thread, which goes on
     }
+    this.releaseHeap()
     this.settle(outcome)
   }
 
