@@ -4,7 +4,7 @@
  * front, or Bun.serve directly). `stop()` takes them down in the reverse order.
  */
 import type { Server } from 'bun'
-import type { Db } from '~storage/db'
+import { type Db, Stopping } from '~storage/db'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { openRemoteDb } from '~storage/db-remote'
 import type { Kv } from '~storage/kv/kv'
@@ -198,6 +198,7 @@ export async function startService(
     stop: () =>
       (stopped ??= (async () => {
         deps.metrics.stopping = true // /readyz answers 503 from now on: balancers send no more
+        const graceEnds = performance.now() + graceMs
         control?.stop()
         await deps.nodes.stop().catch(() => {})
         deps.sockets.stop()
@@ -208,6 +209,9 @@ export async function startService(
           await drain(server, graceMs)
           await server.stop(true)
         }
+        // long work gets what is left of the grace, then is rolled back (a layer order runs again at the next start)
+        await untilOrAfter(deps.longWork.idle(), graceEnds - performance.now())
+        db.stopLong?.(new Stopping())
         await webhooks.stop()
         await workers.stop() // first: the scheduler must not start a run on threads that are going
         await deps.scripts.stop()
@@ -218,4 +222,12 @@ export async function startService(
   }
   deps.nodes.onTerminate = () => (options.onTerminate ? options.onTerminate(service) : void service.stop())
   return service
+}
+
+/** Waits for `work` (none: not at all), but no longer than `ms`. */
+async function untilOrAfter(work: Promise<unknown> | undefined, ms: number): Promise<void> {
+  if (!work || ms <= 0) return
+  let timer: ReturnType<typeof setTimeout> | undefined
+  await Promise.race([work.catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))])
+  clearTimeout(timer)
 }

@@ -240,6 +240,7 @@ export function openEmbeddedDb(
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
     write: (body) => groups.enqueue(body),
     writeLong: (body) => groups.enqueue(body, true),
+    stopLong: (reason) => groups.stopLong(reason),
     read: <T>(body: () => TxStep<T>) => {
       freshen()
       beginSnapshot()

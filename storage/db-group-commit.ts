@@ -64,6 +64,8 @@ export class GroupCommit {
   private retry: ReturnType<typeof setTimeout> | undefined
   /** The last group ran bodies again: groups run each body in its own savepoint until one has no failure. */
   private careful = false
+  /** Set by `stopLong`: long writes end at their next pause with it, rolled back. */
+  private longStop: Error | undefined
 
   constructor(private readonly conn: GroupConnection) {}
 
@@ -72,6 +74,14 @@ export class GroupCommit {
       this.waiting.push({ body, long, resolve: resolve as (v: unknown) => void, reject })
       this.schedule()
     })
+  }
+
+  /**
+   * Long writes, the one running and any asked for later, end with `reason` instead: the running one
+   * at its next pause, rolled back, so it leaves nothing (the service is stopping).
+   */
+  stopLong(reason: Error): void {
+    this.longStop ??= reason
   }
 
   /** A long write is running: a statement outside the groups waits for `settled()`. */
@@ -101,6 +111,11 @@ export class GroupCommit {
 
   private runLong(w: PendingWrite): void {
     const { conn } = this
+    if (this.longStop) {
+      w.reject(this.longStop)
+      if (this.waiting.length) this.schedule()
+      return
+    }
     this.long = (async () => {
       conn.writing()
       try {
@@ -110,6 +125,7 @@ export class GroupCommit {
           w.body(),
           (op) => conn.execute(op),
           () => conn.inTransaction(),
+          () => this.longStop,
         )
         conn.commit()
         w.resolve(value)

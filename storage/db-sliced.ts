@@ -16,12 +16,14 @@ const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
 /**
  * Runs the body's statements with `execute`, pausing after each slice. `open()` says whether the
  * transaction is still open: a statement whose failure ended it ends the body too (what follows
- * would otherwise run outside any transaction).
+ * would otherwise run outside any transaction). `stopped()` is asked after each pause: an error
+ * it gives ends the body there (the caller rolls the transaction back).
  */
 export async function driveSliced<T>(
   steps: TxStep<T>,
   execute: (op: DbOp) => unknown,
   open: () => boolean,
+  stopped: () => Error | undefined = () => undefined,
   sliceMs = SLICE_MS,
 ): Promise<T> {
   let sliceEnd = performance.now() + sliceMs
@@ -29,6 +31,11 @@ export async function driveSliced<T>(
   while (!next.done) {
     if (performance.now() >= sliceEnd) {
       await turn()
+      const stop = stopped()
+      if (stop) {
+        steps.return(undefined as T) // the body's finally blocks run; nothing more is executed
+        throw stop
+      }
       sliceEnd = performance.now() + sliceMs
     }
     let result: unknown

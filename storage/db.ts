@@ -61,6 +61,11 @@ export interface Db {
    */
   writeLong<T>(body: () => TxStep<T>): Promise<T>
   /**
+   * The service is stopping: the long write running now ends at its next pause with `reason`,
+   * rolled back, and later ones fail with it at once (embedded; a server's transactions are short).
+   */
+  stopLong?(reason: Error): void
+  /**
    * A point read that may be answered from memory: the embedded driver keeps recent answers until the
    * next write of any kind, its own or (on a shared file) another process's, so a cached row is never
    * stale; the remote driver, whose database other processes write, always reads. The row must not be changed.
@@ -95,6 +100,13 @@ export interface Db {
 /** The read mode's guard: only `all` and `get` may run outside a transaction. */
 export function assertRead(op: DbOp): void {
   if (op.kind !== 'all' && op.kind !== 'get') throw new Error(`a read body yielded a ${op.kind}: writes go in db.write`)
+}
+
+/** Long work cut short because the service is stopping: rolled back, nothing of it written. */
+export class Stopping extends Error {
+  constructor() {
+    super('the service is stopping: the work was rolled back and nothing of it was written')
+  }
 }
 
 /** Another process held the shared database file's write lock for longer than a write may wait. */

@@ -4,7 +4,7 @@
  * body, headers). The HTTP kernel and `dispatch` (websocket frames, scripts' data calls) both go
  * through `runRoute`, so a call is checked and answered the same way whatever carried it.
  */
-import { DbBusy } from '~storage/db'
+import { DbBusy, Stopping } from '~storage/db'
 import { KvUnavailable } from '~storage/kv/kv'
 import { BadCursor } from '~storage/query'
 import { DuplicateError } from '~storage/repository'
@@ -156,6 +156,8 @@ export function errorOutcome(deps: Deps, err: unknown, requestId: string, where?
     e = new ApiError(503, `the database is busy: ${err.message}; try again`, undefined, 1503, { 'retry-after': '1' })
   else if (err instanceof DuplicateError)
     e = new ApiError(409, `${err.field} already exists in this domain`, { field: err.field })
+  else if (err instanceof Stopping)
+    e = new ApiError(503, `${err.message}; try again`, undefined, 1503, { 'retry-after': '5' })
   else if (err instanceof BadCursor) e = badRequest(err.message, 'after')
   else if (err instanceof UnstorableValue) e = badRequest(err.message, err.field)
   else {

@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path'
 import * as v from 'valibot'
-import type { TxStep } from '~storage/db'
+import { Stopping, type TxStep } from '~storage/db'
 import { type Doc, UnstorableValue } from '~storage/doc'
 import { completeJob, type Job, LostClaim } from '~storage/queue'
 import type { TableSpec } from '~storage/repository'
@@ -180,6 +180,7 @@ export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
     }
   } catch (err) {
     if (err instanceof LostClaim) throw err // another process carries the order out now
+    if (err instanceof Stopping) throw err // rolled back: the order runs again at the next start
     const known = err instanceof LayerError || err instanceof ApiError || err instanceof UnstorableValue
     if (!known) {
       const failure = { domain: job.domain, operation: op.operation, error: String(err), stack: (err as Error).stack }

@@ -8,6 +8,7 @@
  * waits for passes in flight; `runOnce` for tests.
  */
 import { Cron } from 'croner'
+import { Stopping } from '~storage/db'
 import { KvUnavailable, type Lock } from '~storage/kv/kv'
 import type { Deps } from '../deps'
 import type { SignalName } from '../signals'
@@ -180,7 +181,9 @@ export class WorkerRunner {
       const state = this.state(worker.name)
       state.failures++
       // an outage of the store fails every pass until it ends: said once per worker, without a stack
-      if (err instanceof KvUnavailable) {
+      if (err instanceof Stopping) {
+        this.deps.log.info('worker step cut short by the stop', { worker: worker.name })
+      } else if (err instanceof KvUnavailable) {
         if (!state.storeDown)
           this.deps.log.warn('worker waits for the store', { worker: worker.name, error: err.message })
         state.storeDown = true

@@ -51,7 +51,7 @@ function dataDir(): string {
 }
 
 /** `bun server.ts` from the checkout over a data directory, listening without the gateway. */
-async function startProcess(dir: string, workers: 'on' | 'off') {
+async function startProcess(dir: string, workers: 'on' | 'off', more: Record<string, string> = {}) {
   const env = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     TMPDIR: tmpdir(),
@@ -61,6 +61,7 @@ async function startProcess(dir: string, workers: 'on' | 'off') {
     GATEWAY: 'off',
     BACKGROUND: workers,
     LOG_LEVEL: 'info',
+    ...more,
   }
   const proc = Bun.spawn([process.execPath, 'server.ts'], { cwd: ROOT, env, stdout: 'pipe', stderr: 'pipe' })
   running.add(proc)
@@ -221,6 +222,45 @@ describe('a crash during a product-layer order followed by a restart completes i
     // the first attempt claimed it and died; the second carried it out
     expect(await layerJob(dir)).toMatchObject({ status: 'done', attempts: 2, result: { status: 'installed' } })
   }, 30_000)
+})
+
+describe('a stop during a long install', () => {
+  test('SIGTERM while an install runs: the stop keeps to its grace, the install is rolled back, the restart carries it out', async () => {
+    const dir = dataDir()
+    // 40,000 records: an install of seconds, far longer than the grace
+    const records: Record<string, unknown> = {}
+    for (let f = 0; f < 40; f++)
+      records[`extobjs/e${f}.json`] = Array.from({ length: 1000 }, (_, i) => {
+        const n = f * 1000 + i
+        return { id: `0192a3b4-0000-7000-8100-${String(n).padStart(12, '0')}`, type: 'bulk', value: { n } }
+      })
+    writeFileSync(join(dir, 'layers/crash_1.zip'), layerZip(records))
+    const taking = await startProcess(dir, 'off')
+    await takeOrder(taking)
+    await taking.stop()
+
+    const carrying = await startProcess(dir, 'on', { SHUTDOWN_GRACE_SEC: '0' })
+    const token = await carrying.adminIn()
+    for (const until = Date.now() + 10_000; Date.now() < until; await Bun.sleep(20)) {
+      const [current] = (await carrying.call(token, 'GET', URL)).body as Record<string, unknown>[]
+      if (current?.progress) break
+    }
+    await carrying.stop()
+    expect(carrying.output.stdout).not.toContain('product layer failed')
+    // nothing of it was written, and the order waits for the next start
+    const db = openEmbeddedDb(join(dir, 'platform.db'))
+    try {
+      expect((await db.get("SELECT count(*) FROM extobjs WHERE json_extract(doc, '$.type') = 'bulk'"))![0]).toBe(0)
+    } finally {
+      await db.close()
+    }
+    expect(await layerJob(dir)).toMatchObject({ status: 'running', attempts: 1 })
+
+    const after = await startProcess(dir, 'on')
+    await expectInstalledOnce(after)
+    await after.stop()
+    expect(await layerJob(dir)).toMatchObject({ status: 'done', attempts: 2, result: { status: 'installed' } })
+  }, 60_000)
 })
 
 describe('in one cluster', () => {

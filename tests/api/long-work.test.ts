@@ -12,6 +12,7 @@ import { users } from '~/directory/users'
 import { commit } from '~/entities/unit'
 import { createLogger } from '~/log'
 import type { Progress } from '~/long-work'
+import { Stopping } from '~storage/db'
 import { recordTable } from '~storage/model-tables'
 import { testService, type TestService } from '../helpers/service'
 
@@ -119,6 +120,36 @@ describe('CLEAR of a large collection', () => {
     expect(res.status).toBe(500)
     expect(await count(d.table)).toBe(3000)
     expect(logged('long work failed, nothing of it stays').some((l) => l.kind === 'clear')).toBe(true)
+  })
+})
+
+describe('a stop of the service', () => {
+  test('CLEAR cut short by a stop answers 503 and leaves every record', async () => {
+    const s = await testService()
+    try {
+      const { id } = await s.createDomain('stop.master')
+      const token = await s.adminIn('stop.master')
+      const classname = 'w/stopped'
+      const made = await s.call('POST', '/rest/v1/design/classes', {
+        token,
+        body: { classname, properties: [{ name: 'v', data_type: 'string' }] },
+      })
+      const repo = s.deps.repo((await s.deps.model.classes(id)).get(classname)!.table!)
+      await commit(systemCtx(s.deps, id, 'test'), function* (u) {
+        for (let i = 0; i < 20_000; i++) yield* repo.insert(u.w, { id: Bun.randomUUIDv7(), v: String(i) })
+      })
+      const clearing = s.call('CLEAR', `/rest/v1/model/${classname}`, { token })
+      while (!s.deps.longWork.idle()) await Bun.sleep(1)
+      s.deps.db.stopLong!(new Stopping())
+      const res = await clearing
+      expect(res.status).toBe(503)
+      expect(res.body).toMatchObject({ error_code: 1503 })
+      expect(res.body.error_message).toContain('rolled back')
+      const table = recordTable(id, made.body.id)
+      expect((await s.deps.db.get(`SELECT count(*) FROM ${table}`))![0]).toBe(20_000)
+    } finally {
+      await s.close()
+    }
   })
 })
 
