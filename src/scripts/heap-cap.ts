@@ -1,20 +1,42 @@
 /**
  * A cap on the WebAssembly heap the sandboxes of one thread share. QuickJS's own limit misses what
- * big strings and buffers take (this build does not count their bytes), and a script's usage is
- * measured only now and then, so a loop allocating 16 MB buffers took a thread's heap to its 2 GB
- * ceiling in a second, and a WebAssembly heap is never given back. The heap may hold what the live
- * sandboxes' limits allow together, plus room for the module itself and fragmentation; growing
- * past that fails like a spent heap, so the allocation that asked for it throws "out of memory"
- * (the sandbox's memory limit). A handler within its limit never meets the cap.
+ * big strings and buffers take (this build counts no allocation's bytes, only its size check), and
+ * a WebAssembly heap is never given back once grown: unchecked, a loop allocating 16 MB buffers
+ * took a thread's heap to its 2 GB ceiling in a second.
+ *
+ * While a sandbox runs (a slice), the heap may grow only as far as what the other sandboxes were
+ * last measured to hold plus this one's own limit allow, with room for the module itself and for
+ * fragmentation; a growth past that fails like a spent heap, so the allocation throws "out of
+ * memory" and the handler ends at its memory limit. A sandbox does not change what it holds
+ * between its slices, and while others share the thread each slice is measured as it ends
+ * (`shared`), so what a handler holds beyond its limit is let go before any other runs: a handler
+ * within its limit never meets the cap. Outside slices (the host making runtimes, reading values)
+ * the heap may hold what every live sandbox's limit allows.
  */
 
-/** Room beyond the live limits: the module's own data and what fragmentation costs. */
+/** Room beyond what the sandboxes may hold: the module's own data and what fragmentation costs. */
 const SLACK_BYTES = 32 * 1024 * 1024
 const FRAGMENTATION = 1.25
 const PAGE_BYTES = 65536
 
-/** The bytes the live sandboxes of this thread may use together. */
-let held = 0
+/** One live sandbox's part in the cap. */
+export interface HeapShare {
+  /** What the sandbox was measured to hold just now. */
+  measured(bytes: number): void
+  /** Runs `body` as the sandbox's slice (nested calls belong to the outer one). */
+  slice<T>(body: () => T): T
+  /** The sandbox has ended (once; later calls do nothing). */
+  release(): void
+}
+
+interface Share {
+  limit: number
+  held: number
+  measure: () => number
+}
+
+const live = new Set<Share>()
+let running: Share | undefined
 let baseBytes = 0
 
 /**
@@ -28,20 +50,40 @@ export function capHeap(heap: () => Uint8Array): void {
   const grow = WebAssembly.Memory.prototype.grow
   WebAssembly.Memory.prototype.grow = function (this: WebAssembly.Memory, pages: number) {
     if (this.buffer === heap().buffer && this.buffer.byteLength + pages * PAGE_BYTES > heapCapBytes())
-      throw new RangeError('the scripts of this thread hold all the memory their limits allow')
+      throw new RangeError('the script heap is at its cap')
     return grow.call(this, pages)
   }
 }
 
-export const heapCapBytes = () => baseBytes + SLACK_BYTES + held * FRAGMENTATION
+/** How large the heap may grow now. */
+export function heapCapBytes(): number {
+  let bytes = 0
+  for (const share of live) bytes += running ? (share === running ? share.limit : share.held) : share.limit
+  return baseBytes + SLACK_BYTES + FRAGMENTATION * bytes
+}
 
-/** A sandbox's limit counts toward the cap while it lives; the function returned lets it go (once). */
-export function holdHeap(bytes: number): () => void {
-  held += bytes
-  let released = false
-  return () => {
-    if (released) return
-    released = true
-    held -= bytes
+/** Other sandboxes live on this thread: each slice is measured as it ends, before theirs run. */
+export const sharedHeap = () => live.size > 1
+
+/**
+ * A sandbox of `limit` bytes counts toward the cap while it lives; `measure` tells what it holds.
+ * When a second one comes, the first is measured now (alone, it was measured only now and then).
+ */
+export function holdHeap(limit: number, measure: () => number): HeapShare {
+  const share: Share = { limit, held: 0, measure }
+  if (live.size === 1) for (const other of live) other.held = other.measure()
+  live.add(share)
+  return {
+    measured: (bytes) => void (share.held = bytes),
+    slice: (body) => {
+      if (running) return body()
+      running = share
+      try {
+        return body()
+      } finally {
+        running = undefined
+      }
+    },
+    release: () => void live.delete(share),
   }
 }

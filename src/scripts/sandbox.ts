@@ -15,7 +15,7 @@ import {
   type QuickJSRuntime,
   type QuickJSWASMModule,
 } from 'quickjs-emscripten-core'
-import { capHeap, holdHeap } from './heap-cap'
+import { capHeap, type HeapShare, holdHeap, sharedHeap } from './heap-cap'
 
 export interface SandboxLimits {
   memoryBytes: number
@@ -69,18 +69,11 @@ export const warmSandbox = () => quickjs().then(() => undefined)
 
 /** Runs `source` as the body of an async function with `host` as its only globals. */
 export async function runInSandbox(source: string, host: HostApi, limits: SandboxLimits): Promise<Running> {
-  const quickJs = await quickjs()
-  const release = holdHeap(limits.memoryBytes)
-  try {
-    const rt = quickJs.newRuntime()
-    rt.setMemoryLimit(limits.memoryBytes)
-    rt.setMaxStackSize(limits.stackBytes)
-    const vm = rt.newContext()
-    return new Sandbox(rt, vm, host, limits, release).start(source)
-  } catch (err) {
-    release()
-    throw err
-  }
+  const rt = (await quickjs()).newRuntime()
+  rt.setMemoryLimit(limits.memoryBytes)
+  rt.setMaxStackSize(limits.stackBytes)
+  const vm = rt.newContext()
+  return new Sandbox(rt, vm, host, limits).start(source)
 }
 
 /** Takes the code-making constructors off the prototypes of plain, async and generator functions. */
@@ -103,6 +96,8 @@ class Sandbox {
   private readonly registered = new Map<string, QuickJSHandle>()
   private timer?: ReturnType<typeof setTimeout>
   private parse!: QuickJSHandle
+  /** This sandbox's part in the thread's heap cap. */
+  private readonly heap: HeapShare
   /** The script's own promise, checked after every run of pending jobs. */
   private main?: QuickJSHandle
   /** Promises of async host calls not yet settled (disposed if the script ends first). */
@@ -113,9 +108,9 @@ class Sandbox {
     private readonly vm: QuickJSContext,
     private readonly host: HostApi,
     private readonly limits: SandboxLimits,
-    /** Lets go of this sandbox's share of the thread's heap cap. */
-    private readonly releaseHeap: () => void,
-  ) {}
+  ) {
+    this.heap = holdHeap(limits.memoryBytes, () => this.memoryUsed())
+  }
 
   start(source: string): Running {
     const outcome = new Promise<Outcome>((resolve) => (this.settle = resolve))
@@ -163,15 +158,32 @@ class Sandbox {
     this.end({ status: 'done', result })
   }
 
-  /** The heap's real size (QuickJS's own limit misses big strings and buffers), measured now and then. */
+  /**
+   * What the script holds (QuickJS's own limit misses big strings and buffers), measured now and
+   * then; after every slice while other handlers share the thread's heap (./heap-cap.ts), at the
+   * cost of this handler's CPU budget.
+   */
   private overMemory(): boolean {
     const now = performance.now()
-    if (now - this.lastMemoryCheck < MEMORY_CHECK_MS) return false
+    const shared = sharedHeap()
+    if (!shared && now - this.lastMemoryCheck < MEMORY_CHECK_MS) return false
     this.lastMemoryCheck = now
-    const usage = this.rt.computeMemoryUsage()
-    const used = (this.vm.dump(usage) as { memory_used_size?: number }).memory_used_size ?? 0
-    usage.dispose()
+    const used = this.memoryUsed()
+    this.heap.measured(Math.min(used, this.limits.memoryBytes))
+    if (shared) this.cpuMs += performance.now() - now
     return used > this.limits.memoryBytes
+  }
+
+  /** What the runtime holds now; a heap too full to measure it in counts as over any limit. */
+  private memoryUsed(): number {
+    try {
+      const usage = this.rt.computeMemoryUsage()
+      const used = (this.vm.dump(usage) as { memory_used_size?: number }).memory_used_size ?? 0
+      usage.dispose()
+      return used
+    } catch {
+      return Number.POSITIVE_INFINITY
+    }
   }
 
   private running(outcome: Promise<Outcome>): Running {
@@ -187,7 +199,7 @@ class Sandbox {
     this.sliceStart = performance.now()
     this.inVm = true
     try {
-      return body()
+      return this.heap.slice(body)
     } finally {
       this.inVm = false
       this.cpuMs += performance.now() - this.sliceStart
@@ -245,7 +257,7 @@ class Sandbox {
     } catch {
       // a runtime left inconsistent by a host error: its memory stays with the thread, which goes on
     }
-    this.releaseHeap()
+    this.heap.release()
     this.settle(outcome)
   }
 

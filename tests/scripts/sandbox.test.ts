@@ -1,7 +1,7 @@
 // The QuickJS sandbox by itself: the script's globals, async host calls, each limit breached on
 // purpose (the process goes on), and the external-stop branch.
 import { expect, test } from 'bun:test'
-import { type HostApi, runInSandbox, type SandboxLimits, scriptHeapBytes } from '~/scripts/sandbox'
+import { type HostApi, runInSandbox, type SandboxLimits } from '~/scripts/sandbox'
 
 const LIMITS: SandboxLimits = { memoryBytes: 8 * 1024 * 1024, stackBytes: 256 * 1024, cpuMs: 300, durationMs: 5000 }
 const run = async (source: string, host: HostApi = {}, limits = LIMITS) =>
@@ -52,31 +52,6 @@ test.each([
   const limits = limit === 'memory' ? { ...LIMITS, memoryBytes: 2 * 1024 * 1024, cpuMs: 5000 } : LIMITS
   expect(await run(source, {}, limits)).toMatchObject({ status: 'limit', limit })
   expect(performance.now() - started).toBeLessThan(3000)
-})
-
-test('big buffers in a tight loop end at the memory limit, and the thread heap grows only as far as live limits allow', async () => {
-  const MB = 1024 * 1024
-  const limits = { ...LIMITS, memoryBytes: 32 * MB, cpuMs: 5000 }
-  let release: () => void = () => {}
-  const host: HostApi = { wait: () => new Promise<void>((r) => (release = r)) }
-  // a handler within its limit, holding 16 MB while the other runs: it must not pay for the other
-  const keeper = await runInSandbox(
-    'const a = [new Uint8Array(8 << 20), new Uint8Array(8 << 20)]; await wait(); return a.length',
-    host,
-    limits,
-  )
-  const started = performance.now()
-  const sources = [
-    'const a = []; for (;;) a.push(new Uint8Array(4 << 20))',
-    'const a = []; for (let i = 0;; i++) a.push("y".repeat(4 << 20) + i)',
-  ]
-  for (const source of sources)
-    expect(await run(source, {}, limits)).toMatchObject({ status: 'limit', limit: 'memory' })
-  // without the cap the first took the heap to its 2 GB ceiling in seconds (QuickJS did not count the buffers)
-  expect(performance.now() - started).toBeLessThan(3000)
-  expect(await scriptHeapBytes()).toBeLessThan(256 * MB)
-  release()
-  expect(await keeper.outcome).toEqual({ status: 'done', result: 2 })
 })
 
 test('the wall-clock limit ends a script that waits too long', async () => {
