@@ -66,9 +66,9 @@ export function inCidrs(address: string, cidrs: readonly Cidr[]): boolean {
 
 /**
  * Addresses outside the public unicast ones (IANA's special-purpose registries): private, shared,
- * loopback, link-local, unspecified, documentation, benchmarking, multicast and reserved, and the
- * IPv6 ranges that carry an IPv4 address or reach one through a translator (IPv4-compatible, NAT64,
- * 6to4, Teredo), which could lead back to any of the former. IPv4-mapped addresses are parsed as
+ * loopback, link-local, unspecified, documentation, benchmarking, multicast, reserved, dummy and
+ * SRv6, and the IPv6 ranges that carry an IPv4 address or reach one through a translator
+ * (IPv4-compatible, IPv4-translated, NAT64, 6to4, Teredo), which could lead back to any of the former. IPv4-mapped addresses are parsed as
  * IPv4, so the IPv4 blocks hold them. Outgoing calls reach these only where allowed.
  */
 export const NON_PUBLIC_BLOCKS: readonly Cidr[] = [
@@ -88,13 +88,17 @@ export const NON_PUBLIC_BLOCKS: readonly Cidr[] = [
   '224.0.0.0/4',
   '240.0.0.0/4',
   '::/96',
+  '::ffff:0:0:0/96',
   '64:ff9b::/96',
   '64:ff9b:1::/48',
   '100::/64',
+  '100:0:0:1::/64',
   '2001::/32',
+  '2001:2::/48',
   '2001:db8::/32',
   '2002::/16',
   '3fff::/20',
+  '5f00::/16',
   'fc00::/7',
   'fe80::/10',
   'fec0::/10',

@@ -1,7 +1,7 @@
 /**
  * Outgoing calls to addresses a tenant names (webhook targets, a script's `http()`): the name is
- * resolved once, every address it resolves to is checked, and the call goes to the first of them,
- * with the name kept in `Host` and, for https, in the TLS server name (SNI and the certificate
+ * resolved once, every address it resolves to is checked, and the call goes to those addresses (the
+ * next one when one cannot be reached), with the name kept in `Host` and, for https, in the TLS server name (SNI and the certificate
  * check). A name resolved again by fetch could answer otherwise the second time (DNS rebinding).
  */
 import { lookup } from 'node:dns/promises'
@@ -19,14 +19,14 @@ export class NotPublic extends Error {}
 export const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '').toLowerCase()
 
 /**
- * The address to call for `url`: its literal, or the first the name resolves to once all of them
- * are public or inside `allowed` (only blocks that are themselves private open private addresses).
+ * The addresses to call for `url`: its literal, or all the name resolves to once every one of them
+ * is public or inside `allowed` (only blocks that are themselves private open private addresses).
  */
-export async function checkedAddress(
+export async function checkedAddresses(
   url: URL,
   allowed: readonly Cidr[],
   resolve: Resolve = resolveAll,
-): Promise<string> {
+): Promise<string[]> {
   const host = bareHost(url)
   const addresses = parseAddress(host) !== null ? [host] : await resolve(host)
   if (addresses.length === 0) throw new Error(`${host} resolves to no address`)
@@ -35,11 +35,24 @@ export async function checkedAddress(
   for (const address of addresses)
     if (parseAddress(address) === null || (inCidrs(address, NON_PUBLIC_BLOCKS) && !inCidrs(address, opened)))
       throw new NotPublic(`${host} resolves to ${address}, which is not a public address`)
-  return addresses[0]!
+  return addresses
 }
 
-/** fetch() of `url` pinned to `address`: the name stays in Host and the TLS server name. */
-export function fetchPinned(url: URL, address: string, init: RequestInit): Promise<Response> {
+/** Failures to connect, before anything was sent: the next address is tried, as fetch itself would. */
+const UNREACHED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'])
+
+/** fetch() of `url` pinned to the checked addresses, in order: the name stays in Host and the TLS server name. */
+export async function fetchPinned(url: URL, addresses: readonly string[], init: RequestInit): Promise<Response> {
+  for (let i = 0; ; i++) {
+    try {
+      return await fetchAt(url, addresses[i]!, init)
+    } catch (err) {
+      if (i + 1 >= addresses.length || !UNREACHED.has((err as { code?: string }).code ?? '')) throw err
+    }
+  }
+}
+
+function fetchAt(url: URL, address: string, init: RequestInit): Promise<Response> {
   const host = bareHost(url)
   if (host === address) return fetch(url, init)
   const pinned = new URL(url)

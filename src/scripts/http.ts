@@ -1,12 +1,12 @@
 /**
  * A script's `http(request)`: only to hosts SCRIPT_HTTP_ALLOW names (a name, `*.suffix`, or an
  * address block), never to a private, loopback, link-local or reserved address unless a listed
- * block holds it (checked on every address the name resolves to, and the call pinned to a checked
- * one: ../http/outbound.ts), no redirects followed, a timeout, and the response read up to a size cap.
+ * block holds it (checked on every address the name resolves to, and the call pinned to the checked
+ * ones: ../http/outbound.ts), no redirects followed, a timeout, and the response read up to a size cap.
  */
 import { badRequest } from '../errors'
 import { type Cidr, inCidrs, parseAddress, parseCidr } from '../http/cidr'
-import { bareHost, checkedAddress, fetchPinned, NotPublic, type Resolve } from '../http/outbound'
+import { bareHost, checkedAddresses, fetchPinned, NotPublic, type Resolve } from '../http/outbound'
 
 export interface ScriptRequest {
   url: string
@@ -53,15 +53,15 @@ export async function scriptFetch(raw: unknown, policy: HttpPolicy): Promise<Scr
   // the name is checked before it is resolved: an unlisted name is never looked up
   const listed = literal ? inCidrs(host, blocks) : allowedName(host, policy.allow)
   if (!listed) throw badRequest(`${host} is not among the hosts scripts may call (SCRIPT_HTTP_ALLOW)`)
-  let address: string
+  let addresses: string[]
   try {
-    address = await checkedAddress(url, blocks, policy.resolve)
+    addresses = await checkedAddresses(url, blocks, policy.resolve)
   } catch (err) {
     if (err instanceof NotPublic) throw badRequest(`${err.message}, which SCRIPT_HTTP_ALLOW does not list`)
     throw err
   }
   const body = req.body === undefined || typeof req.body === 'string' ? req.body : JSON.stringify(req.body)
-  const res = await fetchPinned(url, address, {
+  const res = await fetchPinned(url, addresses, {
     method: (req.method ?? 'GET').toUpperCase(),
     headers: req.headers,
     body: body as string | undefined,

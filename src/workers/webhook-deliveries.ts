@@ -3,16 +3,17 @@
  * Webhooks with the channel's secret, a timeout, no redirects followed, retries with exponential
  * backoff and jitter for network errors, 408, 429 and 5xx (other answers end it for good), and
  * private, loopback, link-local and reserved targets refused unless WEBHOOK_ALLOW_PRIVATE lists them,
- * checked on the resolved addresses and the call pinned to a checked one (../http/outbound.ts). Every process runs it, each job claimed by one. Deliveries run in the
- * background of the step, at most PER_HOST at once to one host; a few more wait here for its next
- * free slot and the rest go back to the queue untried, so one slow receiver cannot take every slot.
+ * checked on the resolved addresses and the call pinned to the checked ones (../http/outbound.ts).
+ * Every process runs it, each job claimed by one. Deliveries run in the background of the step, at
+ * most PER_HOST at once to one host; a few more wait here for its next free slot and the rest go
+ * back to the queue untried, so one slow receiver cannot take every slot.
  */
 import { createHmac } from 'node:crypto'
 import { claimJobs, completeJob, failJob, type Job, LostClaim, releaseJob } from '~storage/queue'
 import { isoTime } from '../clock'
 import type { Deps } from '../deps'
 import { parseCidr } from '../http/cidr'
-import { checkedAddress, fetchPinned, NotPublic } from '../http/outbound'
+import { checkedAddresses, fetchPinned, NotPublic } from '../http/outbound'
 import { type Channel, channelSecret, channels } from '../integration/channels'
 import { type DeliveryPayload, WEBHOOK } from '../integration/deliveries'
 import type { Worker } from './runner'
@@ -58,11 +59,11 @@ async function attempt(deps: Deps, job: Job, target: string, secret: string): Pr
   const started = performance.now()
   try {
     const allowed = deps.config.webhookAllowPrivate.flatMap((c) => parseCidr(c) ?? [])
-    const address = await checkedAddress(url, allowed)
+    const addresses = await checkedAddresses(url, allowed)
     const body = JSON.stringify(p.envelope)
     // real time, not the service clock: receivers compare it with their own clocks
     const timestamp = Math.floor(Date.now() / 1000)
-    const res = await fetchPinned(url, address, {
+    const res = await fetchPinned(url, addresses, {
       method: 'POST',
       redirect: 'manual',
       signal: AbortSignal.timeout(TIMEOUT_MS),

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseCidr } from '~/http/cidr'
-import { checkedAddress, NotPublic } from '~/http/outbound'
+import { checkedAddresses, NotPublic } from '~/http/outbound'
 import { scriptFetch } from '~/scripts/http'
 
 let echo: ReturnType<typeof Bun.serve>
@@ -38,29 +38,33 @@ test('addresses that are not public unicast, or carry an IPv4 address that could
     'ff02::1',
     '::',
     '0.0.0.0',
+    '::ffff:0:7f00:1', // IPv4-translated
+    '2001:2::1',
+    '5f00::1',
+    '100:0:0:1::1',
   ]
   for (const address of refused) {
     const url = new URL(`http://${address.includes(':') ? `[${address}]` : address}/`)
-    const outcome = await checkedAddress(url, []).then(
+    const outcome = await checkedAddresses(url, []).then(
       () => 'passed',
-      (err) => (err instanceof NotPublic ? 'refused' : String(err)),
+      (err: unknown) => (err instanceof NotPublic ? 'refused' : String(err)),
     )
     expect([address, outcome]).toEqual([address, 'refused'])
   }
   for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '2a00:1450::1']) {
     const url = new URL(`http://${address.includes(':') ? `[${address}]` : address}/`)
-    expect(await checkedAddress(url, [])).toBe(address)
+    expect(await checkedAddresses(url, [])).toEqual([address])
   }
 })
 
 test('a name is refused when any address it resolves to is not public, unless a private block lists it', async () => {
   const resolve = async () => ['93.184.215.14', '10.0.0.7']
   const url = new URL('http://mixed.test/')
-  await expect(checkedAddress(url, [], resolve)).rejects.toThrow('10.0.0.7')
-  await expect(checkedAddress(url, [parseCidr('0.0.0.0/0')!], resolve)).rejects.toThrow(NotPublic)
-  expect(await checkedAddress(url, [parseCidr('10.0.0.0/8')!], resolve)).toBe('93.184.215.14')
-  await expect(checkedAddress(url, [], async () => [])).rejects.toThrow('no address')
-  await expect(checkedAddress(url, [], async () => ['fe80::1%eth0'])).rejects.toThrow(NotPublic)
+  await expect(checkedAddresses(url, [], resolve)).rejects.toThrow('10.0.0.7')
+  await expect(checkedAddresses(url, [parseCidr('0.0.0.0/0')!], resolve)).rejects.toThrow(NotPublic)
+  expect(await checkedAddresses(url, [parseCidr('10.0.0.0/8')!], resolve)).toEqual(['93.184.215.14', '10.0.0.7'])
+  await expect(checkedAddresses(url, [], async () => [])).rejects.toThrow('no address')
+  await expect(checkedAddresses(url, [], async () => ['fe80::1%eth0'])).rejects.toThrow(NotPublic)
 })
 
 test('a script call goes to the address that was checked, once resolved, with its name in Host', async () => {
@@ -75,6 +79,13 @@ test('a script call goes to the address that was checked, once resolved, with it
   // a Host header of the script's own does not replace the name that was checked
   const forged = await scriptFetch({ url: `http://rebind.test:${echo.port}/`, headers: { Host: 'intranet' } }, policy)
   expect(JSON.parse(forged.body)).toEqual({ host: `rebind.test:${echo.port}` })
+})
+
+test('a name whose first address cannot be reached is called at the next, as fetch itself would', async () => {
+  const resolve = async () => ['::1', '127.0.0.1'] // the server listens on IPv4 only
+  const policy = { allow: ['dual.test', '127.0.0.1/32', '::1/128'], timeoutMs: 2000, maxBytes: 1024, resolve }
+  const res = await scriptFetch({ url: `http://dual.test:${echo.port}/` }, policy)
+  expect(JSON.parse(res.body)).toEqual({ host: `dual.test:${echo.port}` })
 })
 
 test('https pinned to an address still checks the certificate against the name', async () => {
@@ -121,7 +132,7 @@ test('https pinned to an address still checks the certificate against the name',
       `import { fetchPinned } from ${JSON.stringify(join(import.meta.dir, '../../src/http/outbound.ts'))}
 const server = Bun.serve({ hostname: '127.0.0.1', port: 0, tls: { cert: Bun.file('srv.pem'), key: Bun.file('srv.key') },
   fetch: (r) => new Response(r.headers.get('host')) })
-const call = (name: string) => fetchPinned(new URL('https://' + name + ':' + server.port + '/'), '127.0.0.1', {})
+const call = (name: string) => fetchPinned(new URL('https://' + name + ':' + server.port + '/'), ['127.0.0.1'], {})
   .then(async (r) => r.status + ' ' + (await r.text()).replace(/:\\d+$/, ''), (e) => 'failed ' + e.code)
 console.log(JSON.stringify([await call('svc.test'), await call('other.test')]))
 server.stop(true)
