@@ -51,11 +51,26 @@ export async function startDueRuns(deps: Deps): Promise<number> {
       } catch (err) {
         // a missing script spends the period (no retry every second); anything else is tried again
         if (!(err instanceof ApiError && err.status === 404)) await releaseRun(db, run)
-        log.warn('service task did not start', { domain, task: task.id, period: due.period, error: String(err) })
+        if (firstTelling(`${domain} ${task.id} ${due.period}`, String(err), now))
+          log.warn('service task did not start', { domain, task: task.id, period: due.period, error: String(err) })
       }
     }
   }
   return started
+}
+
+/**
+ * A run refused for a passing reason (the domain's handlers at their cap) is tried again every
+ * second: its warning is written when the reason is new for that run, and at most once a minute.
+ */
+const TELL_AGAIN_MS = 60_000
+const told = new Map<string, { error: string; at: number }>()
+function firstTelling(run: string, error: string, now: number): boolean {
+  const last = told.get(run)
+  if (last && last.error === error && now - last.at < TELL_AGAIN_MS) return false
+  if (told.size >= 10_000) told.clear()
+  told.set(run, { error, at: now })
+  return true
 }
 
 async function stillRunning(deps: Deps, domain: string, task: string): Promise<boolean> {
