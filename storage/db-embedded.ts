@@ -10,7 +10,7 @@
  */
 import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
-import { assertRead, normalizeDbError } from './db'
+import { assertRead, normalizeDbError, tx } from './db'
 import { asideReader } from './db-aside'
 import { startCheckpointer, type Checkpointer } from './db-checkpointer'
 import { WriteLock } from './db-write-lock'
@@ -94,8 +94,8 @@ export function openEmbeddedDb(
   const aside = shared ? asideReader(file, BUSY_TIMEOUT_MS, all, options.onReaderGone) : undefined
   const wrote = () => cache.clear()
   /**
-   * A statement that is not a plain SELECT may write (an INSERT ... RETURNING read with `all`).
-   * An anchored test of its first word: a list's SQL is new text each time, and a set of the
+   * A statement that is not a plain SELECT may write (an INSERT ... RETURNING read with `all`): it
+   * goes through the group commit as a write (a shared file's lock, answered once committed). An anchored test of its first word: a list's SQL is new text each time, and a set of the
    * statements seen hashed all of it.
    */
   const isSelect = (sql: string) => SELECT.test(sql)
@@ -183,6 +183,7 @@ export function openEmbeddedDb(
   }
 
   function all(sql: string, args: SqlValue[] = []): Promise<Row[]> {
+    if (!isSelect(sql)) return groups.enqueue(() => tx.all(sql, args))
     freshen()
     reading(sql)
     return call(() => counted(sql, prepare(sql).all(args) as Row[]))
@@ -192,6 +193,7 @@ export function openEmbeddedDb(
     driver: 'embedded',
     all,
     get: (sql: string, args: SqlValue[] = []) => {
+      if (!isSelect(sql)) return groups.enqueue(() => tx.get(sql, args))
       freshen()
       reading(sql)
       return call(() => counted(sql, prepare(sql).get(args) as Row | undefined))

@@ -75,7 +75,9 @@ export function* enqueueJob(job: NewJob, created: string, done?: Doc, once = fal
 
 /**
  * Claims up to `limit` jobs of a kind due at `now`, in one statement, so each job goes to one
- * process. A job waits while an earlier job of its serial is not finished.
+ * process. A job waits while an earlier job of its serial is not finished. One statement that
+ * writes, read with `all`: the embedded driver commits it as a write (a shared file's lock), a
+ * server runs it on its own.
  */
 export async function claimJobs(db: Db, kind: string, now: number, leaseUntil: number, limit: number): Promise<Job[]> {
   const rows = await db.all(

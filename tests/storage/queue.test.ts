@@ -298,3 +298,24 @@ for (const [name, open, twoConnections] of drivers) {
     })
   })
 }
+
+test('a claim on a shared file waits for another connection holding the write lock, then claims', async () => {
+  const file = join(dir, `${crypto.randomUUID()}.db`)
+  const a = openEmbeddedDb(file, { shared: true })
+  const b = openEmbeddedDb(file, { shared: true })
+  opened.push(a, b)
+  await migrate(a)
+  await a.write(() => enqueueJob({ kind: KIND, domain: 'd1', payload: { n: 1 }, runAt: T0 }, iso(T0)))
+  // a long write on a holds the file's write lock for a while, in slices
+  const until = performance.now() + 300
+  const holding = a.writeLong(function* () {
+    while (performance.now() < until) yield { kind: 'get', sql: 'SELECT 1', args: [] }
+    yield { kind: 'run', sql: 'UPDATE queue SET payload = \'{"n":2}\'', args: [] }
+  })
+  await Bun.sleep(20)
+  // the claim writes: it waits for the lock off the event loop (in SQLite it waited on the loop, and
+  // a statement refused there could stay half-run and fail a later commit)
+  const claimed = await claimJobs(b, KIND, T0, T0 + LEASE, 10)
+  await holding
+  expect(claimed.map((j) => j.payload)).toEqual([{ n: 2 }])
+})
