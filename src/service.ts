@@ -26,6 +26,7 @@ import { createLogger, type Logger } from './log'
 import { completeBuiltinClasses } from './model/builtin-start'
 import { WORKERS } from './workers/index'
 import { startJournalCursor } from './workers/journal-pump'
+import { startWebhookCursor } from './workers/webhook-enqueue'
 import { type Worker, WorkerRunner } from './workers/runner'
 import { startControl } from './ops/control'
 import { ensureDataDir, listenError, StartError, withRetries } from './startup'
@@ -120,6 +121,7 @@ export async function startService(
   await deps.bus.start()
   await deps.nodes.start()
   await startJournalCursor(db)
+  await startWebhookCursor(db) // after the pump's: it starts where that one stands
   const first = await bootstrap(deps)
   options.onBootstrap?.(first)
   await completeBuiltinClasses(deps)

@@ -132,18 +132,28 @@ function changeOf([seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modif
   }
 }
 
-/** The position of a consumer in the journal; a new consumer starts at the end (no history replay). */
-export async function journalCursor(db: Db, name: string): Promise<number> {
+/**
+ * The position of a consumer in the journal. A new consumer starts at the end (no history replay),
+ * or where the consumer `startFrom` stands (one that takes over part of that one's work).
+ */
+export async function journalCursor(db: Db, name: string, startFrom?: string): Promise<number> {
   const row = await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [name])
   if (row) return row[0] as number
-  const end = (await db.get('SELECT COALESCE(MAX(seq), 0) FROM journal'))![0] as number
-  await db.run('INSERT OR IGNORE INTO journal_cursors (name, seq) VALUES (?, ?)', [name, end])
+  const from =
+    startFrom === undefined ? undefined : await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [startFrom])
+  const start = (from ?? (await db.get('SELECT COALESCE(MAX(seq), 0) FROM journal')))![0] as number
+  await db.run('INSERT OR IGNORE INTO journal_cursors (name, seq) VALUES (?, ?)', [name, start])
   return (await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [name]))![0] as number
 }
 
 /** A write like the others: on the embedded driver it joins the group commit of the turn it is asked in. */
 export async function moveJournalCursor(db: Db, name: string, seq: number): Promise<void> {
-  await db.write(() => tx.run('UPDATE journal_cursors SET seq = ? WHERE name = ? AND seq < ?', [seq, name, seq]))
+  await db.write(() => moveCursor(name, seq))
+}
+
+/** The cursor moved forward to `seq`, inside a write that does what reading up to there asked for. */
+export function* moveCursor(name: string, seq: number): TxStep<void> {
+  yield* tx.run('UPDATE journal_cursors SET seq = ? WHERE name = ? AND seq < ?', [seq, name, seq])
 }
 
 /** Search conditions of GET /journal/changes, already validated. */

@@ -7,7 +7,8 @@
  * before the insert). The worker src/workers/webhook-deliveries.ts sends the jobs.
  */
 import { createHash } from 'node:crypto'
-import { enqueueJob, type Job, jobById, jobsOf, retryFailedJob } from '~storage/queue'
+import type { TxStep } from '~storage/db'
+import { enqueueJob, type Job, jobById, jobsOf, type NewJob, retryFailedJob } from '~storage/queue'
 import type { Doc } from '~storage/doc'
 import { isoTime } from '../clock'
 import type { Ctx } from '../context'
@@ -16,7 +17,7 @@ import { ApiError, notFound } from '../errors'
 import type { PlatformEvent } from '../events/event'
 import { matches } from '../events/match'
 import { channels } from './channels'
-import { domainSubscriptions, termsOf } from './webhooks'
+import { domainSubscriptions, type Subscription, termsOf } from './webhooks'
 
 export const WEBHOOK = 'webhook'
 const LOG_LIMIT = 100
@@ -45,36 +46,59 @@ function uuidFrom(name: string): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`
 }
 
-/** Enqueues the event for every channel with a matching subscription; how many channels. */
-export async function enqueueEvent(deps: Deps, event: PlatformEvent): Promise<number> {
-  const subs = await domainSubscriptions(deps, event.domain)
-  if (!subs.length) return 0
+/**
+ * The delivery jobs of an event: one for every channel with a matching subscription (`subscriptions`
+ * may answer a domain's from what it read for an earlier event of the same batch).
+ */
+export async function deliveryJobs(
+  deps: Deps,
+  event: PlatformEvent,
+  subscriptions: (domain: string) => Promise<Subscription[]> = (domain) => domainSubscriptions(deps, domain),
+): Promise<NewJob[]> {
+  const subs = await subscriptions(event.domain)
+  if (!subs.length) return []
   const byChannel = new Map<string, string>()
   for (const sub of subs)
     if (!byChannel.has(sub.channel) && matches(termsOf(sub), event)) byChannel.set(sub.channel, sub.url)
-  if (!byChannel.size) return 0
+  if (!byChannel.size) return []
   const domain = await deps.access.domainInfo(event.domain)
   const key = eventKey(event)
   const now = deps.clock.now()
+  const jobs: NewJob[] = []
   for (const [channel, url] of byChannel) {
     const id = uuidFrom(`${channel}:${key}`)
     const { class: cls, event: name, time, objects, data } = event
     const envelope = { id, class: cls, event: name, domain: domain?.name ?? event.domain, time, objects, data }
     const payload: DeliveryPayload = { channel, url, event: `${cls}.${name}`, envelope }
-    const job = { id, kind: WEBHOOK, domain: event.domain, payload: { ...payload }, runAt: now }
-    await deps.db.write(() => enqueueJob(job, isoTime(now), undefined, true))
+    jobs.push({ id, kind: WEBHOOK, domain: event.domain, payload: { ...payload }, runAt: now })
   }
+  return jobs
+}
+
+/** Enqueues the jobs (an id already queued is left alone: another process enqueued the event first). */
+export function* enqueueDeliveries(jobs: readonly NewJob[], now: number): TxStep<void> {
+  for (const job of jobs) yield* enqueueJob(job, isoTime(now), undefined, true)
+}
+
+/** Enqueues the event for every channel with a matching subscription; how many channels. */
+export async function enqueueEvent(deps: Deps, event: PlatformEvent): Promise<number> {
+  const jobs = await deliveryJobs(deps, event)
+  if (!jobs.length) return 0
+  await deps.db.write(() => enqueueDeliveries(jobs, deps.clock.now()))
   deps.signals.raise(`queue:${WEBHOOK}`)
-  return byChannel.size
+  return jobs.length
 }
 
 /**
- * Listens on the bus for this process. Events are handled one at a time, in the order they came,
- * so a channel receives a domain's events in order of enqueueing. Returns the function that stops it.
+ * Listens on the bus for this process, for the events that are not the journal's (ingested ones,
+ * a script's `emit`): the journal's are enqueued from its own cursor (src/workers/webhook-enqueue.ts),
+ * so none is lost to a crash between publication and enqueueing. Events are handled one at a time,
+ * in the order they came, so a channel receives a domain's events in order of enqueueing.
  */
 export function listenForWebhooks(deps: Deps): { stop(): Promise<void>; idle(): Promise<void> } {
   let chain: Promise<void> = Promise.resolve()
   const off = deps.bus.on((event) => {
+    if (event.seq !== undefined) return
     chain = chain
       .then(() => enqueueEvent(deps, event))
       .then(

@@ -11,6 +11,7 @@ import { nodeHeartbeat } from './node-heartbeat'
 import type { Worker } from './runner'
 import { svcTasks } from './svc-tasks'
 import { webhookDeliveries } from './webhook-deliveries'
+import { webhookEnqueue } from './webhook-enqueue'
 import { wsSessions } from './ws-sessions'
 
 export const WORKERS: readonly Worker[] = [
@@ -23,6 +24,7 @@ export const WORKERS: readonly Worker[] = [
   nodeHeartbeat,
   wsSessions,
   svcTasks,
+  webhookEnqueue,
   webhookDeliveries,
   journalRetention,
   dbCheckpoint,

@@ -143,9 +143,8 @@ describe('delivery', () => {
       token: ch.admin,
       body: { type: 'n', value: 1 },
     })
-    await a.run('journal-pump')
-    await a.run('journal-pump')
-    expect(await waitJobs(a, ch.id, 1)).toHaveLength(1)
+    await a.run('webhook-enqueue')
+    expect(await jobs(a, ch.id)).toHaveLength(1)
     received.length = 0
     await deliver(a)
     expect(received.map((r) => [r.verified, r.body.event, (r.body.data as { id: string }).id])).toEqual([
@@ -228,6 +227,34 @@ describe('targets and durability', () => {
       expect(job!.error).toContain('WEBHOOK_ALLOW_PRIVATE')
     } finally {
       await c.close()
+    }
+  })
+
+  test('a journal change published before its deliveries were enqueued still gets them after a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'platform-webhook-'))
+    const kvPrefix = testPrefix() // the subscriptions (in Redis) outlive the process
+    try {
+      const first = await testService({ dataDir: dir, env: ALLOW, kvPrefix })
+      domain = await first.createDomain('acme.master')
+      const ch = await subscrChannel(first, 'published')
+      secret = ch.secret
+      await subscribe(first, ch.token, { events: ['modelevents.data_changed'], objects: ['extobj'] })
+      const created = await first.call('POST', '/rest/v1/reference/extobjs', { token: ch.admin, body: { type: 'k' } })
+      await first.run('journal-pump') // published on the bus; then the process ends before enqueueing
+      await first.service.stop()
+      const second = await testService({ dataDir: dir, env: ALLOW, kvPrefix })
+      try {
+        await second.run('webhook-enqueue')
+        await second.run('webhook-enqueue') // a second pass finds nothing more
+        expect(await jobs(second, ch.id)).toHaveLength(1)
+        received.length = 0
+        await deliver(second)
+        expect(received.map((r) => [r.verified, (r.body.data as { id: string }).id])).toEqual([[true, created.body.id]])
+      } finally {
+        await second.close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 

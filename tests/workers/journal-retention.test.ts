@@ -1,5 +1,5 @@
 // Journal retention: by age and by count per domain, in batches, never past what the event pump has
-// published; a journal search or a websocket resume reaching back past what is kept is told so.
+// published and the webhook enqueueing has read; a journal search or a websocket resume reaching back past what is kept is told so.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { DAY_MS } from '~/clock'
 import { RETENTION_BATCH } from '~/workers/journal-retention'
@@ -31,6 +31,9 @@ describe('by age', () => {
     // not yet published: the pump's cursor is behind, so nothing may go
     expect(await t.run('journal-retention')).toBe(0)
     await t.run('journal-pump')
+    // nor before their webhook deliveries were enqueued (the other consumer of the journal)
+    expect(await t.run('journal-retention')).toBe(0)
+    await t.run('webhook-enqueue')
     expect(await t.run('journal-retention')).toBeGreaterThan(0)
     const left = (await t.journal(domain.id)).map((r) => r.objid)
     expect(left).toContain(recent.id)
@@ -69,6 +72,7 @@ describe('by age', () => {
     })
     // an old record inserted after newer ones still goes: the sweep reads the journal's start only
     await t.run('journal-pump')
+    await t.run('webhook-enqueue')
     expect(await t.run('journal-retention')).toBe(total)
     expect(await t.run('journal-retention')).toBe(0)
   })
@@ -85,6 +89,7 @@ test('by count per domain: each domain keeps its newest records; the others are 
       made.push((await t.call('POST', EXTOBJS, { token: ta, body: { type: 'a', value: { n } } })).body.id)
     await t.call('POST', EXTOBJS, { token: tb, body: { type: 'b' } })
     await t.run('journal-pump')
+    await t.run('webhook-enqueue')
     const ofB = await t.journal(b.id)
     expect(ofB.length).toBeLessThanOrEqual(3)
     await t.run('journal-retention')
