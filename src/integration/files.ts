@@ -180,6 +180,9 @@ export const readFileRoute = defineRoute({
     const headers: Record<string, string> = {
       'content-type': contentTypeOf(name),
       'last-modified': new Date(file.mtimeMs).toUTCString(),
+      // shown inline (HTML, SVG) it is a document of an origin of its own with no script: an
+      // uploader's page must not act as the service's own for whoever opens the link
+      'content-security-policy': "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'",
     }
     if (attachment) headers['content-disposition'] = attachmentDisposition(name)
     // HEAD: the length of the body a GET would send, and no body

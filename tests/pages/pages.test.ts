@@ -176,3 +176,25 @@ test('pages carry a strict content security policy and no referrer', async () =>
   for (const id of (html.match(/<input id="([^"]+)"/g) ?? []).map((m) => m.slice(11, -1)))
     expect(html).toContain(`<label for="${id}">`)
 })
+
+test("an uploaded HTML or SVG file opened in the browser runs none of its script on the service's origin", async () => {
+  const script = "document.title = 'ran'; fetch('/rest/v1/iam/sessions/current', { method: 'PATCH' })"
+  const files = {
+    'evil.html': `<html><head><title>file</title></head><body><script>${script}</script>page</body></html>`,
+    'evil.svg': `<svg xmlns="http://www.w3.org/2000/svg"><title>file</title><script>${script}</script></svg>`,
+  }
+  const base = `${t.service.url}/rest/v1/fs/targets/token`
+  const headers = { authorization: `Bearer ${admin}` }
+  for (const [name, body] of Object.entries(files)) {
+    expect((await fetch(`${base}/${name}`, { method: 'PUT', headers, body })).status).toBe(204)
+    const context = await (await browser.get()).newContext({ extraHTTPHeaders: headers })
+    const page = await context.newPage()
+    const calls: string[] = []
+    page.on('request', (r) => void (r.url().includes('/iam/') && calls.push(r.url())))
+    const res = await page.goto(`${base}/${name}`)
+    expect(res?.status()).toBe(200)
+    await Bun.sleep(100)
+    expect([name, await page.evaluate(() => document.title), calls]).toEqual([name, 'file', []])
+    await context.close()
+  }
+})
