@@ -57,6 +57,9 @@ export const channels = defineEntity({
     objtype: 'integration_point',
     columns: { code: 'code', type: 'type', token_local: 'token_local' },
     hidden: { secret: 'secret' },
+    // the tokens authorize as the channel (or at the remote system): whoever may read the journal
+    // may not take them from it
+    secrets: ['token_local', 'token_remote', 'token_remote2'],
   },
   path: '/rest/v1/service/integration_points',
   fields: [
