@@ -16,6 +16,7 @@ import svctaskRuns from './0011_svctask_runs.sql' with { type: 'text' }
 import integrationPoints from './0012_integration_points.sql' with { type: 'text' }
 import journalHorizons from './0015_journal_horizons.sql' with { type: 'text' }
 import directoryEdges from './0016_directory_edges.sql' with { type: 'text' }
+import journalChannelTokens from './0017_journal_channel_tokens.sql' with { type: 'text' }
 
 export const migrations: { id: string; sql: string }[] = [
   { id: '0001_core', sql: core },
@@ -32,4 +33,5 @@ export const migrations: { id: string; sql: string }[] = [
   { id: '0012_integration_points', sql: integrationPoints },
   { id: '0015_journal_horizons', sql: journalHorizons },
   { id: '0016_directory_edges', sql: directoryEdges },
+  { id: '0017_journal_channel_tokens', sql: journalChannelTokens },
 ]
