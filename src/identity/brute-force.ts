@@ -1,5 +1,5 @@
 /**
- * The brute-force filter (SPEC "Authentication" 4): once a client address has 5 failed sign-ins
+ * The brute-force filter (SPEC "Authentication" 4): once a client address (an IPv6 one's /64) has 5 failed sign-ins
  * within 3 minutes, session creation from it is refused without looking at the credentials, until
  * the oldest of those failures leaves the window. Requests naming a session that does not exist
  * count as failures too. Kept in the KV store, so it holds across the processes of a cluster.
@@ -10,12 +10,14 @@
  */
 import { KvUnavailable } from '~storage/kv/kv'
 import { storeUnavailable, tooManyRequests } from '../errors'
+import { hostKey } from '../http/cidr'
 import type { Req } from '../http/req'
 
 export const FAILURE_WINDOW_MS = 3 * 60_000
 export const MAX_FAILURES = 5
 
-const key = (address: string) => `auth-failures:${address}`
+/** An IPv6 client counts by its /64 (one host usually holds a whole one), an IPv4 one by its address. */
+const key = (address: string) => `auth-failures:${hostKey(address)}`
 const newEntry = (now: number) => `${now}:${crypto.randomUUID()}`
 
 export interface SignInAttempt {

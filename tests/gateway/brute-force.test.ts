@@ -112,4 +112,18 @@ describe('TRUST_PROXY', () => {
     )
     await trusting.close()
   })
+
+  test('IPv6 clients count by their /64: a host that picks a new address for every guess is still banned', async () => {
+    const trusting = await testService({ listen: true, env: { TRUST_PROXY: '127.0.0.5' } })
+    for (let i = 1; i <= 5; i++)
+      expect((await login(trusting, '127.0.0.5', 'wrong', { 'x-forwarded-for': `2001:db8:1:2::${i}` })).status).toBe(
+        401,
+      )
+    const again = await login(trusting, '127.0.0.5', ADMIN_PASSWORD, { 'x-forwarded-for': '2001:db8:1:2:ffff::9' })
+    expect(again.status).toBe(429)
+    // another /64 is another client
+    const other = await login(trusting, '127.0.0.5', ADMIN_PASSWORD, { 'x-forwarded-for': '2001:db8:1:3::1' })
+    expect(other.status).toBe(200)
+    await trusting.close()
+  })
 })
