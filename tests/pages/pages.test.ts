@@ -194,7 +194,7 @@ test("an uploaded HTML or SVG file opened in the browser runs none of its script
     const res = await page.goto(`${base}/${name}`)
     expect(res?.status()).toBe(200)
     await Bun.sleep(100)
-    expect([name, await page.evaluate(() => document.title), calls]).toEqual([name, 'file', []])
+    expect([name, await page.title(), calls]).toEqual([name, 'file', []])
     await context.close()
   }
 })
