@@ -2,7 +2,7 @@
 import type { Doc } from '~storage/doc'
 import type { Deps } from '../deps'
 import { isMasterDomain, listDomains } from '../directory/domains'
-import { findAccount } from '../directory/users'
+import { users } from '../directory/users'
 import type { Session } from './sessions'
 import { webappsFor } from './webapps'
 
@@ -39,16 +39,18 @@ export async function reachableDomains(
 export async function currentSession(deps: Deps, s: Session): Promise<CurrentSession> {
   const domain = await deps.access.domainInfo(s.domainId)
   const roles = await deps.access.sessionRoles(s)
-  const account = await findAccount(deps, s.homeDomainId, s.login)
-  const name = (account?.doc.name as string | undefined) ?? s.name
-  const tags = (account?.doc.opts as Doc | undefined)?.tags
+  // by id: a login may have been renamed, and given to another account, since the session began
+  const account = await deps.repo(users.table).get(s.homeDomainId, s.userId)
+  const login = (account?.login as string | undefined) ?? s.login
+  const name = (account?.name as string | undefined) ?? s.name
+  const tags = (account?.opts as Doc | undefined)?.tags
   return {
     domain: s.domainName,
     domain_is_master: s.isMaster,
     domains: (await reachableDomains(deps, s)).map(({ domain, is_master }) => ({ domain, is_master })),
-    login: s.login,
+    login,
     name,
-    name_login: name ? `${name} (${s.login})` : s.login,
+    name_login: name ? `${name} (${login})` : login,
     roles,
     solution: domain?.solution ?? 'platform',
     tags: Array.isArray(tags) ? (tags as string[]) : [],

@@ -110,6 +110,25 @@ describe('the current session', () => {
     expect(res.body.domains).toContainEqual({ domain: 'master', is_master: true })
   })
 
+  test("after the account's login is renamed and given to another, the session still shows its own account", async () => {
+    await t.createDomain('rename.master')
+    const admin = await t.adminIn('rename.master')
+    const carl = await t.call('POST', '/rest/v1/domain/users', {
+      token: admin,
+      body: { login: 'carl', name: 'Carl', pwd: 'carl-Pass1' },
+    })
+    const signedIn = await login({ domain: 'rename.master', login: 'carl', pwd: 'carl-Pass1', session_type: 'token' })
+    const token = signedIn.body.session_token as string
+    await t.call('PATCH', `/rest/v1/domain/users/${carl.body.id}`, { token: admin, body: { login: 'carl.old' } })
+    await t.call('POST', '/rest/v1/domain/users', {
+      token: admin,
+      body: { login: 'carl', name: 'Someone Else', pwd: 'else-Pass1', opts: { tags: ['vip'] } },
+    })
+    const current = await t.call('GET', '/rest/v1/iam/sessions/current', { token })
+    expect(current.status).toBe(200)
+    expect(current.body).toMatchObject({ user_id: carl.body.id, login: 'carl.old', name: 'Carl', tags: [] })
+  })
+
   test('without a session: 401 body', async () => {
     const res = await t.call('GET', '/rest/v1/iam/sessions/current')
     expect(res.status).toBe(401)
