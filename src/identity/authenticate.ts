@@ -14,7 +14,7 @@ import type { RouteDef } from '../http/route'
 import { channelCtxFor } from '../integration/tokens'
 import { type DomainInfo, grants } from './access'
 import { recordFailure } from './brute-force'
-import { cookieRules, sessionCookie } from './cookies'
+import { cookieRules, crossSiteRefusal, sessionCookie } from './cookies'
 import type { Session } from './sessions'
 
 export interface Credential {
@@ -49,6 +49,9 @@ function liveSession(req: Req, cred: Credential): Session | null | Promise<Sessi
 
 const ofKind = (session: Session | null, cred: Credential) => (session?.kind === cred.kind ? session : null)
 
+/** Methods that change nothing: another site's page may make a browser send them with the cookie. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS', 'LOOKUP'])
+
 /**
  * The HTTP admission: the presented session becomes the context, which is then admitted; the
  * lifetime slides. A Bearer token naming no session may be an integration channel's local token:
@@ -59,6 +62,10 @@ export async function authenticate(req: Req, def: RouteDef): Promise<void> {
   const live = cred && liveSession(req, cred)
   const session = live instanceof Promise ? await live : live
   if (session) {
+    if (cred!.kind === 'cookie' && !READS.has(req.method)) {
+      const refused = crossSiteRefusal(req.deps.config, (name) => req.header(name))
+      if (refused) throw refused
+    }
     await admit(req, sessionCtx(req.deps, session, req.requestId), def)
     const sliding = slide(req, session)
     if (sliding) await sliding

@@ -3,6 +3,7 @@
  * COOKIE_SAMESITE says otherwise (None, for a web app on a listed CORS origin, is always Secure).
  */
 import type { Config } from '../config'
+import { ApiError } from '../errors'
 
 export interface CookieRules {
   secure: boolean
@@ -38,3 +39,41 @@ export function sessionCookie(id: string, expiresMs: number, rules: CookieRules)
 export function deletedSessionCookie(rules: CookieRules): string {
   return `${SESSION_COOKIE}=deleted; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; ${attributes(rules)}`
 }
+
+/**
+ * Cross-site request forgery: a browser sends the session cookie along with what another site makes
+ * it send (a form, a no-cors fetch, a websocket). So a request that authenticates with the cookie
+ * and may change something, and a websocket opened with it, must come from the service's own origin
+ * (its Host, or PUBLIC_URL's) or one CORS_ORIGINS lists. Browsers say where a request comes from
+ * (Origin, Sec-Fetch-Site); a request that says neither is no browser's, and a token
+ * (Authorization: Bearer) is never sent by a browser on its own.
+ */
+export function crossSiteRefusal(
+  config: Pick<Config, 'publicUrl' | 'corsOrigins'>,
+  header: (name: string) => string | null,
+): ApiError | null {
+  const origin = header('origin')
+  if (origin === null) return header('sec-fetch-site') === 'cross-site' ? crossSite('another site') : null
+  if (config.corsOrigins.includes(origin) || origin === publicOrigin(config.publicUrl)) return null
+  let host: string | undefined
+  try {
+    host = new URL(origin).host
+  } catch {}
+  return host !== undefined && host === header('host') ? null : crossSite(origin.slice(0, 200))
+}
+
+const publicOrigin = (publicUrl: string) => {
+  try {
+    return new URL(publicUrl).origin
+  } catch {
+    return undefined
+  }
+}
+
+const crossSite = (from: string) =>
+  new ApiError(
+    403,
+    `a request that signs in with the session cookie from ${from} is refused: another site's page sends it; ` +
+      'call from this service or an origin CORS_ORIGINS lists, or sign in with a token',
+    { field: 'Origin' },
+  )

@@ -14,7 +14,7 @@ import { ApiError, tooManyRequests, unauthorized } from '../errors'
 import type { PlatformEvent } from '../events/event'
 import { dispatch } from '../http/dispatch'
 import { blockedFor } from '../identity/authenticate'
-import { readCookie, SESSION_COOKIE } from '../identity/cookies'
+import { crossSiteRefusal, readCookie, SESSION_COOKIE } from '../identity/cookies'
 import type { Session } from '../identity/sessions'
 import { channelCtx } from '../integration/tokens'
 import { Fanout, type Socket } from './fanout'
@@ -112,6 +112,9 @@ export class WsHub {
         return { channel: { token: token!, domain: channel.domain }, clientAddress }
       throw unauthorized(id ? 'session not found or expired' : 'a session is required: cookie, Bearer or ?token=')
     }
+    // a socket opened with the cookie writes as the session: only from the service's own pages
+    const crossSite = token === null ? crossSiteRefusal(this.deps.config, (name) => request.headers.get(name)) : null
+    if (crossSite) throw crossSite
     const refused = await this.refusal(session)
     if (refused) throw refused
     return { session, clientAddress }
