@@ -8,9 +8,9 @@
  * last measured to hold plus this one's own limit allow, with room for the module itself and for
  * fragmentation; a growth past that fails like a spent heap, so the allocation throws "out of
  * memory" and the handler ends at its memory limit. A sandbox does not change what it holds
- * between its slices, and while others share the thread each slice is measured as it ends
- * (`shared`), so what a handler holds beyond its limit is let go before any other runs: a handler
- * within its limit never meets the cap. Outside slices (the host making runtimes, reading values)
+ * between its slices, and while others share the thread a slice is measured as it ends whenever it
+ * could have taken more than the slack (`shared`, src/scripts/sandbox.ts), so what a handler holds
+ * beyond its limit is let go before any other runs: a handler within its limit never meets the cap. Outside slices (the host making runtimes, reading values)
  * the heap may hold what every live sandbox's limit allows.
  */
 
@@ -38,6 +38,10 @@ interface Share {
 const live = new Set<Share>()
 let running: Share | undefined
 let baseBytes = 0
+let growths = 0
+
+/** How many times the heap has grown: a sandbox that sees it grew since its last measurement is measured. */
+export const heapGrowths = () => growths
 
 /**
  * Caps growth of the heap that `heap()` views. WebAssembly memory has no per-instance hook, so the
@@ -49,8 +53,10 @@ export function capHeap(heap: () => Uint8Array): void {
   baseBytes = heap().byteLength
   const grow = WebAssembly.Memory.prototype.grow
   WebAssembly.Memory.prototype.grow = function (this: WebAssembly.Memory, pages: number) {
-    if (this.buffer === heap().buffer && this.buffer.byteLength + pages * PAGE_BYTES > heapCapBytes())
+    if (this.buffer !== heap().buffer) return grow.call(this, pages)
+    if (this.buffer.byteLength + pages * PAGE_BYTES > heapCapBytes())
       throw new RangeError('the script heap is at its cap')
+    growths++
     return grow.call(this, pages)
   }
 }
@@ -71,7 +77,8 @@ export const sharedHeap = () => live.size > 1
  */
 export function holdHeap(limit: number, measure: () => number): HeapShare {
   const share: Share = { limit, held: 0, measure }
-  if (live.size === 1) for (const other of live) other.held = other.measure()
+  // a measurement that failed (Infinity) counts as the whole limit, not as a cap without end
+  if (live.size === 1) for (const other of live) other.held = Math.min(other.measure(), other.limit)
   live.add(share)
   return {
     measured: (bytes) => void (share.held = bytes),

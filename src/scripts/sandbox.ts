@@ -15,7 +15,7 @@ import {
   type QuickJSRuntime,
   type QuickJSWASMModule,
 } from 'quickjs-emscripten-core'
-import { capHeap, type HeapShare, holdHeap, sharedHeap } from './heap-cap'
+import { capHeap, type HeapShare, heapGrowths, holdHeap, sharedHeap } from './heap-cap'
 
 export interface SandboxLimits {
   memoryBytes: number
@@ -80,8 +80,14 @@ export async function runInSandbox(source: string, host: HostApi, limits: Sandbo
 const UNREACHABLE_CONSTRUCTORS = `for (const f of [function () {}, async function () {}, function* () {}, async function* () {}])
   Object.defineProperty(Object.getPrototypeOf(f), 'constructor', { value: undefined })`
 
-/** How often (of time spent inside QuickJS) the heap's real size is measured. */
+/** How often the heap's real size is measured, alone on the thread. */
 const MEMORY_CHECK_MS = 20
+/**
+ * Sharing it, a slice is measured once the handler has run this long since its last measurement,
+ * or the heap grew meanwhile: what it can take unmeasured stays within the cap's slack, and a
+ * handler of many objects does not pay a measurement (a walk of them all) for every await.
+ */
+const SHARED_CHECK_MS = 2
 /** The largest result or host answer carried across the boundary. */
 export const MAX_VALUE_BYTES = 1024 * 1024
 
@@ -91,6 +97,9 @@ class Sandbox {
   /** The interrupt handler may also run while the host touches the VM: only time inside counts. */
   private inVm = false
   private lastMemoryCheck = 0
+  /** Time inside QuickJS, and the heap's growths, at this handler's last measurement. */
+  private insideSinceCheck = 0
+  private growthsAtCheck = 0
   private ended = false
   private settle!: (o: Outcome) => void
   private readonly registered = new Map<string, QuickJSHandle>()
@@ -160,14 +169,18 @@ class Sandbox {
 
   /**
    * What the script holds (QuickJS's own limit misses big strings and buffers), measured now and
-   * then; after every slice while other handlers share the thread's heap (./heap-cap.ts), at the
-   * cost of this handler's CPU budget.
+   * then; while other handlers share the thread's heap (./heap-cap.ts), before they run whenever it
+   * could have taken more than the cap's slack (SHARED_CHECK_MS), at the cost of its CPU budget.
    */
   private overMemory(): boolean {
     const now = performance.now()
     const shared = sharedHeap()
-    if (!shared && now - this.lastMemoryCheck < MEMORY_CHECK_MS) return false
+    if (shared) {
+      if (this.insideSinceCheck < SHARED_CHECK_MS && heapGrowths() === this.growthsAtCheck) return false
+    } else if (now - this.lastMemoryCheck < MEMORY_CHECK_MS) return false
     this.lastMemoryCheck = now
+    this.insideSinceCheck = 0
+    this.growthsAtCheck = heapGrowths()
     const used = this.memoryUsed()
     this.heap.measured(Math.min(used, this.limits.memoryBytes))
     if (shared) this.cpuMs += performance.now() - now
@@ -202,7 +215,9 @@ class Sandbox {
       return this.heap.slice(body)
     } finally {
       this.inVm = false
-      this.cpuMs += performance.now() - this.sliceStart
+      const spent = performance.now() - this.sliceStart
+      this.cpuMs += spent
+      this.insideSinceCheck += spent
     }
   }
 
@@ -245,20 +260,22 @@ class Sandbox {
     if (this.ended) return
     this.ended = true
     clearTimeout(this.timer)
-    for (const fn of this.registered.values()) if (fn.alive) fn.dispose()
-    this.registered.clear()
-    for (const d of this.deferreds) d.dispose()
-    this.deferreds.clear()
-    if (this.main?.alive) this.main.dispose()
-    if (this.parse?.alive) this.parse.dispose()
     try {
+      for (const fn of this.registered.values()) if (fn.alive) fn.dispose()
+      for (const d of this.deferreds) d.dispose()
+      if (this.main?.alive) this.main.dispose()
+      if (this.parse?.alive) this.parse.dispose()
       this.vm.dispose()
       this.rt.dispose()
     } catch {
-      // a runtime left inconsistent by a host error: its memory stays with the thread, which goes on
+      // a runtime left inconsistent (a host error, QuickJS aborting after a failed allocation): its
+      // memory stays with the thread, which goes on; the handler ends all the same
+    } finally {
+      this.registered.clear()
+      this.deferreds.clear()
+      this.heap.release()
+      this.settle(outcome)
     }
-    this.heap.release()
-    this.settle(outcome)
   }
 
   private callRegistered(name: string): boolean {

@@ -24,7 +24,7 @@ async function createUser(auth: Record<string, string>, headers: Record<string, 
     headers: { ...auth, ...headers },
     body: JSON.stringify({ login: `csrf${++n}`, name: 'x', pwd: 'csrf-Pass1' }),
   })
-  return { status: res.status, body: await res.json() }
+  return { status: res.status, body: (await res.json()) as { error_details?: unknown } }
 }
 
 test('a write with the cookie from another site is a 403 naming Origin; from the service itself it goes', async () => {

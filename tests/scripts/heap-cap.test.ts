@@ -64,3 +64,16 @@ test('idle handlers do not lend their limits to a handler that allocates in a lo
   go()
   for (const handler of idle) expect(await handler.outcome).toEqual({ status: 'done', result: 1 })
 })
+
+test('a handler that fills the heap to the last byte and then awaits ends, though QuickJS cannot free it; the thread goes on', async () => {
+  const source = `await tick(); const a = [];
+    for (const n of [1 << 20, 1 << 16, 1 << 12, 256]) { try { for (;;) a.push(new Uint8Array(n)) } catch {} }
+    try { for (;;) a.push({}) } catch {}
+    await tick(); return a.length`
+  const { host } = gate()
+  const filled = await runInSandbox(source, host, LIMITS)
+  // it used to stay running for good: its end threw before the outcome was given
+  const outcome = await Promise.race([filled.outcome, Bun.sleep(10_000).then(() => 'still running')])
+  expect(outcome).toMatchObject({ status: expect.stringMatching(/failed|limit/) })
+  expect(await (await runInSandbox('return 1', {}, LIMITS)).outcome).toEqual({ status: 'done', result: 1 })
+}, 20_000)
