@@ -201,18 +201,22 @@ export async function startService(
       (stopped ??= (async () => {
         deps.metrics.stopping = true // /readyz answers 503 from now on: balancers send no more
         const graceEnds = performance.now() + graceMs
+        // long work still running when the grace ends is rolled back then, while the connection of
+        // a request doing it is still open for its 503 (the drains below wait ANSWER_MS more)
+        const cut = setTimeout(() => db.stopLong?.(new Stopping()), graceMs)
         control?.stop()
         await deps.nodes.stop().catch(() => {})
         deps.sockets.stop()
         // the other processes drain their own requests while this one drains its
-        await Promise.all([gateway?.stop(graceMs), others?.stop(graceMs)])
+        await Promise.all([gateway?.stop(graceMs + ANSWER_MS), others?.stop(graceMs)])
         if (server) {
           void server.stop(false) // stop accepting; connections in flight go on
-          await drain(server, graceMs)
+          await drain(server, graceMs + ANSWER_MS)
           await server.stop(true)
         }
         // long work gets what is left of the grace, then is rolled back (a layer order runs again at the next start)
         await untilOrAfter(deps.longWork.idle(), graceEnds - performance.now())
+        clearTimeout(cut)
         db.stopLong?.(new Stopping())
         await webhooks.stop()
         await workers.stop() // first: the scheduler must not start a run on threads that are going
@@ -225,6 +229,9 @@ export async function startService(
   deps.nodes.onTerminate = () => (options.onTerminate ? options.onTerminate(service) : void service.stop())
   return service
 }
+
+/** How long past the grace a request whose long work was rolled back has to be answered (503). */
+const ANSWER_MS = 500
 
 /** Waits for `work` (none: not at all), but no longer than `ms`. */
 async function untilOrAfter(work: Promise<unknown> | undefined, ms: number): Promise<void> {

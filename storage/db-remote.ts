@@ -29,12 +29,27 @@ export function openRemoteDb(url: string, authToken?: string): Db {
     return op.kind === 'get' ? rows(rs)[0] : rows(rs)
   }
 
-  async function runWrite<T>(body: () => TxStep<T>): Promise<T> {
+  /** Set by `stopLong`: long writes end before their next statement with it, rolled back. */
+  let longStop: Error | undefined
+
+  /** Write transactions one at a time, in the order asked. */
+  function queued<T>(run: () => Promise<T>): Promise<T> {
+    const result = writeQueue.then(() => guarded(run))
+    writeQueue = result.catch(() => {})
+    return result
+  }
+
+  async function runWrite<T>(body: () => TxStep<T>, long = false): Promise<T> {
+    if (long && longStop) throw longStop
     const t = await client.transaction('write')
     try {
       const steps = body()
       let next = steps.next()
       while (!next.done) {
+        if (long && longStop) {
+          steps.return(undefined as T) // the body's finally blocks run; nothing more is executed
+          throw longStop
+        }
         let result: unknown
         try {
           result = await execute(t, next.value)
@@ -70,14 +85,13 @@ export function openRemoteDb(url: string, authToken?: string): Db {
     run: (sql, args = []) =>
       guarded(async () => ({ changes: (await client.execute(statement(sql, args))).rowsAffected })),
     write<T>(body: () => TxStep<T>): Promise<T> {
-      const result = writeQueue.then(() => guarded(() => runWrite(body)))
-      writeQueue = result.catch(() => {})
-      return result
+      return queued(() => runWrite(body))
     },
     // every statement is awaited already, and reads go through other connections than the transaction's
-    writeLong(body) {
-      return this.write(body)
+    writeLong<T>(body: () => TxStep<T>): Promise<T> {
+      return queued(() => runWrite(body, true))
     },
+    stopLong: (reason) => void (longStop ??= reason),
     read<T>(body: () => TxStep<T>): Promise<T> {
       return guarded(async () => {
         const steps = body()

@@ -2,7 +2,8 @@
  * Carries out product-layer orders from the durable queue: any process may take an order, but the
  * orders of one domain run one at a time and in order (the job's serial is the domain).
  */
-import { claimJobs, extendLeases } from '~storage/queue'
+import { Stopping } from '~storage/db'
+import { claimJobs, extendLeases, releaseJob } from '~storage/queue'
 import { carryOutOrder, LAYER_ORDER } from '../layers/orders'
 import type { Worker } from './runner'
 
@@ -25,6 +26,10 @@ export const layerOrders: Worker = {
     const renewal = setInterval(() => void renew().catch(() => {}), LEASE_MS / 3)
     try {
       await carryOutOrder(deps, job)
+    } catch (err) {
+      // cut short by a stop, not failed: the attempt does not count, and the order runs at the next start
+      if (err instanceof Stopping) await releaseJob(deps.db, job, deps.clock.now()).catch(() => {})
+      throw err
     } finally {
       clearInterval(renewal)
     }

@@ -14,6 +14,7 @@ import { createLogger } from '~/log'
 import type { Progress } from '~/long-work'
 import { Stopping } from '~storage/db'
 import { recordTable } from '~storage/model-tables'
+import { httpRequest, RawClient } from '../helpers/raw-http'
 import { testService, type TestService } from '../helpers/service'
 
 let t: TestService
@@ -124,6 +125,31 @@ describe('CLEAR of a large collection', () => {
 })
 
 describe('a stop of the service', () => {
+  test('a CLEAR still running when the grace ends is answered 503 over the socket before it closes', async () => {
+    const s = await testService({ listen: true, env: { SHUTDOWN_GRACE_SEC: '0' } })
+    const { id } = await s.createDomain('stop.master')
+    const token = await s.adminIn('stop.master')
+    const classname = 'w/stopped'
+    await s.call('POST', '/rest/v1/design/classes', {
+      token,
+      body: { classname, properties: [{ name: 'v', data_type: 'string' }] },
+    })
+    const repo = s.deps.repo((await s.deps.model.classes(id)).get(classname)!.table!)
+    await commit(systemCtx(s.deps, id, 'test'), function* (u) {
+      for (let i = 0; i < 30_000; i++) yield* repo.insert(u.w, { id: Bun.randomUUIDv7(), v: String(i) })
+    })
+    const client = await RawClient.open(Number(new URL(s.service.url!).port), '127.0.0.1')
+    client.write(httpRequest('CLEAR', `/rest/v1/model/${classname}`, { authorization: `Bearer ${token}` }))
+    while (!s.deps.longWork.idle()) await Bun.sleep(1)
+    const stopping = s.service.stop()
+    const [answer] = await client.responses(1)
+    await stopping
+    expect(answer!.status).toBe(503)
+    expect(answer!.headers['retry-after']).toBe('5')
+    expect(JSON.parse(answer!.body)).toMatchObject({ error_code: 1503 })
+    await s.close()
+  })
+
   test('CLEAR cut short by a stop answers 503 and leaves every record', async () => {
     const s = await testService()
     try {

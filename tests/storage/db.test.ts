@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConstraintError, DbBusy, Stopping, tx, type Db } from '~storage/db'
+import { ConstraintError, DbBusy, tx, type Db } from '~storage/db'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { WriteLock } from '~storage/db-write-lock'
 import { openRemoteDb } from '~storage/db-remote'
@@ -391,46 +391,5 @@ test('the embedded driver serves timers between the slices of a long write', asy
   // one tick per slice at least: the loop was never held much longer than a slice
   expect(ticks).toBeGreaterThan((performance.now() - started) / 30)
   expect(await db.get('SELECT count(*) FROM t')).toEqual([200_000])
-  await db.close()
-})
-
-test('the embedded driver keeps acknowledged writes across a crash of the process', async () => {
-  const file = join(dir, 'crash.db')
-  const script = `
-    import { openEmbeddedDb } from '${join(import.meta.dir, '../../storage/db-embedded.ts')}'
-    const db = openEmbeddedDb('${file}')
-    await db.run('CREATE TABLE t (k TEXT)')
-    await db.run("INSERT INTO t VALUES ('acknowledged')")
-    await Promise.all([1, 2, 3].map((n) => db.write(function* () { yield { kind: 'run', sql: 'INSERT INTO t VALUES (?)', args: ['group ' + n] } })))
-    process.kill(process.pid, 'SIGKILL')`
-  const proc = Bun.spawn([process.execPath, '-e', script], { stdout: 'ignore', stderr: 'ignore' })
-  expect(await proc.exited).not.toBe(0)
-  const db = openEmbeddedDb(file)
-  expect(await db.all('SELECT k FROM t')).toEqual([['acknowledged'], ['group 1'], ['group 2'], ['group 3']])
-  await db.close()
-})
-
-test('a stop ends the long write running at its next pause, rolled back, and refuses later ones; other writes go on', async () => {
-  const db = openEmbeddedDb(join(dir, `${crypto.randomUUID()}.db`))
-  await db.run('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)')
-  let cleanedUp = false
-  const long = db.writeLong(function* () {
-    try {
-      for (let i = 0; ; i++) yield* tx.run('INSERT INTO t VALUES (?, ?)', [`long ${i}`, i])
-    } finally {
-      cleanedUp = true
-    }
-  })
-  await Bun.sleep(30) // several slices in
-  const asked = db.write(() => tx.run('INSERT INTO t VALUES (?, ?)', ['asked meanwhile', 1]))
-  const reason = new Stopping()
-  db.stopLong!(reason)
-  await expect(long).rejects.toBe(reason)
-  expect(cleanedUp).toBe(true)
-  await asked
-  expect(await db.all('SELECT k FROM t')).toEqual([['asked meanwhile']])
-  await expect(db.writeLong(() => tx.run('INSERT INTO t VALUES (?, ?)', ['later', 2]))).rejects.toBe(reason)
-  await db.write(() => tx.run('INSERT INTO t VALUES (?, ?)', ['short', 3]))
-  expect(await db.get('SELECT count(*) FROM t')).toEqual([2])
   await db.close()
 })
