@@ -7,7 +7,14 @@ import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
 import { type Doc, isPlainObject } from '~storage/doc'
 import { DuplicateError } from '~storage/repository'
-import { findRequest, insertRequest, type RequestKind, type StoredRequest, takeRequest } from '~storage/requests'
+import {
+  findRequest,
+  insertRequest,
+  type NewRequest,
+  type RequestKind,
+  type StoredRequest,
+  takeRequest,
+} from '~storage/requests'
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
 import { findMasterDomain } from '../directory/domains'
@@ -15,7 +22,7 @@ import { type User, users } from '../directory/users'
 import { commit } from '../entities/unit'
 import { issuePath } from '../entities/validate'
 import { patchStep, preparePatch } from '../entities/writes'
-import { ApiError, fieldInvalid, tooManyRequests } from '../errors'
+import { ApiError, conflict, fieldInvalid, tooManyRequests } from '../errors'
 import type { Req } from '../http/req'
 import { enqueueMail, type OutgoingMail } from '../mail/mail'
 import { settingValue } from '../settings/settings'
@@ -82,9 +89,18 @@ export async function refuseWithExternalAuth(deps: Deps): Promise<void> {
   }
 }
 
-/** Stores a new request and its mail in one transaction; the mail goes out after the commit. */
-export async function openRequest(ctx: Ctx, request: StoredRequest, mail: OutgoingMail): Promise<void> {
+/**
+ * Stores a new request and its mail in one transaction; the mail goes out after the commit. A
+ * request bound to an account is refused if the account's e-mail or login changed since it was
+ * read: that change voided the account's requests, and this one would outlive it.
+ */
+export async function openRequest(ctx: Ctx, request: NewRequest, mail: OutgoingMail): Promise<void> {
   await commit(ctx, function* (u) {
+    if (request.account) {
+      const [current] = yield* ctx.deps.repo(users.table).getMany(request.domain, [request.account])
+      if (!current || emailOf(current) !== request.doc.email || current.login !== request.doc.login)
+        throw conflict('the account changed meanwhile; ask again')
+    }
     yield* insertRequest(request, u.w.now)
     yield* enqueueMail(u, mail)
   })
@@ -104,9 +120,12 @@ export async function pendingRequest(
   return { pending, now }
 }
 
-/** The second step's consumption of its request, inside the transaction of the change: a link works once. */
+/**
+ * The second step's consumption of its request, inside the transaction of the change: a link works
+ * once, and the password it sets voids the account's other requests (the users entity's hook).
+ */
 export function* consume(pending: StoredRequest, now: number, what: string): TxStep<void> {
-  if (!(yield* takeRequest(pending.id, pending.kind, now))) throw new ApiError(404, `${what} not found or expired`)
+  if (!(yield* takeRequest(pending.key, pending.kind, now))) throw new ApiError(404, `${what} not found or expired`)
 }
 
 /**

@@ -60,6 +60,7 @@ export const createInvitation = defineRoute({
       id,
       kind: 'invite' as const,
       domain: ctx.domain,
+      account: user.id as string,
       expires: now + INVITATION_LIFETIME_MS,
       doc: {
         userId: userid,

@@ -107,8 +107,10 @@ async function requestReset(req: Req, body: Doc | undefined) {
       recipient: emailOf(a.doc)!,
       ...resetPasswordMail(pageLink(req.deps, 'reset-password', id), login, info?.name ?? ''),
     }
-    const doc = { userId: a.doc.id, login, email: mail.recipient, remoteIp: req.clientAddress }
-    const request = { id, kind: 'pwd_reset' as const, domain: a.domain, expires: now + RESET_LIFETIME_MS, doc }
+    const userId = a.doc.id as string
+    const doc = { userId, login, email: mail.recipient, remoteIp: req.clientAddress }
+    const expires = now + RESET_LIFETIME_MS
+    const request = { id, kind: 'pwd_reset' as const, domain: a.domain, account: userId, expires, doc }
     await openRequest(systemCtx(req.deps, a.domain, req.requestId), request, mail)
   }
   return envelope('a link to set a new password was sent by e-mail')

@@ -1,6 +1,7 @@
 /** Users (/rest/v1/domain/users): login unique per domain, write-only password, groups and roles. */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
+import { voidAccountRequests } from '~storage/requests'
 import type { Deps } from '../deps'
 import { COMMON_FIELDS, type DocOf, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
 import { NIL_UUID } from '../ids'
@@ -56,6 +57,16 @@ export const users = defineEntity({
         }
       }
       yield* refreshCaches(u, { users: [id] })
+      // a link mailed for the account (reset, invitation) dies with the password, address or login it was sent for
+      const { before, after } = change
+      if (
+        before &&
+        (!after ||
+          change.input?.pwd !== undefined ||
+          before.opts?.email !== after.opts?.email ||
+          before.login !== after.login)
+      )
+        yield* voidAccountRequests(domain, id)
       // a deleted account signs out everywhere; a new password ends the account's other sessions
       if (!change.after)
         u.afterCommit(`end-sessions:${domain}:${id}`, async () => {

@@ -283,6 +283,7 @@ for (const [name, open] of drivers) {
         '0015_journal_horizons',
         '0016_directory_edges',
         '0017_journal_channel_tokens',
+        '0018_request_keys',
       ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])
