@@ -11,6 +11,7 @@ import { findDomainById, isBlocked, isMasterDomain } from '../directory/domains'
 import { roles } from '../directory/roles'
 import { type DomainCache, DomainCaches } from '../domain-cache'
 import { chainOf } from '../entities/tree'
+import { compilePathPattern, matchesPath, type PathPattern, pathSegments } from './path-pattern'
 import type { Session } from './sessions'
 
 const CHANNEL = 'access-invalidate'
@@ -27,18 +28,12 @@ export interface DomainInfo {
 
 /** A role's grant: a path pattern (`*` one segment, `**` any number) and its methods (`*` = all). */
 export interface RouteGrant {
-  pattern: RegExp
+  pattern: PathPattern
   methods: Set<string> | null
 }
 
 export function compileGrant(path: string, methods: readonly string[]): RouteGrant {
-  let source = ''
-  for (const seg of path.split('/').filter(Boolean)) {
-    if (seg === '**') source += '(?:/[^/]+)*'
-    else if (seg === '*') source += '/[^/]+'
-    else source += '/' + seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  }
-  return { pattern: new RegExp(`^${source}/?$`), methods: methods.includes('*') ? null : new Set(methods) }
+  return { pattern: compilePathPattern(path), methods: methods.includes('*') ? null : new Set(methods) }
 }
 
 export class AccessCache {
@@ -134,9 +129,12 @@ export function grants(
   path: string,
 ): boolean {
   if (roles.includes('admin')) return true
+  // split once: a role may hold hundreds of routes
+  const segments = pathSegments(path)
+  if (segments === null) return false
   for (const role of roles) {
     for (const g of byRole.get(role) ?? [])
-      if ((g.methods === null || g.methods.has(method)) && g.pattern.test(path)) return true
+      if ((g.methods === null || g.methods.has(method)) && matchesPath(g.pattern, segments)) return true
   }
   return false
 }

@@ -13,6 +13,7 @@ import { badRequest } from '../errors'
 import { dataClassOf } from '../events/event'
 import { FieldSet } from '../http/fields'
 import { grants } from '../identity/access'
+import { withoutTrailingSlashes } from './frames'
 
 const MODEL_PREFIX = '/rest/v1/model/'
 
@@ -41,7 +42,7 @@ const SPECIAL: ((ctx: Ctx, classpath: string) => Promise<PushTarget | null>)[] =
 export async function resolveClasspath(ctx: Ctx, raw: unknown): Promise<PushTarget> {
   if (typeof raw !== 'string' || !raw.startsWith('/rest/v1/') || raw.length > 512)
     throw badRequest('classpath must be the REST path of a collection, such as /rest/v1/domain/users', 'classpath')
-  const classpath = raw.replace(/\/+$/, '')
+  const classpath = withoutTrailingSlashes(raw)
   const entity = entities().find((e) => e.path === classpath)
   if (entity)
     return { classpath, dataClass: entity.table.objtype, fields: entity.fields, objtype: entity.table.objtype }

@@ -210,6 +210,17 @@ describe('a session that ends closes its sockets', () => {
 })
 
 describe('limits', () => {
+  test('a classpath ending in a 200 KB run of slashes is answered at once (trimming it took 44 s)', async () => {
+    const c = await openWs(`${wsUrl}?token=${token}`)
+    const start = performance.now()
+    for (const end of ['x', '']) {
+      const answer = await rest(c, { operation: 'read', classpath: `/rest/v1/${'/'.repeat(200_000)}${end}` })
+      expect(answer.error).toMatchObject({ error_code: 1404 })
+    }
+    expect(performance.now() - start).toBeLessThan(1000)
+    c.close()
+  })
+
   let small: TestService
   beforeAll(async () => {
     small = await testService({ listen: true, env: { WS_FRAMES_PER_SEC: '5', WS_MAX_FRAME_BYTES: '2048' } })
