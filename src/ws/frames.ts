@@ -40,6 +40,9 @@ const NO_ID: ReadonlySet<Operation> = new Set(['create', 'clear', 'lookup'])
 /** List parameters travel as the REST query would carry them (structured ones JSON-encoded). */
 const QUERY_MEMBERS = ['filter', 'mask', 'order', 'offset', 'limit', 'flat', 'interval'] as const
 
+/** The longest path a frame may name (MAX_HEAD_BYTES of the gateway, for an HTTP request's whole head). */
+const MAX_PATH_CHARS = 16 * 1024
+
 /** A correlation id: the client's string or number, echoed in the answer. */
 export type Qid = string | number | null
 
@@ -74,6 +77,9 @@ export function restCall(payload: Doc): DispatchRequest {
     else query[name] = typeof value === 'string' ? value : JSON.stringify(value)
   }
   const path = `${withoutTrailingSlashes(classpath)}${id === undefined ? '' : `/${encodeURIComponent(id)}`}`
+  // no longer than an HTTP request's whole head may be: routing and role patterns stay cheap
+  if (path.length > MAX_PATH_CHARS)
+    throw badRequest(`classpath and id are longer than ${MAX_PATH_CHARS} characters`, 'classpath')
   return { method: METHODS[operation], path, query, body: payload.content }
 }
 
