@@ -6,7 +6,11 @@
  * keyed by the route's and the method's own strings, whose hashes their strings keep: a key joined
  * per request was a new string to hash each time.
  */
+
 import type { Registry } from 'prom-client'
+
+/** The methods the service serves; the label of every other one is `other`. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'LOOKUP', 'SYNC', 'CLEAR'])
 
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]
 
@@ -69,7 +73,10 @@ export class RequestMetrics {
     )
   }
 
-  observe(route: string, method: string, status: number, seconds: number): void {
+  observe(route: string, rawMethod: string, status: number, seconds: number): void {
+    // a label's values must stay few: any other method a client sends counts as `other` (each new
+    // one added its own series, and an 8,000-character method 137 KB of them, before any sign-in)
+    const method = METHODS.has(rawMethod) ? rawMethod : 'other'
     let methods = this.byRoute.get(route)
     if (!methods) this.byRoute.set(route, (methods = new Map()))
     let s = methods.get(method)

@@ -81,6 +81,17 @@ describe('metrics', () => {
     expect(value('process_resident_memory_bytes')).toBeGreaterThan(0)
   })
 
+  test('a method the service does not serve is counted as `other`: clients cannot add series', async () => {
+    for (const method of ['FOO', 'X'.repeat(2000), 'PROPFIND']) await t.call(method, '/rest/v1/reference/extobjs')
+    const { samples } = parsePrometheus((await scrape(t)).text)
+    const methods = new Set(
+      samples.filter((s) => s.name === 'platform_http_requests_total').map((s) => s.labels.method),
+    )
+    expect(
+      [...methods].filter((m) => !['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'HEAD', 'OPTIONS'].includes(m!)),
+    ).toEqual(['other'])
+  })
+
   test('queue depth and age per kind', async () => {
     const created = new Date(Date.now() - 90_000).toISOString()
     await t.service.deps.db.write(function* () {
