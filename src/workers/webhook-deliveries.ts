@@ -27,10 +27,18 @@ const BUSY_RETRY_MS = 1000
 /**
  * Claimed jobs that may wait here for a busy host's slot (beyond them a job goes back to the queue
  * for BUSY_RETRY_MS). Waiting here instead of re-queueing keeps a backlog to one host flowing at its
- * PER_HOST pace, while the bound leaves the rest of MAX_IN_FLIGHT to other hosts. The wait fits in
- * the lease: WAITING_PER_HOST / PER_HOST rounds of at most TIMEOUT_MS each.
+ * PER_HOST pace, while the bound leaves the rest of MAX_IN_FLIGHT to other hosts: as many as the
+ * host takes in WAIT_BUDGET_MS at its pace (a moving average of its deliveries' durations), at
+ * least WAITING_MIN and at most WAITING_MAX. A slow host holds WAITING_MIN, whose wait fits in the
+ * lease (WAITING_MIN / PER_HOST rounds of at most TIMEOUT_MS each); a fast one takes what a backlog
+ * needs: with 16 for every host, 5,000 journal changes for one local receiver were claimed and
+ * given back until a second later, over and over, and went out at 250 a second.
  */
-const WAITING_PER_HOST = 16
+const WAITING_MIN = 16
+const WAITING_MAX = MAX_IN_FLIGHT - PER_HOST
+const WAIT_BUDGET_MS = 250
+/** The pace of a host not yet measured. */
+const FIRST_PACE_MS = 100
 const BASE_BACKOFF_MS = 15_000
 const MAX_BACKOFF_MS = 3_600_000
 
@@ -112,12 +120,26 @@ interface State {
   inFlight: Set<Promise<void>>
   perHost: Map<string, number>
   waiting: Map<string, (() => void)[]>
+  /** How long a delivery to each host lasts, a moving average in ms. */
+  pace: Map<string, number>
 }
 const states = new WeakMap<Deps, State>()
 const stateOf = (deps: Deps): State => {
   let s = states.get(deps)
-  if (!s) states.set(deps, (s = { inFlight: new Set(), perHost: new Map(), waiting: new Map() }))
+  if (!s) states.set(deps, (s = { inFlight: new Set(), perHost: new Map(), waiting: new Map(), pace: new Map() }))
   return s
+}
+
+/** How many claimed jobs may wait here for the host: what it takes in WAIT_BUDGET_MS at its pace. */
+function waitingFor(s: State, host: string): number {
+  const fits = Math.floor((PER_HOST * WAIT_BUDGET_MS) / (s.pace.get(host) ?? FIRST_PACE_MS))
+  return Math.max(WAITING_MIN, Math.min(WAITING_MAX, fits))
+}
+
+function measured(s: State, host: string, ms: number): void {
+  if (s.pace.size >= 10_000 && !s.pace.has(host)) s.pace.clear()
+  const pace = s.pace.get(host)
+  s.pace.set(host, pace === undefined ? ms : pace * 0.8 + ms * 0.2)
 }
 
 /** Takes one of the host's PER_HOST slots, waiting for one if the wait list has room; false when it has none. */
@@ -128,7 +150,7 @@ async function slot(s: State, host: string): Promise<boolean> {
     return true
   }
   const queue = s.waiting.get(host) ?? []
-  if (queue.length >= WAITING_PER_HOST) return false
+  if (queue.length >= waitingFor(s, host)) return false
   s.waiting.set(host, queue)
   await new Promise<void>((resolve) => queue.push(resolve))
   return true // the slot was handed over by `free`
@@ -165,9 +187,11 @@ async function handle(deps: Deps, s: State, job: Job): Promise<void> {
   }
   const host = new URL(target).host
   if (!(await slot(s, host))) return void (await releaseJob(deps.db, job, deps.clock.now() + BUSY_RETRY_MS))
+  const started = performance.now()
   try {
     await record(deps, job, await attempt(deps, job, target, secret))
   } finally {
+    measured(s, host, performance.now() - started)
     free(deps, s, host)
   }
 }
