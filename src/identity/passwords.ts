@@ -19,8 +19,8 @@ export async function verifyPassword(pwd: string, hash: string | null | undefine
 }
 
 /** A readable random password for generated accounts (the first administrator). */
-export function generatePassword(): string {
+export function generatePassword(length = 20): string {
   const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'
-  const bytes = crypto.getRandomValues(new Uint8Array(20))
+  const bytes = crypto.getRandomValues(new Uint8Array(length))
   return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('')
 }

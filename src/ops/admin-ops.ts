@@ -12,6 +12,7 @@ import { commit } from '../entities/unit'
 import { patchStep, preparePatch } from '../entities/writes'
 import { badRequest, notFound } from '../errors'
 import { generatePassword } from '../identity/passwords'
+import { settingValue } from '../settings/settings'
 
 export async function backupDatabase(deps: Deps, file: string): Promise<{ file: string; bytes: number }> {
   if (existsSync(file)) throw badRequest(`${file} exists already: a backup never overwrites a file`, 'file')
@@ -27,7 +28,9 @@ export async function resetPassword(deps: Deps, login: string, domainName?: stri
   const [row] = await deps.repo(users.table).findBy(domain.id, 'login', login, 1)
   if (!row) throw notFound(`there is no user ${login} in ${name}`)
   const userId = row.doc.id as string
-  const pwd = generatePassword()
+  // long enough for the domain's policy, whatever minimum it sets (the emergency path must not fail)
+  const { min_length } = await settingValue<{ min_length: number }>(deps, domain.id, 'password_policy')
+  const pwd = generatePassword(Math.max(20, min_length))
   const ctx = systemCtx(deps, domain.id, 'reset-password')
   const prepared = await preparePatch(ctx, users, userId, { pwd })
   await commit(ctx, (u) => patchStep(u, prepared, userId))

@@ -3,7 +3,7 @@
  * service's control socket when one answers, otherwise on the stopped service's own files.
  */
 import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import type { Config } from '../config'
 import type { RouteEntry } from '../http/route'
 import { openDb, startService } from '../service'
@@ -16,6 +16,8 @@ type Operation = { run: 'backup' | 'restore'; file: string } | { run: 'reset-pas
 export async function runOperation(config: Config, routes: RouteEntry[], op: Operation): Promise<number> {
   const socket = controlSocketPath(config.dataDir)
   const running = existsSync(socket) && (await controlAnswers(socket))
+  // a backup's path is the operator's, not the running service's working directory
+  if (op.run === 'backup' || op.run === 'restore') op = { ...op, file: resolve(op.file) }
   try {
     if (op.run === 'reset-password') {
       const password = running
@@ -51,6 +53,10 @@ async function offlineBackup(config: Config, file: string) {
 
 /** The stopped service, started without listening or background work, to change one account. */
 async function offlineReset(config: Config, routes: RouteEntry[], login: string, domain?: string) {
+  // started elsewhere (another DATA_DIR, another directory) it would make a new installation
+  const file = config.libsqlUrl.startsWith('file:') ? config.libsqlUrl.slice('file:'.length) : null
+  if (file !== null && !existsSync(file))
+    throw new Error(`there is no database at ${file}: run this where the service keeps its data (DATA_DIR)`)
   const service = await startService({ ...config, logLevel: 'error' }, routes, { listen: false, schedule: false })
   try {
     return await resetPassword(service.deps, login, domain)

@@ -3,7 +3,7 @@
 // reset through the running service's control socket or on the stopped one; a too-weak
 // ADMIN_PASSWORD stops the first start.
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type ServiceProcess, signInTo, startProcess } from '../helpers/process'
@@ -129,3 +129,44 @@ test('a first start with an ADMIN_PASSWORD the policy refuses stops with a line 
   expect(await proc.exited).toBe(2)
   expect(await new Response(proc.stderr).text()).toStartWith('cannot start: ADMIN_PASSWORD: password must be at least')
 })
+
+test('reset-password gives a password the domain policy takes, however long it asks; with no database it changes nothing', async () => {
+  const data = join(dir, 'strict')
+  const node = await start({ DATA_DIR: data })
+  const token = await signInTo(node)
+  const policy = await fetch(`${node.url}/rest/v1/domain/settings/password_policy`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ value: { min_length: 64 } }),
+  })
+  expect(policy.status).toBe(200)
+  const live = await command(data, 'reset-password', 'admin')
+  expect(live.err).toBe('')
+  expect(/\(shown once\): (\S+)/.exec(live.out)![1]!.length).toBe(64)
+  node.proc.kill('SIGTERM')
+  await node.proc.exited
+  // a DATA_DIR with no database: refused, and no new installation is made there
+  const empty = join(dir, 'empty')
+  const none = await command(empty, 'reset-password', 'admin')
+  expect(none.code).toBe(1)
+  expect(none.err).toContain('there is no database')
+  expect(existsSync(join(empty, 'platform.db'))).toBe(false)
+}, 60_000)
+
+test('a backup named by a relative path is written where the command runs, not where the service does', async () => {
+  const data = join(dir, 'relative')
+  const node = await start({ DATA_DIR: data })
+  try {
+    const proc = Bun.spawn([process.execPath, join(root, 'server.ts'), 'backup', 'here.db'], {
+      cwd: dir,
+      env: { ...process.env, DATA_DIR: data, ADMIN_PASSWORD, LOG_LEVEL: 'error' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    expect(await proc.exited).toBe(0)
+    expect(existsSync(join(dir, 'here.db'))).toBe(true)
+  } finally {
+    node.proc.kill('SIGTERM')
+    await node.proc.exited
+  }
+}, 60_000)
