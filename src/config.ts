@@ -5,6 +5,7 @@
 import * as v from 'valibot'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
+import { login } from './directory/schemas'
 import { parseCidr } from './http/cidr'
 import { LOG_LEVELS, type LogLevel } from './log'
 import { type LicenceKey, parseLicenceKey } from './master/licence-key'
@@ -28,6 +29,7 @@ const cidrList = v.pipe(
   ),
 )
 const url = v.pipe(v.string(), v.url('must be a URL'))
+const webUrl = v.pipe(url, v.regex(/^https?:\/\//i, 'must be an http:// or https:// URL'))
 const licenceKey = v.pipe(
   v.string(),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
@@ -58,9 +60,9 @@ export const EnvSchema = v.object({
     ),
     'master',
   ),
-  ADMIN_LOGIN: v.optional(v.string(), 'admin'),
+  ADMIN_LOGIN: v.optional(login, 'admin'),
   ADMIN_PASSWORD: v.optional(v.string()),
-  PUBLIC_URL: v.optional(url),
+  PUBLIC_URL: v.optional(webUrl),
   RESEND_API_KEY: v.optional(v.string()),
   RESEND_BASE_URL: v.optional(url),
   MAIL_FROM: v.optional(v.string(), 'platform <noreply@localhost>'),
@@ -140,6 +142,17 @@ export const EnvSchema = v.object({
           .split(',')
           .map((x) => x.trim())
           .filter(Boolean),
+      ),
+      v.array(
+        v.pipe(
+          v.string(),
+          v.check(
+            (a) =>
+              parseCidr(a) !== null ||
+              /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(a),
+            'must be a comma list of host names, *.suffix or address blocks',
+          ),
+        ),
       ),
     ),
     '',

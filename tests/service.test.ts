@@ -81,6 +81,23 @@ test('every variable is checked', () => {
   }
 })
 
+test('values of the right type that cannot work are refused too, naming the variable', () => {
+  const bad: [string, string][] = [
+    ['PUBLIC_URL', 'ftp://files.example.com'],
+    ['ADMIN_LOGIN', 'bad login/ü'],
+    ['SCRIPT_HTTP_ALLOW', 'api.example.com,not a host!'],
+    ['SCRIPT_HTTP_ALLOW', '10.0.0.0/99'],
+  ]
+  for (const [name, value] of bad) expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}`))
+  const allow = 'api.example.com, *.example.org,10.0.0.0/8,::1'
+  expect(loadConfig({ SCRIPT_HTTP_ALLOW: allow, PUBLIC_URL: 'https://p.example.com' }).script.httpAllow).toEqual([
+    'api.example.com',
+    '*.example.org',
+    '10.0.0.0/8',
+    '::1',
+  ])
+})
+
 test('WORKERS above 1 needs REDIS_URL and the gateway, and says so', () => {
   expect(() => loadConfig({ WORKERS: '2' })).toThrow(
     /^WORKERS: 2 app processes share their state through Redis: set REDIS_URL$/,
