@@ -17,7 +17,8 @@ export const metricsRoute = defineRoute({
   async handle(req) {
     const wanted = req.deps.config.metricsToken
     if (wanted !== undefined) {
-      const given = /^Bearer (.+)$/.exec(req.header('authorization') ?? '')?.[1]
+      // the scheme's name is case-insensitive (RFC 9110), as for every other route
+      const given = /^Bearer\s+(\S+)$/i.exec(req.header('authorization') ?? '')?.[1]
       if (given === undefined || !sameText(given, wanted)) throw unauthorized('metrics need the METRICS_TOKEN')
     }
     const { registry } = req.deps.metrics

@@ -175,6 +175,9 @@ test('METRICS_TOKEN: without it or with another the answer is 401; with it, the 
     const ok = await scrape(s, 'scrape-secret')
     expect(ok.status).toBe(200)
     expect(ok.text).toContain('platform_http_requests_total')
+    // the scheme's name is case-insensitive
+    const lower = await s.request('GET', '/metrics', { headers: { authorization: 'bearer scrape-secret' } })
+    expect(lower.status).toBe(200)
   } finally {
     await s.close()
   }
