@@ -44,7 +44,12 @@ export function startCheckpointer(file: string, command: string[]): Checkpointer
         if (child.exitCode !== null) return reject(new Error('the checkpointer ended'))
         const id = ++next
         waiting.set(id, { resolve, reject })
-        child.send({ id, mode })
+        try {
+          child.send({ id, mode })
+        } catch {
+          waiting.delete(id)
+          reject(new Error('the checkpointer ended'))
+        }
       }),
     async stop() {
       child.kill()
@@ -56,6 +61,9 @@ export function startCheckpointer(file: string, command: string[]): Checkpointer
 /** The checkpointer's side: a connection of its own and a checkpoint per message; returns what closes it. */
 export function runCheckpointer(file: string): () => Promise<void> {
   const conn = new Database(file, { timeout: 5000 })
+  // Ctrl-C reaches the whole process group: the service stops this one in its own stop sequence
+  // (or this one sees its standard input end), so it does not end under the service meanwhile
+  process.on('SIGINT', () => {})
   process.on('message', (message: { id: number; mode: Mode }) => {
     try {
       conn.exec(`PRAGMA wal_checkpoint(${message.mode === 'TRUNCATE' ? 'TRUNCATE' : 'PASSIVE'})`)
