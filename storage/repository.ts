@@ -86,6 +86,12 @@ export class Repository extends TableReads {
     return text === undefined ? undefined : (JSON.parse(text) as Doc)
   }
 
+  /** The point read as a transaction step: the entity as the write about to change it finds it. */
+  *current(domain: string, id: string, now = Date.now()): TxStep<Doc | undefined> {
+    const row = yield* tx.get(this.sql.get, this.pointArgs(domain, id, now))
+    return row && (JSON.parse(this.layout.docText(row)) as Doc)
+  }
+
   /** The hidden column values of one entity (e.g. a password hash). */
   async getHidden(domain: string, id: string): Promise<Record<string, SqlValue> | undefined> {
     const row = await this.db.get(this.sql.get, this.pointArgs(domain, id, Date.now()))

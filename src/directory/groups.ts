@@ -1,6 +1,7 @@
 /** Groups (/rest/v1/domain/groups): nested through `parents`, carrying roles; `members` are the users in them. */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
+import type { Doc } from '~storage/doc'
 import { directMembers } from '~storage/directory-edges'
 import type { Ctx } from '../context'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, text, withDefaults } from '../entities/entity'
@@ -83,10 +84,9 @@ export const groups = defineEntity({
         !before || !after || !sameList(before.parents, after.parents) || !sameList(before.roles, after.roles)
       yield* refreshCaches(u, { users: touched, groups: graphChanged })
     },
-    async view(ctx: Ctx, doc) {
+    *view(ctx: Ctx, doc): TxStep<Doc> {
       // the group's members are the users whose groups hold it: its direct membership edges
-      const members = await ctx.deps.db.read(() => directMembers(ctx.domain, [doc.id]))
-      return { ...doc, members }
+      return { ...doc, members: yield* directMembers(ctx.domain, [doc.id]) }
     },
   },
 })

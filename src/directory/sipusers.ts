@@ -1,6 +1,7 @@
 /** SIP accounts (/rest/v1/uc/sipusers): login, phone number, the user they belong to; the password is for administrators' eyes only. */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
+import type { Doc } from '~storage/doc'
 import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
 import { NIL_UUID } from '../ids'
 import { requireIds } from './maintain'
@@ -40,7 +41,7 @@ export const sipusers = defineEntity({
       const iduser = change.after?.iduser
       if (iduser && iduser !== NIL_UUID) yield* requireIds(u, users, [iduser], 'iduser')
     },
-    view(ctx, doc) {
+    *view(ctx, doc): TxStep<Doc> {
       if (ctx.roles.includes('admin')) return doc
       const { pwd: _pwd, ...rest } = doc
       return rest

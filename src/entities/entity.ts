@@ -46,8 +46,11 @@ export interface EntityHooks<T> {
    * step, and queue what must follow the commit on the unit (`u.afterCommit`).
    */
   inTransaction?(u: Unit, change: Change<T>): TxStep<void>
-  /** Shapes one entity for the caller (adds computed fields, hides what the caller may not see). */
-  view?(ctx: Ctx, doc: T): Doc | Promise<Doc>
+  /**
+   * Shapes one entity for the caller (adds computed fields, hides what the caller may not see). A
+   * step, so that a write can check If-Match on the view inside its transaction.
+   */
+  view?(ctx: Ctx, doc: T): TxStep<Doc>
 }
 
 export interface Entity<T extends Doc = Doc> extends Collection {

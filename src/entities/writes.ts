@@ -115,14 +115,28 @@ export function* updateStep<T extends Doc>(
   return after
 }
 
+/**
+ * A condition on the entity as the write's transaction finds it, before the change (If-Match): it
+ * throws to refuse the write. A step, so that it may read what the entity's view adds.
+ */
+export type WriteCheck<T> = (current: T) => TxStep<void>
+
+/** Runs the check on the stored entity, if there is one (an absent entity is the write's 404). */
+function* checkStep<T extends Doc>(u: Unit, entity: Entity<T>, id: string, check?: WriteCheck<T>): TxStep<void> {
+  if (!check) return
+  const current = yield* u.ctx.deps.repo(entity.table).current(u.w.domain, id, Date.parse(u.w.now))
+  if (current) yield* check(current as T)
+}
+
 /** PATCH semantics: the prepared changes merged into the current doc. */
 export function* patchStep<T extends Doc>(
   u: Unit,
   p: Prepared<T>,
   id: string,
-  check?: (current: T) => void,
+  check?: WriteCheck<T>,
 ): TxStep<T | undefined> {
-  return yield* updateStep(u, p.entity, id, (current) => (check?.(current), applyPatch(current, p.doc)), {
+  yield* checkStep(u, p.entity, id, check)
+  return yield* updateStep(u, p.entity, id, (current) => applyPatch(current, p.doc), {
     hidden: p.hidden,
     input: p.input,
   })
@@ -132,11 +146,10 @@ export function* removeStep<T extends Doc>(
   u: Unit,
   entity: Entity<T>,
   id: string,
-  check?: (current: T) => void,
+  check?: WriteCheck<T>,
 ): TxStep<T | undefined> {
-  const removed = (yield* u.ctx.deps.repo(entity.table).remove(u.w, id, check as (current: Doc) => void)) as
-    | T
-    | undefined
+  yield* checkStep(u, entity, id, check)
+  const removed = (yield* u.ctx.deps.repo(entity.table).remove(u.w, id)) as T | undefined
   if (removed && entity.hooks.inTransaction) yield* entity.hooks.inTransaction(u, { before: removed })
   return removed
 }
@@ -152,7 +165,7 @@ export async function patchEntity<T extends Doc>(
   entity: Entity<T>,
   id: string,
   body: unknown,
-  check?: (current: T) => void,
+  check?: WriteCheck<T>,
 ): Promise<T> {
   const prepared = await preparePatch(ctx, entity, id, body)
   const after = await commitAs(ctx, entity.long, 'patch', id, (u) => patchStep(u, prepared, id, check))
@@ -164,7 +177,7 @@ export async function removeEntity<T extends Doc>(
   ctx: Ctx,
   entity: Entity<T>,
   id: string,
-  check?: (current: T) => void,
+  check?: WriteCheck<T>,
 ): Promise<void> {
   if (!(await commitAs(ctx, entity.long, 'remove', id, (u) => removeStep(u, entity, id, check))))
     throw notFound(`${entity.name} ${id} not found`)
@@ -187,5 +200,11 @@ function commitAs<R>(
 export async function readEntity<T extends Doc>(ctx: Ctx, entity: Entity<T>, id: string): Promise<Doc> {
   const doc = (await ctx.deps.repo(entity.table).get(ctx.domain, id)) as T | undefined
   if (!doc) throw notFound(`${entity.name} ${id} not found`)
-  return entity.hooks.view ? entity.hooks.view(ctx, doc) : doc
+  return viewOf(ctx, entity, doc)
+}
+
+/** The entity shaped by its view, outside any transaction (an answer to a read or a write). */
+export function viewOf<T extends Doc>(ctx: Ctx, entity: Entity<T>, doc: T): Promise<Doc> {
+  const { view } = entity.hooks
+  return view ? ctx.deps.db.read(() => view(ctx, doc)) : Promise.resolve(doc)
 }

@@ -8,10 +8,11 @@ import type { FilterNode, Literal } from '~storage/query'
 import type { ColumnRange, Repository } from '~storage/repository'
 import type { Collection, Entity } from '../entities/entity'
 import { countList, readListPage } from '../entities/lists'
-import { createEntity, patchEntity, readEntity, removeEntity } from '../entities/writes'
+import { createEntity, patchEntity, readEntity, removeEntity, viewOf, type WriteCheck } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
 import { isUuid } from '../ids'
 import { etagOf, JsonText } from '~storage/json-text'
+import { ifMatchTag } from './if-match'
 import { pageText } from './json'
 import { encodeCursor, parseFlat, parseListParams, parseMask, refuseUnknownParams } from './list-query'
 import { present } from './present'
@@ -95,25 +96,16 @@ async function wholeJson(req: Req, entity: Collection & Partial<Pick<Entity, 'ho
 }
 
 /**
- * If-Match: the change applies only to the version the caller read (its ETag); otherwise 412. For
- * an entity GET answers as stored, the check runs on the stored entity inside the write's
- * transaction (the text GET sends is the stored JSON, which parses and prints back the same); one
- * shaped for its reader is checked just before the write.
+ * If-Match (./if-match.ts), checked in the write's transaction: on the stored entity, or on its view
+ * made there from the stored row (GET sends that view, so its tag is the view's).
  */
-async function ifMatch(req: Req, entity: Entity, id: string): Promise<((current: Doc) => void) | undefined> {
-  const wanted = req.header('if-match')
-  if (wanted === null || wanted.trim() === '*') return undefined
-  const refuse = (now: string) => {
-    if (!wanted.split(',').some((tag) => tag.trim() === now))
-      throw new ApiError(412, `${entity.name} ${id} changed since it was read (If-Match ${wanted}, now ${now})`, {
-        field: 'If-Match',
-      })
+function ifMatch(req: Req, entity: Entity, id: string): WriteCheck<Doc> | undefined {
+  const refuse = ifMatchTag(req, `${entity.name} ${id}`)
+  const { view } = entity.hooks
+  if (!refuse) return undefined
+  return function* (current) {
+    refuse(etagOf(JSON.stringify(view ? yield* view(req.ctx, current) : current)))
   }
-  if (entity.hooks.view) {
-    refuse((await wholeJson(req, entity, id)).etag)
-    return undefined
-  }
-  return (current) => refuse(etagOf(JSON.stringify(current)))
 }
 
 export function create(entity: Entity, options: Options = {}): RouteDef {
@@ -123,8 +115,7 @@ export function create(entity: Entity, options: Options = {}): RouteDef {
     summary: `create a ${entity.name}; answers it whole`,
     body: entity.create,
     async handle(req) {
-      const doc = await createEntity(req.ctx, entity, await req.json())
-      return entity.hooks.view ? entity.hooks.view(req.ctx, doc) : doc
+      return viewOf(req.ctx, entity, await createEntity(req.ctx, entity, await req.json()))
     },
   })
 }
@@ -137,9 +128,8 @@ export function patch(entity: Entity, options: Options = {}): RouteDef {
     body: entity.patch,
     async handle(req) {
       const id = req.uuidParam('id')
-      const check = await ifMatch(req, entity, id)
-      const doc = await patchEntity(req.ctx, entity, id, await req.json(), check)
-      return entity.hooks.view ? entity.hooks.view(req.ctx, doc) : doc
+      const doc = await patchEntity(req.ctx, entity, id, await req.json(), ifMatch(req, entity, id))
+      return viewOf(req.ctx, entity, doc)
     },
   })
 }
@@ -151,7 +141,7 @@ export function remove(entity: Entity, options: Options = {}): RouteDef {
     summary: `delete a ${entity.name} (If-Match honoured)`,
     async handle(req) {
       const id = req.uuidParam('id')
-      await removeEntity(req.ctx, entity, id, await ifMatch(req, entity, id))
+      await removeEntity(req.ctx, entity, id, ifMatch(req, entity, id))
       return undefined
     },
   })

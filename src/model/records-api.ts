@@ -4,6 +4,7 @@
  */
 import { badRequest, notFound } from '../errors'
 import type { Req } from '../http/req'
+import { ifMatchDoc } from '../http/if-match'
 import { isUuid } from '../ids'
 import { defineRoute, type RouteDef } from '../http/route'
 import {
@@ -78,9 +79,16 @@ export const modelPost = on('collection', async (req, model, t) => {
   if (t.date) throw badRequest('records are created on the collection, not on a date', 'path')
   return createRecord(req.ctx, model, await req.json())
 })
-export const modelPut = on('record', async (req, model, t) => replaceRecord(req.ctx, model, t, await req.json()))
-export const modelPatch = on('record', async (req, model, t) => patchRecord(req.ctx, model, t, await req.json()))
-export const modelDelete = on('record', (req, model, t) => deleteRecord(req.ctx, model, t))
+/** If-Match, checked on the stored record in the write's transaction (GET sends it as stored). */
+const ifMatch = (req: Req, model: ClassModel, t: Target) => ifMatchDoc(req, `record ${t.id} of ${model.classname}`)
+
+export const modelPut = on('record', async (req, model, t) =>
+  replaceRecord(req.ctx, model, t, await req.json(), ifMatch(req, model, t)),
+)
+export const modelPatch = on('record', async (req, model, t) =>
+  patchRecord(req.ctx, model, t, await req.json(), ifMatch(req, model, t)),
+)
+export const modelDelete = on('record', (req, model, t) => deleteRecord(req.ctx, model, t, {}, ifMatch(req, model, t)))
 export const modelLookup = on('collection', async (req, model, t) =>
   lookupRecords(req.ctx, model, await req.json(), t, req.query.interval),
 )

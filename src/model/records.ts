@@ -282,6 +282,9 @@ export async function createRecord(ctx: Ctx, model: ClassModel, body: unknown): 
   return commit(ctx, (u) => repo.insert(u.w, doc))
 }
 
+/** A condition on the record as the write's transaction finds it (If-Match): it throws to refuse the write. */
+export type RecordCheck = (current: Doc) => void
+
 /** PUT and PATCH: the new record is made from the request body and the current record, in the write's transaction. */
 export async function changeRecord(
   ctx: Ctx,
@@ -290,6 +293,7 @@ export async function changeRecord(
   body: unknown,
   make: (input: Doc, current: Doc) => Doc,
   scope: Scope = {},
+  check?: RecordCheck,
 ): Promise<Doc> {
   refuseChangesToLog(model)
   const input = bodyObject(body)
@@ -299,6 +303,7 @@ export async function changeRecord(
   const updated = await commit(ctx, (u) =>
     repo.update(u.w, t.id!, (cur) => {
       reachable(model, t, scope)(cur)
+      check?.(cur)
       const doc: Doc = { id: t.id, ...make(input, cur) }
       requirePartition(model, doc)
       return doc
@@ -308,23 +313,35 @@ export async function changeRecord(
   return updated
 }
 
-export function replaceRecord(ctx: Ctx, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
-  return changeRecord(ctx, model, t, body, (input, cur) => {
+export function replaceRecord(ctx: Ctx, model: ClassModel, t: Target, body: unknown, check?: RecordCheck) {
+  const make = (input: Doc, cur: Doc) => {
     const doc = validateRecord(input, model.rules, 'replace')
     if (model.expiry && doc[model.expiry.ts] === undefined) doc[model.expiry.ts] = cur[model.expiry.ts] // the lifetime still counts from creation
     return doc
-  })
+  }
+  return changeRecord(ctx, model, t, body, make, {}, check)
 }
 
-export function patchRecord(ctx: Ctx, model: ClassModel, t: Target, body: unknown): Promise<Doc> {
-  return changeRecord(ctx, model, t, body, (input, cur) => validateRecord(input, model.rules, 'patch', cur))
+export function patchRecord(ctx: Ctx, model: ClassModel, t: Target, body: unknown, check?: RecordCheck) {
+  const make = (input: Doc, cur: Doc) => validateRecord(input, model.rules, 'patch', cur)
+  return changeRecord(ctx, model, t, body, make, {}, check)
 }
 
-export async function deleteRecord(ctx: Ctx, model: ClassModel, t: Target, scope: Scope = {}): Promise<void> {
+export async function deleteRecord(
+  ctx: Ctx,
+  model: ClassModel,
+  t: Target,
+  scope: Scope = {},
+  check?: RecordCheck,
+): Promise<void> {
   refuseChangesToLog(model)
   checkAddressing(model, t)
   const repo = repoOf(ctx, model)
-  if (!(await commit(ctx, (u) => repo.remove(u.w, t.id!, reachable(model, t, scope))))) {
+  const allowed = (cur: Doc) => {
+    reachable(model, t, scope)(cur)
+    check?.(cur)
+  }
+  if (!(await commit(ctx, (u) => repo.remove(u.w, t.id!, allowed)))) {
     throw notFound(`no record ${t.id} in ${model.classname}`)
   }
 }

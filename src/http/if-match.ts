@@ -1,0 +1,31 @@
+/**
+ * If-Match: a change applies only to the version the caller read (the ETag its GET carried),
+ * otherwise 412 naming If-Match. Writes check it on the entity as their transaction finds it, so of
+ * writers sending the same tag at once exactly one wins: a check before the transaction let several
+ * pass before any of them wrote.
+ */
+import type { Doc } from '~storage/doc'
+import { etagOf } from '~storage/json-text'
+import { ApiError } from '../errors'
+import type { Req } from './req'
+
+/** Throws 412 unless the request's If-Match names the tag `now`; undefined when it sets no condition (absent or `*`). */
+export function ifMatchTag(req: Req, what: string): ((now: string) => void) | undefined {
+  const wanted = req.header('if-match')
+  if (wanted === null || wanted.trim() === '*') return undefined
+  return (now) => {
+    if (!wanted.split(',').some((tag) => tag.trim() === now))
+      throw new ApiError(412, `${what} changed since it was read (If-Match ${wanted}, now ${now})`, {
+        field: 'If-Match',
+      })
+  }
+}
+
+/**
+ * The same for a document GET answers as stored: its text is the stored JSON, which parses and
+ * prints back the same, so the tag is that of the doc printed again.
+ */
+export function ifMatchDoc(req: Req, what: string): ((current: Doc) => void) | undefined {
+  const refuse = ifMatchTag(req, what)
+  return refuse && ((current) => refuse(etagOf(JSON.stringify(current))))
+}
