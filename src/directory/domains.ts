@@ -14,7 +14,7 @@ import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../e
 import { badRequest } from '../errors'
 import { enforceLimit } from '../master/licence'
 import { addBuiltinClasses } from '../model/builtin-install'
-import { purgeDomain } from './purge'
+import { forgetDomainKeys, purgeDomain } from './purge'
 import { users } from './users'
 
 const LABELS = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/
@@ -71,6 +71,7 @@ export const domains = defineEntity({
       // its channel files go after the commit: a rolled-back deletion must not lose them
       const { dataDir } = u.ctx.deps.config
       u.afterCommit(`files-of-domain:${id}`, () => removeDomainFiles(dataDir, id))
+      u.afterCommit(`keys-of-domain:${id}`, () => forgetDomainKeys(u.ctx.deps, id))
     },
   },
 })

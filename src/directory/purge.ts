@@ -2,6 +2,7 @@
  * Deleting a domain deletes everything it holds, inside the transaction that deletes the domain:
  * the rows of every registered table, its model classes' tables, its journal, its pending
  * credential requests, queued work, service-task runs and directory edges. tests/api/domain-purge.test.ts checks that no table keeps a row.
+ * What the KV store keeps of it goes after the commit (`forgetDomainKeys`).
  */
 import type { TxStep } from '~storage/db'
 import { purgeEdges } from '~storage/directory-edges'
@@ -10,7 +11,10 @@ import { dropRecordTable, recordTablesOf } from '~storage/model-tables'
 import { purgeQueue } from '~storage/queue'
 import { purgeRequests } from '~storage/requests'
 import { purgeRuns } from '~storage/task-runs'
+import type { Deps } from '../deps'
 import type { Unit } from '../entities/unit'
+import { forgetSubscriptions } from '../integration/webhooks'
+import { forgetHandlersOf } from '../scripts/handler-domain'
 import { tables } from '../entities/registry'
 import { domains } from './domains'
 
@@ -34,4 +38,10 @@ export function* purgeDomain(u: Unit, domain: string): TxStep<void> {
   yield* purgeRequests(domain)
   yield* purgeQueue(domain)
   yield* purgeRuns(domain)
+}
+
+/** After the deletion commits: its webhook subscriptions and handler records, which would come back with its id. */
+export async function forgetDomainKeys(deps: Deps, domain: string): Promise<void> {
+  await forgetSubscriptions(deps, domain)
+  await forgetHandlersOf(deps.kv, domain)
 }

@@ -24,6 +24,8 @@ export interface DomainInfo {
   isMaster: boolean
   blocked: boolean
   solution: string
+  /** When it was created (ext.ct): a domain created again with the same id is another one. */
+  created: string
 }
 
 /** A role's grant: a path pattern (`*` one segment, `**` any number) and its methods (`*` = all). */
@@ -104,6 +106,7 @@ export class AccessCache {
         isMaster: isMasterDomain(d),
         blocked: isBlocked(d),
         solution: (d.doc.solution as string | undefined) ?? 'platform',
+        created: String((d.doc.ext as { ct?: unknown } | undefined)?.ct ?? ''),
       }
     })
   }

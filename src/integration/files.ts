@@ -8,6 +8,7 @@ import {
   domainFilesDir,
   filePath,
   listFiles,
+  removeDomainFiles,
   removeFile,
   type StoredFile,
   statFile,
@@ -15,7 +16,7 @@ import {
 } from '~storage/files'
 import type { Ctx } from '../context'
 import { DEFAULT_LIMITS } from '../entities/entity'
-import { ApiError, badRequest, forbidden, notFound } from '../errors'
+import { ApiError, badRequest, forbidden, notFound, unauthorized } from '../errors'
 import { FieldSet } from '../http/fields'
 import { parseBoolParam, parseListParams } from '../http/list-query'
 import { applyListQuery } from '../http/list-memory'
@@ -92,6 +93,29 @@ const listTime = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace
 
 const dirOf = (ctx: Ctx) => domainFilesDir(ctx.deps.config.dataDir, ctx.domain)
 
+/**
+ * Writes into the domain's directory. A deletion of the domain may overtake an upload in flight (it
+ * waits for requests a few seconds only) and remove the directory: the write then fails, or made the
+ * directory again. Either way the answer is that of a domain gone, and nothing of it stays.
+ */
+async function written<T>(ctx: Ctx, write: () => Promise<T>): Promise<T> {
+  let result: T
+  try {
+    result = await write()
+  } catch (err) {
+    const vanished = (err as NodeJS.ErrnoException)?.code === 'ENOENT'
+    if (!vanished && (await ctx.deps.access.domainInfo(ctx.domain))) throw err
+    throw domainGone(ctx)
+  }
+  if (await ctx.deps.access.domainInfo(ctx.domain)) return result
+  await removeDomainFiles(ctx.deps.config.dataDir, ctx.domain)
+  throw domainGone(ctx)
+}
+
+/** What admission answers for a domain that no longer exists. */
+const domainGone = (ctx: Ctx) =>
+  unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
+
 async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
   const reader = stream.getReader()
   for (;;) {
@@ -152,7 +176,7 @@ export const uploadFilesRoute = defineRoute({
         // an existing name is not even written (link() below still settles a race between two uploads)
         const { size, placed } = (await statFile(dir, name))
           ? { size: await drainSize(parts.body()), placed: false }
-          : await writeFileAtomic(dir, name, parts.body(), 'create')
+          : await written(ctx, () => writeFileAtomic(dir, name, parts.body(), 'create'))
         results.push({ name, size, status: placed ? 'ok' : 'exists' })
       }
     } finally {
@@ -201,7 +225,7 @@ export const putFileRoute = defineRoute({
     const boundary = formDataBoundary(req.header('content-type'))
     const body = req.stream(ctx.deps.config.filesMaxBytes)
     if (!boundary) {
-      await writeFileAtomic(dirOf(ctx), name, chunksOf(body), 'replace')
+      await written(ctx, () => writeFileAtomic(dirOf(ctx), name, chunksOf(body), 'replace'))
       return undefined
     }
     const parts = new MultipartReader(body, boundary)
@@ -209,7 +233,7 @@ export const putFileRoute = defineRoute({
       let head = await parts.next()
       while (head && head.filename === null) head = await parts.next()
       if (!head) throw badRequest('the multipart body holds no file part (a part with a filename)', 'file')
-      await writeFileAtomic(dirOf(ctx), name, parts.body(), 'replace')
+      await written(ctx, () => writeFileAtomic(dirOf(ctx), name, parts.body(), 'replace'))
     } finally {
       await parts.cancel()
     }

@@ -8,6 +8,7 @@
  * not reach these.
  */
 import { isPlainObject } from '~storage/doc'
+import { delPrefix } from '~storage/kv/kv'
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError, badRequest, forbidden } from '../errors'
@@ -168,6 +169,16 @@ export async function domainSubscriptions(deps: Deps, domain: string): Promise<S
   for (const [i, id] of missing.entries()) add(id, legacyOf(legacy[i] ?? null, domain))
   if (gone.length) await deps.kv.srem(indexKey(domain), ...gone)
   return subs
+}
+
+/** Drops every subscription of a deleted domain, lapsed ids included: a new domain may take its id. */
+export async function forgetSubscriptions(deps: Deps, domain: string): Promise<void> {
+  const { kv } = deps
+  for (const id of await kv.smembers(indexKey(domain)))
+    if (legacyOf(await kv.get(legacyRecordKey(id)), domain)) await kv.del(legacyRecordKey(id))
+  await delPrefix(kv, recordKey(domain, ''))
+  await delPrefix(kv, knownKey(domain, ''))
+  await kv.del(indexKey(domain))
 }
 
 /** The matcher's terms of a subscription (its body was checked when it was stored). */

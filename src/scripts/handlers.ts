@@ -3,13 +3,16 @@
  * (one of this site's when there is one), in a sandbox of its own, acting in its domain as actor
  * type `script`. Each running handler has a record in the KV store (renewed by the node heartbeat,
  * so a crashed node's handlers drop out), which is what the list shows on every process; a stop
- * goes to the node that runs it. When a handler ends, its outcome is kept for a day.
+ * goes to the node that runs it. When a handler ends, its outcome is kept for a day. A change to a
+ * domain reaches every process, and each ends its own handlers of a deleted or blocked domain
+ * (handler-domain.ts); the heartbeat checks again, in case a process missed the change.
  */
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
-import { ApiError, notFound, tooManyRequests } from '../errors'
+import { ApiError, forbidden, notFound, tooManyRequests } from '../errors'
 import { newId } from '../ids'
 import type { NodeRecord } from '../master/nodes'
+import { indexKey, outcomeKey, type Refusal, recordKey, refusalFor, refusalOf } from './handler-domain'
 import { hostApi } from './host-api'
 import type { Outcome, Running, SandboxLimits } from './sandbox'
 import { svcscripts } from './svcscripts'
@@ -42,13 +45,14 @@ export interface StartRequest {
 
 const RECORD_TTL_MS = 15_000
 export const OUTCOME_TTL_MS = 24 * 3600 * 1000
-const recordKey = (domain: string, id: string) => `handler:${domain}:${id}`
-const indexKey = (domain: string) => `handlers:${domain}`
-const outcomeKey = (domain: string, id: string) => `handler-outcome:${domain}:${id}`
 
 interface Local {
   info: HandlerInfo
   domainId: string
+  /** Its domain's creation time at the start: a domain made again with the id is not its own. */
+  created: string
+  /** Set when its domain stopped letting it act: it is ending. */
+  refused?: Refusal
   running?: Running
   stops: number
   startedAt: number
@@ -66,6 +70,7 @@ export class ScriptHandlers {
   private readonly local = new Map<string, Local>()
   /** Starts under way (between the cap check and the handler's registration), by domain. */
   private readonly reserved = new Map<string, string>()
+  private offDomainChange?: () => void
 
   /** Offers starting and stopping handlers here to the other processes. */
   start(deps: Deps): void {
@@ -73,10 +78,12 @@ export class ScriptHandlers {
     this.threads = new ScriptThreads(deps.config.script.threads)
     deps.nodes.serve('script-start', (p) => this.startHere(p as StartRequest).then((h) => h.info))
     deps.nodes.serve('script-stop', async (p) => this.stopHere((p as { id: string }).id))
+    this.offDomainChange = deps.access.onChange((domain) => this.recheck(domain))
   }
 
   /** Ends every handler of this process (the service is stopping). */
   async stop(): Promise<void> {
+    this.offDomainChange?.()
     for (const h of this.local.values()) h.running?.end({ status: 'stopped', error: 'the node stopped' })
     await Promise.all([...this.local.values()].map((h) => h.done))
     this.threads?.stop()
@@ -84,13 +91,18 @@ export class ScriptHandlers {
 
   /** Renews the records of this process's handlers (with the node heartbeat). */
   async refresh(): Promise<void> {
-    const { kv } = this.deps
+    const { kv, log } = this.deps
+    // the records are renewed even when the domains could not be read
+    await this.checkDomains().catch((err) => log.warn('script handlers were not checked', { error: String(err) }))
     await Promise.all(
-      [...this.local.values()].map(async (h) => {
-        const key = recordKey(h.domainId, h.info.id)
-        await kv.set(key, JSON.stringify(h.info), RECORD_TTL_MS)
-        if (!this.local.has(h.info.id)) await kv.del(key) // it ended meanwhile: no ghost record
-      }),
+      // a deleted domain's keys are gone: renewing one would bring it back
+      [...this.local.values()]
+        .filter((h) => !h.refused?.gone)
+        .map(async (h) => {
+          const key = recordKey(h.domainId, h.info.id)
+          await kv.set(key, JSON.stringify(h.info), RECORD_TTL_MS)
+          if (!this.local.has(h.info.id)) await kv.del(key) // it ended meanwhile: no ghost record
+        }),
     )
   }
 
@@ -126,13 +138,16 @@ export class ScriptHandlers {
     const { deps } = this
     const { config } = deps
     const script = await this.scriptOf(request.domainId, request.code)
-    const domain = (await deps.access.domainInfo(request.domainId))?.name ?? request.domainId
+    const domain = await deps.access.domainInfo(request.domainId)
+    if (!domain) throw notFound('the domain no longer exists')
+    const refusal = refusalFor(domain, domain.created)
+    if (refusal) throw forbidden(`no handler starts: ${refusal.why}`)
     const now = deps.clock.now()
     const info: HandlerInfo = {
       id,
       site: config.site,
       node: deps.nodes.name,
-      domain,
+      domain: domain.name,
       type: 'svc',
       code: script.code,
       name: script.name,
@@ -142,6 +157,7 @@ export class ScriptHandlers {
     const local: Local = {
       info,
       domainId: request.domainId,
+      created: domain.created,
       stops: 0,
       startedAt: now,
       done: new Promise((r) => (finish = r)),
@@ -162,10 +178,13 @@ export class ScriptHandlers {
       ctx,
       handlerId: id,
       code: () => local.info.code,
+      mayAct: () => this.mayAct(local),
       callNested: (code, params) => this.nested(local, code, params, limits, 1),
     })
     local.running = this.threads.run(id, script.source, request.params, host, limits)
     void local.running.outcome.then((outcome) => this.ended(local, outcome)).then(finish)
+    // a change to the domain told while it started found no handler of it here yet
+    this.recheck(request.domainId)
     return { info, done: local.done }
   }
 
@@ -230,6 +249,32 @@ export class ScriptHandlers {
     return n
   }
 
+  /** Ends the handlers of `domain` here if it no longer lets them act (told of a change to it). */
+  private recheck(domain: string): void {
+    if (![...this.local.values()].some((h) => h.domainId === domain)) return
+    this.checkDomains(domain).catch((err) =>
+      this.deps.log.warn('script handlers were not checked against their domain', { domain, error: String(err) }),
+    )
+  }
+
+  private async checkDomains(domain?: string): Promise<void> {
+    for (const h of [...this.local.values()]) {
+      if (h.refused || (domain !== undefined && h.domainId !== domain)) continue
+      const refusal = await refusalOf(this.deps, h.domainId, h.created)
+      if (!refusal || h.refused) continue
+      h.refused = refusal
+      const outcome = { status: 'stopped', error: refusal.why } as const
+      for (const child of h.children) child.end(outcome)
+      h.running?.end(outcome)
+    }
+  }
+
+  /** Host calls of a handler whose domain is gone or blocked fail (its end may still be on the way). */
+  private async mayAct(h: Local): Promise<void> {
+    const refusal = h.refused ?? (await refusalOf(this.deps, h.domainId, h.created))
+    if (refusal) throw new Error(refusal.why)
+  }
+
   private async ended(h: Local, outcome: Outcome): Promise<HandlerOutcome> {
     this.local.delete(h.info.id)
     for (const child of h.children) child.end({ status: 'stopped', error: 'its caller ended' })
@@ -242,7 +287,9 @@ export class ScriptHandlers {
     }
     const { kv, log } = this.deps
     try {
-      await kv.set(outcomeKey(h.domainId, h.info.id), JSON.stringify(record), OUTCOME_TTL_MS)
+      // a deleted domain's outcome would be read by the next domain of its id
+      const gone = h.refused?.gone ?? (await refusalOf(this.deps, h.domainId, h.created).catch(() => null))?.gone
+      if (!gone) await kv.set(outcomeKey(h.domainId, h.info.id), JSON.stringify(record), OUTCOME_TTL_MS)
       await kv.del(recordKey(h.domainId, h.info.id))
       await kv.srem(indexKey(h.domainId), h.info.id)
     } catch (err) {
@@ -281,6 +328,7 @@ export class ScriptHandlers {
       ctx,
       handlerId: h.info.id,
       code: () => script.code,
+      mayAct: () => this.mayAct(h),
       callNested: (c, p) => this.nested(h, c, p, limits, depth + 1),
     })
     const child = this.threads.run(newId(), script.source, params, host, limits)

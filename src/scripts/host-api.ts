@@ -20,6 +20,8 @@ export interface HostContext {
   handlerId: string
   /** The current script's code (a nested call changes it while it runs). */
   code(): string
+  /** Throws when the handler's domain no longer lets it act (deleted, blocked). */
+  mayAct(): Promise<void>
   /** Runs the script of `code` nested in this handler and answers its result. */
   callNested(code: string, params: unknown[]): Promise<unknown>
 }
@@ -32,6 +34,7 @@ export function hostApi(h: HostContext): HostApi {
   const rest = async (method: string, path: unknown, query?: unknown, body?: unknown) => {
     if (typeof path !== 'string' || !path.startsWith('/rest/v1/'))
       throw badRequest('a classpath is a REST path: /rest/v1/...')
+    await h.mayAct()
     const q = query && typeof query === 'object' ? toQuery(query as Record<string, unknown>) : undefined
     const res = await dispatch(ctx, { method, path, query: q, body })
     if (res.status >= 400) {
@@ -54,6 +57,7 @@ export function hostApi(h: HostContext): HostApi {
     },
     emit: async (name, payload, objects) => {
       if (typeof name !== 'string' || !EVENT_NAME.test(name)) throw new Error('an event name is an identifier')
+      await h.mayAct()
       const event: PlatformEvent = {
         id: newId(),
         class: 'customevents',
@@ -68,16 +72,19 @@ export function hostApi(h: HostContext): HostApi {
       if (unstorable) throw new Error(`the payload cannot be kept (${unstorable})`)
       await deps.bus.publish(event)
     },
-    call: (code, params) => {
+    call: async (code, params) => {
       if (typeof code !== 'string' || code === '') throw new Error('call takes a script code')
+      await h.mayAct()
       return h.callNested(code, Array.isArray(params) ? params : [])
     },
-    http: (request) =>
-      scriptFetch(request, {
+    http: async (request) => {
+      await h.mayAct()
+      return scriptFetch(request, {
         allow: deps.config.script.httpAllow,
         timeoutMs: deps.config.script.httpTimeoutMs,
         maxBytes: deps.config.script.httpMaxBytes,
-      }),
+      })
+    },
     data: {
       read: (classpath, id, query) =>
         rest('GET', id === undefined || id === null ? classpath : record(classpath, id), query),

@@ -2,7 +2,8 @@
  * The service-task scheduler's step: every process with role `svc` looks for the runs due now
  * (task-schedule.ts decides when), and for its own site claims each one in the database (once per
  * task, period and site across the cluster and across restarts) and starts the task's script here as
- * a handler. `overlap: 0` skips a run while the task's previous run on this site still runs.
+ * a handler. `overlap: 0` skips a run while the task's previous run on this site still runs. Tasks
+ * of a blocked domain do not run.
  */
 import { claimRun, recentRunHandlers, recordRunHandler, releaseRun } from '~storage/task-runs'
 import { isoTime } from '../clock'
@@ -25,6 +26,9 @@ export async function startDueRuns(deps: Deps): Promise<number> {
   const svcSites = (await deps.nodes.list()).filter((n) => n.roles.includes('svc')).map((n) => n.site)
   let started = 0
   for (const domain of domains) {
+    // nothing starts in a blocked domain, nor in one whose deletion is under way
+    const info = await deps.access.domainInfo(domain)
+    if (!info || info.blocked) continue
     const tasks = (await db.read(() => repo.all(domain))) as unknown as Task[]
     const hours = await settingValue<WorkingHours>(deps, domain, 'working_hours')
     for (const task of tasks) {

@@ -61,6 +61,13 @@ export interface Kv {
   srem(key: string, ...members: string[]): Promise<number>
   smembers(key: string): Promise<string[]>
 
+  /**
+   * One step of a walk over the keys that start with `prefix` (Redis SCAN, so each step is short
+   * however many keys the store holds): start with cursor '0' and go on with the cursor answered
+   * until it is '0' again. A key may be answered twice.
+   */
+  scan(prefix: string, cursor: string): Promise<{ cursor: string; keys: string[] }>
+
   /** Sorted set: members ordered by score (ascending), ties by member. */
   zadd(key: string, score: number, member: string): Promise<void>
   zrem(key: string, ...members: string[]): Promise<number>
@@ -97,4 +104,16 @@ export interface Kv {
   /** An exclusive lock with a lifetime, or null when someone else holds it. */
   lock(name: string, ttlMs: number): Promise<Lock | null>
   close(): Promise<void>
+}
+
+/** Deletes every key that starts with `prefix` (what is left of something that is gone); answers how many. */
+export async function delPrefix(kv: Kv, prefix: string): Promise<number> {
+  let deleted = 0
+  let cursor = '0'
+  do {
+    const step = await kv.scan(prefix, cursor)
+    if (step.keys.length) deleted += await kv.del(...step.keys)
+    cursor = step.cursor
+  } while (cursor !== '0')
+  return deleted
 }

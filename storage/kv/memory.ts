@@ -109,6 +109,15 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
     async smembers(key) {
       return [...(typed(key, isSet) ?? [])]
     },
+    async scan(start, _cursor) {
+      // one step answers them all: nothing here is slow enough to split
+      const keys: string[] = []
+      for (const full of [...data.keys()]) {
+        const key = full.slice(prefix.length)
+        if (full.startsWith(prefix + start) && live(key)) keys.push(key)
+      }
+      return { cursor: '0', keys }
+    },
     async zadd(key, score, member) {
       const z = typed(key, isZset) ?? new Map<string, number>()
       z.set(member, score)

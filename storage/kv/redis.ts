@@ -24,6 +24,11 @@ const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return red
 /** Sets the lock's lifetime (ARGV[2] ms) only while it still holds the caller's token. */
 const EXTEND_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`
 
+/** Keys SCAN looks at per step: one step stays well within the call timeout. */
+const SCAN_COUNT = 1000
+/** A literal prefix in a SCAN MATCH pattern (KV_PREFIX may hold anything). */
+const globEscaped = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&')
+
 /** What node-redis answers to XREADGROUP (RESP2): one item per stream, or null when nothing was read. */
 type StreamsReply = { name: string; messages: { id: string; message: Record<string, string> }[] }[] | null
 
@@ -93,6 +98,10 @@ export async function createRedisKv(url: string, options: RedisKvOptions = {}): 
     sadd: (key, ...members) => client.sAdd(k(key), members),
     srem: (key, ...members) => client.sRem(k(key), members),
     smembers: (key) => client.sMembers(k(key)),
+    async scan(start, cursor) {
+      const step = await client.scan(cursor, { MATCH: `${globEscaped(k(start))}*`, COUNT: SCAN_COUNT })
+      return { cursor: String(step.cursor), keys: step.keys.map((key) => String(key).slice(prefix.length)) }
+    },
     async zadd(key, score, member) {
       await client.zAdd(k(key), { score, value: member })
     },

@@ -4,7 +4,7 @@
 // bounded deadline (the memory store's clock checks the exact millisecond instead).
 import { afterAll, describe, expect, test } from 'bun:test'
 import { ManualClock } from '~/clock'
-import { type Kv, KvUnavailable, type Lock } from '~storage/kv/kv'
+import { delPrefix, type Kv, KvUnavailable, type Lock } from '~storage/kv/kv'
 import { createMemoryKv } from '~storage/kv/memory'
 import { createRedisKv } from '~storage/kv/redis'
 import { ownRedisServer, testRedisKv } from '../helpers/redis'
@@ -93,6 +93,24 @@ for (const [name, make] of subjects) {
       expect(await kv.mget(['a', 'nope', 'b'])).toEqual(['1', null, '2'])
       expect(await kv.del('a', 'nope')).toBe(1)
       expect(await kv.get('a')).toBeNull()
+    })
+
+    test('scan walks the keys of a prefix, glob characters taken literally; delPrefix deletes them', async () => {
+      await kv.set('gone:[1]*:a', '1')
+      await kv.sadd('gone:[1]*:set', 'x')
+      await kv.set('gone:[1]?:b', '2')
+      await kv.set('gone:other', '3')
+      const seen = new Set<string>()
+      let cursor = '0'
+      do {
+        const step = await kv.scan('gone:[1]*:', cursor)
+        for (const key of step.keys) seen.add(key)
+        cursor = step.cursor
+      } while (cursor !== '0')
+      expect([...seen].sort()).toEqual(['gone:[1]*:a', 'gone:[1]*:set'])
+      expect(await delPrefix(kv, 'gone:[1]*:')).toBe(2)
+      expect(await kv.mget(['gone:[1]*:a', 'gone:[1]?:b', 'gone:other'])).toEqual([null, '2', '3'])
+      expect(await kv.smembers('gone:[1]*:set')).toEqual([])
     })
 
     test('values with a lifetime expire; expire and ttl', async () => {
