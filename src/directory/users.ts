@@ -6,7 +6,7 @@ import type { Deps } from '../deps'
 import { COMMON_FIELDS, type DocOf, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
 import { NIL_UUID } from '../ids'
 import { checkPasswordPolicy } from '../identity/password-policy'
-import { hashPassword } from '../identity/passwords'
+import { credentialMark, hashPassword } from '../identity/passwords'
 import { groups } from './groups'
 import { requireIds, requireRoles } from './maintain'
 import { refreshCaches } from './refresh'
@@ -74,12 +74,20 @@ export const users = defineEntity({
           u.ctx.deps.log.info('sessions ended', { domain, user: id, reason: 'account deleted', by: u.ctx.actor.name })
         })
       else if (change.before && change.input?.pwd !== undefined) {
-        const keep = u.ctx.session?.id
+        const own = u.ctx.session
+        const keep = own?.id
         const by = u.ctx.actor
         u.afterCommit(`log-password:${domain}:${id}`, () =>
           u.ctx.deps.log.info('password changed', { domain, user: id, by: by.id === id ? 'the user' : by.name }),
         )
-        u.afterCommit(`end-sessions:${domain}:${id}:but:${keep}`, () => sessions.destroyUser(domain, id, keep))
+        u.afterCommit(`end-sessions:${domain}:${id}:but:${keep}`, async () => {
+          await sessions.destroyUser(domain, id, keep)
+          // the account's own session that stays now stands on the new password: sessions copied from it live
+          if (own && own.homeDomainId === domain && own.userId === id) {
+            const hidden = await repo(users.table).getHidden(domain, id)
+            await sessions.update(own.id, { cred: credentialMark(hidden?.pwd_hash as string | null | undefined) })
+          }
+        })
       }
     },
   },

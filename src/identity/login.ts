@@ -5,10 +5,10 @@
  */
 import type { Deps } from '../deps'
 import { findDomainByName, findMasterDomain, isBlocked, isMasterDomain, type StoredDomain } from '../directory/domains'
-import { findAccount } from '../directory/users'
+import { findAccount, type StoredAccount, users } from '../directory/users'
 import { forbidden } from '../errors'
 import { settingValue } from '../settings/settings'
-import { verifyPassword } from './passwords'
+import { credentialMark, verifyPassword } from './passwords'
 import type { NewSession, Session } from './sessions'
 
 export interface Credentials {
@@ -25,7 +25,7 @@ export async function checkCredentials(deps: Deps, c: Credentials, kind: Session
   const valid = await verifyPassword(c.pwd, account?.pwdHash)
   if (!domain || !account || !valid) return null
   if (isBlocked(domain)) throw forbidden(`domain ${domain.name} is blocked`)
-  return sessionOf(domain, account.doc, kind)
+  return sessionOf(domain, account, kind)
 }
 
 /**
@@ -45,14 +45,31 @@ export async function checkToken(deps: Deps, token: string, kind: Session['kind'
     if (typeof name !== 'string' || typeof login !== 'string') return null
     const domain = await findDomainByName(deps, name.toLowerCase())
     const account = domain && !isBlocked(domain) ? await findAccount(deps, domain.id, login) : null
-    return domain && account ? sessionOf(domain, account.doc, kind) : null
+    return domain && account ? sessionOf(domain, account, kind) : null
   } catch (err) {
     deps.log.warn('token login script failed', { error: String(err) })
     return null
   }
 }
 
-function sessionOf(domain: StoredDomain, user: Record<string, unknown>, kind: Session['kind']): NewSession {
+/**
+ * Starts a session, or null when what it was granted on went while it was made. A password change
+ * (or the account's deletion) ends the account's sessions after its commit, from their index: a
+ * session indexed later would outlive it. So once this one is indexed, the account is read again,
+ * and the session ends if the account is gone or its password is no longer the one checked (for a
+ * session copied from another, the one checked for that).
+ */
+export function startSession(deps: Deps, data: NewSession): Promise<Session | null> {
+  return deps.sessions.create(data, async () => {
+    const hidden = await deps.repo(users.table).getHidden(data.homeDomainId, data.userId)
+    if (!hidden) return false
+    // copied from a session made before sessions held the mark: nothing to compare
+    return data.cred === undefined || credentialMark(hidden.pwd_hash as string | null) === data.cred
+  })
+}
+
+function sessionOf(domain: StoredDomain, account: StoredAccount, kind: Session['kind']): NewSession {
+  const user = account.doc as Record<string, unknown>
   return {
     kind,
     userId: user.id as string,
@@ -63,5 +80,6 @@ function sessionOf(domain: StoredDomain, user: Record<string, unknown>, kind: Se
     domainId: domain.id,
     domainName: domain.name,
     isMaster: isMasterDomain(domain),
+    cred: credentialMark(account.pwdHash),
   }
 }

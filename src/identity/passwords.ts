@@ -1,4 +1,5 @@
 /** Password hashing: argon2id at the OWASP-recommended cost (19 MiB, 2 passes), about 50 ms here. */
+import { createHash } from 'node:crypto'
 
 const OPTIONS = { algorithm: 'argon2id', memoryCost: 19456, timeCost: 2 } as const
 
@@ -16,6 +17,14 @@ export async function verifyPassword(pwd: string, hash: string | null | undefine
     return false
   }
   return Bun.password.verify(pwd, hash)
+}
+
+/** A short digest of a password hash (none: no password), kept in sessions to tell that the password changed. */
+export function credentialMark(hash: string | null | undefined): string {
+  return createHash('sha256')
+    .update(hash ?? '')
+    .digest('base64url')
+    .slice(0, 16)
 }
 
 /** A readable random password for generated accounts (the first administrator). */

@@ -9,7 +9,7 @@ import { credentialOf, sessionFor } from './authenticate'
 import { beginSignIn } from './brute-force'
 import { cookieRules, deletedSessionCookie, sessionCookie } from './cookies'
 import { currentSession, reachableDomains } from './current'
-import { checkCredentials, checkToken } from './login'
+import { checkCredentials, checkToken, startSession } from './login'
 import type { NewSession, Session } from './sessions'
 
 const field = v.pipe(v.string(), v.maxLength(1024))
@@ -72,7 +72,8 @@ export const createSession = defineRoute({
           throw unauthorized('invalid domain, login or password')
         }
       }
-      const session = await req.deps.sessions.create(data)
+      const session = await startSession(req.deps, data)
+      if (!session) throw unauthorized('the account changed while signing in')
       if (kind === 'token') return { session_token: session.id }
       req.cookies.push(cookieFor(req, session))
       return undefined
@@ -111,18 +112,15 @@ export const switchDomain = defineRoute({
     if (!target) throw forbidden(`domain ${name} is not among the domains of this session`)
     const domain = await findDomainByName(req.deps, target.domain)
     if (!domain) throw forbidden(`domain ${name} no longer exists`)
-    const moved: NewSession = {
-      ...session,
-      domainId: domain.id,
-      domainName: domain.name,
-      isMaster: isMasterDomain(domain),
-    }
+    const place = { domainId: domain.id, domainName: domain.name, isMaster: isMasterDomain(domain) }
     if (session.kind === 'token') {
       // the client keeps its token; only what it names changes
-      await req.deps.sessions.replace({ ...session, ...moved })
+      if (!(await req.deps.sessions.update(session.id, place))) throw unauthorized('no current session')
       return undefined
     }
-    const next = await req.deps.sessions.create(moved)
+    const { id: _id, created: _c, touched: _t, ...rest } = session
+    const next = await startSession(req.deps, { ...rest, ...place })
+    if (!next) throw unauthorized('the account changed while switching domain')
     await req.deps.sessions.destroy(session.id)
     req.cookies.push(cookieFor(req, next))
     return undefined

@@ -50,6 +50,11 @@ export interface Kv {
   /** Stores a value; with ttlMs it expires after that many milliseconds. */
   set(key: string, value: string, ttlMs?: number): Promise<void>
   del(...keys: string[]): Promise<number>
+  /**
+   * Compare-and-set: replaces the value only while it is still `expected`, with a lifetime of ttlMs
+   * (without, the key keeps its remaining one). False when it was not: changed, deleted or expired.
+   */
+  swap(key: string, expected: string, value: string, ttlMs?: number): Promise<boolean>
   /** Sets a new lifetime; false when the key does not exist. */
   expire(key: string, ttlMs: number): Promise<boolean>
   /** Remaining lifetime in ms; -1 without expiry, -2 when the key does not exist. */

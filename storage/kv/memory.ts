@@ -73,6 +73,11 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
       for (const k of keys) if (live(k) && data.delete(prefix + k)) n++
       return n
     },
+    async swap(key, expected, value, ttlMs) {
+      if (typed(key, isString) !== expected) return false
+      put(key, value, ttlMs, true)
+      return true
+    },
     async expire(key, ttlMs) {
       const e = live(key)
       if (!e) return false

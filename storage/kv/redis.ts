@@ -23,6 +23,10 @@ const backoff = (retries: number) => Math.min(50 * 2 ** retries, 1000)
 const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`
 /** Sets the lock's lifetime (ARGV[2] ms) only while it still holds the caller's token. */
 const EXTEND_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`
+/** Sets KEYS[1] to ARGV[2] only while it holds ARGV[1]; with a lifetime of ARGV[3] ms, or keeping its own without. */
+const SWAP_SCRIPT = `if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[3] then redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) else redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL') end
+return 1`
 
 /** Keys SCAN looks at per step: one step stays well within the call timeout. */
 const SCAN_COUNT = 1000
@@ -85,6 +89,10 @@ export async function createRedisKv(url: string, options: RedisKvOptions = {}): 
     },
     async del(...keys) {
       return keys.length ? client.del(keys.map(k)) : 0
+    },
+    async swap(key, expected, value, ttlMs) {
+      const args = ttlMs === undefined ? [expected, value] : [expected, value, String(ttlMs)]
+      return Number(await client.eval(SWAP_SCRIPT, { keys: [k(key)], arguments: args })) === 1
     },
     async expire(key, ttlMs) {
       return (await client.pExpire(k(key), ttlMs)) === 1

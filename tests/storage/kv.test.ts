@@ -128,6 +128,23 @@ for (const [name, make] of subjects) {
       expect(await kv.get('long')).toBe('x')
     })
 
+    test('swap sets only over the expected value, with a new lifetime or keeping its own', async () => {
+      expect(await kv.swap('sw', 'a', 'b', LONG_MS)).toBe(false) // nothing there: nothing written
+      expect(await kv.get('sw')).toBeNull()
+      await kv.set('sw', 'a', LONG_MS)
+      expect(await kv.swap('sw', 'other', 'b', LONG_MS)).toBe(false)
+      expect(await kv.swap('sw', 'a', 'b', 3 * LONG_MS)).toBe(true)
+      expect(await kv.get('sw')).toBe('b')
+      expect(await kv.ttl('sw')).toBeGreaterThan(LONG_MS) // the new lifetime
+      expect(await kv.swap('sw', 'b', 'c')).toBe(true)
+      expect(await kv.ttl('sw')).toBeGreaterThan(LONG_MS) // kept
+      await kv.set('sw-short', 'x', SHORT_MS)
+      expect(await kv.swap('sw-short', 'x', 'y')).toBe(true)
+      await s.outlive(SHORT_MS, async () => (await kv.get('sw-short')) === null)
+      expect(await kv.swap('sw-short', 'y', 'z')).toBe(false) // expired is gone
+      expect(await kv.get('sw-short')).toBeNull()
+    })
+
     test('incr with a lifetime: the first increment starts the window, later ones keep it', async () => {
       expect(await kv.incr('c', LONG_MS)).toBe(1)
       expect(await kv.incr('c', 3 * LONG_MS)).toBe(2)
