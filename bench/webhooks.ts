@@ -4,7 +4,8 @@
  * `subscr` channel's subscription. Reports throughput (N events ingested in batches of 100; deliveries
  * per second from the first arrival to the last, received / expected) and latency (events sent one
  * at a time at a modest rate; ingest request sent -> delivery received, one clock), then the
- * throughput of the same receiver while another, answering in 200 ms, has a backlog of 2,000.
+ * throughput of the same receiver while another, answering in 200 ms, has a backlog of 2,000, and
+ * the deliveries of journal changes (N extobj creates, 32 in flight, to a modelevents subscription).
  * `bun bench/webhooks.ts [events]` (default 20000); `npm run bench` runs it after bench/scripts.ts.
  * BENCH_WEBHOOK_RATE and BENCH_WEBHOOK_SECONDS set the latency run (default 50/s for 10 s),
  * BENCH_WEBHOOK_WAIT the seconds to wait for the last deliveries (default 120). BENCH_CPU_PROF=<dir>
@@ -28,10 +29,12 @@ const receiver = Bun.serve({
   port: 0,
   async fetch(req) {
     const at = performance.now()
-    const { data } = (await req.json()) as { data: { n: number } }
-    if (data.n < phase.from || data.n >= phase.to) return new Response(null, { status: 204 })
-    if (arrivals.has(data.n)) duplicates++
-    else arrivals.set(data.n, at)
+    // an ingested event carries n in its data; a journal change in the new value of its extobj
+    const { data } = (await req.json()) as { data: { n?: number; new?: { value?: { n?: number } } } }
+    const n = data.n ?? data.new?.value?.n ?? -1
+    if (n < phase.from || n >= phase.to) return new Response(null, { status: 204 })
+    if (arrivals.has(n)) duplicates++
+    else arrivals.set(n, at)
     return new Response(null, { status: 204 })
   },
 })
@@ -135,7 +138,32 @@ try {
   await waitFor(count)
   const latencies = [...arrivals].map(([n, at]) => at - sentAt.get(n)!).sort((a, b) => a - b)
 
-  // 3. beside a slow receiver: its backlog first, then events for the fast one
+  // 3. journal changes: creates (32 in flight) whose changes a subscription of the fast receiver's
+  // channel takes, enqueued by the webhook-enqueue worker from its journal cursor
+  const JOURNAL = 3_000_000
+  arrivals.clear()
+  phase = { from: JOURNAL, to: JOURNAL + EVENTS }
+  await call(
+    'POST',
+    '/service/webhooks',
+    { events: ['modelevents.data_changed'], objects: ['extobj'], expires: 86400 },
+    channel.token_local as string,
+  )
+  const journalStart = performance.now()
+  let made = 0
+  const creator = async () => {
+    while (made < EVENTS) await call('POST', '/reference/extobjs', { type: 'bench', value: { n: JOURNAL + made++ } })
+  }
+  await Promise.all(Array.from({ length: 32 }, creator))
+  const createdAt = performance.now()
+  await waitFor(EVENTS)
+  const journalTimes = [...arrivals.values()].sort((a, b) => a - b)
+  const journalSpan = journalTimes.length > 1 ? (journalTimes.at(-1)! - journalTimes[0]!) / 1000 : 0
+  const journalPerSecond = journalSpan > 0 ? (journalTimes.length - 1) / journalSpan : 0
+  const journalAfter = journalTimes.length ? (journalTimes.at(-1)! - createdAt) / 1000 : 0
+  const createSeconds = (createdAt - journalStart) / 1000
+
+  // 4. beside a slow receiver: its backlog first, then events for the fast one
   const BESIDE = 2_000_000
   arrivals.clear()
   phase = { from: BESIDE, to: BESIDE + BESIDE_EVENTS }
@@ -167,6 +195,9 @@ try {
   )
   console.log(
     `| beside a slow receiver | ${BESIDE_EVENTS} | ${arrivals.size}/${BESIDE_EVENTS} (${((100 * arrivals.size) / BESIDE_EVENTS).toFixed(2)} %) | ${besidePerSecond.toFixed(0)} | | | ${SLOW_EVENTS} events for a receiver answering in ${SLOW_MS} ms were queued first (${slowArrivals} of them delivered by the end); ingest of these -> last arrival ${besideEnd.toFixed(1)} s |`,
+  )
+  console.log(
+    `| journal changes | ${EVENTS} | ${arrivals.size}/${EVENTS} (${((100 * arrivals.size) / EVENTS).toFixed(2)} %) | ${journalPerSecond.toFixed(0)} | | | ${EVENTS} extobj creates in ${createSeconds.toFixed(1)} s (32 in flight); last arrival ${journalAfter.toFixed(1)} s after the last create answered |`,
   )
 } finally {
   await service.stop()
