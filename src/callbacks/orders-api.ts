@@ -4,6 +4,7 @@
  * they reach is limited to the caller's own SIP accounts by orders.ts, not by a role.
  */
 import { badRequest } from '../errors'
+import { ifMatchDoc } from '../http/if-match'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
 import { DATE } from '../model/records'
@@ -28,7 +29,11 @@ export const callbackList = userRoute((req) =>
   listOrders(req.ctx, req.uuidParam('account'), req.params.date === undefined ? null : dateParam(req), req.query),
 )
 export const callbackRead = userRoute((req) => readOrder(req.ctx, req.uuidParam('account'), order(req), req.query))
+/** If-Match, as for any record: checked on the stored order inside the write's transaction. */
+const ifMatch = (req: Req) => ifMatchDoc(req, `callback order ${req.params.id}`)
 export const callbackPatch = userRoute(async (req) =>
-  patchOrder(req.ctx, req.uuidParam('account'), order(req), await req.json()),
+  patchOrder(req.ctx, req.uuidParam('account'), order(req), await req.json(), ifMatch(req)),
 )
-export const callbackDelete = userRoute((req) => deleteOrder(req.ctx, req.uuidParam('account'), order(req)))
+export const callbackDelete = userRoute((req) =>
+  deleteOrder(req.ctx, req.uuidParam('account'), order(req), ifMatch(req)),
+)

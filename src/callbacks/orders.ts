@@ -16,7 +16,15 @@ import { CALLBACK_REQUESTS } from '../model/builtin'
 import type { ClassModel } from '../model/class-model'
 import { validateRecord } from '../model/properties'
 import type { PushTarget } from '../ws/collections'
-import { changeRecord, deleteRecord, listRecords, readRecord, type Scope, type Target } from '../model/records'
+import {
+  changeRecord,
+  deleteRecord,
+  listRecords,
+  type RecordCheck,
+  readRecord,
+  type Scope,
+  type Target,
+} from '../model/records'
 
 type Query = Record<string, string | undefined>
 
@@ -102,7 +110,13 @@ export async function readOrder(ctx: Ctx, accountId: string, t: Target & { id: s
 }
 
 /** PATCH `{status}`: only the status changes, and only forward (new → viewed → done, or new → done). */
-export async function patchOrder(ctx: Ctx, accountId: string, t: Target & { id: string }, body: unknown) {
+export async function patchOrder(
+  ctx: Ctx,
+  accountId: string,
+  t: Target & { id: string },
+  body: unknown,
+  check?: RecordCheck,
+) {
   const input = bodyObject(body)
   const other = Object.keys(input).find((k) => k !== 'status' && k !== 'id') // id: checked to be the same
   if (other !== undefined) throw badRequest(`${other}: only the status of a callback order can change`, other)
@@ -117,10 +131,10 @@ export async function patchOrder(ctx: Ctx, accountId: string, t: Target & { id: 
     }
     return next
   }
-  return changeRecord(ctx, box.model, t, input, make, scope)
+  return changeRecord(ctx, box.model, t, input, make, scope, check)
 }
 
-export async function deleteOrder(ctx: Ctx, accountId: string, t: Target & { id: string }) {
+export async function deleteOrder(ctx: Ctx, accountId: string, t: Target & { id: string }, check?: RecordCheck) {
   const box = await boxOf(ctx, accountId)
-  await deleteRecord(ctx, box.model, t, reachable(box, t.id))
+  await deleteRecord(ctx, box.model, t, reachable(box, t.id), check)
 }

@@ -176,6 +176,24 @@ describe('one order', () => {
     const masked = await t.call('GET', `${base(annAccount)}/${DAY}/${o.id}?mask=status`, { token: ann })
     expect(masked.body).toEqual({ status: 'new' })
   })
+
+  test('PATCH and DELETE honour If-Match: a stale tag is a 412 naming it, and nothing changes', async () => {
+    const placed = await placeOrder('101', `${NEXT_DAY}T08:00:00.000Z`)
+    const path = `${base(annAccount)}/${NEXT_DAY}/${placed.id}`
+    const read = await t.call('GET', path, { token: ann })
+    const tag = read.headers.get('etag')!
+    expect(tag).toBeTruthy()
+    const stale = { 'if-match': '"stale"' }
+    const refused = await t.call('PATCH', path, { token: ann, body: { status: 'viewed' }, headers: stale })
+    expect([refused.status, refused.body.error_details]).toEqual([412, { field: 'If-Match' }])
+    expect((await t.call('DELETE', path, { token: ann, headers: stale })).status).toBe(412)
+    expect((await t.call('GET', path, { token: ann })).body.status).toBe('new')
+    const ok = await t.call('PATCH', path, { token: ann, body: { status: 'viewed' }, headers: { 'if-match': tag } })
+    expect([ok.status, ok.body.status]).toEqual([200, 'viewed'])
+    // the tag read before the change no longer holds
+    expect((await t.call('DELETE', path, { token: ann, headers: { 'if-match': tag } })).status).toBe(412)
+    expect((await t.call('DELETE', path, { token: ann })).status).toBe(204)
+  })
 })
 
 describe("another user's account and orders", () => {
