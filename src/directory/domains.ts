@@ -85,6 +85,8 @@ export interface StoredDomain {
 }
 
 export const isMasterDomain = (d: StoredDomain) => d.parentId === ''
+/** When the domain was created (ext.ct): a domain created again with the same id is another one. */
+export const domainCreated = (d: StoredDomain) => String((d.doc.ext as { ct?: unknown } | undefined)?.ct ?? '')
 export const isBlocked = (d: StoredDomain) => (d.doc.opts as Doc | undefined)?.isblocked === true
 
 const stored = (row: { domain: string; doc: Doc }): StoredDomain => ({

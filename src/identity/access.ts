@@ -7,7 +7,7 @@ import type { Kv } from '~storage/kv/kv'
 import type { Clock } from '../clock'
 import type { Store } from '../deps'
 import { usersCaches } from '../directory/caches-api'
-import { findDomainById, isBlocked, isMasterDomain } from '../directory/domains'
+import { domainCreated, findDomainById, isBlocked, isMasterDomain } from '../directory/domains'
 import { roles } from '../directory/roles'
 import { type DomainCache, DomainCaches } from '../domain-cache'
 import { chainOf } from '../entities/tree'
@@ -106,7 +106,7 @@ export class AccessCache {
         isMaster: isMasterDomain(d),
         blocked: isBlocked(d),
         solution: (d.doc.solution as string | undefined) ?? 'platform',
-        created: String((d.doc.ext as { ct?: unknown } | undefined)?.ct ?? ''),
+        created: domainCreated(d),
       }
     })
   }

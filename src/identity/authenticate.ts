@@ -93,7 +93,10 @@ export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
   // cached answers come without a promise, and are not awaited: an await costs a point read more than the lookup
   const info = access.domainInfo(ctx.domain)
   const domain = info instanceof Promise ? await info : info
-  if (!domain) throw unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
+  // a domain deleted and created again with the same id is not the session's
+  const another = ctx.session?.domainCreated !== undefined && ctx.session.domainCreated !== domain?.created
+  if (!domain || another)
+    throw unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
   const roleList = ctx.session ? access.sessionRoles(ctx.session) : ctx.roles
   const roles = roleList instanceof Promise ? await roleList : roleList
   const superuser = ctx.session ? ctx.session.homeIsMaster && roles.includes('admin') : ctx.actor.type === 'system'

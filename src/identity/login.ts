@@ -4,7 +4,14 @@
  * the same to the caller.
  */
 import type { Deps } from '../deps'
-import { findDomainByName, findMasterDomain, isBlocked, isMasterDomain, type StoredDomain } from '../directory/domains'
+import {
+  domainCreated,
+  findDomainByName,
+  findMasterDomain,
+  isBlocked,
+  isMasterDomain,
+  type StoredDomain,
+} from '../directory/domains'
 import { findAccount, type StoredAccount, users } from '../directory/users'
 import { forbidden } from '../errors'
 import { settingValue } from '../settings/settings'
@@ -80,6 +87,7 @@ function sessionOf(domain: StoredDomain, account: StoredAccount, kind: Session['
     domainId: domain.id,
     domainName: domain.name,
     isMaster: isMasterDomain(domain),
+    domainCreated: domainCreated(domain),
     cred: credentialMark(account.pwdHash),
   }
 }

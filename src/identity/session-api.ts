@@ -4,7 +4,7 @@ import { validate } from '../entities/validate'
 import { badRequest, forbidden, unauthorized } from '../errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
-import { findDomainByName, isMasterDomain } from '../directory/domains'
+import { domainCreated, findDomainByName, isMasterDomain } from '../directory/domains'
 import { credentialOf, sessionFor } from './authenticate'
 import { beginSignIn } from './brute-force'
 import { cookieRules, deletedSessionCookie, sessionCookie } from './cookies'
@@ -112,7 +112,12 @@ export const switchDomain = defineRoute({
     if (!target) throw forbidden(`domain ${name} is not among the domains of this session`)
     const domain = await findDomainByName(req.deps, target.domain)
     if (!domain) throw forbidden(`domain ${name} no longer exists`)
-    const place = { domainId: domain.id, domainName: domain.name, isMaster: isMasterDomain(domain) }
+    const place = {
+      domainId: domain.id,
+      domainName: domain.name,
+      isMaster: isMasterDomain(domain),
+      domainCreated: domainCreated(domain),
+    }
     if (session.kind === 'token') {
       // the client keeps its token; only what it names changes
       if (!(await req.deps.sessions.update(session.id, place))) throw unauthorized('no current session')

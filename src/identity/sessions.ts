@@ -22,6 +22,11 @@ export interface Session {
   domainId: string
   domainName: string
   isMaster: boolean
+  /**
+   * When that domain was created: a domain deleted and created again with the same id is another
+   * one, where the session does not act (absent on sessions made before this was kept).
+   */
+  domainCreated?: string
   created: number
   /** When the lifetime was last extended. */
   touched: number

@@ -129,7 +129,9 @@ export class WsHub {
   private async refusal(session: Session): Promise<ApiError | null> {
     const { access } = this.deps
     const domain = await access.domainInfo(session.domainId)
-    if (!domain) return unauthorized('the domain of this session no longer exists')
+    // a domain deleted and created again with the same id is not the session's
+    if (!domain || (session.domainCreated !== undefined && session.domainCreated !== domain.created))
+      return unauthorized('the domain of this session no longer exists')
     if (!domain.blocked) return null
     return blockedFor(domain, session.homeIsMaster && (await access.sessionRoles(session)).includes('admin'))
   }

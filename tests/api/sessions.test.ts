@@ -129,6 +129,27 @@ describe('the current session', () => {
     expect(current.body).toMatchObject({ user_id: carl.body.id, login: 'carl.old', name: 'Carl', tags: [] })
   })
 
+  test('a session switched into a domain that is deleted and created again with its id does not act in the new one', async () => {
+    const master = (await login({ domain: 'master', login: 'admin', pwd: ADMIN_PASSWORD, session_type: 'token' })).body
+      .session_token as string
+    const id = '0192a3b4-0000-7000-8000-0000000d0e1d'
+    const create = () =>
+      t.call('POST', '/rest/v1/domain/domains', { token: master, body: { id, name: 'reborn.master' } })
+    expect((await create()).status).toBe(200)
+    const switched = (await login({ domain: 'master', login: 'admin', pwd: ADMIN_PASSWORD, session_type: 'token' }))
+      .body.session_token as string
+    expect(
+      (await t.call('PATCH', '/rest/v1/iam/sessions/current', { token: switched, body: { domain: 'reborn.master' } }))
+        .status,
+    ).toBe(204)
+    expect((await t.call('GET', '/rest/v1/reference/extobjs', { token: switched })).status).toBe(200)
+    expect((await t.call('DELETE', `/rest/v1/domain/domains/${id}`, { token: master })).status).toBe(204)
+    t.clock.advance(1000) // another creation time
+    expect((await create()).status).toBe(200)
+    const after = await t.call('GET', '/rest/v1/reference/extobjs', { token: switched })
+    expect([after.status, after.body.error_message]).toEqual([401, 'the domain of this session no longer exists'])
+  })
+
   test('without a session: 401 body', async () => {
     const res = await t.call('GET', '/rest/v1/iam/sessions/current')
     expect(res.status).toBe(401)
