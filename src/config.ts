@@ -6,7 +6,7 @@ import * as v from 'valibot'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { login } from './directory/schemas'
-import { parseCidr } from './http/cidr'
+import { parseAddress, parseCidr } from './http/cidr'
 import { LOG_LEVELS, type LogLevel } from './log'
 import { type LicenceKey, parseLicenceKey } from './master/licence-key'
 
@@ -44,7 +44,18 @@ const licenceKey = v.pipe(
 
 export const EnvSchema = v.object({
   PORT: v.optional(integer(0, 65535), '8080'),
-  HOST: v.optional(v.string(), '127.0.0.1'),
+  HOST: v.optional(
+    v.pipe(
+      v.string(),
+      v.check(
+        (h) =>
+          parseAddress(h.replace(/^\[|\]$/g, '')) !== null ||
+          (!/^[\d.]+$/.test(h) && /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(h)),
+        'must be an IP address or a host name',
+      ),
+    ),
+    '127.0.0.1',
+  ),
   DATA_DIR: v.optional(v.string(), './data'),
   LIBSQL_URL: v.optional(
     v.pipe(v.string(), v.regex(/^(file:|libsql:|https?:|wss?:)/, 'must start with file:, libsql:, http(s): or ws(s):')),

@@ -47,9 +47,12 @@ export function ensureDataDir(dir: string): void {
   }
 }
 
-/** A listener that could not open its port. */
+/** A listener that could not open its port, named by the setting at fault. */
 export function listenError(host: string, port: number, err: unknown): StartError {
   const text = `${(err as { code?: string })?.code ?? ''} ${(err as Error)?.message ?? err}`
-  const why = /in use|EADDRINUSE/i.test(text) ? 'the port is in use' : text.trim()
-  return new StartError('PORT', `cannot listen on ${host}:${port}: ${why}`)
+  if (/in use|EADDRINUSE/i.test(text))
+    return new StartError('PORT', `cannot listen on ${host}:${port}: the port is in use`)
+  // a port this process may not take is PORT's fault; an address it cannot listen at is HOST's
+  const setting = /EACCES|permission/i.test(text) ? 'PORT' : 'HOST'
+  return new StartError(setting, `cannot listen on ${host}:${port}: ${text.trim()}`)
 }

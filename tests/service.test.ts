@@ -87,8 +87,12 @@ test('values of the right type that cannot work are refused too, naming the vari
     ['ADMIN_LOGIN', 'bad login/ü'],
     ['SCRIPT_HTTP_ALLOW', 'api.example.com,not a host!'],
     ['SCRIPT_HTTP_ALLOW', '10.0.0.0/99'],
+    ['HOST', '999.1.1.1'],
+    ['HOST', 'not a host!'],
   ]
   for (const [name, value] of bad) expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}`))
+  for (const host of ['0.0.0.0', '::', '[::1]', 'localhost', 'svc-1.example.com'])
+    expect(loadConfig({ HOST: host }).host).toBe(host)
   const allow = 'api.example.com, *.example.org,10.0.0.0/8,::1'
   expect(loadConfig({ SCRIPT_HTTP_ALLOW: allow, PUBLIC_URL: 'https://p.example.com' }).script.httpAllow).toEqual([
     'api.example.com',

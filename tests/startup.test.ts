@@ -63,6 +63,12 @@ test.each(['on', 'off'])('a port in use (GATEWAY=%s): the line names PORT, exit 
   }
 })
 
+test.each(['on', 'off'])('an address this machine does not have (GATEWAY=%s): the line names HOST', async (gateway) => {
+  const r = await start({ HOST: '192.0.2.1', PORT: '0', GATEWAY: gateway })
+  expect(r.code).toBe(2)
+  expect(r.stderr).toStartWith('cannot start: HOST: cannot listen on 192.0.2.1:0')
+})
+
 test('WORKERS=2 on a port another process holds with SO_REUSEPORT: refused, not shared', async () => {
   // SO_REUSEPORT alone would let the service bind beside it and take half its connections
   const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, reusePort: true, socket: { data() {} } } as never)

@@ -1,11 +1,14 @@
 /** Routes of /rest/v1/master/license (master domain only). */
-import { parseBoolParam } from '../http/list-query'
+import { parseBoolParam, refuseUnknownParams } from '../http/list-query'
 import { defineRoute } from '../http/route'
 import { getLicence, installLicence } from './licence'
 
 export const getLicenceRoute = defineRoute({
   domainKind: 'master',
-  handle: (req) => getLicence(req.ctx, parseBoolParam(req.query.file, 'file')),
+  handle: (req) => {
+    refuseUnknownParams(req.query, ['file'])
+    return getLicence(req.ctx, parseBoolParam(req.query.file, 'file'))
+  },
 })
 
 export const postLicenceRoute = defineRoute({

@@ -42,6 +42,12 @@ describe('a fresh installation', () => {
     expect((await get('?file=false')).body).toEqual(res.body)
   })
 
+  test('another query parameter is a 400 naming it (a cache-buster starting with _ passes)', async () => {
+    const res = await get('?file=true&x=1')
+    expect([res.status, res.body.error_details]).toEqual([400, { field: 'x' }])
+    expect((await get('?_=1')).status).toBe(200)
+  })
+
   test('file is a boolean: another value is a 400 naming it', async () => {
     const res = await get('?file=yes')
     expect([res.status, res.body.error_details]).toEqual([400, { field: 'file' }])
