@@ -28,6 +28,8 @@ const cidrList = v.pipe(
     ),
   ),
 )
+/** A DNS name: dot-separated labels of letters, digits and inner hyphens. */
+const HOST_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i
 const url = v.pipe(v.string(), v.url('must be a URL'))
 const webUrl = v.pipe(url, v.regex(/^https?:\/\//i, 'must be an http:// or https:// URL'))
 const licenceKey = v.pipe(
@@ -48,9 +50,7 @@ export const EnvSchema = v.object({
     v.pipe(
       v.string(),
       v.check(
-        (h) =>
-          parseAddress(h.replace(/^\[|\]$/g, '')) !== null ||
-          (!/^[\d.]+$/.test(h) && /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(h)),
+        (h) => parseAddress(h.replace(/^\[|\]$/g, '')) !== null || (!/^[\d.]+$/.test(h) && HOST_NAME.test(h)),
         'must be an IP address or a host name',
       ),
     ),
@@ -158,9 +158,7 @@ export const EnvSchema = v.object({
         v.pipe(
           v.string(),
           v.check(
-            (a) =>
-              parseCidr(a) !== null ||
-              /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(a),
+            (a) => parseCidr(a) !== null || HOST_NAME.test(a.replace(/^\*\./, '')),
             'must be a comma list of host names, *.suffix or address blocks',
           ),
         ),

@@ -157,12 +157,6 @@ export function openEmbeddedDb(
   })
   const settled = () => groups.settled()
 
-  /** What a statement read with `all` or `get` answered; one that wrote (UPDATE ... RETURNING) committed on its own: counted. */
-  function counted<T>(sql: string, result: T): T {
-    if (commits && !conn.inTransaction && !isSelect(sql)) commits.committed()
-    return result
-  }
-
   /** A read kept until the next write of any connection. */
   function cached(sql: string, args: SqlValue[], list: boolean, read: () => Row | Row[] | undefined) {
     freshen()
@@ -185,8 +179,8 @@ export function openEmbeddedDb(
   function all(sql: string, args: SqlValue[] = []): Promise<Row[]> {
     if (!isSelect(sql)) return groups.enqueue(() => tx.all(sql, args))
     freshen()
-    reading(sql)
-    return call(() => counted(sql, prepare(sql).all(args) as Row[]))
+    beginSnapshot()
+    return call(() => prepare(sql).all(args) as Row[])
   }
 
   return {
@@ -195,8 +189,8 @@ export function openEmbeddedDb(
     get: (sql: string, args: SqlValue[] = []) => {
       if (!isSelect(sql)) return groups.enqueue(() => tx.get(sql, args))
       freshen()
-      reading(sql)
-      return call(() => counted(sql, prepare(sql).get(args) as Row | undefined))
+      beginSnapshot()
+      return call(() => prepare(sql).get(args) as Row | undefined)
     },
     run: (sql: string, args: SqlValue[] = []) => {
       const now = async () => {

@@ -8,9 +8,10 @@
  */
 
 import type { Registry } from 'prom-client'
+import { METHODS } from '../http/route'
 
-/** The methods the service serves; the label of every other one is `other`. */
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'LOOKUP', 'SYNC', 'CLEAR'])
+/** The methods the service serves (preflights included); the label of every other one is `other`. */
+const SERVED = new Set<string>([...METHODS, 'OPTIONS'])
 
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]
 
@@ -76,7 +77,7 @@ export class RequestMetrics {
   observe(route: string, rawMethod: string, status: number, seconds: number): void {
     // a label's values must stay few: any other method a client sends counts as `other` (each new
     // one added its own series, and an 8,000-character method 137 KB of them, before any sign-in)
-    const method = METHODS.has(rawMethod) ? rawMethod : 'other'
+    const method = SERVED.has(rawMethod) ? rawMethod : 'other'
     let methods = this.byRoute.get(route)
     if (!methods) this.byRoute.set(route, (methods = new Map()))
     let s = methods.get(method)

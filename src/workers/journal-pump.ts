@@ -7,7 +7,8 @@
  * was answered, the last 4 s later). Woken by every commit in this process; the schedule catches
  * commits of other processes.
  */
-import { journalAfter, journalCursor, moveJournalCursor } from '~storage/journal'
+import { type JournalChange, journalAfter, journalCursor, moveJournalCursor } from '~storage/journal'
+import type { Deps } from '../deps'
 import { dataChanged } from '../events/event'
 import type { Worker } from './runner'
 
@@ -20,17 +21,23 @@ export const journalPump: Worker = {
   wakeOn: ['journal'],
   lease: 'cluster',
   async step(deps, signal) {
-    const cursor = await journalCursor(deps.db, CURSOR)
-    // never past long work's uncommitted records (the read runs in the same turn as the check)
-    const busy = deps.longWork.idle()
-    if (busy) await busy
-    const changes = await journalAfter(deps.db, cursor, BATCH)
+    const changes = await committedAfter(deps, await journalCursor(deps.db, CURSOR), BATCH)
     // a pass that lost the cluster lease stops: another process pumps from the cursor on
     if (changes.length === 0 || signal.aborted) return 0
     await deps.bus.publishAll(changes.map(dataChanged))
     await moveJournalCursor(deps.db, CURSOR, changes.at(-1)!.seq)
     return changes.length
   },
+}
+
+/**
+ * The journal records after `cursor`, up to `limit`, never past long work's uncommitted ones: the
+ * read runs in the same turn as the check (what every consumer of the journal reads through).
+ */
+export async function committedAfter(deps: Deps, cursor: number, limit: number): Promise<JournalChange[]> {
+  const busy = deps.longWork.idle()
+  if (busy) await busy
+  return journalAfter(deps.db, cursor, limit)
 }
 
 /** Starts the cursor at the journal's end on a new database, so history is not replayed as news. */

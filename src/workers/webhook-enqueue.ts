@@ -7,10 +7,11 @@
  * pump before, lost the ones between publication and its own enqueueing when the process died.
  */
 import type { NewJob } from '~storage/queue'
-import { journalAfter, journalCursor, moveCursor } from '~storage/journal'
+import { journalCursor, moveCursor } from '~storage/journal'
 import { dataChanged } from '../events/event'
 import { deliveryJobs, enqueueDeliveries, WEBHOOK } from '../integration/deliveries'
 import { domainSubscriptions, type Subscription } from '../integration/webhooks'
+import { committedAfter } from './journal-pump'
 import type { Worker } from './runner'
 
 const CURSOR = 'webhooks'
@@ -22,11 +23,7 @@ export const webhookEnqueue: Worker = {
   wakeOn: ['journal'],
   lease: 'cluster',
   async step(deps, signal) {
-    const cursor = await startWebhookCursor(deps.db)
-    // never past long work's uncommitted records (the read runs in the same turn as the check)
-    const busy = deps.longWork.idle()
-    if (busy) await busy
-    const changes = await journalAfter(deps.db, cursor, BATCH)
+    const changes = await committedAfter(deps, await startWebhookCursor(deps.db), BATCH)
     // a pass that lost the cluster lease stops: another process goes on from the cursor
     if (changes.length === 0 || signal.aborted) return 0
     // a domain's subscriptions are read once a step

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type ServiceProcess, startProcess } from '../helpers/process'
+import { alive, type ServiceProcess, startProcess } from '../helpers/process'
 import { httpRequest, RawClient } from '../helpers/raw-http'
 import { TEST_REDIS_URL, testPrefix, testRedisKv } from '../helpers/redis'
 import { ADMIN_PASSWORD } from '../helpers/service'
@@ -264,15 +264,6 @@ describe('WORKERS=3', () => {
     expect(banned.map((r) => r.status)).toEqual([429, 429, 429])
     expect((await signIn('master', 'admin', ADMIN_PASSWORD, '127.0.0.10')).status).toBe(200)
   })
-
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0)
-      return true
-    } catch {
-      return false
-    }
-  }
 
   /** The pids of the app processes, from their node names (host name + pid by default). */
   async function appPids(): Promise<number[]> {

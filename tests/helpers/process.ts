@@ -41,3 +41,13 @@ export async function signInTo(node: ServiceProcess): Promise<string> {
   })
   return ((await res.json()) as { session_token: string }).session_token
 }
+
+/** Whether a process of this pid still runs (signal 0 only asks). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -5,7 +5,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startProcess } from '../helpers/process'
+import { alive, startProcess } from '../helpers/process'
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-interrupt-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -13,14 +13,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 /** The service's child processes (the checkpointer among them). */
 const childrenOf = async (pid: number) =>
   (await Bun.file(`/proc/${pid}/task/${pid}/children`).text()).trim().split(/\s+/).filter(Boolean).map(Number)
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 test('SIGINT to the service and its checkpointer at once: a clean stop, no worker failure', async () => {
   const node = await startProcess({ DATA_DIR: join(dir, 'data') })
