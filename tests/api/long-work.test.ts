@@ -97,7 +97,8 @@ describe('CLEAR of a large collection', () => {
     const { result, reads, seen } = await during(
       async () => {
         const res = t.call('CLEAR', `/rest/v1/model/${d.classname}`, { token: d.token })
-        await Bun.sleep(5)
+        // once the work holds its gate (a fixed pause lost that race on a loaded machine)
+        while (!t.deps.longWork.idle()) await Bun.sleep(1)
         ownRead = t.call('GET', `/rest/v1/model/${d.classname}?limit=1`, { token: d.token })
         return res
       },
@@ -224,7 +225,8 @@ describe('domain deletion', () => {
     const { result, reads, seen } = await during(
       async () => {
         const res = t.call('DELETE', `/rest/v1/domain/domains/${d.id}`, { token: master })
-        await Bun.sleep(5)
+        // once the work holds its gate (a fixed pause lost that race on a loaded machine)
+        while (!t.deps.longWork.idle()) await Bun.sleep(1)
         listing = t.call('GET', '/rest/v1/domain/domains', { token: master })
         return res
       },
