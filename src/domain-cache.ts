@@ -45,6 +45,11 @@ export class DomainCaches {
     })
   }
 
+  /** Drops the domain's values in this process only (it learned of a change another process announces). */
+  forget(domain: string): void {
+    this.bump(domain)
+  }
+
   /** Told of every change to a domain, in this process or another (open websockets re-check their session). */
   onChange(listener: (domain: string) => void): () => void {
     this.listeners.add(listener)

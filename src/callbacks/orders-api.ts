@@ -7,7 +7,7 @@ import { badRequest } from '../errors'
 import { ifMatchDoc } from '../http/if-match'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
-import { DATE } from '../model/records'
+import { DATE } from '../model/partitions'
 import { deleteOrder, listOrders, patchOrder, readOrder } from './orders'
 
 /** `/<YYYY-MM-DD>`: a day of the calendar. */

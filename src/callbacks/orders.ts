@@ -16,15 +16,8 @@ import { CALLBACK_REQUESTS } from '../model/builtin'
 import type { ClassModel } from '../model/class-model'
 import { validateRecord } from '../model/properties'
 import type { PushTarget } from '../ws/collections'
-import {
-  changeRecord,
-  deleteRecord,
-  listRecords,
-  type RecordCheck,
-  readRecord,
-  type Scope,
-  type Target,
-} from '../model/records'
+import { changeRecord, deleteRecord, listRecords, type RecordCheck, readRecord, type Scope } from '../model/records'
+import type { Target } from '../model/partitions'
 
 type Query = Record<string, string | undefined>
 

@@ -1,13 +1,14 @@
 /**
  * Deleting a domain deletes everything it holds, inside the transaction that deletes the domain:
  * the rows of every registered table, its model classes' tables, its journal, its pending
- * credential requests, queued work, service-task runs and directory edges. tests/api/domain-purge.test.ts checks that no table keeps a row.
+ * credential requests, queued work, service-task runs, directory edges and model generation. tests/api/domain-purge.test.ts checks that no table keeps a row.
  * What the KV store keeps of it goes after the commit (`forgetDomainKeys`).
  */
 import type { TxStep } from '~storage/db'
 import { purgeEdges } from '~storage/directory-edges'
 import { purgeJournal } from '~storage/journal'
 import { dropRecordTable, recordTablesOf } from '~storage/model-tables'
+import { purgeGeneration } from '~storage/model-generations'
 import { purgeQueue } from '~storage/queue'
 import { purgeRequests } from '~storage/requests'
 import { purgeRuns } from '~storage/task-runs'
@@ -38,6 +39,7 @@ export function* purgeDomain(u: Unit, domain: string): TxStep<void> {
   yield* purgeRequests(domain)
   yield* purgeQueue(domain)
   yield* purgeRuns(domain)
+  yield* purgeGeneration(domain)
 }
 
 /** After the deletion commits: its webhook subscriptions and handler records, which would come back with its id. */

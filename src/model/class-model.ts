@@ -35,6 +35,8 @@ export interface ClassModel {
   /** How records are partitioned by date; `interval` is the form of a partition's path segment. */
   partition: { property: string; type: 'date' | 'datetime'; interval: 'day' | 'month' | 'year' } | null
   expiry: { ts: string; ttl: string; tsType: string } | null
+  /** The domain's model generation these definitions were read at (storage/model-generations.ts). */
+  generation: number
 }
 
 const opt = <T>(doc: Doc, key: string, fallback: T): T =>
@@ -76,7 +78,7 @@ export function derivedColumns(
   return { pdate, expires }
 }
 
-export function buildModels(domain: string, classes: Doc[]): Map<string, ClassModel> {
+export function buildModels(domain: string, classes: Doc[], generation = 0): Map<string, ClassModel> {
   const props = effectiveProperties(classes)
   const models = new Map<string, ClassModel>()
   for (const c of classes) {
@@ -123,6 +125,7 @@ export function buildModels(domain: string, classes: Doc[]): Map<string, ClassMo
       lookup: opt<string[]>(c, 'lookup_properties', []),
       partition,
       expiry,
+      generation,
     }
     if (mode !== 'abstract') {
       model.table = {

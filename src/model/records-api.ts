@@ -10,16 +10,14 @@ import { defineRoute, type RouteDef } from '../http/route'
 import {
   clearRecords,
   createRecord,
-  DATE,
   deleteRecord,
-  listPartitions,
   listRecordsText,
   lookupRecords,
   patchRecord,
   readRecord,
   replaceRecord,
-  type Target,
 } from './records'
+import { DATE, listPartitions, type Target } from './partitions'
 import type { ClassModel } from './class-model'
 
 async function resolve(req: Req): Promise<{ model: ClassModel; target: Target }> {

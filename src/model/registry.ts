@@ -3,10 +3,12 @@
  * per domain (DomainCaches): a change to a class invalidates its domain in every process.
  */
 import type { Kv } from '~storage/kv/kv'
+import { modelGeneration } from '~storage/model-generations'
 import { createRecordTable } from '~storage/model-tables'
 import type { Clock } from '../clock'
 import type { Store } from '../deps'
 import { type DomainCache, DomainCaches } from '../domain-cache'
+import { notFound } from '../errors'
 import { buildModels, type ClassModel } from './class-model'
 import { classes } from './classes'
 
@@ -37,12 +39,27 @@ export class ModelRegistry {
   async classes(domain: string): Promise<Map<string, ClassModel>> {
     return this.models(domain, domain, async () => {
       const { db, repo } = this.store
-      const docs = await db.read(() => repo(classes.table).all(domain))
+      // the definitions and their generation, read in one snapshot
+      const { docs, generation } = await db.read(function* () {
+        return { generation: yield* modelGeneration(domain), docs: yield* repo(classes.table).all(domain) }
+      })
       return buildModels(
         domain,
         docs.sort((a, b) => ((a.classname as string) < (b.classname as string) ? -1 : 1)),
+        generation,
       )
     })
+  }
+
+  /**
+   * The class as the database now defines it, after a write found `stale`'s definitions older than
+   * the database's (another process changed the domain's classes, and its message is on its way).
+   */
+  async reloaded(domain: string, stale: ClassModel): Promise<ClassModel> {
+    this.caches.forget(domain)
+    const model = (await this.classes(domain)).get(stale.classname)
+    if (!model) throw notFound(`no class ${stale.classname} in this domain`)
+    return model
   }
 
   /** The classes of a domain with every record table in place (SYNC). */

@@ -18,6 +18,7 @@ import journalHorizons from './0015_journal_horizons.sql' with { type: 'text' }
 import directoryEdges from './0016_directory_edges.sql' with { type: 'text' }
 import journalChannelTokens from './0017_journal_channel_tokens.sql' with { type: 'text' }
 import requestKeys from './0018_request_keys.sql' with { type: 'text' }
+import modelGenerations from './0019_model_generations.sql' with { type: 'text' }
 
 export const migrations: { id: string; sql: string }[] = [
   { id: '0001_core', sql: core },
@@ -36,4 +37,5 @@ export const migrations: { id: string; sql: string }[] = [
   { id: '0016_directory_edges', sql: directoryEdges },
   { id: '0017_journal_channel_tokens', sql: journalChannelTokens },
   { id: '0018_request_keys', sql: requestKeys },
+  { id: '0019_model_generations', sql: modelGenerations },
 ]

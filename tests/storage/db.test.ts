@@ -284,6 +284,7 @@ for (const [name, open] of drivers) {
         '0016_directory_edges',
         '0017_journal_channel_tokens',
         '0018_request_keys',
+        '0019_model_generations',
       ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])
