@@ -13,9 +13,11 @@
  * Validation and async preparation (password hashing) happen before `commit`: a step cannot await.
  */
 import type { TxStep } from '~storage/db'
+import { domainExists } from '~storage/domain-rows'
 import type { WriteContext } from '~storage/journal'
 import { type Ctx, inDomain, writeContext } from '../context'
 import type { LongWorkSpec } from '../long-work'
+import { unauthorized } from '../errors'
 
 export interface Unit {
   readonly ctx: Ctx
@@ -69,9 +71,13 @@ async function run<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>, long: boolean, pro
   const unit = makeUnit(ctx, ctx.deps.clock.now(), effects, progress)
   const { db } = ctx.deps
   // a body run again (its group's first run rolled back) queues its effects again
-  const attempt = () => {
+  const attempt = function* () {
     effects.clear()
-    return body(unit)
+    // a request admitted before another process deleted its domain must not write into it
+    // afterwards (within one process, the deletion's long work waits for admitted requests)
+    if (ctx.actor.type !== 'system' && !(yield* domainExists(ctx.domain)))
+      throw unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
+    return yield* body(unit)
   }
   const result = await (long ? db.writeLong(attempt) : db.write(attempt))
   ctx.deps.signals.raise('journal')
