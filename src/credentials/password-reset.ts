@@ -60,10 +60,14 @@ async function changeOwnPassword(req: Req, body: Doc) {
   const { current_pwd, new_pwd } = validateFields(OneStep, body)
   // a wrong current password is a failed sign-in, per address and per account: no unlimited guessing here
   const attempt = await beginSignIn(req, `${session.homeDomainId}:${session.userId}`)
-  const stored = await req.deps.repo(users.table).getHidden(session.homeDomainId, session.userId)
-  if (!(await verifyPassword(current_pwd, stored?.pwd_hash as string | undefined)))
-    throw fieldInvalid('current_pwd', 'the current password is wrong')
-  await attempt.cancel()
+  let right = false
+  try {
+    const stored = await req.deps.repo(users.table).getHidden(session.homeDomainId, session.userId)
+    right = await verifyPassword(current_pwd, stored?.pwd_hash as string | undefined)
+  } finally {
+    await (right ? attempt.cancel() : attempt.failed())
+  }
+  if (!right) throw fieldInvalid('current_pwd', 'the current password is wrong')
   // the account lives in its home domain; the session that changes it stays
   await setPassword(inDomain(sessionCtx(req.deps, session, req.requestId), session.homeDomainId), new_pwd).catch(
     (err) => {

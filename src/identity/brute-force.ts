@@ -4,9 +4,11 @@
  * the oldest of those failures leaves the window. Requests naming a session that does not exist
  * count as failures too. Kept in the KV store, so it holds across the processes of a cluster.
  *
- * A sign-in counts as a failure from the moment it starts (its entry is written before the
- * password is checked) and is taken back when it succeeds, so parallel guesses cannot slip past
- * the limit while each other's checks are still running.
+ * A sign-in in flight counts against the limit (an entry in a pending log, written before the
+ * password is checked): one that would be the limit's sixth with the failures and the sign-ins
+ * ahead of it waits until those are decided (WAIT_MS at most, then 429), so parallel guesses cannot
+ * slip past the limit, and parallel right sign-ins from one address (devices reconnecting behind
+ * one NAT) are not refused for the others being in flight. A failure moves its entry to the failures.
  */
 import { KvUnavailable } from '~storage/kv/kv'
 import { storeUnavailable, tooManyRequests } from '../errors'
@@ -15,14 +17,41 @@ import type { Req } from '../http/req'
 
 export const FAILURE_WINDOW_MS = 3 * 60_000
 export const MAX_FAILURES = 5
+/** A pending entry outlives any password check; one a crashed process left lapses after this. */
+const PENDING_MS = 60_000
+/** How long a sign-in waits for those ahead of it to be decided; how often it looks again. */
+const WAIT_MS = 5_000
+const RECHECK_MS = 20
 
 /** An IPv6 client counts by its /64 (one host usually holds a whole one), an IPv4 one by its address. */
 const key = (address: string) => `auth-failures:${hostKey(address)}`
+const pendingKey = (failures: string) => `${failures}:pending`
 const newEntry = (now: number) => `${now}:${crypto.randomUUID()}`
 
 export interface SignInAttempt {
-  /** Not a failure after all: the credentials were right, or the request never got to them. */
+  /** The credentials were wrong: a failure, per address (and account). */
+  failed(): Promise<void>
+  /** Not a failure: the credentials were right, or the request never got to them. */
   cancel(): Promise<void>
+}
+
+type Verdict = { go: true } | { go: false; key: string; freeAt: number | null }
+
+/**
+ * Whether the sign-in may go on, or what holds it back. `ahead` holds, per key, the sign-ins that
+ * were in flight when it entered the key's pending log: those still there go before it.
+ */
+async function verdict(req: Req, keys: string[], ahead: Set<string>[], now: number): Promise<Verdict> {
+  const { kv } = req.deps
+  for (const [i, k] of keys.entries()) {
+    // in flight, then failed: a sign-in that fails meanwhile (failure added, then pending removed) counts once at least
+    const inFlight = (await kv.zrange(pendingKey(k)).catch(failClosed)).filter((other) => ahead[i]!.has(other))
+    const failures = await kv.window(k, now, FAILURE_WINDOW_MS).catch(failClosed)
+    if (failures.length >= MAX_FAILURES)
+      return { go: false, key: k, freeAt: failures[failures.length - MAX_FAILURES]! + FAILURE_WINDOW_MS }
+    if (failures.length + inFlight.length >= MAX_FAILURES) return { go: false, key: k, freeAt: null }
+  }
+  return { go: true }
 }
 
 /**
@@ -31,34 +60,51 @@ export interface SignInAttempt {
  */
 export async function beginSignIn(req: Req, account?: string): Promise<SignInAttempt> {
   const { kv, clock } = req.deps
-  const now = clock.now()
-  const entry = newEntry(now)
   const keys = [key(req.clientAddress), ...(account ? [`auth-failures:account:${account}`] : [])]
-  const written: string[] = []
-  const takeBack = async () => {
-    for (const k of written) await kv.zrem(k, entry)
+  const waitUntil = performance.now() + WAIT_MS // real time: the service clock may be a test's
+  const entry = newEntry(clock.now())
+  const entered: string[] = []
+  const ahead: Set<string>[] = []
+  const leave = async () => {
+    for (const k of entered) await kv.zrem(pendingKey(k), entry)
   }
-  for (const k of keys) {
-    const times = await kv.window(k, now, FAILURE_WINDOW_MS, entry).catch(failClosed)
-    written.push(k)
-    const earlier = times.slice(0, -1) // ours is the newest
-    if (earlier.length >= MAX_FAILURES) {
-      await takeBack()
-      const freeAt = earlier[earlier.length - MAX_FAILURES]! + FAILURE_WINDOW_MS
-      const who = k === keys[0] ? 'this address' : 'this account'
-      // the ban lasts until the oldest counted failure leaves the window
-      req.deps.log.warn('sign-in refused: too many failures', {
-        address: req.clientAddress,
-        ...(k === keys[0] ? {} : { account }),
-        until: new Date(freeAt).toISOString(),
-      })
-      throw tooManyRequests(
-        `too many failed sign-ins from ${who}; try again later`,
-        Math.max(1, Math.ceil((freeAt - now) / 1000)),
-      )
+  try {
+    for (const k of keys) {
+      // the store orders the sign-ins of a key: it answers those ahead as it adds this one
+      ahead.push(new Set(await kv.joinWindow(pendingKey(k), clock.now(), PENDING_MS, entry).catch(failClosed)))
+      entered.push(k)
     }
+    for (;;) {
+      const now = clock.now()
+      const held = await verdict(req, keys, ahead, now)
+      if (held.go)
+        return {
+          cancel: leave,
+          async failed() {
+            // counted as failed before it leaves the pending log: one waiting behind it sees it in one or the other
+            for (const k of keys) await kv.window(k, clock.now(), FAILURE_WINDOW_MS, entry)
+            await leave()
+          },
+        }
+      const who = held.key === keys[0] ? 'this address' : 'this account'
+      if (held.freeAt !== null) {
+        // the ban lasts until the oldest counted failure leaves the window
+        req.deps.log.warn('sign-in refused: too many failures', {
+          address: req.clientAddress,
+          ...(held.key === keys[0] ? {} : { account }),
+          until: new Date(held.freeAt).toISOString(),
+        })
+        const seconds = Math.max(1, Math.ceil((held.freeAt - now) / 1000))
+        throw tooManyRequests(`too many failed sign-ins from ${who}; try again later`, seconds)
+      }
+      if (performance.now() >= waitUntil)
+        throw tooManyRequests(`too many sign-ins in flight from ${who}; try again later`, 1)
+      await Bun.sleep(RECHECK_MS)
+    }
+  } catch (err) {
+    await leave().catch(() => {})
+    throw err
   }
-  return { cancel: takeBack }
 }
 
 /** Without its store the filter cannot count guesses, so no sign-in is checked at all (fails closed). */

@@ -78,7 +78,7 @@ export const createSession = defineRoute({
       req.cookies.push(cookieFor(req, session))
       return undefined
     } finally {
-      if (!wrongCredentials) await attempt.cancel()
+      await (wrongCredentials ? attempt.failed() : attempt.cancel())
     }
   },
 })

@@ -85,6 +85,12 @@ export interface Kv {
    */
   window(key: string, now: number, windowMs: number, entry?: string): Promise<number[]>
 
+  /**
+   * A queue with a window, in one atomic step: drops members older than `now - windowMs`, answers
+   * the members still there (the ones ahead), and adds `entry` at `now`, behind them.
+   */
+  joinWindow(key: string, now: number, windowMs: number, entry: string): Promise<string[]>
+
   publish(channel: string, message: string): Promise<void>
   /** Returns the function that ends the subscription. */
   subscribe(channel: string, handler: MessageHandler): Promise<() => Promise<void>>

@@ -122,6 +122,16 @@ export async function createRedisKv(url: string, options: RedisKvOptions = {}): 
       const entries = replies[entry !== undefined ? 2 : 1] as unknown as { score: number }[]
       return entries.map((e) => e.score)
     },
+    async joinWindow(key, now, windowMs, entry) {
+      const replies = await client
+        .multi()
+        .zRemRangeByScore(k(key), '-inf', now - windowMs)
+        .zRange(k(key), 0, -1)
+        .zAdd(k(key), { score: now, value: entry })
+        .pExpire(k(key), windowMs)
+        .exec()
+      return replies[1] as unknown as string[]
+    },
     async publish(channel, message) {
       await client.publish(k(channel), message)
     },

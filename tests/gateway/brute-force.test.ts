@@ -70,6 +70,14 @@ describe('per client address', () => {
     expect((await login(a, '127.0.0.7', ADMIN_PASSWORD)).status).toBe(429)
   })
 
+  test('right sign-ins sent in parallel from one address all get in (those in flight wait for each other)', async () => {
+    const results = await Promise.all(Array.from({ length: 10 }, () => login(a, '127.0.0.8', ADMIN_PASSWORD)))
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill(200))
+    // and they left nothing counted against the address
+    for (let i = 0; i < 4; i++) expect((await login(a, '127.0.0.8', 'wrong')).status).toBe(401)
+    expect((await login(a, '127.0.0.8', ADMIN_PASSWORD)).status).toBe(200)
+  })
+
   test('the ban holds in another process sharing the store', async () => {
     expect((await login(b, '127.0.0.2', ADMIN_PASSWORD)).status).toBe(429)
     expect((await login(b, '127.0.0.1', ADMIN_PASSWORD)).status).toBe(200)

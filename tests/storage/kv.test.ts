@@ -190,6 +190,17 @@ for (const [name, make] of subjects) {
       expect(await kv.window('other', t0, w)).toEqual([])
     })
 
+    test('joining a window answers the members ahead, then adds the entry behind them', async () => {
+      const t0 = 1_000_000
+      const w = LONG_MS
+      expect(await kv.joinWindow('q', t0, w, 'first')).toEqual([])
+      expect(await kv.joinWindow('q', t0, w, 'second')).toEqual(['first'])
+      expect(await kv.zrem('q', 'first')).toBe(1)
+      expect(await kv.joinWindow('q', t0 + 1, w, 'third')).toEqual(['second'])
+      expect(await kv.joinWindow('q', t0 + w, w, 'late')).toEqual(['third']) // 'second' left the window
+      expect(await kv.zrange('q')).toEqual(['third', 'late'])
+    })
+
     test('pub/sub delivers to subscribers until they unsubscribe', async () => {
       const got: string[] = []
       const probe: string[] = []
