@@ -37,6 +37,8 @@ export interface Progress {
 
 interface Running {
   spec: LongWorkSpec
+  /** Works are ordered by when they were asked for: each waits for the requests of those before it. */
+  order: number
   domains: Set<string>
   ended: Promise<unknown>
   started: number
@@ -58,6 +60,7 @@ export class LongWork {
    */
   private readonly inFlight = new Map<string, Set<{ requestId: string }>>()
   private settledOne: () => void = () => {}
+  private asked = 0
 
   constructor(private readonly log: Logger) {}
 
@@ -84,10 +87,19 @@ export class LongWork {
     }
   }
 
-  /** Waits (up to DRAIN_MS) until no request but the work's own is admitted in its domains. */
+  /**
+   * Waits (up to DRAIN_MS) until no request but the work's own is admitted in its domains. The
+   * request of work asked for after this one is not waited for: it reads nothing more until this
+   * one's request has ended (it waits for it here), and two group changes sent together waited
+   * for each other until DRAIN_MS ran out.
+   */
   private async drained(w: Running): Promise<void> {
+    const later = (requestId: string) =>
+      [...this.running].some((r) => r.order > w.order && r.spec.requestId === requestId)
     const busy = () =>
-      [...w.domains].some((d) => [...(this.inFlight.get(d) ?? [])].some((c) => c.requestId !== w.spec.requestId))
+      [...w.domains].some((d) =>
+        [...(this.inFlight.get(d) ?? [])].some((c) => c.requestId !== w.spec.requestId && !later(c.requestId)),
+      )
     const until = performance.now() + DRAIN_MS
     while (busy() && performance.now() < until) {
       await new Promise<void>((resolve) => {
@@ -118,6 +130,7 @@ export class LongWork {
     let end!: () => void
     const w: Running = {
       spec,
+      order: ++this.asked,
       domains: new Set([spec.domain, ...(spec.gates ?? [])]),
       ended: new Promise<void>((resolve) => (end = resolve)),
       started: performance.now(),

@@ -363,4 +363,39 @@ describe('the gate', () => {
     leaveOwn()
     expect(longWork.gate('gate.domain')).toBeUndefined()
   })
+  test('two changes sent together: the second waits for the first request, the first not for the second', async () => {
+    const { longWork } = t.deps
+    const leaveFirst = longWork.enter('pair.domain', 'first-call')
+    const leaveSecond = longWork.enter('pair.domain', 'second-call')
+    const order: string[] = []
+    const first = longWork.run({ kind: 'test', domain: 'pair.domain', requestId: 'first-call' }, async () => {
+      order.push('first')
+    })
+    const second = longWork.run({ kind: 'test', domain: 'pair.domain', requestId: 'second-call' }, async () => {
+      order.push('second')
+    })
+    const started = performance.now()
+    await first // it waited 5 s (DRAIN_MS) for the second call, which waited for it
+    expect(performance.now() - started).toBeLessThan(1000)
+    await Bun.sleep(30)
+    expect(order).toEqual(['first']) // the second waits until the first call has ended
+    leaveFirst()
+    await second
+    expect(order).toEqual(['first', 'second'])
+    leaveSecond()
+  })
+
+  test('two group changes sent together in one domain are both done at once', async () => {
+    const { token } = await domainWith('pair.master', 0)
+    const made = async (code: string) =>
+      (await t.call('POST', '/rest/v1/domain/groups', { token, body: { code } })).body.id as string
+    const [a, b] = [await made('a'), await made('b')]
+    const started = performance.now()
+    const answers = await Promise.all([
+      t.call('PATCH', `/rest/v1/domain/groups/${a}`, { token, body: { name: 'A' } }),
+      t.call('PATCH', `/rest/v1/domain/groups/${b}`, { token, body: { name: 'B' } }),
+    ])
+    expect(answers.map((r) => r.status)).toEqual([200, 200])
+    expect(performance.now() - started).toBeLessThan(2000) // 5 s and more before
+  })
 })
