@@ -7,7 +7,7 @@
  * the cases whose name (or group) holds the text. The two floor cases show where a point read's time
  * goes: the gateway's front with no app behind it, and the app's least route.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, truncateSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureWrk, luaScript, wrk, type WrkResult } from './wrk'
@@ -32,26 +32,36 @@ async function cpuSeconds(pid: number): Promise<number> {
 interface Target {
   url: string
   pid: number
+  /** Where its stdout goes. */
+  log: string
   stop(): Promise<void>
 }
 
+/**
+ * Starts a server with its stdout in a file of the work directory, and waits for `pattern` there.
+ * A file, as a service's log usually ends in one: a pipe drained by this process (a JS stream over
+ * a request line per request) took a share of the two cores the servers and wrk share, and a reader
+ * that fell behind stalled the service on a full pipe. Each round empties it (a line per request
+ * would fill gigabytes over a whole run).
+ */
 async function spawnUntil(cmd: string[], env: Record<string, string>, pattern: RegExp): Promise<Target> {
-  const proc = Bun.spawn(cmd, { cwd: root, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'inherit' })
+  const logFile = join(work, `stdout-${children.length}.log`)
+  const proc = Bun.spawn(cmd, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdout: Bun.file(logFile),
+    stderr: 'inherit',
+  })
   children.push(proc)
-  const reader = proc.stdout.getReader()
-  let out = ''
   for (;;) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`${cmd.join(' ')} exited before it was ready:\n${out}`)
-    out += new TextDecoder().decode(value)
+    const out = await Bun.file(logFile)
+      .text()
+      .catch(() => '')
     const m = pattern.exec(out)
-    if (m) {
-      // keep reading: a process whose stdout pipe fills up (a log line per request) would stall
-      void (async () => {
-        while (!(await reader.read()).done);
-      })()
-      return { url: m[1]!, pid: proc.pid, stop: async () => void (proc.kill(), await proc.exited) }
-    }
+    if (m) return { url: m[1]!, pid: proc.pid, log: logFile, stop: async () => void (proc.kill(), await proc.exited) }
+    if (proc.exitCode !== null || proc.signalCode)
+      throw new Error(`${cmd.join(' ')} exited before it was ready:\n${out}`)
+    await Bun.sleep(20)
   }
 }
 
@@ -111,6 +121,7 @@ interface Case {
 async function round(c: Case): Promise<void> {
   const script = join(work, `${c.name.replace(/\W+/g, '-')}.lua`)
   await Bun.write(script, luaScript(c.paths, c.headers, c.post))
+  truncateSync(c.target.log)
   await wrk(c.target.url, script, WARMUP_SECONDS)
   const cpu0 = await cpuSeconds(c.target.pid)
   const r = await wrk(c.target.url, script, SECONDS)
