@@ -1,4 +1,7 @@
-/** A domain's model generation (migration 0019): triggers move it on with every change to its classes. */
+/**
+ * A domain's model generation (migrations 0019, 0020): triggers set it to the next number of one
+ * sequence with every change to its classes, so it never repeats, even for a domain created again.
+ */
 import { type TxStep, tx } from './db'
 
 export function* modelGeneration(domain: string): TxStep<number> {

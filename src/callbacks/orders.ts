@@ -15,6 +15,7 @@ import { isUuid, NIL_UUID } from '../ids'
 import { CALLBACK_REQUESTS } from '../model/builtin'
 import type { ClassModel } from '../model/class-model'
 import { validateRecord } from '../model/properties'
+import { withCurrentModel } from '../model/current-model'
 import type { PushTarget } from '../ws/collections'
 import { changeRecord, deleteRecord, listRecords, type RecordCheck, readRecord, type Scope } from '../model/records'
 import type { Target } from '../model/partitions'
@@ -116,15 +117,17 @@ export async function patchOrder(
   if (input.status === undefined) throw badRequest('status is required', 'status')
   const box = await boxOf(ctx, accountId)
   const scope = reachable(box, t.id)
-  const make = (given: Doc, cur: Doc): Doc => {
-    const next = validateRecord({ status: given.status }, box.model.rules, 'patch', cur)
-    const from = String(cur.status)
-    if (!(NEXT[from] ?? []).includes(next.status as string)) {
-      throw conflict(`status: a ${from} callback order cannot become ${String(next.status)}`, 'status')
+  const make =
+    (model: ClassModel) =>
+    (given: Doc, cur: Doc): Doc => {
+      const next = validateRecord({ status: given.status }, model.rules, 'patch', cur)
+      const from = String(cur.status)
+      if (!(NEXT[from] ?? []).includes(next.status as string)) {
+        throw conflict(`status: a ${from} callback order cannot become ${String(next.status)}`, 'status')
+      }
+      return next
     }
-    return next
-  }
-  return changeRecord(ctx, box.model, t, input, make, scope, check)
+  return withCurrentModel(ctx, box.model, (m) => changeRecord(ctx, m, t, input, make(m), scope, check))
 }
 
 export async function deleteOrder(ctx: Ctx, accountId: string, t: Target & { id: string }, check?: RecordCheck) {

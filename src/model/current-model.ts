@@ -25,10 +25,12 @@ export function* definitionsCurrent(ctx: Ctx, model: ClassModel): TxStep<void> {
   if ((yield* modelGeneration(ctx.domain)) !== model.generation) throw new StaleModel(model.classname)
 }
 
-/** Whether `err` came from old definitions: a refused write, or a statement that failed on a changed table. */
+/**
+ * Whether `err` came from old definitions: a refused write, a statement that failed on a changed
+ * table, or a value the old rules refused (asked of the database only when something failed).
+ */
 async function fromOldDefinitions(ctx: Ctx, model: ClassModel, err: unknown): Promise<boolean> {
   if (err instanceof StaleModel) return true
-  if (err instanceof ApiError) return false
   const now = await ctx.deps.db.read(() => modelGeneration(ctx.domain)).catch(() => model.generation)
   return now !== model.generation
 }

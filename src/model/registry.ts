@@ -17,6 +17,8 @@ const CHANNEL = 'model-invalidate'
 export class ModelRegistry {
   private readonly caches: DomainCaches
   private readonly models: DomainCache<Map<string, ClassModel>>
+  /** The generation each domain's definitions were read at (a domain without classes has no model to tell it). */
+  private readonly generations = new WeakMap<Map<string, ClassModel>, number>()
 
   constructor(
     private readonly store: Store,
@@ -39,15 +41,17 @@ export class ModelRegistry {
   async classes(domain: string): Promise<Map<string, ClassModel>> {
     return this.models(domain, domain, async () => {
       const { db, repo } = this.store
-      // the definitions and their generation, read in one snapshot
+      // the generation first: definitions read after it are at least as new, never older
       const { docs, generation } = await db.read(function* () {
         return { generation: yield* modelGeneration(domain), docs: yield* repo(classes.table).all(domain) }
       })
-      return buildModels(
+      const models = buildModels(
         domain,
         docs.sort((a, b) => ((a.classname as string) < (b.classname as string) ? -1 : 1)),
         generation,
       )
+      this.generations.set(models, generation)
+      return models
     })
   }
 
@@ -71,13 +75,26 @@ export class ModelRegistry {
     return models
   }
 
-  /** The class a record path names: the longest classname that the path starts with, and what follows it. */
+  /**
+   * The class a record path names: the longest classname that the path starts with, and what
+   * follows it. Before answering none, the generation tells whether another process has just
+   * created one (its message may not have come yet).
+   */
   async resolve(domain: string, segments: string[]): Promise<{ model: ClassModel; rest: string[] } | null> {
     const models = await this.classes(domain)
-    for (let n = segments.length; n > 0; n--) {
-      const model = models.get(segments.slice(0, n).join('/'))
-      if (model) return { model, rest: segments.slice(n) }
-    }
-    return null
+    const found = longestClass(models, segments)
+    if (found) return found
+    const { db } = this.store
+    if ((await db.read(() => modelGeneration(domain))) === this.generations.get(models)) return null
+    this.caches.forget(domain)
+    return longestClass(await this.classes(domain), segments)
   }
+}
+
+function longestClass(models: Map<string, ClassModel>, segments: string[]) {
+  for (let n = segments.length; n > 0; n--) {
+    const model = models.get(segments.slice(0, n).join('/'))
+    if (model) return { model, rest: segments.slice(n) }
+  }
+  return null
 }

@@ -66,6 +66,65 @@ test("a property's type A changed: B checks values against the new type", async 
   expect(written.body.n).toBe('four')
 })
 
+test('a value only the changed class accepts: B, not yet knowing of the change, writes it', async () => {
+  const made = await a.call('POST', '/rest/v1/design/classes', {
+    token: tokA,
+    body: { classname: 'flip', properties: [{ name: 'k', data_type: 'string' }] },
+  })
+  const created = await b.call('POST', '/rest/v1/model/flip', { token: tokB, body: { k: '7' } })
+  expect(created.status).toBe(200)
+  const changed = await a.call('PATCH', `/rest/v1/design/classes/${made.body.id}`, {
+    token: tokA,
+    body: { properties: [{ name: 'k', data_type: 'int' }] },
+  })
+  expect(changed.status).toBe(200)
+  // B's rules still say string: the 400 they give is checked against the database's generation first
+  const written = await b.call('PATCH', `/rest/v1/model/flip/${created.body.id}`, { token: tokB, body: { k: 6 } })
+  expect(written.status).toBe(200)
+  expect(written.body.k).toBe(6)
+})
+
+test('a class A created: B finds it', async () => {
+  await b.call('GET', '/rest/v1/model/items', { token: tokB }) // B holds the classes as they are
+  const made = await a.call('POST', '/rest/v1/design/classes', {
+    token: tokA,
+    body: { classname: 'newer', properties: [{ name: 'x', data_type: 'int' }] },
+  })
+  expect(made.status).toBe(200)
+  const created = await b.call('POST', '/rest/v1/model/newer', { token: tokB, body: { x: 1 } })
+  expect(created.status).toBe(200)
+  expect((await b.call('GET', '/rest/v1/model/nothing-here', { token: tokB })).status).toBe(404)
+})
+
+test('a domain deleted and created again with its id: B does not take its old classes for the new ones', async () => {
+  const X = '5b1c0f3e-9a77-4c55-8c1e-0123456789ab'
+  const name = 'again.master'
+  const master = await a.login(a.config.masterDomain, 'admin', 'admin-Secret_1')
+  const make = async (type: string) => {
+    const made = await a.call('POST', '/rest/v1/domain/domains', {
+      token: master,
+      body: { id: X, name, opts: { title: name } },
+    })
+    expect(made.status).toBe(200)
+    const token = await a.adminIn(name)
+    const body = {
+      id: 'a1b2c3d4-0000-4000-8000-000000000001',
+      classname: 'things',
+      properties: [{ name: 'n', data_type: type }],
+    }
+    expect((await a.call('POST', '/rest/v1/design/classes', { token, body })).status).toBe(200)
+  }
+  await make('int')
+  const tokX = await b.adminIn(name)
+  expect((await b.call('POST', '/rest/v1/model/things', { token: tokX, body: { n: 1 } })).status).toBe(200)
+  expect((await a.call('DELETE', `/rest/v1/domain/domains/${X}`, { token: master })).status).toBe(204)
+  await make('string')
+  const tokX2 = await b.adminIn(name)
+  const refused = await b.call('POST', '/rest/v1/model/things', { token: tokX2, body: { n: 5 } })
+  expect(refused.status).toBe(400)
+  expect(refused.body.error_details.field).toBe('n')
+})
+
 test('a class A deleted: B finds no class, where it answered 500', async () => {
   const kept = await b.call('POST', '/rest/v1/model/items', { token: tokB, body: { n: 'x' } })
   expect(kept.status).toBe(200)

@@ -285,6 +285,7 @@ for (const [name, open] of drivers) {
         '0017_journal_channel_tokens',
         '0018_request_keys',
         '0019_model_generations',
+        '0020_model_generation_sequence',
       ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])
