@@ -91,15 +91,18 @@ export class LongWork {
    * Waits (up to DRAIN_MS) until no request but the work's own is admitted in its domains. The
    * request of work asked for after this one is not waited for: it reads nothing more until this
    * one's request has ended (it waits for it here), and two group changes sent together waited
-   * for each other until DRAIN_MS ran out.
+   * for each other until DRAIN_MS ran out. Only where its id names one call of the domain: the
+   * frames of one websocket, the calls of one script, share theirs, and another may still be reading.
    */
   private async drained(w: Running): Promise<void> {
-    const later = (requestId: string) =>
-      [...this.running].some((r) => r.order > w.order && r.spec.requestId === requestId)
+    const laterWork = (calls: Set<{ requestId: string }>, requestId: string) =>
+      [...this.running].some((r) => r.order > w.order && r.spec.requestId === requestId) &&
+      [...calls].filter((c) => c.requestId === requestId).length === 1
     const busy = () =>
-      [...w.domains].some((d) =>
-        [...(this.inFlight.get(d) ?? [])].some((c) => c.requestId !== w.spec.requestId && !later(c.requestId)),
-      )
+      [...w.domains].some((d) => {
+        const calls = this.inFlight.get(d) ?? new Set()
+        return [...calls].some((c) => c.requestId !== w.spec.requestId && !laterWork(calls, c.requestId))
+      })
     const until = performance.now() + DRAIN_MS
     while (busy() && performance.now() < until) {
       await new Promise<void>((resolve) => {

@@ -385,6 +385,28 @@ describe('the gate', () => {
     leaveSecond()
   })
 
+  test('a read in flight under the id of later work (the frames of one websocket share theirs) is still waited for', async () => {
+    const { longWork } = t.deps
+    const leaveRead = longWork.enter('frames.domain', 'ws-7')
+    const leaveHttp = longWork.enter('frames.domain', 'http-1')
+    const leaveChange = longWork.enter('frames.domain', 'ws-7')
+    const order: string[] = []
+    const first = longWork.run({ kind: 'test', domain: 'frames.domain', requestId: 'http-1' }, async () => {
+      order.push('first writes')
+    })
+    const second = longWork.run({ kind: 'test', domain: 'frames.domain', requestId: 'ws-7' }, async () => {
+      order.push('second writes')
+    })
+    await Bun.sleep(60)
+    order.push('the read ends')
+    leaveRead()
+    await first
+    leaveHttp()
+    await second
+    leaveChange()
+    expect(order).toEqual(['the read ends', 'first writes', 'second writes'])
+  })
+
   test('two group changes sent together in one domain are both done at once', async () => {
     const { token } = await domainWith('pair.master', 0)
     const made = async (code: string) =>
