@@ -17,11 +17,16 @@ import type { Req } from '../http/req'
 
 export const FAILURE_WINDOW_MS = 3 * 60_000
 export const MAX_FAILURES = 5
-/** A pending entry outlives any password check; one a crashed process left lapses after this. */
-const PENDING_MS = 60_000
+/**
+ * A sign-in stays in flight as long as a failure counts: one kept running (a request body sent
+ * slowly) must not drop out of the count while it is still to be decided.
+ */
+const PENDING_MS = FAILURE_WINDOW_MS
 /** How long a sign-in waits for those ahead of it to be decided; how often it looks again. */
 const WAIT_MS = 5_000
-const RECHECK_MS = 20
+const RECHECK_MS = 25
+/** More in flight ahead of it than this, and a sign-in is refused at once rather than polling. */
+const MAX_AHEAD = 20
 
 /** An IPv6 client counts by its /64 (one host usually holds a whole one), an IPv4 one by its address. */
 const key = (address: string) => `auth-failures:${hostKey(address)}`
@@ -69,11 +74,13 @@ export async function beginSignIn(req: Req, account?: string): Promise<SignInAtt
     for (const k of entered) await kv.zrem(pendingKey(k), entry)
   }
   try {
-    for (const k of keys) {
-      // the store orders the sign-ins of a key: it answers those ahead as it adds this one
-      ahead.push(new Set(await kv.joinWindow(pendingKey(k), clock.now(), PENDING_MS, entry).catch(failClosed)))
-      entered.push(k)
-    }
+    // the store orders the sign-ins of every key at once: it answers those ahead as it adds this one
+    const queues = keys.map(pendingKey)
+    entered.push(...keys)
+    for (const before of await kv.joinWindows(queues, clock.now(), PENDING_MS, entry).catch(failClosed))
+      ahead.push(new Set(before))
+    const crowd = Math.max(...ahead.map((a) => a.size))
+    if (crowd > MAX_AHEAD) throw tooManyRequests('too many sign-ins in flight; try again later', 1)
     for (;;) {
       const now = clock.now()
       const held = await verdict(req, keys, ahead, now)

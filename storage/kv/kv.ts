@@ -86,10 +86,11 @@ export interface Kv {
   window(key: string, now: number, windowMs: number, entry?: string): Promise<number[]>
 
   /**
-   * A queue with a window, in one atomic step: drops members older than `now - windowMs`, answers
-   * the members still there (the ones ahead), and adds `entry` at `now`, behind them.
+   * Queues with a window, in one atomic step over all `keys`: in each, drops members older than
+   * `now - windowMs`, answers the members still there (the ones ahead), and adds `entry` at `now`,
+   * behind them. One step for all keys, so two entries never join two queues in opposite orders.
    */
-  joinWindow(key: string, now: number, windowMs: number, entry: string): Promise<string[]>
+  joinWindows(keys: string[], now: number, windowMs: number, entry: string): Promise<string[][]>
 
   publish(channel: string, message: string): Promise<void>
   /** Returns the function that ends the subscription. */

@@ -152,13 +152,15 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
       put(key, z, windowMs)
       return [...z.values()].sort((a, b) => a - b)
     },
-    async joinWindow(key, now, windowMs, entry) {
-      const z = typed(key, isZset) ?? new Map<string, number>()
-      for (const [m, at] of z) if (at <= now - windowMs) z.delete(m)
-      const ahead = [...z.keys()]
-      z.set(entry, now)
-      put(key, z, windowMs)
-      return ahead
+    async joinWindows(keys, now, windowMs, entry) {
+      return keys.map((key) => {
+        const z = typed(key, isZset) ?? new Map<string, number>()
+        for (const [m, at] of z) if (at <= now - windowMs) z.delete(m)
+        const ahead = [...z.keys()]
+        z.set(entry, now)
+        put(key, z, windowMs)
+        return ahead
+      })
     },
     async publish(channel, message) {
       for (const h of channels.get(prefix + channel) ?? []) queueMicrotask(() => h(message))

@@ -122,15 +122,15 @@ export async function createRedisKv(url: string, options: RedisKvOptions = {}): 
       const entries = replies[entry !== undefined ? 2 : 1] as unknown as { score: number }[]
       return entries.map((e) => e.score)
     },
-    async joinWindow(key, now, windowMs, entry) {
-      const replies = await client
-        .multi()
-        .zRemRangeByScore(k(key), '-inf', now - windowMs)
-        .zRange(k(key), 0, -1)
-        .zAdd(k(key), { score: now, value: entry })
-        .pExpire(k(key), windowMs)
-        .exec()
-      return replies[1] as unknown as string[]
+    async joinWindows(keys, now, windowMs, entry) {
+      const m = client.multi()
+      for (const key of keys)
+        m.zRemRangeByScore(k(key), '-inf', now - windowMs)
+          .zRange(k(key), 0, -1)
+          .zAdd(k(key), { score: now, value: entry })
+          .pExpire(k(key), windowMs)
+      const replies = await m.exec()
+      return keys.map((_, i) => replies[i * 4 + 1] as unknown as string[])
     },
     async publish(channel, message) {
       await client.publish(k(channel), message)

@@ -190,14 +190,14 @@ for (const [name, make] of subjects) {
       expect(await kv.window('other', t0, w)).toEqual([])
     })
 
-    test('joining a window answers the members ahead, then adds the entry behind them', async () => {
+    test('joining windows answers the members ahead in each, then adds the entry behind them', async () => {
       const t0 = 1_000_000
       const w = LONG_MS
-      expect(await kv.joinWindow('q', t0, w, 'first')).toEqual([])
-      expect(await kv.joinWindow('q', t0, w, 'second')).toEqual(['first'])
+      expect(await kv.joinWindows(['q'], t0, w, 'first')).toEqual([[]])
+      expect(await kv.joinWindows(['q', 'r'], t0, w, 'second')).toEqual([['first'], []])
       expect(await kv.zrem('q', 'first')).toBe(1)
-      expect(await kv.joinWindow('q', t0 + 1, w, 'third')).toEqual(['second'])
-      expect(await kv.joinWindow('q', t0 + w, w, 'late')).toEqual(['third']) // 'second' left the window
+      expect(await kv.joinWindows(['r', 'q'], t0 + 1, w, 'third')).toEqual([['second'], ['second']])
+      expect(await kv.joinWindows(['q'], t0 + w, w, 'late')).toEqual([['third']]) // 'second' left the window
       expect(await kv.zrange('q')).toEqual(['third', 'late'])
     })
 
