@@ -46,7 +46,8 @@ export function openEmbeddedDb(
   // shared: another process may hold the write lock for long; it is waited for off the event loop
   const lock = shared ? new WriteLock({ exec: (sql: string) => (assertOpen(), conn.exec(sql)) }, BUSY_TIMEOUT_MS) : null
   // a read between two attempts at the lock may have begun a read snapshot: it ends first
-  const beginWrite = () => (assertOpen(), endSnapshot(), conn.exec('BEGIN IMMEDIATE'))
+  let writeTransactions = 0
+  const beginWrite = () => (assertOpen(), endSnapshot(), writeTransactions++, conn.exec('BEGIN IMMEDIATE'))
   let checkpointer: Checkpointer | undefined
   /**
    * Shared, every statement outside a transaction would take and drop the file's shared lock (two
@@ -149,7 +150,7 @@ export function openEmbeddedDb(
     wrote,
     drive,
     execute,
-    immediate: <T>(body: () => TxStep<T>) => transaction.immediate(body) as T,
+    immediate: <T>(body: () => TxStep<T>) => (writeTransactions++, transaction.immediate(body) as T),
     savepoint: conn.prepare('SAVEPOINT body') as unknown as Statement,
     release: conn.prepare('RELEASE body') as unknown as Statement,
     rollbackTo: conn.prepare('ROLLBACK TO body') as unknown as Statement,
@@ -224,6 +225,7 @@ export function openEmbeddedDb(
       if (!isSelect(sql)) throw new Error(`allCached takes a SELECT: ${sql}`)
       return cached(sql, args, true, () => prepare(sql).all(args) as Row[]) as Promise<Row[]>
     },
+    writeTransaction: () => writeTransactions,
     generation: () => {
       freshen()
       return cache.generation

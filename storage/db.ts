@@ -80,6 +80,12 @@ export interface Db {
    */
   generation?(): number
   /**
+   * The number of the write transaction running now (the embedded driver's group commit runs many
+   * bodies in one): what a body found in it holds for the bodies after it in the same one. Absent
+   * where each write is a transaction of its own (a libSQL server).
+   */
+  writeTransaction?(): number
+  /**
    * The rows of a SELECT that may take long (a list no index serves): the embedded driver on a shared
    * file reads them in a thread of its own (./db-aside.ts), so the event loop is not held meanwhile;
    * they hold every write answered before the call. Otherwise the same as `all`.
