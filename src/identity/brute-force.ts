@@ -89,8 +89,11 @@ export async function beginSignIn(req: Req, account?: string): Promise<SignInAtt
           cancel: leave,
           async failed() {
             // counted as failed before it leaves the pending log: one waiting behind it sees it in one or the other
-            for (const k of keys) await kv.window(k, clock.now(), FAILURE_WINDOW_MS, entry)
-            await leave()
+            try {
+              for (const k of keys) await kv.window(k, clock.now(), FAILURE_WINDOW_MS, entry)
+            } finally {
+              await leave().catch(() => {}) // a store that failed here keeps the entry only for the window
+            }
           },
         }
       const who = held.key === keys[0] ? 'this address' : 'this account'

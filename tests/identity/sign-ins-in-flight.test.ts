@@ -65,3 +65,20 @@ test('two sign-ins under an address and an account, near the limit on both: the 
   await (await second).cancel()
   expect(performance.now() - decided).toBeLessThan(500)
 })
+
+test('a failure the store could not count still leaves the pending log', async () => {
+  const kv = createMemoryKv()
+  const failing = new Proxy(kv, {
+    get: (target, name) =>
+      name === 'window'
+        ? (key: string, now: number, windowMs: number, entry?: string) =>
+            entry === undefined ? target.window(key, now, windowMs) : Promise.reject(new Error('store gone'))
+        : Reflect.get(target, name),
+  })
+  const log = { warn() {}, info() {}, error() {}, debug() {} }
+  const req = { clientAddress: '10.2.2.2', deps: { kv: failing, clock: { now: () => Date.now() }, log } } as never
+  const attempt = await beginSignIn(req)
+  expect(await kv.zrange('auth-failures:10.2.2.2:pending')).toHaveLength(1)
+  await expect(attempt.failed()).rejects.toThrow('store gone')
+  expect(await kv.zrange('auth-failures:10.2.2.2:pending')).toEqual([])
+})
