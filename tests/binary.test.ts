@@ -143,6 +143,18 @@ test('from an empty folder it starts, signs in and answers LOOKUP through the ga
     ).json()) as typeof ended
   expect(ended).toMatchObject({ status: 'done', result: 42 })
 
+  // border rules are matched on the border-rule thread the binary carries
+  const rule = await fetch(`${url}/rest/v1/master/borderrules`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ priority: 1, useragent: 'probe.*', action: 'deny' }),
+  })
+  expect(rule.status).toBe(200)
+  const checked = await fetch(`${url}/rest/v1/master/borderrules_check?ip=10.0.0.1&useragent=probe-1`, {
+    headers: auth,
+  })
+  expect(((await checked.json()) as { action: string }).action).toBe('deny')
+
   // a list that assembles member lists runs on the reader thread the binary carries
   const group = await fetch(`${url}/rest/v1/domain/groups`, {
     method: 'POST',

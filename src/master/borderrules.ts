@@ -2,21 +2,15 @@
  * Border rules (/rest/v1/master/borderrules), master domain only: static filters of incoming SIP
  * requests at the edge, by site, service, sender address and patterns over domain, user name and
  * user agent. The lowest `priority` wins. `borderrules_check` answers which rule applies to a
- * request; the matching itself is src/master/border-match.ts.
+ * request; the matching itself is src/master/border-match.ts, run on a thread of its own within a
+ * time limit (src/master/border-matcher.ts).
  */
 import * as v from 'valibot'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText } from '../entities/entity'
 import { badRequest } from '../errors'
 import { defineRoute } from '../http/route'
-import {
-  type BorderQuery,
-  type BorderRule,
-  chooseRule,
-  MAX_PATTERN,
-  parseIp,
-  parseIpMask,
-  patternError,
-} from './border-match'
+import { chooseRuleOffThread } from './border-matcher'
+import { type BorderQuery, type BorderRule, MAX_PATTERN, parseIp, parseIpMask, patternError } from './border-match'
 
 /** domain, username, useragent: '' (any value) or a JavaScript regular expression. */
 const pattern = v.optional(
@@ -134,7 +128,7 @@ export const checkBorderRules = defineRoute({
     const repo = req.deps.repo(borderrules.table)
     // stored rules passed the entity's schema, so they carry every field matching reads
     const rules = (await req.deps.db.read(() => repo.all(req.ctx.domain))) as unknown as BorderRule[]
-    const rule = chooseRule(rules, q)
+    const rule = await chooseRuleOffThread(rules, q)
     return rule ? { action: rule.action, rule } : { action: 'allow', rule: null }
   },
 })

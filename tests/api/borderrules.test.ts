@@ -327,4 +327,20 @@ describe('the rule checker', () => {
       expect([query, res.status, res.body.error_details]).toEqual([query, 400, { field }])
     }
   })
+  test('a pattern that backtracks without end is cut off (422 naming the rules); the service answers meanwhile', async () => {
+    for (const r of (await call('GET', `${base}?mask=id&limit=1000`)).body) await call('DELETE', `${base}/${r.id}`)
+    const made = await call('POST', base, { priority: 1, useragent: '(a+)+$', action: 'deny' })
+    expect(made.status).toBe(200)
+    const started = performance.now()
+    const slow = ask(`ip=10.0.0.1&useragent=${'a'.repeat(40)}b`)
+    // the main thread is free: a request sent meanwhile is answered before the check gives up
+    expect((await t.call('GET', '/healthz')).status).toBe(200)
+    expect(performance.now() - started).toBeLessThan(200)
+    const res = await slow
+    expect([res.status, res.body.error_details]).toEqual([422, { field: 'rules' }])
+    expect(performance.now() - started).toBeLessThan(2000)
+    // the next check runs on a new thread
+    await call('PATCH', `${base}/${made.body.id}`, { useragent: 'a+' })
+    expect((await ask(`ip=10.0.0.1&useragent=${'a'.repeat(40)}`)).body.rule.id).toBe(made.body.id)
+  })
 })

@@ -1,0 +1,72 @@
+/**
+ * Which border rule applies, decided on a thread of its own (./border-thread.ts) within MATCH_MS.
+ * The patterns are regular expressions a master administrator writes, and one that backtracks
+ * without end (`(a+)+$` against a long user agent) held the service's only thread for seconds.
+ * Past the limit the thread is ended, the checks it held answer 422 naming the rules, and the next
+ * check starts a new thread.
+ */
+import { ApiError } from '../errors'
+import type { BorderQuery, BorderRule } from './border-match'
+import type { FromBorderThread, ToBorderThread } from './border-thread'
+
+const MATCH_MS = 250
+
+interface Waiting {
+  resolve(rule: string | null): void
+  reject(err: Error): void
+  timer: ReturnType<typeof setTimeout>
+}
+
+let thread: Worker | null = null
+let lastId = 0
+const waiting = new Map<number, Waiting>()
+
+const tooSlow = () =>
+  new ApiError(
+    422,
+    `the border rules' patterns took longer than ${MATCH_MS} ms to match: one backtracks without end (such as (a+)+$); correct it`,
+    { field: 'rules' },
+  )
+
+/** Ends the thread; what it held fails with `err`. */
+function end(err: Error): void {
+  thread?.terminate()
+  thread = null
+  for (const w of waiting.values()) {
+    clearTimeout(w.timer)
+    w.reject(err)
+  }
+  waiting.clear()
+}
+
+function started(): Worker {
+  if (thread) return thread
+  // the compiled binary carries this file as an entrypoint at its root (scripts/build.ts)
+  const worker = new Worker(new URL('./border-thread.ts', import.meta.url).href)
+  worker.onmessage = (e: MessageEvent<FromBorderThread>) => {
+    const w = waiting.get(e.data.id)
+    if (!w) return
+    waiting.delete(e.data.id)
+    clearTimeout(w.timer)
+    w.resolve(e.data.rule)
+  }
+  worker.onerror = () => end(new Error('the border-rule thread failed'))
+  worker.unref()
+  thread = worker
+  return worker
+}
+
+/** The first enabled rule, by precedence, whose conditions all match the query; null when none does. */
+export async function chooseRuleOffThread<R extends BorderRule>(
+  rules: readonly R[],
+  query: BorderQuery,
+): Promise<R | null> {
+  const worker = started()
+  const id = ++lastId
+  const chosen = await new Promise<string | null>((resolve, reject) => {
+    const timer = setTimeout(() => end(tooSlow()), MATCH_MS)
+    waiting.set(id, { resolve, reject, timer })
+    worker.postMessage({ id, rules, query } satisfies ToBorderThread)
+  })
+  return chosen === null ? null : (rules.find((r) => r.id === chosen) ?? null)
+}

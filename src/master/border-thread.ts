@@ -1,0 +1,24 @@
+/**
+ * The border-rule thread: runs the rules' regular expressions off the service's main thread, so a
+ * pattern that backtracks without end holds only this thread, which ./border-matcher.ts then ends.
+ */
+import { type BorderQuery, type BorderRule, chooseRule } from './border-match'
+
+declare const self: Worker
+
+export interface ToBorderThread {
+  id: number
+  rules: readonly BorderRule[]
+  query: BorderQuery
+}
+
+export interface FromBorderThread {
+  id: number
+  /** The id of the rule that applies, or null when none does. */
+  rule: string | null
+}
+
+self.onmessage = (e: MessageEvent<ToBorderThread>) => {
+  const { id, rules, query } = e.data
+  self.postMessage({ id, rule: chooseRule(rules, query)?.id ?? null } satisfies FromBorderThread)
+}
