@@ -29,7 +29,7 @@ export function* definitionsCurrent(ctx: Ctx, model: ClassModel): TxStep<void> {
  * Whether `err` came from old definitions: a refused write, a statement that failed on a changed
  * table, or a value the old rules refused (asked of the database only when something failed).
  */
-async function fromOldDefinitions(ctx: Ctx, model: ClassModel, err: unknown): Promise<boolean> {
+export async function fromOldDefinitions(ctx: Ctx, model: ClassModel, err: unknown): Promise<boolean> {
   if (err instanceof StaleModel) return true
   const now = await ctx.deps.db.read(() => modelGeneration(ctx.domain)).catch(() => model.generation)
   return now !== model.generation

@@ -55,12 +55,17 @@ export class ModelRegistry {
     })
   }
 
+  /** Drops this process's definitions of the domain's classes (found older than the database's). */
+  forget(domain: string): void {
+    this.caches.forget(domain)
+  }
+
   /**
    * The class as the database now defines it, after a write found `stale`'s definitions older than
    * the database's (another process changed the domain's classes, and its message is on its way).
    */
   async reloaded(domain: string, stale: ClassModel): Promise<ClassModel> {
-    this.caches.forget(domain)
+    this.forget(domain)
     const model = (await this.classes(domain)).get(stale.classname)
     if (!model) throw notFound(`no class ${stale.classname} in this domain`)
     return model
@@ -86,7 +91,7 @@ export class ModelRegistry {
     if (found) return found
     const { db } = this.store
     if ((await db.read(() => modelGeneration(domain))) === this.generations.get(models)) return null
-    this.caches.forget(domain)
+    this.forget(domain)
     return longestClass(await this.classes(domain), segments)
   }
 }

@@ -6,6 +6,7 @@
 import { systemCtx } from '../context'
 import { commit } from '../entities/unit'
 import { classes } from '../model/classes'
+import { fromOldDefinitions } from '../model/current-model'
 import type { Worker } from './runner'
 
 export const modelExpiry: Worker = {
@@ -17,10 +18,18 @@ export const modelExpiry: Worker = {
     let removed = 0
     for (const domain of await deps.repo(classes.table).domainsWhere('opts.expires_mode', 'create')) {
       if (signal.aborted) break
+      const ctx = systemCtx(deps, domain, 'expiry')
       for (const model of (await deps.model.classes(domain)).values()) {
         if (!model.expiry || !model.table) continue
         const repo = deps.repo(model.table)
-        removed += await commit(systemCtx(deps, domain, 'expiry'), (u) => repo.removeAll(u.w, now))
+        try {
+          removed += await commit(ctx, (u) => repo.removeAll(u.w, now))
+        } catch (err) {
+          // another process changed the domain's classes (a class deleted): the next pass reads them anew
+          if (!(await fromOldDefinitions(ctx, model, err))) throw err
+          deps.model.forget(domain)
+          break
+        }
       }
     }
     return removed

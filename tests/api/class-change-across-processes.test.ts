@@ -125,6 +125,29 @@ test('a domain deleted and created again with its id: B does not take its old cl
   expect(refused.body.error_details.field).toBe('n')
 })
 
+test("a class with expiring records A deleted: B's expiry pass ends without failing, and the next one works", async () => {
+  const expiring = (classname: string) =>
+    a.call('POST', '/rest/v1/design/classes', {
+      token: tokA,
+      body: {
+        classname,
+        properties: [
+          { name: 'ts', data_type: 'long' },
+          { name: 'ttl', data_type: 'int' },
+        ],
+        opts: { expires_mode: 'create', expires_ts_property: 'ts', expires_ttl_property: 'ttl' },
+      },
+    })
+  await expiring('lasting') // so the domain still has records that expire
+  const made = await expiring('passing')
+  expect((await b.call('POST', '/rest/v1/model/passing', { token: tokB, body: { ttl: 1 } })).status).toBe(200)
+  expect((await b.call('POST', '/rest/v1/model/lasting', { token: tokB, body: { ttl: 1 } })).status).toBe(200)
+  expect((await a.call('DELETE', `/rest/v1/design/classes/${made.body.id}`, { token: tokA })).status).toBe(204)
+  b.clock.advance(2000)
+  expect(await b.run('model-expiry')).toBe(1) // the lasting class's record; the pass failed on the dropped table
+  expect(await b.run('model-expiry')).toBe(0)
+})
+
 test('a class A deleted: B finds no class, where it answered 500', async () => {
   const kept = await b.call('POST', '/rest/v1/model/items', { token: tokB, body: { n: 'x' } })
   expect(kept.status).toBe(200)
