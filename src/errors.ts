@@ -30,6 +30,9 @@ export class ApiError extends Error {
 export const badRequest = (message: string, field?: string, extra?: ErrorDetails) =>
   new ApiError(400, message, field || extra ? { ...(field ? { field } : {}), ...extra } : undefined)
 export const unauthorized = (message = 'authorization required') => new ApiError(401, message)
+/** A context whose domain was deleted (or deleted and created again) meanwhile. */
+export const domainGone = (ctx: { session?: unknown }) =>
+  unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
 export const forbidden = (message: string) => new ApiError(403, message)
 export const notFound = (message = 'not found') => new ApiError(404, message)
 export const conflict = (message: string, field?: string) => new ApiError(409, message, field ? { field } : undefined)

@@ -17,7 +17,7 @@ import { domainExists } from '~storage/domain-rows'
 import type { WriteContext } from '~storage/journal'
 import { type Ctx, inDomain, writeContext } from '../context'
 import type { LongWorkSpec } from '../long-work'
-import { unauthorized } from '../errors'
+import { domainGone } from '../errors'
 
 export interface Unit {
   readonly ctx: Ctx
@@ -80,8 +80,7 @@ function* domainStillThere(ctx: Ctx): TxStep<void> {
   const transaction = db.writeTransaction?.()
   let seen = found.get(db)
   if (transaction !== undefined && seen?.transaction === transaction && seen.domains.has(ctx.domain)) return
-  if (!(yield* domainExists(ctx.domain)))
-    throw unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
+  if (!(yield* domainExists(ctx.domain))) throw domainGone(ctx)
   if (transaction === undefined) return
   if (seen?.transaction !== transaction) found.set(db, (seen = { transaction, domains: new Set() }))
   seen.domains.add(ctx.domain)

@@ -8,7 +8,7 @@
  */
 import { KvUnavailable } from '~storage/kv/kv'
 import { type Ctx, sessionCtx } from '../context'
-import { type ApiError, forbidden, unauthorized } from '../errors'
+import { type ApiError, domainGone, forbidden, unauthorized } from '../errors'
 import type { Req } from '../http/req'
 import type { RouteDef } from '../http/route'
 import { channelCtxFor } from '../integration/tokens'
@@ -95,8 +95,7 @@ export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
   const domain = info instanceof Promise ? await info : info
   // a domain deleted and created again with the same id is not the session's
   const another = ctx.session?.domainCreated !== undefined && ctx.session.domainCreated !== domain?.created
-  if (!domain || another)
-    throw unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
+  if (!domain || another) throw domainGone(ctx)
   const roleList = ctx.session ? access.sessionRoles(ctx.session) : ctx.roles
   const roles = roleList instanceof Promise ? await roleList : roleList
   const superuser = ctx.session ? ctx.session.homeIsMaster && roles.includes('admin') : ctx.actor.type === 'system'

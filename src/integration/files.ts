@@ -16,7 +16,7 @@ import {
 } from '~storage/files'
 import type { Ctx } from '../context'
 import { DEFAULT_LIMITS } from '../entities/entity'
-import { ApiError, badRequest, forbidden, notFound, unauthorized } from '../errors'
+import { ApiError, badRequest, domainGone, forbidden, notFound } from '../errors'
 import { FieldSet } from '../http/fields'
 import { parseBoolParam, parseListParams } from '../http/list-query'
 import { applyListQuery } from '../http/list-memory'
@@ -111,10 +111,6 @@ async function written<T>(ctx: Ctx, write: () => Promise<T>): Promise<T> {
   await removeDomainFiles(ctx.deps.config.dataDir, ctx.domain)
   throw domainGone(ctx)
 }
-
-/** What admission answers for a domain that no longer exists. */
-const domainGone = (ctx: Ctx) =>
-  unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
 
 async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
   const reader = stream.getReader()

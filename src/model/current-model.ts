@@ -31,8 +31,7 @@ export function* definitionsCurrent(ctx: Ctx, model: ClassModel): TxStep<void> {
  */
 export async function fromOldDefinitions(ctx: Ctx, model: ClassModel, err: unknown): Promise<boolean> {
   if (err instanceof StaleModel) return true
-  const now = await ctx.deps.db.read(() => modelGeneration(ctx.domain)).catch(() => model.generation)
-  return now !== model.generation
+  return ctx.deps.model.changedSince(ctx.domain, model.generation).catch(() => false)
 }
 
 const ATTEMPTS = 3

@@ -55,6 +55,11 @@ export class ModelRegistry {
     })
   }
 
+  /** Whether the domain's classes changed since `generation` (asked of the database). */
+  async changedSince(domain: string, generation: number | undefined): Promise<boolean> {
+    return (await this.store.db.read(() => modelGeneration(domain))) !== generation
+  }
+
   /** Drops this process's definitions of the domain's classes (found older than the database's). */
   forget(domain: string): void {
     this.caches.forget(domain)
@@ -89,8 +94,7 @@ export class ModelRegistry {
     const models = await this.classes(domain)
     const found = longestClass(models, segments)
     if (found) return found
-    const { db } = this.store
-    if ((await db.read(() => modelGeneration(domain))) === this.generations.get(models)) return null
+    if (!(await this.changedSince(domain, this.generations.get(models)))) return null
     this.forget(domain)
     return longestClass(await this.classes(domain), segments)
   }
