@@ -73,6 +73,7 @@ export async function build(options: { target?: string; outfile?: string } = {})
       join(ROOT, 'server.ts'),
       join(ROOT, 'src/scripts/script-thread.ts'),
       join(ROOT, 'src/master/border-thread.ts'),
+      join(ROOT, 'src/log-thread.ts'),
       join(ROOT, 'storage/db-reader-thread.ts'),
     ],
     // Flat names put the thread's file at the bundle's root, which is where a `new URL('./x.ts',

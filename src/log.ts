@@ -1,5 +1,5 @@
 /** Line-oriented JSON logs on stdout; the level can change at run time. */
-import { writeSync } from 'node:fs'
+import { type ToLogThread, writeLines } from './log-thread'
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
 const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 }
@@ -35,45 +35,63 @@ const inQuotes = (s: string) => (PLAIN.test(s) ? s : JSON.stringify(s).slice(1, 
 
 /**
  * Lines for stdout, written together every FLUSH_MS (or once PENDING_MAX bytes wait): a write per
- * line, or even per turn of the event loop, cost more than the rest of a point read. PENDING_MAX
- * stays within a pipe's 64 KiB, so a flush into a pipe its reader keeps up with does not block the
- * service until the reader drained it. Each line is encoded into one buffer as it comes: kept as
- * strings until the flush, they cost a point read 2-4 % more (the collector's work). Errors, and
- * whatever is pending at exit, are written at once, so a crash or a stop loses no line that came
- * before. App processes of one service (WORKERS > 1) share stdout: a write of up to PIPE_BUF bytes is
- * never interleaved with another's, so theirs go out in pieces of whole lines within that size.
+ * line, or even per turn of the event loop, cost more than the rest of a point read. The service
+ * has them written on a thread of its own (./log-thread.ts, see `writeLinesOffThread`); elsewhere
+ * (commands, tests) they are written here. PENDING_MAX stays within a pipe's 64 KiB, so a flush
+ * into a pipe its reader keeps up with does not block. Each line is encoded into one buffer as it
+ * comes: kept as strings until the flush, they cost a point read 2-4 % more (the collector's work).
+ * Errors, and whatever is pending at exit, are written before the process goes on, so a crash or
+ * a stop loses no line that came before.
  */
 const FLUSH_MS = 20
 const PENDING_MAX = 32 * 1024
-const PIPE_BUF = 4096
+/** How long an error line or the exit waits for the thread to write what came before. */
+const WAIT_WRITTEN_MS = 2000
 let pending = Buffer.allocUnsafe(PENDING_MAX + 64 * 1024)
 let used = 0
 let timer: ReturnType<typeof setTimeout> | undefined
 let sharedStdout = false
+let thread: { worker: Worker; written: Int32Array; sent: number } | null = null
 
 /** This process shares stdout with the other app processes of its service. */
 export function shareStdout(): void {
   sharedStdout = true
 }
 
-function flushLines(): void {
+/** From now on the lines are written by a thread of their own. */
+export function writeLinesOffThread(): void {
+  if (thread) return
+  const written = new Int32Array(new SharedArrayBuffer(4))
+  // the compiled binary carries this file as an entrypoint at its root (scripts/build.ts)
+  const worker = new Worker(new URL('./log-thread.ts', import.meta.url).href)
+  worker.postMessage({ written: written.buffer } satisfies ToLogThread)
+  worker.onerror = (e) => {
+    thread = null
+    process.stderr.write(`the log thread failed (${e.message}): lines are written by the service's own thread\n`)
+  }
+  worker.unref()
+  thread = { worker, written, sent: 0 }
+}
+
+function flushLines(waitWritten = false): void {
   clearTimeout(timer)
   timer = undefined
-  if (used === 0) return
-  const bytes = pending.subarray(0, used)
+  if (used > 0 && thread) {
+    // a copy of its own, handed over: the pending buffer goes on taking lines meanwhile
+    const bytes = new Uint8Array(used)
+    bytes.set(pending.subarray(0, used))
+    thread.worker.postMessage({ bytes, sharedStdout } satisfies ToLogThread, [bytes.buffer])
+    thread.sent++
+  } else if (used > 0) writeLines(pending.subarray(0, used), sharedStdout)
   used = 0
-  if (!sharedStdout) {
-    for (let at = 0; at < bytes.length; ) at += writeSync(1, bytes, at, bytes.length - at)
-    return
-  }
-  for (let at = 0; at < bytes.length; ) {
-    const lineEnd = bytes.length - at <= PIPE_BUF ? bytes.length - 1 : bytes.lastIndexOf(10, at + PIPE_BUF - 1)
-    // a single line longer than PIPE_BUF goes out whole
-    const end = (lineEnd >= at ? lineEnd : bytes.indexOf(10, at)) + 1
-    at += writeSync(1, bytes, at, end - at)
+  if (waitWritten && thread) {
+    const { written, sent } = thread
+    const deadline = Date.now() + WAIT_WRITTEN_MS
+    for (let seen = Atomics.load(written, 0); seen < sent && Date.now() < deadline; seen = Atomics.load(written, 0))
+      Atomics.wait(written, 0, seen, deadline - Date.now())
   }
 }
-process.on('exit', flushLines)
+process.on('exit', () => flushLines(true))
 export function stdoutLine(line: string, urgent = false): void {
   const most = line.length * 3 + 1
   if (used + most > pending.length) {
@@ -82,9 +100,9 @@ export function stdoutLine(line: string, urgent = false): void {
   }
   used += pending.write(line, used)
   pending[used++] = 10
-  if (urgent || used > PENDING_MAX) return flushLines()
+  if (urgent || used > PENDING_MAX) return flushLines(urgent)
   // unref: pending lines never keep a process alive; the exit handler writes them
-  timer ??= setTimeout(flushLines, FLUSH_MS).unref()
+  timer ??= setTimeout(() => flushLines(), FLUSH_MS).unref()
 }
 
 /** The time of a log line; lines of the same millisecond share the string. */

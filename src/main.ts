@@ -7,7 +7,7 @@ import type { RouteEntry } from './http/route'
 import type { BootstrapResult } from './identity/bootstrap'
 import { runOperation } from './ops/commands'
 import { startService } from './service'
-import { shareStdout } from './log'
+import { shareStdout, writeLinesOffThread } from './log'
 import { StartError } from './startup'
 
 export async function main(routes: RouteEntry[], args = process.argv.slice(2)): Promise<void> {
@@ -36,6 +36,7 @@ export async function main(routes: RouteEntry[], args = process.argv.slice(2)): 
   if (command.run !== 'start') process.exit(await runOperation(config, routes, command))
   const appProcess = appProcessRole()
   if (appProcess || config.appProcesses > 1) shareStdout()
+  writeLinesOffThread()
   // a name given to the service names its first process; the others add their index
   if (appProcess && process.env.NODE_NAME) config.nodeName = `${process.env.NODE_NAME}-${appProcess.index}`
   const banner = (first: BootstrapResult) => {
