@@ -30,9 +30,13 @@ export class ApiError extends Error {
 export const badRequest = (message: string, field?: string, extra?: ErrorDetails) =>
   new ApiError(400, message, field || extra ? { ...(field ? { field } : {}), ...extra } : undefined)
 export const unauthorized = (message = 'authorization required') => new ApiError(401, message)
-/** A context whose domain was deleted (or deleted and created again) meanwhile. */
-export const domainGone = (ctx: { session?: unknown }) =>
-  unauthorized(`the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
+/** 401 to a context whose domain was deleted (or deleted and created again) meanwhile: background work ends quietly on it. */
+export class DomainGone extends ApiError {
+  constructor(ctx: { session?: unknown }) {
+    super(401, `the domain of this ${ctx.session ? 'session' : 'context'} no longer exists`)
+  }
+}
+export const domainGone = (ctx: { session?: unknown }) => new DomainGone(ctx)
 export const forbidden = (message: string) => new ApiError(403, message)
 export const notFound = (message = 'not found') => new ApiError(404, message)
 export const conflict = (message: string, field?: string) => new ApiError(409, message, field ? { field } : undefined)

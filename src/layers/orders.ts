@@ -16,7 +16,7 @@ import { type Actor, type Ctx, SYSTEM_ACTOR } from '../context'
 import type { Deps } from '../deps'
 import { commit, commitLong, type Unit } from '../entities/unit'
 import { validate } from '../entities/validate'
-import { ApiError, badRequest, conflict } from '../errors'
+import { ApiError, badRequest, conflict, DomainGone } from '../errors'
 import { FieldSet } from '../http/fields'
 import { parseListParams } from '../http/list-query'
 import { present } from '../http/present'
@@ -131,6 +131,16 @@ function* finishStep(u: Unit, job: Job, status: string, trace: string, installed
  * and a holder whose claim was taken over (LostClaim) changes nothing.
  */
 export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
+  try {
+    await carryOut(deps, job)
+  } catch (err) {
+    // deleted by another process meanwhile: the order and its job went with the domain
+    if (!(err instanceof DomainGone)) throw err
+    deps.log.info('product layer order dropped: its domain was deleted', { domain: job.domain, job: job.id })
+  }
+}
+
+async function carryOut(deps: Deps, job: Job): Promise<void> {
   const payload = job.payload as { opId: string; actor?: Actor; requestId?: string }
   const ctx: Ctx = {
     deps,
@@ -179,7 +189,7 @@ export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
       })
     }
   } catch (err) {
-    if (err instanceof LostClaim) throw err // another process carries the order out now
+    if (err instanceof LostClaim || err instanceof DomainGone) throw err // another process carries it out, or deleted it
     if (err instanceof Stopping) throw err // rolled back: the order runs again at the next start
     const known = err instanceof LayerError || err instanceof ApiError || err instanceof UnstorableValue
     if (!known) {
