@@ -186,6 +186,8 @@ export async function startService(
     url = `http://${config.host}:${server.port}`
   }
 
+  // PORT=0 lets the system pick the port: links in e-mails point at the one it picked
+  if (url && config.port === 0 && config.publicUrl === `http://${config.host}:0`) config.publicUrl = url
   // operations (backup, password reset) go to the process `npm start` began
   const control = options.listen !== false && !started ? await startControl(deps) : null
   const graceMs = config.shutdownGraceSec * 1000

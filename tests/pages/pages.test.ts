@@ -27,11 +27,15 @@ afterAll(async () => {
   capture.stop()
 })
 
-/** The mailed link, pointed at the listener of this test (PUBLIC_URL is not known before it starts). */
-/** The link of the newest mail to an address, once the mail worker has delivered what is queued. */
+/**
+ * The link of the newest mail to an address, once the mail worker has delivered what is queued.
+ * Without PUBLIC_URL, on PORT=0, it points at the port the system picked.
+ */
 async function lastLink(to: string): Promise<string> {
   await t.run('mail-outbox')
-  return capture.linkIn(capture.to(to).at(-1)!)!.replace(/^https?:\/\/[^/]+/, t.service.url!)
+  const link = capture.linkIn(capture.to(to).at(-1)!)!
+  expect(link.startsWith(`${t.service.url}/pages/`)).toBe(true)
+  return link
 }
 
 async function open(path: string): Promise<Page> {
