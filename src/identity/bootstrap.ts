@@ -23,8 +23,20 @@ export interface BootstrapResult {
 }
 
 export async function bootstrap(deps: Deps): Promise<BootstrapResult> {
-  if (await findMasterDomain(deps)) return { created: false }
   const { config } = deps
+  const found = await findMasterDomain(deps)
+  if (found) {
+    // the name is the installation's from its first start: said, not silently ignored
+    if (found.name !== config.masterDomain)
+      deps.log.warn(
+        "MASTER_DOMAIN names another domain than this installation's master domain: it counts only at the first start",
+        {
+          MASTER_DOMAIN: config.masterDomain,
+          master: found.name,
+        },
+      )
+    return { created: false }
+  }
   if (config.adminPassword !== undefined)
     // the first administrator's password meets the policy every later password must meet
     await checkPasswordPolicy(deps, '', config.adminPassword, 'ADMIN_PASSWORD').catch((err: ApiError) => {

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs'
 import { systemCtx } from '../context'
 import type { Deps } from '../deps'
-import { findDomainByName } from '../directory/domains'
+import { findDomainByName, findMasterDomain } from '../directory/domains'
 import { users } from '../directory/users'
 import { commit } from '../entities/unit'
 import { patchStep, preparePatch } from '../entities/writes'
@@ -22,9 +22,10 @@ export async function backupDatabase(deps: Deps, file: string): Promise<{ file: 
 
 /** Sets a generated password for `login` of `domain` (the master domain by default); answers it. */
 export async function resetPassword(deps: Deps, login: string, domainName?: string): Promise<string> {
-  const name = domainName ?? deps.config.masterDomain
-  const domain = await findDomainByName(deps, name)
-  if (!domain) throw notFound(`there is no domain ${name}`)
+  // the master domain as stored: MASTER_DOMAIN may have changed since the first start
+  const domain = domainName === undefined ? await findMasterDomain(deps) : await findDomainByName(deps, domainName)
+  if (!domain) throw notFound(`there is no domain ${domainName ?? 'master'}`)
+  const name = domain.name
   const [row] = await deps.repo(users.table).findBy(domain.id, 'login', login, 1)
   if (!row) throw notFound(`there is no user ${login} in ${name}`)
   const userId = row.doc.id as string
