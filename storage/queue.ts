@@ -73,6 +73,8 @@ export function* enqueueJob(job: NewJob, created: string, done?: Doc, once = fal
   return id
 }
 
+const DUE = `SELECT 1 FROM queue WHERE kind = ? AND status IN ('pending', 'running') AND run_at <= ? LIMIT 1`
+
 /**
  * Claims up to `limit` jobs of a kind due at `now`, in one statement, so each job goes to one
  * process. A job waits while an earlier job of its serial is not finished. One statement that
@@ -80,6 +82,9 @@ export function* enqueueJob(job: NewJob, created: string, done?: Doc, once = fal
  * server runs it on its own.
  */
 export async function claimJobs(db: Db, kind: string, now: number, leaseUntil: number, limit: number): Promise<Job[]> {
+  // asked first with a read: the claim is a write even when it claims nothing, and every write
+  // empties the read cache (the pollers of an idle queue made a point read miss 6 % of the time)
+  if (!(await db.get(DUE, [kind, now]))) return []
   const rows = await db.all(
     `UPDATE queue SET status = 'running', attempts = attempts + 1, run_at = ?
      WHERE seq IN (

@@ -93,6 +93,19 @@ for (const [name, open, twoConnections] of drivers) {
         expect(await claim(db, T0)).toEqual([])
       })
 
+      test('a claim with nothing due writes nothing: answers kept until the next write stay kept', async () => {
+        const { db } = await fresh()
+        await add(db, { runAt: T0 + 10_000 }) // not due yet
+        await add(db, { kind: 'other-kind' })
+        const generation = db.generation?.()
+        const writes = db.writeTransaction?.()
+        expect(await claim(db, T0)).toEqual([])
+        expect(db.generation?.()).toBe(generation)
+        expect(db.writeTransaction?.()).toBe(writes)
+        expect(await claim(db, T0 + 10_000)).toHaveLength(1)
+        expect(db.generation?.()).not.toBe(generation ?? 'unknown')
+      })
+
       test('claims made at the same time never get the same job', async () => {
         const { db, other } = await fresh()
         const ids: string[] = []
