@@ -1,4 +1,5 @@
 /** Line-oriented JSON logs on stdout; the level can change at run time. */
+import { FLUSH_MS, LogRing } from './log-ring'
 import { type ToLogThread, writeLines } from './log-thread'
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
@@ -36,14 +37,15 @@ const inQuotes = (s: string) => (PLAIN.test(s) ? s : JSON.stringify(s).slice(1, 
 /**
  * Lines for stdout, written together every FLUSH_MS (or once PENDING_MAX bytes wait): a write per
  * line, or even per turn of the event loop, cost more than the rest of a point read. The service
- * has them written on a thread of its own (./log-thread.ts, see `writeLinesOffThread`); elsewhere
- * (commands, tests) they are written here. PENDING_MAX stays within a pipe's 64 KiB, so a flush
- * into a pipe its reader keeps up with does not block. Each line is encoded into one buffer as it
- * comes: kept as strings until the flush, they cost a point read 2-4 % more (the collector's work).
+ * has them written on a thread of its own (./log-thread.ts, see `writeLinesOffThread`), which
+ * takes them from a ring in shared memory (./log-ring.ts); elsewhere (commands, tests) they are
+ * written here. PENDING_MAX stays within a pipe's 64 KiB, so a flush into a pipe its reader keeps
+ * up with does not block. Each line is encoded as it comes: kept as strings until the flush, they
+ * cost a point read 2-4 % more (the collector's work). Lines the ring has no room for (a writer
+ * that fell behind) wait in the pending buffer, in order, and never hold the request thread.
  * Errors, and whatever is pending at exit, are written before the process goes on, so a crash or
  * a stop loses no line that came before.
  */
-const FLUSH_MS = 20
 const PENDING_MAX = 32 * 1024
 /** How long an error line or the exit waits for the thread to write what came before. */
 const WAIT_WRITTEN_MS = 2000
@@ -51,56 +53,82 @@ let pending = Buffer.allocUnsafe(PENDING_MAX + 64 * 1024)
 let used = 0
 let timer: ReturnType<typeof setTimeout> | undefined
 let sharedStdout = false
-let thread: { worker: Worker; written: Int32Array; sent: number } | null = null
+let ring: LogRing | null = null
 
 /** This process shares stdout with the other app processes of its service. */
 export function shareStdout(): void {
   sharedStdout = true
+  ring?.shareStdout()
 }
 
 /** From now on the lines are written by a thread of their own. */
 export function writeLinesOffThread(): void {
-  if (thread) return
-  const written = new Int32Array(new SharedArrayBuffer(4))
+  if (ring) return
+  flushLines()
+  const started = LogRing.create()
+  if (sharedStdout) started.shareStdout()
   // the compiled binary carries this file as an entrypoint at its root (scripts/build.ts)
   const worker = new Worker(new URL('./log-thread.ts', import.meta.url).href)
-  worker.postMessage({ written: written.buffer } satisfies ToLogThread)
+  worker.postMessage({ ring: started.shared } satisfies ToLogThread)
   worker.onerror = (e) => {
-    thread = null
+    if (ring !== started) return
+    ring = null
     process.stderr.write(`the log thread failed (${e.message}): lines are written by the service's own thread\n`)
+    writeLines(started.unwritten(), sharedStdout)
+    flushLines()
   }
   worker.unref()
-  thread = { worker, written, sent: 0 }
+  ring = started
+}
+
+/** Moves pending lines into the ring, as many as it has room for. */
+function movePending(into: LogRing): void {
+  if (used === 0) return
+  let taken = into.putBytes(pending.subarray(0, used))
+  // a line longer than the whole ring is written here, once everything before it is
+  if (taken === 0 && into.waiting() === 0) {
+    const end = pending.indexOf(10) + 1
+    writeLines(pending.subarray(0, end), sharedStdout)
+    taken = end
+  }
+  pending.copyWithin(0, taken, used)
+  used -= taken
 }
 
 function flushLines(waitWritten = false): void {
   clearTimeout(timer)
   timer = undefined
-  if (used > 0 && thread) {
-    // a copy of its own, handed over: the pending buffer goes on taking lines meanwhile
-    const bytes = new Uint8Array(used)
-    bytes.set(pending.subarray(0, used))
-    thread.worker.postMessage({ bytes, sharedStdout } satisfies ToLogThread, [bytes.buffer])
-    thread.sent++
-  } else if (used > 0) writeLines(pending.subarray(0, used), sharedStdout)
-  used = 0
-  if (waitWritten && thread) {
-    const { written, sent } = thread
-    const deadline = Date.now() + WAIT_WRITTEN_MS
-    for (let seen = Atomics.load(written, 0); seen < sent && Date.now() < deadline; seen = Atomics.load(written, 0))
-      Atomics.wait(written, 0, seen, deadline - Date.now())
+  if (!ring) {
+    if (used > 0) writeLines(pending.subarray(0, used), sharedStdout)
+    used = 0
+    return
   }
+  movePending(ring)
+  if (waitWritten) {
+    const deadline = Date.now() + WAIT_WRITTEN_MS
+    while (used > 0 && ring.waitWritten(Math.max(0, deadline - Date.now()))) movePending(ring)
+    ring.waitWritten(Math.max(0, deadline - Date.now()))
+  }
+  // lines the ring had no room for are tried again
+  if (used > 0) timer = setTimeout(() => flushLines(), FLUSH_MS).unref()
 }
 process.on('exit', () => flushLines(true))
+const scratch = Buffer.allocUnsafe(64 * 1024)
 export function stdoutLine(line: string, urgent = false): void {
+  if (ring && used === 0 && ring.putLine(line, scratch)) {
+    if (urgent) flushLines(true)
+    return
+  }
   const most = line.length * 3 + 1
   if (used + most > pending.length) {
-    flushLines()
-    if (most > pending.length) pending = Buffer.allocUnsafe(most)
+    if (!ring) flushLines()
+    // a writer that fell behind: the pending lines grow, in order, instead of holding the thread
+    if (used + most > pending.length)
+      pending = Buffer.concat([pending.subarray(0, used)], Math.max(2 * pending.length, used + most))
   }
   used += pending.write(line, used)
   pending[used++] = 10
-  if (urgent || used > PENDING_MAX) return flushLines(urgent)
+  if (urgent || (!ring && used > PENDING_MAX)) return flushLines(urgent)
   // unref: pending lines never keep a process alive; the exit handler writes them
   timer ??= setTimeout(() => flushLines(), FLUSH_MS).unref()
 }
