@@ -6,7 +6,14 @@ export const etagOf = (text: string) => `"${Bun.hash(text).toString(36)}"`
 /** A JSON document already serialized, sent as it is. */
 export class JsonText {
   private tag: string | undefined
+  private size = -1
   constructor(readonly text: string) {}
+
+  /** Its length in UTF-8, counted once however often the text is sent. */
+  get bytes(): number {
+    if (this.size < 0) this.size = Buffer.byteLength(this.text)
+    return this.size
+  }
 
   /** Its ETag, hashed once however often the text is sent. */
   get etag(): string {

@@ -33,7 +33,7 @@ export interface Answer {
   cookies: string[]
   /** The body; a Response of the route's own (a file, a page) carries its body, status and headers itself. */
   body: string | Uint8Array | null | Response
-  /** Bytes of the body as sent (compressed when it was). */
+  /** Bytes of the body as sent (compressed when it was); of a text, its length in UTF-8. */
   bytes: number
 }
 
@@ -117,5 +117,5 @@ export function respond(
       return answer(body, body.byteLength)
     }
   }
-  return answer(text, text.length)
+  return answer(text, outcome.body instanceof JsonText ? outcome.body.bytes : Buffer.byteLength(text))
 }

@@ -8,6 +8,7 @@ import { defineRoute } from '~/http/route'
 import { echoModule } from '../helpers/echo-route'
 import { httpRequest, RawClient } from '../helpers/raw-http'
 import { testService, type TestService } from '../helpers/service'
+import { JsonText } from '~storage/json-text'
 
 let t: TestService
 let gw: Gateway
@@ -37,6 +38,15 @@ const big = defineRoute({
 /** An answer larger than the sockets' buffers: part of it waits in the gateway's queue. */
 const HUGE = 'h'.repeat(12 * 1024 * 1024)
 const huge = defineRoute({ access: 'public', handle: () => ({ huge: HUGE }) })
+/** Text beyond ASCII, in the body (as a stored document is sent) and in a header. */
+const UNICODE = JSON.stringify({ text: 'ünïcødé ✓ 🚀', n: 1 })
+const unicode = defineRoute({
+  access: 'public',
+  handle(req) {
+    req.headers['x-note'] = 'café'
+    return new JsonText(UNICODE)
+  },
+})
 
 beforeAll(async () => {
   t = await testService({ env: { MAX_BODY_BYTES: String(4 * INLINE_MAX_BODY) } })
@@ -45,6 +55,7 @@ beforeAll(async () => {
     { url: '/held', file: 'test', module: { GET: held } },
     { url: '/big', file: 'test', module: { GET: big } },
     { url: '/huge', file: 'test', module: { GET: huge } },
+    { url: '/unicode', file: 'test', module: { GET: unicode } },
   ])
   gw = await startGateway(
     app,
@@ -83,6 +94,20 @@ test('answers taken in-process and through the app socket keep their order on on
     expect(Number(r.headers['content-length'])).toBe(Buffer.byteLength(r.body))
     expect(new Date(r.headers.date!).getTime()).toBeGreaterThan(Date.now() - 60_000)
   }
+  c.end()
+})
+
+test('answers beyond ASCII (body or header) are framed by their length in bytes, pipelined among others', async () => {
+  const c = await RawClient.open(gw.port)
+  c.write(httpRequest('GET', '/unicode') + httpRequest('GET', '/echo') + httpRequest('GET', '/unicode'))
+  const rs = await c.responses(3)
+  expect(rs.map((r) => r.status)).toEqual([200, 200, 200])
+  for (const r of [rs[0]!, rs[2]!]) {
+    expect(r.body).toBe(UNICODE)
+    expect(Number(r.headers['content-length'])).toBe(Buffer.byteLength(UNICODE))
+    expect(Buffer.from(r.headers['x-note']!, 'latin1').toString()).toBe('café') // as UTF-8, as before
+  }
+  expect(JSON.parse(rs[1]!.body).method).toBe('GET')
   c.end()
 })
 

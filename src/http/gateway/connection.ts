@@ -54,23 +54,22 @@ export interface Conn {
   refused?: true
 }
 
-/** Bytes for a socket: text goes to it as UTF-8 without a buffer of ours. */
+/** Bytes for a socket: ASCII text (a byte a character) goes to it without a buffer of ours. */
 export type Chunk = Buffer | string
 
 /** Pieces queued together are joined into one write up to this size. */
 const JOIN_MAX = 64 * 1024
 
-const sizeOf = (chunk: Chunk) => (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length)
-const asBuffer = (chunk: Chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
+const asBuffer = (chunk: Chunk) => (typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk)
 
-/** About how many bytes a queue holds (text counts its characters). */
+/** How many bytes a queue holds. */
 export const queued = (queue: Chunk[]) => queue.reduce((n, chunk) => n + chunk.length, 0)
 
 /** Writes what it can; queues the rest and calls `backlog` (which pauses the other side) until `drain`. */
 export function send(sock: Socket<Conn>, queue: Chunk[], data: Chunk, backlog: () => void): void {
   if (queue.length === 0) {
     const n = sock.write(data)
-    if (n === sizeOf(data)) return
+    if (n === data.length) return
     data = asBuffer(data).subarray(Math.max(0, n))
   }
   queue.push(data)
@@ -81,8 +80,8 @@ export function send(sock: Socket<Conn>, queue: Chunk[], data: Chunk, backlog: (
 export function flushQueue(sock: Socket<Conn>, queue: Chunk[]): boolean {
   while (queue.length) {
     let joined = 1
-    let size = sizeOf(queue[0]!)
-    while (joined < queue.length && size + sizeOf(queue[joined]!) <= JOIN_MAX) size += sizeOf(queue[joined++]!)
+    let size = queue[0]!.length
+    while (joined < queue.length && size + queue[joined]!.length <= JOIN_MAX) size += queue[joined++]!.length
     if (joined > 1) {
       const pieces = queue.splice(0, joined)
       queue.unshift(pieces.every((p) => typeof p === 'string') ? pieces.join('') : Buffer.concat(pieces.map(asBuffer)))

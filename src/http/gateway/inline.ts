@@ -194,7 +194,10 @@ export const asteriskAnswer = (method: string): Answer =>
 const OWN = new Set(['content-length', 'transfer-encoding', 'connection', 'date'])
 
 export interface InlineAnswer {
-  /** The head, and the whole body when it fits in one piece (text is written as UTF-8: no buffer is made for it). */
+  /**
+   * The head, and the whole body when it fits in one piece: text when all of it is ASCII (a byte a
+   * character: no buffer is made for it, nor its length in bytes counted again), else bytes.
+   */
   bytes: Buffer | string
   /** A larger body (a file), to send in pieces after `bytes`. */
   rest: Blob | null
@@ -205,6 +208,15 @@ export interface InlineAnswer {
 const noBody = (status: number) => status === 204 || status === 304 || status < 200
 /** A header value that would end its line: Bun's Headers refuse it, and so does the gateway. */
 const breaksLine = (value: string) => value.includes('\n') || value.includes('\r')
+/** Anything in a header value but printable ASCII and tabs: asked once, the rare value is then looked at. */
+const UNUSUAL = /[^\t\x20-\x7e]/
+
+/** A header value or cookie as it may be written; false when it is not all ASCII. */
+function plainValue(value: string, what: string): boolean {
+  if (!UNUSUAL.test(value)) return true
+  if (breaksLine(value)) throw new Error(`${what} holds a line break`)
+  return !/[^\x00-\x7f]/.test(value)
+}
 
 /**
  * The status line and headers of an answer, up to where its length goes. The front writes Date,
@@ -216,9 +228,10 @@ function headOf(
   headers: Record<string, string> | Headers,
   cookies: readonly string[],
   close: boolean,
-): { head: string; close: boolean; given: number } {
+): { head: string; close: boolean; given: number; ascii: boolean } {
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
   let given = -1
+  let ascii = true
   const line = (name: string, value: string) => {
     const n = name.length // the lengths of OWN's names: a name of another length is not one of them
     if ((n === 4 || n === 10 || n === 14 || n === 17) && OWN.has(name.toLowerCase())) {
@@ -227,19 +240,19 @@ function headOf(
       if (lower === 'connection' && value === 'close') close = true
       return
     }
-    if (breaksLine(value)) throw new Error(`header ${name} holds a line break`)
+    if (!plainValue(value, `header ${name}`)) ascii = false
     head += `${name}: ${value}\r\n`
   }
   // a record is walked in place: Object.entries cost a point read more than the rest of its head
   if (headers instanceof Headers) for (const [name, value] of headers) line(name, value)
   else for (const name in headers) if (Object.hasOwn(headers, name)) line(name, headers[name]!)
   for (const cookie of cookies) {
-    if (breaksLine(cookie)) throw new Error('a cookie holds a line break')
+    if (!plainValue(cookie, 'a cookie')) ascii = false
     head += `set-cookie: ${cookie}\r\n`
   }
   head += `date: ${httpDate()}\r\n`
   if (close) head += 'connection: close\r\n'
-  return { head, close, given }
+  return { head, close, given, ascii }
 }
 
 /**
@@ -255,16 +268,19 @@ export function inlineAnswer(
   const status = answer.status
   const made = headOf(status, answer.headers, answer.cookies, close)
   let head = made.head
-  if (noBody(status)) return { bytes: `${head}\r\n`, rest: null, close: made.close }
+  if (noBody(status)) return { bytes: textBytes(`${head}\r\n`, made.ascii), rest: null, close: made.close }
   const body = headRequest ? null : answer.body
   if (typeof body === 'string') {
-    // the head is ASCII: head and body go out in one encoding, straight into the socket
-    head += `content-length: ${Buffer.byteLength(body)}\r\n\r\n`
-    return { bytes: head + body, rest: null, close: made.close }
+    // `bytes` is the text's length in UTF-8 (respond.ts): the same as its length when it is ASCII
+    head += `content-length: ${answer.bytes}\r\n\r\n`
+    return { bytes: textBytes(head + body, made.ascii && answer.bytes === body.length), rest: null, close: made.close }
   }
   head += `content-length: ${body?.byteLength ?? 0}\r\n\r\n`
   return { bytes: withBody(head, body), rest: null, close: made.close }
 }
+
+/** Text as it goes to the socket: as it is when ASCII, else its UTF-8 bytes. */
+const textBytes = (text: string, ascii: boolean) => (ascii ? text : Buffer.from(text))
 
 function withBody(head: string, body: Uint8Array | null): Buffer {
   const bytes = Buffer.allocUnsafe(head.length + (body?.byteLength ?? 0))
