@@ -13,7 +13,7 @@ import { ConnectionCap } from './connection-cap'
 import type { IncomingRequest } from '../kernel'
 import type { Answer } from '../respond'
 import { inlineAnswers } from './inline-answers'
-import { type Chunk, type Conn, flushQueue, queued, send, TurnWrites } from './connection'
+import { type Chunk, type Conn, flushQueue, queued, send, TurnReads, TurnWrites } from './connection'
 import { RequestStream } from './request-stream'
 import { ResponseStream } from './response-stream'
 import { startTimeouts } from './timeouts'
@@ -210,6 +210,18 @@ export function startFront(options: FrontOptions): Front {
     else waitingHeads.delete(c)
   }
 
+  const clientEnded = (c: Conn) => {
+    c.clientEnded = true
+    if (c.lingering) return void c.client.end()
+    // requests still held (behind an answer or a pending upgrade) go to the app first
+    endUpstreamWhenDone(c)
+  }
+  const reads = new TurnReads((c, data) => {
+    if (!c.lingering) return fromClient(c, data)
+    c.lingering.dropped += data.length
+    if (c.lingering.dropped > LINGER.bytes) c.client.end()
+  }, clientEnded)
+
   const fromUpstream = (c: Conn, data: Buffer) => {
     if (c.mode === 'closed') return
     if (c.mode === 'tunnel') return toClient(c, data)
@@ -324,11 +336,9 @@ export function startFront(options: FrontOptions): Front {
       data(client, data) {
         const c = client.data
         if (c.refused) return
+        reads.add(c, data) // first: its turn's end comes before the writes'
         writes.readingNow()
         c.lastActive = Date.now()
-        if (!c.lingering) return fromClient(c, data)
-        c.lingering.dropped += data.length
-        if (c.lingering.dropped > LINGER.bytes) client.end()
       },
       drain(client) {
         const c = client.data
@@ -338,10 +348,7 @@ export function startFront(options: FrontOptions): Front {
       end(client) {
         const c = client.data
         if (c.refused) return
-        c.clientEnded = true
-        if (c.lingering) return void client.end()
-        // requests still held (behind an answer or a pending upgrade) go to the app first
-        endUpstreamWhenDone(c)
+        reads.add(c, null) // after what the client sent before it
       },
       close(client) {
         const c = client.data
