@@ -11,8 +11,20 @@ const MAX_CHARS = 64 * 1024
 
 const rowChars = (row: Row) => row.reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 8), 0)
 
+/** A row that was not there: kept as an answer like any other. */
+const NONE = Symbol('no row')
+/** The key of a statement without arguments. */
+const NO_ARGS = Symbol('no arguments')
+type Kept = Row | Row[] | typeof NONE
+/**
+ * The kept answers of one statement: a map per argument, keyed by the argument itself (a Map tells
+ * `1` from `"1"` and `null` from `""`), the last one holding the answer. No key is built: joining
+ * the arguments into one string, and hashing it, was 5 % of a point read's profile.
+ */
+type Level = Map<unknown, Level | Kept>
+
 export class ReadCache {
-  private readonly bySql = new Map<string, Map<string, Row | Row[] | undefined>>()
+  private readonly bySql = new Map<string, Level>()
   private rows = 0
   /** Counts the clears: an answer read elsewhere is kept only if none came while it was read. */
   private clears = 0
@@ -31,39 +43,50 @@ export class ReadCache {
 
   /** The kept answer of `sql` with `args`, or what `read` answers (kept when small enough). */
   answer(sql: string, args: SqlValue[], list: boolean, read: () => Row | Row[] | undefined): Row | Row[] | undefined {
-    const key = keyOf(args)
-    const ofSql = this.bySql.get(sql)
-    const kept = ofSql?.get(key)
-    if (kept !== undefined || ofSql?.has(key)) return kept
+    const kept = this.find(sql, args)
+    if (kept !== undefined) return kept === NONE ? undefined : kept
     const answer = read()
-    this.keep(sql, key, list, answer)
+    this.keep(sql, args, list, answer)
     return answer
   }
 
   /** `answer` for rows read by another connection (the reader thread), which take a while to come. */
   async answerLater(sql: string, args: SqlValue[], read: () => Promise<Row[]>): Promise<Row[]> {
-    const key = keyOf(args)
-    const kept = this.bySql.get(sql)?.get(key)
-    if (kept !== undefined) return kept as Row[]
+    const kept = this.find(sql, args)
+    if (kept !== undefined && kept !== NONE) return kept as Row[]
     const clears = this.clears
     const answer = await read()
-    if (clears === this.clears) this.keep(sql, key, true, answer)
+    if (clears === this.clears) this.keep(sql, args, true, answer)
     return answer
   }
 
-  private keep(sql: string, key: string, list: boolean, answer: Row | Row[] | undefined): void {
+  private find(sql: string, args: SqlValue[]): Kept | undefined {
+    let level = this.bySql.get(sql)
+    const last = args.length - 1
+    for (let i = 0; level !== undefined && i < last; i++) level = level.get(args[i]) as Level | undefined
+    // an answer where a level was expected, or the reverse: the statement was asked with another
+    // number of arguments before
+    if (!(level instanceof Map)) return undefined
+    const kept = level.get(last < 0 ? NO_ARGS : args[last])
+    return kept instanceof Map ? undefined : kept
+  }
+
+  private keep(sql: string, args: SqlValue[], list: boolean, answer: Row | Row[] | undefined): void {
     if (this.rows >= MAX_ROWS) this.clear()
     const chars = !answer ? 0 : list ? (answer as Row[]).reduce((n, r) => n + rowChars(r), 0) : rowChars(answer as Row)
     if (chars > MAX_CHARS) return
-    this.bySql.get(sql)?.set(key, answer) ?? this.bySql.set(sql, new Map([[key, answer]]))
+    let level = this.bySql.get(sql)
+    if (!level) this.bySql.set(sql, (level = new Map()))
+    const last = args.length - 1
+    for (let i = 0; i < last; i++) {
+      let next = level.get(args[i]) as Level | undefined
+      if (!next) level.set(args[i], (next = new Map()))
+      if (!(next instanceof Map)) return // kept for fewer arguments: this one is not kept
+      level = next
+    }
+    const key = last < 0 ? NO_ARGS : args[last]
+    if (level.get(key) instanceof Map) return // a level for more arguments
+    level.set(key, answer ?? NONE)
     this.rows += list ? Math.max(1, (answer as Row[]).length) : 1
   }
 }
-
-/**
- * The arguments as one key: each value with its type and, for text, its length, so `1` and `"1"`,
- * `null` and `""`, or values that hold the separator never meet.
- */
-const part = (v: SqlValue) =>
-  typeof v === 'string' ? `${v.length}:${v}` : v === null ? 'n;' : `${typeof v}:${String(v)};`
-const keyOf = (args: SqlValue[]) => (args.length === 2 ? part(args[0]!) + part(args[1]!) : args.map(part).join(''))
