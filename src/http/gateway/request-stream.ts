@@ -70,6 +70,17 @@ export interface RequestStart {
   scanned: Head
 }
 
+/**
+ * A copy of a head's bytes: a view into the bytes a socket read (`subarray`) first gives them a
+ * buffer of their own to be a view of, which cost several times the copy (3 % of a point read's
+ * profile); most heads are answered in-process and never sent on.
+ */
+function copyOf(buf: Buffer, from: number, to: number): Buffer {
+  const copy = Buffer.allocUnsafe(to - from)
+  buf.copy(copy, 0, from, to)
+  return copy
+}
+
 export class RequestStream {
   private state: State = 'head'
   private partial: Buffer | null = null
@@ -162,8 +173,8 @@ export class RequestStream {
           const tail = head.headEnd - 2 // the head without its final CRLF
           const at = out.length
           if (head.custom)
-            out.push(POST, buf.subarray(p + head.custom.length, tail), OVERRIDE_LINE[head.custom], this.realIp, CRLF)
-          else out.push(buf.subarray(p, tail), this.realIp, CRLF)
+            out.push(POST, copyOf(buf, p + head.custom.length, tail), OVERRIDE_LINE[head.custom], this.realIp, CRLF)
+          else out.push(copyOf(buf, p, tail), this.realIp, CRLF)
           const bodyBytes = head.chunked || upgrade ? -1 : head.contentLength
           starts.push({ at, head: head.head, parts: out.length - at, bodyBytes, scanned: head })
           p = seg = head.headEnd
