@@ -2,4 +2,5 @@
 const ID_PREFIX = crypto.randomUUID().slice(0, 8)
 let requestCounter = 0
 
-export const newRequestId = () => `${ID_PREFIX}-${(++requestCounter).toString(36)}`
+// the counter in decimal: a number is written in base 36 by a slow general path (1-5 % of a point read's profile)
+export const newRequestId = () => `${ID_PREFIX}-${++requestCounter}`

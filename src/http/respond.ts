@@ -14,6 +14,12 @@ import { JSON_TYPE } from './json'
  * them), their type is what they say, and a 401 tells how to authenticate.
  */
 const BASELINE: Record<string, string> = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }
+/** BASELINE and the request id, written out: a spread of BASELINE cost a point read more than the rest of its headers. */
+const baselineWith = (requestId: string): Record<string, string> => ({
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'x-request-id': requestId,
+})
 const CHALLENGE = 'Bearer realm="platform"'
 const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } }
 
@@ -82,7 +88,8 @@ export function respond(
   asked?: Asked,
 ): Answer {
   const head = asked?.method === 'HEAD'
-  const headers: Record<string, string> = { ...BASELINE, 'x-request-id': requestId, ...outcome.headers }
+  const headers = baselineWith(requestId)
+  for (const name in outcome.headers) headers[name] = outcome.headers[name]!
   if (asked && config.corsOrigins.length) Object.assign(headers, corsHeaders(config, asked.header('origin')))
   if (outcome.status === 401) headers['www-authenticate'] ??= CHALLENGE
   const answer = (body: Answer['body'], bytes: number, status = outcome.status): Answer => ({
