@@ -26,6 +26,8 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
  */
 export type IncomingRequest = Pick<Request, 'method' | 'url' | 'body' | 'arrayBuffer'> & {
   headers: Pick<Headers, 'get'>
+  /** The path and query of `url`, when the gateway knows them already. */
+  target?: string | null
 }
 
 /** The part of Bun's server a request handler uses. */
@@ -104,7 +106,7 @@ export async function answerHttp(deps: Deps, request: IncomingRequest, server?: 
     // the gateway refuses these itself; Bun.serve (GATEWAY=off) puts them in the URL the path is cut from
     if (server && !VALID_HOST.test(request.headers.get('host') ?? ''))
       throw badRequest('the Host header is not a host name or address', 'host')
-    const { rawPath, query } = splitUrl(request.url)
+    const { rawPath, query } = splitUrl(request.target ?? request.url)
     if (request.method === 'OPTIONS') {
       const match = deps.routes.match(rawPath)
       if (match) {

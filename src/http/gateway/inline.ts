@@ -20,6 +20,8 @@ export const INLINE_RESPONSE_PIECE = 256 * 1024
 export interface InlineHead {
   method: string
   url: string
+  /** The path and query as sent, when the URL holds them unchanged (the kernel reads them without cutting the URL). */
+  target: string | null
   /** By lower-case name; a header given twice has its values joined as Bun joins them (`, `, cookies `; `). */
   headers: Map<string, string>
   /** The client asked to close after this answer (Connection: close, or HTTP/1.0 without keep-alive). */
@@ -82,12 +84,12 @@ export function inlineHead(scanned: Head, clientAddress: string): InlineHead | t
   const close =
     version === 'HTTP/1.0' ? !/\bkeep-alive\b/.test(connection) : connection !== '' && /\bclose\b/.test(connection)
   const origin = `http://${host || 'localhost'}`
-  if (plainTarget(target)) return { method, url: origin + target, headers, close }
+  if (plainTarget(target)) return { method, url: origin + target, target, headers, close }
   // bytes outside ASCII: Bun.serve reads them as UTF-8, this text holds them as latin1
   if (!ASCII.test(target)) return null
   // what Bun.serve's URL would be: dot segments resolved (also %2e), backslashes as slashes, and so on
   try {
-    return { method, url: new URL(target, origin).href, headers, close }
+    return { method, url: new URL(target, origin).href, target: null, headers, close }
   } catch {
     return null
   }
@@ -114,6 +116,7 @@ class InlineHeaders {
 export class InlineRequest implements IncomingRequest {
   readonly method: string
   readonly url: string
+  readonly target: string | null
   readonly headers: InlineHeaders
 
   constructor(
@@ -122,6 +125,7 @@ export class InlineRequest implements IncomingRequest {
   ) {
     this.method = head.method
     this.url = head.url
+    this.target = head.target
     this.headers = new InlineHeaders(head.headers)
   }
 
