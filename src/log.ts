@@ -153,12 +153,27 @@ export function createLogger(level: LogLevel, write: (line: string, urgent?: boo
     const head = `{"t":"${now()}","level":"${at}","msg":${JSON.stringify(msg)}`
     write(rest === '{}' ? `${head}}` : `${head},${rest.slice(1)}`, at === 'error')
   }
+  /**
+   * The end of a request line, who asked what, repeats from one request to the next of the same
+   * caller: the last one's text is kept and not escaped and joined again (a point read's line cost
+   * a fifth of its time in the app).
+   */
+  let last: { method: string; route: string; actor?: string; domain?: string; client: string; text: string } | null =
+    null
+  const callerText = (r: RequestLine) => {
+    const l = last
+    if (l && l.client === r.client && l.actor === r.actor && l.domain === r.domain && l.route === r.route)
+      if (l.method === r.method) return l.text
+    const who = `${r.actor ? `,"actor":"${inQuotes(r.actor)}"` : ''}${r.domain ? `,"domain":"${inQuotes(r.domain)}"` : ''}`
+    const text = `"method":"${inQuotes(r.method)}","route":"${inQuotes(r.route)}"${who},"client":"${inQuotes(r.client)}"}`
+    last = { method: r.method, route: r.route, actor: r.actor, domain: r.domain, client: r.client, text }
+    return text
+  }
   // built as text: an object per request and a generic stringify of it cost about 3 µs a request
   const request = (r: RequestLine) => {
     if (RANK.info > RANK[logger.level]) return
-    const who = `${r.actor ? `,"actor":"${inQuotes(r.actor)}"` : ''}${r.domain ? `,"domain":"${inQuotes(r.domain)}"` : ''}`
     write(
-      `{"t":"${now()}","level":"info","msg":"request","id":"${inQuotes(r.id)}","method":"${inQuotes(r.method)}","route":"${inQuotes(r.route)}","status":${r.status},"ms":${r.ms},"bytes":${r.bytes}${who},"client":"${inQuotes(r.client)}"}`,
+      `{"t":"${now()}","level":"info","msg":"request","id":"${inQuotes(r.id)}","status":${r.status},"ms":${r.ms},"bytes":${r.bytes},${callerText(r)}`,
     )
   }
   const logger: Logger = {

@@ -137,6 +137,31 @@ describe('request log', () => {
     createLogger('warn', (line) => out.push(line)).request({ ...odd, client: 'x' })
     expect(out).toHaveLength(2) // below its level
   })
+  test('request lines of different callers one after another each carry their own caller', () => {
+    const out: string[] = []
+    const log = createLogger('info', (line) => out.push(line))
+    const base = { id: 'r', method: 'GET', route: '/a', status: 200, ms: 1, bytes: 2 }
+    const callers = [
+      { client: '10.0.0.1', actor: 'u1', domain: 'd1' },
+      { client: '10.0.0.1', actor: 'u1', domain: 'd1' },
+      { client: '10.0.0.1', actor: 'u2', domain: 'd1' },
+      { client: '10.0.0.1', actor: 'u2', domain: 'd2' },
+      { client: '10.0.0.2', actor: 'u2', domain: 'd2' },
+      { client: '10.0.0.2', actor: undefined, domain: undefined },
+      { client: '10.0.0.2', actor: 'u2', domain: 'd2', route: '/b' },
+      { client: '10.0.0.2', actor: 'u2', domain: 'd2', route: '/b', method: 'POST' },
+    ]
+    for (const c of callers) log.request({ ...base, ...c })
+    expect(out.map((l) => JSON.parse(l))).toEqual(
+      callers.map((c) => ({
+        t: expect.any(String),
+        level: 'info',
+        msg: 'request',
+        ...base,
+        ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)),
+      })),
+    )
+  })
   test('sign-ins are logged without their passwords', async () => {
     lines.length = 0
     await t.call('POST', '/rest/v1/iam/sessions', { body: { domain: 'master', login: 'admin', pwd: 'Wrong-Secret_9' } })
