@@ -221,6 +221,10 @@ export function openEmbeddedDb(
     },
     getCached: (sql: string, args: SqlValue[]) =>
       cached(sql, args, false, () => prepare(sql).get(args) as Row | undefined) as Promise<Row | undefined>,
+    keptRow: (sql: string, args: SqlValue[]) => {
+      freshen()
+      return cache.kept(sql, args)
+    },
     allCached: (sql: string, args: SqlValue[]) => {
       if (!isSelect(sql)) throw new Error(`allCached takes a SELECT: ${sql}`)
       return cached(sql, args, true, () => prepare(sql).all(args) as Row[]) as Promise<Row[]>

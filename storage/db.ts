@@ -71,6 +71,11 @@ export interface Db {
    * stale; the remote driver, whose database other processes write, always reads. The row must not be changed.
    */
   getCached(sql: string, args: SqlValue[]): Promise<Row | undefined>
+  /**
+   * The answer `getCached` would give from memory, without a promise: the row, null when it is
+   * kept as missing, undefined when nothing is kept (ask `getCached`). Absent where nothing is kept.
+   */
+  keptRow?(sql: string, args: SqlValue[]): Row | null | undefined
   /** The rows of a SELECT, kept like `getCached` (a list page asked again before any write). The rows must not be changed. */
   allCached(sql: string, args: SqlValue[]): Promise<Row[]>
   /**

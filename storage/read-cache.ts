@@ -50,6 +50,12 @@ export class ReadCache {
     return answer
   }
 
+  /** The kept answer of a point read: the row, null when kept as missing, undefined when none is kept. */
+  kept(sql: string, args: SqlValue[]): Row | null | undefined {
+    const kept = this.find(sql, args)
+    return kept === NONE ? null : (kept as Row | undefined)
+  }
+
   /** `answer` for rows read by another connection (the reader thread), which take a while to come. */
   async answerLater(sql: string, args: SqlValue[], read: () => Promise<Row[]>): Promise<Row[]> {
     const kept = this.find(sql, args)

@@ -63,22 +63,30 @@ export class Repository extends TableReads {
 
   /**
    * The same as JsonText, one per row the database keeps (until the next write): a point read
-   * asked again sends the text made, and hashed for its ETag, the first time.
+   * asked again sends the text made, and hashed for its ETag, the first time. Answered without a
+   * promise when the row is kept in memory (the hot case).
    */
-  async getJson(domain: string, id: string, now = Date.now()): Promise<JsonText | undefined> {
+  getJson(domain: string, id: string, now = Date.now()): JsonText | undefined | Promise<JsonText | undefined> {
     // an expiring table's answer depends on the time: read it afresh; member lists (a group of
     // 100,000 users) are assembled in the reader thread
-    if (this.layout.assembled.length || this.spec.expiring) {
-      const row = this.layout.assembled.length
-        ? (await this.db.allAside(this.sql.get, this.pointArgs(domain, id, now)))[0]
-        : await this.db.get(this.sql.get, this.pointArgs(domain, id, now))
-      return row && new JsonText(this.layout.docText(row))
-    }
-    const row = await this.db.getCached(this.sql.get, [domain, id])
-    if (!row) return undefined
+    if (this.layout.assembled.length || this.spec.expiring) return this.freshJson(domain, id, now)
+    const args = [domain, id]
+    const kept = this.db.keptRow?.(this.sql.get, args)
+    if (kept !== undefined) return kept === null ? undefined : this.keptJson(kept)
+    return this.db.getCached(this.sql.get, args).then((row) => row && this.keptJson(row))
+  }
+
+  private keptJson(row: Row): JsonText {
     let json = keptTexts.get(row)
     if (!json) keptTexts.set(row, (json = new JsonText(this.layout.docText(row))))
     return json
+  }
+
+  private async freshJson(domain: string, id: string, now: number): Promise<JsonText | undefined> {
+    const row = this.layout.assembled.length
+      ? (await this.db.allAside(this.sql.get, this.pointArgs(domain, id, now)))[0]
+      : await this.db.get(this.sql.get, this.pointArgs(domain, id, now))
+    return row && new JsonText(this.layout.docText(row))
   }
 
   async get(domain: string, id: string, now?: number): Promise<Doc | undefined> {

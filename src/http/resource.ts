@@ -88,7 +88,8 @@ export function read(entity: Collection & Partial<Pick<Entity, 'hooks'>>, option
 async function wholeJson(req: Req, entity: Collection & Partial<Pick<Entity, 'hooks'>>, id: string): Promise<JsonText> {
   if (!entity.hooks?.view) {
     // the hot point read: the stored text goes out unparsed
-    const json = await req.deps.repo(entity.table).getJson(req.ctx.domain, id)
+    const got = req.deps.repo(entity.table).getJson(req.ctx.domain, id)
+    const json = got instanceof Promise ? await got : got // a kept row is not awaited
     if (json === undefined) throw notFound(`${entity.name} ${id} not found`)
     return json
   }
