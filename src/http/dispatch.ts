@@ -67,7 +67,7 @@ export async function runRoute(deps: Deps, call: Call, admission: Admission): Pr
   const target = {
     method,
     route: url,
-    path: () => decodePath(call.rawPath),
+    rawPath: call.rawPath,
     params: match.params,
     query: call.query,
     requestId: call.requestId,
@@ -133,15 +133,6 @@ function formDecode(part: string): string {
     return decodeURIComponent(part.replaceAll('+', ' '))
   } catch {
     return new URLSearchParams(`a=${part}`).get('a')!
-  }
-}
-
-function decodePath(raw: string): string {
-  if (raw.indexOf('%') < 0) return raw
-  try {
-    return decodeURI(raw)
-  } catch {
-    throw badRequest('the URL path is not valid percent-encoding', 'path')
   }
 }
 

@@ -36,8 +36,8 @@ export interface CallTarget {
   method: string
   /** The URL pattern of the route (`/rest/v1/domain/projects/:id`). */
   route: string
-  /** The URL path, decoded; throws a 400 when it is not valid percent-encoding. */
-  path: () => string
+  /** The URL path as sent (percent-encoded). */
+  rawPath: string
   params: Record<string, string>
   query: Record<string, string | undefined>
   requestId: string
@@ -93,8 +93,9 @@ export class Req {
     return s
   }
 
+  /** The URL path, decoded; a 400 when it is not valid percent-encoding. */
   get path(): string {
-    return (this.decodedPath ??= this.target.path())
+    return (this.decodedPath ??= decodePath(this.target.rawPath))
   }
 
   get clientAddress(): string {
@@ -127,5 +128,14 @@ export class Req {
     const value = this.params[name]
     if (!isUuid(value)) throw badRequest(`${name} in the path must be a UUID, got ${JSON.stringify(value ?? '')}`, name)
     return value.toLowerCase()
+  }
+}
+
+function decodePath(raw: string): string {
+  if (raw.indexOf('%') < 0) return raw
+  try {
+    return decodeURI(raw)
+  } catch {
+    throw badRequest('the URL path is not valid percent-encoding', 'path')
   }
 }
