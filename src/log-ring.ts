@@ -65,13 +65,11 @@ export class LogRing {
       n = this.bytes.write(line, at)
       this.bytes[at + n++] = 10
     } else {
-      // across the end: encoded aside, copied in two pieces
+      // across the end: encoded aside, put as bytes (in two pieces)
       const text = scratch.length >= most ? scratch : Buffer.allocUnsafe(most)
       n = text.write(line, 0)
       text[n++] = 10
-      const first = Math.min(n, RING_BYTES - at)
-      text.copy(this.bytes, at, 0, first)
-      text.copy(this.bytes, 0, first, n)
+      return this.putBytes(text.subarray(0, n)) === n
     }
     this.publish(n, waiting)
     return true
@@ -151,13 +149,9 @@ export class LogRing {
       idle = 0
       const size = (put - taken) | 0
       const from = taken & (RING_BYTES - 1)
-      if (from + size <= RING_BYTES) write(this.bytes.subarray(from, from + size), this.sharedStdout)
-      else {
-        const first = RING_BYTES - from
-        this.bytes.copy(joined, 0, from, RING_BYTES)
-        this.bytes.copy(joined, first, 0, size - first)
-        write(joined.subarray(0, size), this.sharedStdout)
-      }
+      const piece =
+        from + size <= RING_BYTES ? this.bytes.subarray(from, from + size) : this.copyOut(taken, size, joined)
+      write(piece, this.sharedStdout)
       taken = put
       Atomics.store(this.control, TAKEN, taken)
       Atomics.notify(this.control, TAKEN)
@@ -168,12 +162,17 @@ export class LogRing {
   unwritten(): Uint8Array {
     const taken = Atomics.load(this.control, TAKEN)
     const size = (this.put - taken) | 0
-    const from = taken & (RING_BYTES - 1)
-    const out = Buffer.allocUnsafe(size)
-    const first = Math.min(size, RING_BYTES - from)
-    this.bytes.copy(out, 0, from, from + first)
-    this.bytes.copy(out, first, 0, size - first)
+    const out = this.copyOut(taken, size, Buffer.allocUnsafe(size))
     Atomics.store(this.control, TAKEN, this.put)
     return out
+  }
+
+  /** `size` bytes from position `at`, also across the ring's end, copied into `into`. */
+  private copyOut(at: number, size: number, into: Buffer): Buffer {
+    const from = at & (RING_BYTES - 1)
+    const first = Math.min(size, RING_BYTES - from)
+    this.bytes.copy(into, 0, from, from + first)
+    this.bytes.copy(into, first, 0, size - first)
+    return into.subarray(0, size)
   }
 }

@@ -219,7 +219,7 @@ const UNUSUAL = /[^\t\x20-\x7e]/
 function plainValue(value: string, what: string): boolean {
   if (!UNUSUAL.test(value)) return true
   if (breaksLine(value)) throw new Error(`${what} holds a line break`)
-  return !/[^\x00-\x7f]/.test(value)
+  return ASCII.test(value)
 }
 
 /**
