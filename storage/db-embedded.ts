@@ -275,10 +275,13 @@ export function openEmbeddedDb(
       aside?.close()
       await checkpointer?.stop()
       try {
-        // the file alone is the whole database (shared: the last connection to close does it)
-        if (!shared) conn.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+        // the file alone is the whole database. Shared, SQLite would leave that to the last connection
+        // to close, but a prepared statement still alive keeps the log; another process still using
+        // it makes this one give up at once, and the last to close does it
+        if (shared) conn.exec('PRAGMA busy_timeout = 0')
+        conn.exec('PRAGMA wal_checkpoint(TRUNCATE)')
       } catch {
-        // a statement still open keeps the log; closing the last connection checkpoints it anyway
+        // another process holds the file: the log stays for it
       }
       statements.clear()
       closed = true

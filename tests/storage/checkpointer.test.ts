@@ -2,7 +2,7 @@
 // another connection, the database file alone then holds every committed row, and once it runs the
 // service's connection no longer checkpoints by itself (inside a commit).
 import { afterAll, expect, test } from 'bun:test'
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'libsql'
@@ -46,8 +46,10 @@ test('a checkpoint runs in the checkpointer; from then on commits leave the log 
   expect(rowsInFileAlone(file)).toBe(100)
   await db.checkpoint()
   expect(rowsInFileAlone(file)).toBe(2100)
+  await insert(db, 2100, 50) // after the last checkpoint
   await db.close() // the last connection to close leaves the file whole
-  expect(rowsInFileAlone(file)).toBe(2100)
+  expect(rowsInFileAlone(file)).toBe(2150)
+  expect(existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0).toBe(0)
 }, 30_000)
 
 test("the service's db-checkpoint worker: one pass puts what was committed into the file", async () => {
