@@ -12,7 +12,7 @@ import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
 import { assertRead, normalizeDbError, tx } from './db'
 import { asideReader } from './db-aside'
-import { startCheckpointer, type Checkpointer } from './db-checkpointer'
+import { RESTART_FRAMES, startCheckpointer, type Checkpointer } from './db-checkpointer'
 import { WriteLock } from './db-write-lock'
 import { ReadCache } from './read-cache'
 import { CommitCounter } from './commit-counter'
@@ -249,7 +249,7 @@ export function openEmbeddedDb(
       return call(() => drive(body, true))
     },
     checkpoint: () =>
-      settled().then(() => {
+      settled().then(async () => {
         assertOpen()
         if (shared && options.checkpointCommand) {
           // from the first one on, the checkpointer does them and this connection leaves them to it
@@ -257,7 +257,10 @@ export function openEmbeddedDb(
             checkpointer = startCheckpointer(file, options.checkpointCommand)
             conn.exec('PRAGMA wal_autocheckpoint=0')
           }
-          return checkpointer.run('PASSIVE')
+          // the bulk is copied while writes go on; what they added meanwhile, with writes held
+          const { frames } = await checkpointer.run('PASSIVE')
+          if (frames > RESTART_FRAMES) await groups.withoutWrites(() => checkpointer!.run('RESTART'))
+          return
         }
         endSnapshot()
         // shared: PASSIVE copies what no reader needs and never waits on the other processes

@@ -93,6 +93,26 @@ export class GroupCommit {
     while (this.long) await this.long
   }
 
+  /**
+   * Runs `work` once this process's writes in progress have ended, and begins none until it has:
+   * another connection needs the write lock with nothing of ours in the log meanwhile (the
+   * checkpointer starting the log again). Writes asked for meanwhile wait, then commit as usual.
+   */
+  async withoutWrites<T>(work: () => Promise<T>): Promise<T> {
+    await this.settled()
+    const done = work()
+    this.long = done.then(
+      () => {},
+      () => {},
+    )
+    try {
+      return await done
+    } finally {
+      this.long = null
+      if (this.waiting.length) this.schedule()
+    }
+  }
+
   /** Writes everything asked for (before the file closes). */
   async flush(): Promise<void> {
     while (this.waiting.length || this.long || this.retry) {

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import Database from 'libsql'
 import { serviceCommand } from '~/cluster/app-processes'
 import { tx } from '~storage/db'
+import { RESTART_FRAMES } from '~storage/db-checkpointer'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { testService } from '../helpers/service'
 
@@ -51,6 +52,29 @@ test('a checkpoint runs in the checkpointer; from then on commits leave the log 
   expect(rowsInFileAlone(file)).toBe(2150)
   expect(existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0).toBe(0)
 }, 30_000)
+
+test('under writes that never pause, the log is started again instead of growing', async () => {
+  const file = join(dir, 'busy.db')
+  const db = openEmbeddedDb(file, { shared: true, checkpointCommand: serviceCommand() })
+  await db.run('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)')
+  await db.checkpoint() // the checkpointer runs from here on
+  // a writer that never stops: every checkpoint finds commits made while it ran, so no writer finds
+  // the log wholly copied, which is when SQLite starts it again by itself
+  const page = 4096
+  let next = 0
+  let writing = true
+  const writer = (async () => {
+    while (next * 3000 < 6 * RESTART_FRAMES * page) await insert(db, (next += 10) - 10, 10, 3000)
+    writing = false
+  })()
+  while (writing) await db.checkpoint()
+  await writer
+  // the log holds at most what came since the last restart (it grew with every byte written before)
+  expect(statSync(`${file}-wal`).size).toBeLessThan(2 * RESTART_FRAMES * page)
+  expect((await db.get('SELECT count(*) FROM t'))![0]).toBe(next)
+  await db.close()
+  expect(rowsInFileAlone(file)).toBe(next)
+}, 60_000)
 
 test("the service's db-checkpoint worker: one pass puts what was committed into the file", async () => {
   const t = await testService()
