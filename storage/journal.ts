@@ -97,6 +97,30 @@ export async function journalAfter(db: Db, seq: number, limit: number): Promise<
   return rows.map(changeOf)
 }
 
+/**
+ * The seq and domain of the journal records after `seq`, oldest first: what a consumer that needs
+ * the records of some domains only reads first (their bodies are most of what reading one costs).
+ */
+export async function journalDomainsAfter(
+  db: Db,
+  seq: number,
+  limit: number,
+): Promise<{ seq: number; domain: string }[]> {
+  const rows = await db.all('SELECT seq, domain FROM journal WHERE seq > ? ORDER BY seq LIMIT ?', [seq, limit])
+  return rows.map(([seq, domain]) => ({ seq: seq as number, domain: domain as string }))
+}
+
+/** The journal records of one domain with a seq in (after, upTo], oldest first. */
+export async function domainJournalBetween(
+  db: Db,
+  domain: string,
+  after: number,
+  upTo: number,
+): Promise<JournalChange[]> {
+  const sql = `SELECT ${CHANGE_COLUMNS} FROM journal WHERE domain = ? AND seq > ? AND seq <= ? ORDER BY seq`
+  return (await db.all(sql, [domain, after, upTo])).map(changeOf)
+}
+
 /** Journal records of one domain (of one object type, when given) after `seq`, oldest first: a subscriber resuming. */
 export async function domainJournalAfter(
   db: Db,

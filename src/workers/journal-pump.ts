@@ -31,14 +31,18 @@ export const journalPump: Worker = {
 }
 
 /**
- * The journal records after `cursor`, up to `limit`, never past long work's uncommitted ones: the
- * read runs in the same turn as the check (what every consumer of the journal reads through).
+ * A read of the journal that never sees long work's uncommitted records: it runs in the same turn
+ * as the check that no long work is under way (what every consumer of the journal reads through).
  */
-export async function committedAfter(deps: Deps, cursor: number, limit: number): Promise<JournalChange[]> {
+export async function committed<T>(deps: Deps, read: () => Promise<T>): Promise<T> {
   const busy = deps.longWork.idle()
   if (busy) await busy
-  return journalAfter(deps.db, cursor, limit)
+  return read()
 }
+
+/** The journal records after `cursor`, up to `limit`, committed. */
+export const committedAfter = (deps: Deps, cursor: number, limit: number): Promise<JournalChange[]> =>
+  committed(deps, () => journalAfter(deps.db, cursor, limit))
 
 /** Starts the cursor at the journal's end on a new database, so history is not replayed as news. */
 export const startJournalCursor = (db: Parameters<typeof journalCursor>[0]) => journalCursor(db, CURSOR)

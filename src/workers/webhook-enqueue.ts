@@ -7,11 +7,11 @@
  * pump before, lost the ones between publication and its own enqueueing when the process died.
  */
 import type { NewJob } from '~storage/queue'
-import { journalCursor, moveCursor } from '~storage/journal'
+import { domainJournalBetween, journalCursor, journalDomainsAfter, moveCursor } from '~storage/journal'
 import { dataChanged } from '../events/event'
 import { deliveryJobs, enqueueDeliveries, WEBHOOK } from '../integration/deliveries'
 import { domainSubscriptions, type Subscription } from '../integration/webhooks'
-import { committedAfter } from './journal-pump'
+import { committed } from './journal-pump'
 import type { Worker } from './runner'
 
 const CURSOR = 'webhooks'
@@ -23,9 +23,11 @@ export const webhookEnqueue: Worker = {
   wakeOn: ['journal'],
   lease: 'cluster',
   async step(deps, signal) {
-    const changes = await committedAfter(deps, await startWebhookCursor(deps.db), BATCH)
+    const cursor = await startWebhookCursor(deps.db)
+    const heads = await committed(deps, () => journalDomainsAfter(deps.db, cursor, BATCH))
     // a pass that lost the cluster lease stops: another process goes on from the cursor
-    if (changes.length === 0 || signal.aborted) return 0
+    if (heads.length === 0 || signal.aborted) return 0
+    const last = heads.at(-1)!.seq
     // a domain's subscriptions are read once a step
     const read = new Map<string, Promise<Subscription[]>>()
     const subscriptions = (domain: string) => {
@@ -33,16 +35,20 @@ export const webhookEnqueue: Worker = {
       if (!subs) read.set(domain, (subs = domainSubscriptions(deps, domain)))
       return subs
     }
+    // the records themselves only of domains with subscriptions (most have none), each domain's in order
     const jobs: NewJob[] = []
-    for (const change of changes) jobs.push(...(await deliveryJobs(deps, dataChanged(change), subscriptions)))
-    const last = changes.at(-1)!.seq
+    for (const domain of new Set(heads.map((h) => h.domain))) {
+      if ((await subscriptions(domain)).length === 0) continue
+      const changes = await committed(deps, () => domainJournalBetween(deps.db, domain, cursor, last))
+      for (const change of changes) jobs.push(...(await deliveryJobs(deps, dataChanged(change), subscriptions)))
+    }
     const now = deps.clock.now()
     await deps.db.write(function* () {
       yield* enqueueDeliveries(jobs, now)
       yield* moveCursor(CURSOR, last)
     })
     if (jobs.length) deps.signals.raise(`queue:${WEBHOOK}`)
-    return changes.length
+    return heads.length
   },
 }
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import type { PlatformEvent } from '~/events/event'
+import type { Doc } from '~storage/doc'
 import { enqueueEvent } from '~/integration/deliveries'
 import { deliveriesSettled } from '~/workers/webhook-deliveries'
 import { jobsOf } from '~storage/queue'
@@ -150,6 +151,29 @@ describe('delivery', () => {
     expect(received.map((r) => [r.verified, r.body.event, (r.body.data as { id: string }).id])).toEqual([
       [true, 'data_changed', created.body.id],
     ])
+  })
+
+  test("a domain's journal changes get their jobs in order; another domain's, without subscriptions, none", async () => {
+    const ch = await subscrChannel(a, 'in-order')
+    await subscribe(a, ch.token, { events: ['modelevents.data_changed'], objects: ['extobj'] })
+    const quiet = await a.createDomain('quiet.master')
+    const quietAdmin = await a.adminIn(quiet.name)
+    const created: string[] = []
+    for (let i = 0; i < 3; i++) {
+      const r = await a.call('POST', '/rest/v1/reference/extobjs', { token: ch.admin, body: { type: 'n', value: i } })
+      created.push(r.body.id as string)
+      await a.call('POST', '/rest/v1/reference/extobjs', { token: quietAdmin, body: { type: 'n', value: i } })
+    }
+    await a.run('webhook-enqueue')
+    const made = (await jobs(a, ch.id)).reverse() // oldest first
+    expect(made.map((j) => ((j.payload.envelope as Doc).data as Doc).id)).toEqual(created)
+    expect(await jobsOf(a.deps.db, 'webhook', { domain: quiet.id })).toEqual([])
+    // the cursor is past the quiet domain's changes too: a second pass finds nothing
+    await a.run('webhook-enqueue')
+    expect(await jobs(a, ch.id)).toHaveLength(3)
+    expect((await a.deps.db.get("SELECT seq FROM journal_cursors WHERE name = 'webhooks'"))![0]).toBe(
+      (await a.deps.db.get('SELECT MAX(seq) FROM journal'))![0],
+    )
   })
 
   test('two service instances receiving the same bus event enqueue it once', async () => {

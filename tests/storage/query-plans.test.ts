@@ -115,6 +115,16 @@ test("a websocket resume reads the domain's journal by its seq index", async () 
   expect(rows.map((r) => String(r[3])).join(' | ')).toContain('journal_domain_seq')
 })
 
+test("webhook enqueueing reads a domain's journal between two seqs by its seq index", async () => {
+  const { domainJournalBetween } = await import('~storage/journal')
+  ran.length = 0
+  capture = true
+  await domainJournalBetween(t.service.deps.db, domainId, 0, 10)
+  capture = false
+  const rows = (await t.service.deps.db.all(`EXPLAIN QUERY PLAN ${ran[0]!.sql}`, ran[0]!.args)) as Row[]
+  expect(rows.map((r) => String(r[3])).join(' | ')).toContain('journal_domain_seq')
+})
+
 test("directory caches filtered by a member start from the member's edges, not from every row", async () => {
   const user = 'a-user' // the plan does not depend on who it is
   const sub = await planOf(
