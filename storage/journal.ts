@@ -91,10 +91,16 @@ export interface JournalChange {
 
 const CHANGE_COLUMNS = 'seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modifierid, initiator'
 
-/** Journal records after `seq`, oldest first, across all domains. */
-export async function journalAfter(db: Db, seq: number, limit: number): Promise<JournalChange[]> {
+/** A journal record whose obj and prev are still their stored JSON text. */
+export type JournalChangeText = Omit<JournalChange, 'obj' | 'prev'> & { obj: string; prev: string | null }
+
+/**
+ * Journal records after `seq`, oldest first, across all domains, obj and prev as stored: the event
+ * pump passes them on without parsing them.
+ */
+export async function journalTextAfter(db: Db, seq: number, limit: number): Promise<JournalChangeText[]> {
   const rows = await db.all(`SELECT ${CHANGE_COLUMNS} FROM journal WHERE seq > ? ORDER BY seq LIMIT ?`, [seq, limit])
-  return rows.map(changeOf)
+  return rows.map(changeTextOf)
 }
 
 /**
@@ -139,6 +145,21 @@ export async function domainJournalAfter(
 export async function journalBounds(db: Db): Promise<{ first: number; last: number }> {
   const row = await db.get('SELECT COALESCE(MIN(seq), 0), COALESCE(MAX(seq), 0) FROM journal')
   return { first: row![0] as number, last: row![1] as number }
+}
+
+function changeTextOf([seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modifierid, initiator]: Row) {
+  return {
+    seq: seq as number,
+    domain: domain as string,
+    dtutc: dtutc as string,
+    cmdtype: cmdtype as CmdType,
+    objtype: objtype as string,
+    objid: objid as string,
+    obj: obj as string,
+    prev: prev as string | null,
+    modifierid: modifierid as string,
+    initiator: initiator as InitiatorType,
+  } satisfies JournalChangeText
 }
 
 function changeOf([seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modifierid, initiator]: Row): JournalChange {

@@ -47,11 +47,15 @@ export class EventBus {
    * Publishes events in order, in as few messages as MESSAGE_MAX allows (a step of the journal
    * pump): one KV round trip and one parse per receiver for many events instead of one each.
    */
-  async publishAll(events: PlatformEvent[]): Promise<void> {
+  publishAll(events: PlatformEvent[]): Promise<void> {
+    return this.publishTexts(events.map((event) => JSON.stringify(event)))
+  }
+
+  /** `publishAll` of events already written as JSON text. */
+  async publishTexts(texts: string[]): Promise<void> {
     let batch: string[] = []
     let bytes = 1 // the array's brackets and commas
-    for (const event of events) {
-      const text = JSON.stringify(event)
+    for (const text of texts) {
       const size = Buffer.byteLength(text) + 1
       if (batch.length && bytes + size > MESSAGE_MAX) {
         await this.kv.publish(CHANNEL, `[${batch.join(',')}]`)

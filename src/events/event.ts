@@ -6,7 +6,7 @@
  * publish their own events there.
  */
 import type { Doc } from '~storage/doc'
-import type { JournalChange } from '~storage/journal'
+import type { JournalChange, JournalChangeText } from '~storage/journal'
 
 export interface PlatformEvent {
   /**
@@ -52,4 +52,22 @@ export function dataChanged(c: JournalChange): PlatformEvent {
       initiator_id: c.modifierid,
     },
   }
+}
+
+const json = JSON.stringify
+
+/**
+ * `JSON.stringify(dataChanged(c))`, made from a record whose obj and prev are still the JSON text
+ * they were stored as (by JSON.stringify): the pump publishes a create without parsing its record
+ * and writing it out again (tests/events/event-text.test.ts holds the two equal).
+ */
+export function dataChangedText(c: JournalChangeText): string {
+  const dataClass = json(dataClassOf(c.objtype))
+  const old = c.cmdtype === 'update' ? (c.prev ?? 'null') : c.obj
+  return (
+    `{"class":"modelevents","event":"data_changed","domain":${json(c.domain)},"time":${json(c.dtutc)},` +
+    `"seq":${c.seq},"objects":[{"type":"class","value":${dataClass}}],"data":{"class":${dataClass},` +
+    `"operation":${OPERATION[c.cmdtype]},"id":${json(c.objid)},"old":${old},"new":${c.obj},` +
+    `"initiator_type":${json(c.initiator)},"initiator_id":${json(c.modifierid)}}}`
+  )
 }

@@ -7,9 +7,9 @@
  * was answered, the last 4 s later). Woken by every commit in this process; the schedule catches
  * commits of other processes.
  */
-import { type JournalChange, journalAfter, journalCursor, moveJournalCursor } from '~storage/journal'
+import { journalCursor, journalTextAfter, moveJournalCursor } from '~storage/journal'
 import type { Deps } from '../deps'
-import { dataChanged } from '../events/event'
+import { dataChangedText } from '../events/event'
 import type { Worker } from './runner'
 
 const CURSOR = 'events'
@@ -21,10 +21,11 @@ export const journalPump: Worker = {
   wakeOn: ['journal'],
   lease: 'cluster',
   async step(deps, signal) {
-    const changes = await committedAfter(deps, await journalCursor(deps.db, CURSOR), BATCH)
+    const cursor = await journalCursor(deps.db, CURSOR)
+    const changes = await committed(deps, () => journalTextAfter(deps.db, cursor, BATCH))
     // a pass that lost the cluster lease stops: another process pumps from the cursor on
     if (changes.length === 0 || signal.aborted) return 0
-    await deps.bus.publishAll(changes.map(dataChanged))
+    await deps.bus.publishTexts(changes.map(dataChangedText))
     await moveJournalCursor(deps.db, CURSOR, changes.at(-1)!.seq)
     return changes.length
   },
@@ -39,10 +40,6 @@ export async function committed<T>(deps: Deps, read: () => Promise<T>): Promise<
   if (busy) await busy
   return read()
 }
-
-/** The journal records after `cursor`, up to `limit`, committed. */
-export const committedAfter = (deps: Deps, cursor: number, limit: number): Promise<JournalChange[]> =>
-  committed(deps, () => journalAfter(deps.db, cursor, limit))
 
 /** Starts the cursor at the journal's end on a new database, so history is not replayed as news. */
 export const startJournalCursor = (db: Parameters<typeof journalCursor>[0]) => journalCursor(db, CURSOR)
