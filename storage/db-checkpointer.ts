@@ -14,7 +14,11 @@ import Database from 'libsql'
  */
 type Mode = 'PASSIVE' | 'RESTART'
 
-/** What a checkpoint left: the frames (pages) the log holds, and whether a restart found it busy. */
+/**
+ * What a checkpoint found: the frames (pages) in the log since it last started (as the checkpoint
+ * began: commits made while it ran are not counted), and whether a writer or a reader kept a
+ * restart from its end.
+ */
 export interface CheckpointResult {
   frames: number
   busy: boolean
@@ -26,13 +30,16 @@ export interface Checkpointer {
 }
 
 /**
- * A log longer than this (frames of a page; SQLite's own checkpoint threshold) is started again
- * after a passive checkpoint. SQLite reuses a log only when a write begins after a checkpoint that
- * left nothing behind: under steady writes that never happens (each checkpoint ends after commits
- * made while it ran), and the log grew by about a page a create: 400 MB in 20 s of creates.
+ * A log longer than this (frames of a page; SQLite's own checkpoint threshold) after a passive
+ * checkpoint is made to start again. SQLite reuses a log only when a write begins after a
+ * checkpoint that left nothing behind: under steady writes that never happens (each checkpoint
+ * ends after commits made while it ran), and the log grew by about a page a create: 400 MB in 20 s
+ * of creates.
  */
 export const RESTART_FRAMES = 1000
 const RESTART_WAIT_MS = 20
+/** How long the service holds its writes for a restart at most (it takes 10-20 ms: two syncs). */
+export const RESTART_HOLD_MS = 250
 
 /** The environment variable that makes a service process the checkpointer of a file. */
 export const CHECKPOINT_FILE_ENV = 'PLATFORM_CHECKPOINT_FILE'
@@ -99,5 +106,11 @@ export function runCheckpointer(file: string): () => Promise<void> {
       if (mode === 'RESTART') conn.exec('PRAGMA busy_timeout = 5000')
     }
   })
-  return async () => void conn.close()
+  return async () => {
+    // the last connection to close leaves the file whole (the service's may be gone), which SQLite
+    // does not do itself while a prepared statement is alive
+    conn.exec('PRAGMA busy_timeout = 0')
+    conn.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+    conn.close()
+  }
 }

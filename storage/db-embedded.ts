@@ -12,7 +12,7 @@ import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
 import { assertRead, normalizeDbError, tx } from './db'
 import { asideReader } from './db-aside'
-import { RESTART_FRAMES, startCheckpointer, type Checkpointer } from './db-checkpointer'
+import { RESTART_FRAMES, RESTART_HOLD_MS, startCheckpointer, type Checkpointer } from './db-checkpointer'
 import { WriteLock } from './db-write-lock'
 import { ReadCache } from './read-cache'
 import { CommitCounter } from './commit-counter'
@@ -21,6 +21,8 @@ import { GroupCommit } from './db-group-commit'
 
 /** How long a shared file's writer waits for another process's transaction (a group commit takes milliseconds). */
 const BUSY_TIMEOUT_MS = 5000
+/** How long a closing connection waits for the others to let it empty the log into the file. */
+const CLOSE_WAIT_MS = 1000
 
 const SELECT = /^\s*select\b/i
 
@@ -49,6 +51,8 @@ export function openEmbeddedDb(
   let writeTransactions = 0
   const beginWrite = () => (assertOpen(), endSnapshot(), writeTransactions++, conn.exec('BEGIN IMMEDIATE'))
   let checkpointer: Checkpointer | undefined
+  /** The length of the log when the checkpointer last made it start again (-1: none since). */
+  let restartedAt = -1
   /**
    * Shared, every statement outside a transaction would take and drop the file's shared lock (two
    * fcntl calls, twice the cost of a point read): instead the statements of one turn of the event
@@ -257,9 +261,12 @@ export function openEmbeddedDb(
             checkpointer = startCheckpointer(file, options.checkpointCommand)
             conn.exec('PRAGMA wal_autocheckpoint=0')
           }
-          // the bulk is copied while writes go on; what they added meanwhile, with writes held
+          // the bulk is copied while writes go on; what they added meanwhile, with writes held. A log
+          // restarted and not written since keeps its length (its next write starts it): left alone
           const { frames } = await checkpointer.run('PASSIVE')
-          if (frames > RESTART_FRAMES) await groups.withoutWrites(() => checkpointer!.run('RESTART'))
+          if (frames <= RESTART_FRAMES || frames === restartedAt) return
+          const restart = await groups.withoutWrites(() => checkpointer!.run('RESTART'), RESTART_HOLD_MS)
+          restartedAt = restart.busy ? -1 : restart.frames
           return
         }
         endSnapshot()
@@ -279,12 +286,13 @@ export function openEmbeddedDb(
       await checkpointer?.stop()
       try {
         // the file alone is the whole database. Shared, SQLite would leave that to the last connection
-        // to close, but a prepared statement still alive keeps the log; another process still using
-        // it makes this one give up at once, and the last to close does it
-        if (shared) conn.exec('PRAGMA busy_timeout = 0')
+        // to close, but a prepared statement still alive keeps the log. Another process still using
+        // it (a transaction takes milliseconds) is waited for a moment; the last to close does it
+        endSnapshot() // a read since the stop began may have opened one: TRUNCATE fails inside it
+        if (shared) conn.exec(`PRAGMA busy_timeout = ${CLOSE_WAIT_MS}`)
         conn.exec('PRAGMA wal_checkpoint(TRUNCATE)')
       } catch {
-        // another process holds the file: the log stays for it
+        // the connection cannot checkpoint now (a statement still running): closing it leaves the log
       }
       statements.clear()
       closed = true

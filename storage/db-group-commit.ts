@@ -94,23 +94,28 @@ export class GroupCommit {
   }
 
   /**
-   * Runs `work` once this process's writes in progress have ended, and begins none until it has:
-   * another connection needs the write lock with nothing of ours in the log meanwhile (the
-   * checkpointer starting the log again). Writes asked for meanwhile wait, then commit as usual.
+   * Runs `work` once this process's writes in progress have ended, and begins none until it has
+   * (for at most `atMostMs`): another connection needs the write lock with nothing of ours in the
+   * log meanwhile (the checkpointer starting the log again). Writes asked for meanwhile wait, then
+   * commit as usual; a `work` that never ends (a stuck checkpointer) holds them no longer than that.
    */
-  async withoutWrites<T>(work: () => Promise<T>): Promise<T> {
-    await this.settled()
-    const done = work()
-    this.long = done.then(
-      () => {},
-      () => {},
-    )
-    try {
-      return await done
-    } finally {
-      this.long = null
+  async withoutWrites<T>(work: () => Promise<T>, atMostMs: number): Promise<T> {
+    while (this.long) await this.long
+    const done = work() // in the same turn as the check above: no long write began in between
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const held: Promise<void> = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, atMostMs)
+      done.then(
+        () => resolve(),
+        () => resolve(),
+      )
+    }).then(() => {
+      clearTimeout(timer)
+      if (this.long === held) this.long = null
       if (this.waiting.length) this.schedule()
-    }
+    })
+    this.long = held
+    return done
   }
 
   /** Writes everything asked for (before the file closes). */

@@ -1,7 +1,8 @@
 /**
  * Every second, the embedded database's write-ahead log is moved into its file by the checkpointer
  * process (storage/db-checkpointer.ts), so the log stays small without a commit ever doing it on the
- * request thread; at a stop the last connection to close does it, so the file alone is whole. A
+ * request thread (storage/db-embedded.ts starts it again when steady writes would make it grow);
+ * at a stop each connection empties it into the file as it closes, so the file alone is whole. A
  * libSQL server does its own.
  */
 import type { Worker } from './runner'

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import Database from 'libsql'
 import { serviceCommand } from '~/cluster/app-processes'
 import { tx } from '~storage/db'
-import { RESTART_FRAMES } from '~storage/db-checkpointer'
+import { RESTART_FRAMES, RESTART_HOLD_MS } from '~storage/db-checkpointer'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { testService } from '../helpers/service'
 
@@ -75,6 +75,25 @@ test('under writes that never pause, the log is started again instead of growing
   await db.close()
   expect(rowsInFileAlone(file)).toBe(next)
 }, 60_000)
+
+test('a restart that never ends holds the writes no longer than RESTART_HOLD_MS', async () => {
+  const stuck = [process.execPath, join(import.meta.dir, '../helpers/stuck-checkpointer.ts')]
+  const db = openEmbeddedDb(join(dir, 'stuck.db'), { shared: true, checkpointCommand: stuck })
+  await db.run('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)')
+  await db.checkpoint() // starts the checkpointer; a short log, nothing more
+  const held = db.checkpoint().catch(() => {}) // a long log: writes held for a restart never answered
+  let slowest = 0
+  const until = performance.now() + 2 * RESTART_HOLD_MS
+  for (let k = 0; performance.now() < until; k++) {
+    const t0 = performance.now()
+    await insert(db, k, 1)
+    slowest = Math.max(slowest, performance.now() - t0)
+  }
+  expect(slowest).toBeGreaterThan(RESTART_HOLD_MS * 0.8) // they were held
+  expect(slowest).toBeLessThan(RESTART_HOLD_MS * 2.5) // and let go
+  await db.close() // ends the checkpointer, and the checkpoint with it
+  await held
+}, 30_000)
 
 test("the service's db-checkpoint worker: one pass puts what was committed into the file", async () => {
   const t = await testService()
