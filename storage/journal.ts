@@ -162,19 +162,10 @@ function changeTextOf([seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, m
   } satisfies JournalChangeText
 }
 
-function changeOf([seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modifierid, initiator]: Row): JournalChange {
-  return {
-    seq: seq as number,
-    domain: domain as string,
-    dtutc: dtutc as string,
-    cmdtype: cmdtype as CmdType,
-    objtype: objtype as string,
-    objid: objid as string,
-    obj: JSON.parse(obj as string) as Doc,
-    prev: prev === null ? null : (JSON.parse(prev as string) as Doc),
-    modifierid: modifierid as string,
-    initiator: initiator as InitiatorType,
-  }
+function changeOf(row: Row): JournalChange {
+  const change = changeTextOf(row)
+  const prev = change.prev === null ? null : (JSON.parse(change.prev) as Doc)
+  return { ...change, obj: JSON.parse(change.obj) as Doc, prev }
 }
 
 /**
