@@ -1,8 +1,10 @@
 // A checkpointer that hangs (a sync that never returns): its first passive checkpoint finds a short
-// log, the next ones a long one, and it never answers a restart.
+// log, the next ones a long one that nothing writes to, and it answers only as many restarts as
+// its argument says (none by default), then never again.
 let passes = 0
+let answers = Number(process.argv[2] ?? 0)
 process.on('message', (message: { id: number; mode: string }) => {
-  if (message.mode === 'RESTART') return
+  if (message.mode === 'RESTART' && answers-- <= 0) return
   const frames = passes++ === 0 ? 0 : 5000
   process.send?.({ id: message.id, frames, busy: false })
 })
