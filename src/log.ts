@@ -162,8 +162,15 @@ export function createLogger(level: LogLevel, write: (line: string, urgent?: boo
     null
   const callerText = (r: RequestLine) => {
     const l = last
-    const same = l && l.client === r.client && l.actor === r.actor && l.domain === r.domain && l.route === r.route
-    if (same && l.method === r.method) return l.text
+    if (
+      l &&
+      l.client === r.client &&
+      l.actor === r.actor &&
+      l.domain === r.domain &&
+      l.route === r.route &&
+      l.method === r.method
+    )
+      return l.text
     const who = `${r.actor ? `,"actor":"${inQuotes(r.actor)}"` : ''}${r.domain ? `,"domain":"${inQuotes(r.domain)}"` : ''}`
     const text = `"method":"${inQuotes(r.method)}","route":"${inQuotes(r.route)}"${who},"client":"${inQuotes(r.client)}"}`
     last = { method: r.method, route: r.route, actor: r.actor, domain: r.domain, client: r.client, text }

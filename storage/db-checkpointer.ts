@@ -38,6 +38,8 @@ export interface Checkpointer {
  */
 export const RESTART_FRAMES = 1000
 const RESTART_WAIT_MS = 20
+/** How long the checkpointer's connection waits for a lock otherwise. */
+const WAIT_MS = 5000
 /** How long the service holds its writes for a restart at most (it takes 10-20 ms: two syncs). */
 export const RESTART_HOLD_MS = 250
 
@@ -86,7 +88,7 @@ export function startCheckpointer(file: string, command: string[]): Checkpointer
 
 /** The checkpointer's side: a connection of its own and a checkpoint per message; returns what closes it. */
 export function runCheckpointer(file: string): () => Promise<void> {
-  const conn = new Database(file, { timeout: 5000 })
+  const conn = new Database(file, { timeout: WAIT_MS })
   // Ctrl-C reaches the whole process group: the service stops this one in its own stop sequence
   // (or this one sees its standard input end), so it does not end under the service meanwhile
   process.on('SIGINT', () => {})
@@ -103,7 +105,7 @@ export function runCheckpointer(file: string): () => Promise<void> {
     } catch (err) {
       process.send?.({ id: message.id, error: (err as Error).message })
     } finally {
-      if (mode === 'RESTART') conn.exec('PRAGMA busy_timeout = 5000')
+      if (mode === 'RESTART') conn.exec(`PRAGMA busy_timeout = ${WAIT_MS}`)
     }
   })
   return async () => {
