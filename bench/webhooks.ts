@@ -157,6 +157,7 @@ try {
   await Promise.all(Array.from({ length: 32 }, creator))
   const createdAt = performance.now()
   await waitFor(EVENTS)
+  const journalReceived = arrivals.size
   const journalTimes = [...arrivals.values()].sort((a, b) => a - b)
   const journalSpan = journalTimes.length > 1 ? (journalTimes.at(-1)! - journalTimes[0]!) / 1000 : 0
   const journalPerSecond = journalSpan > 0 ? (journalTimes.length - 1) / journalSpan : 0
@@ -197,7 +198,7 @@ try {
     `| beside a slow receiver | ${BESIDE_EVENTS} | ${arrivals.size}/${BESIDE_EVENTS} (${((100 * arrivals.size) / BESIDE_EVENTS).toFixed(2)} %) | ${besidePerSecond.toFixed(0)} | | | ${SLOW_EVENTS} events for a receiver answering in ${SLOW_MS} ms were queued first (${slowArrivals} of them delivered by the end); ingest of these -> last arrival ${besideEnd.toFixed(1)} s |`,
   )
   console.log(
-    `| journal changes | ${EVENTS} | ${arrivals.size}/${EVENTS} (${((100 * arrivals.size) / EVENTS).toFixed(2)} %) | ${journalPerSecond.toFixed(0)} | | | ${EVENTS} extobj creates in ${createSeconds.toFixed(1)} s (32 in flight); last arrival ${journalAfter.toFixed(1)} s after the last create answered |`,
+    `| journal changes | ${EVENTS} | ${journalReceived}/${EVENTS} (${((100 * journalReceived) / EVENTS).toFixed(2)} %) | ${journalPerSecond.toFixed(0)} | | | ${EVENTS} extobj creates in ${createSeconds.toFixed(1)} s (32 in flight); last arrival ${journalAfter.toFixed(1)} s after the last create answered |`,
   )
 } finally {
   await service.stop()
