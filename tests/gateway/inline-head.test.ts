@@ -48,16 +48,19 @@ const requests = [
 for (const raw of requests) {
   test(`read the same in-process and relayed: ${raw.split('\r\n')[0]}`, async () => {
     const stream = new RequestStream(Buffer.from(`X-Real-IP: ${PEER}\r\n`), 1 << 20)
-    const r = stream.push(Buffer.from(raw, 'latin1'), 0)
-    expect(r.fail).toBeUndefined()
-    const [start] = r.starts
-    const inline = inlineHead(start!.scanned, PEER)
-    if (inline === null || inline === 'no-host' || inline === 'asterisk')
-      throw new Error(`not answered in-process: ${inline}`)
-    const bun = await asBunReads(Buffer.concat(r.out))
-    // without a Host (HTTP/1.0) Bun.serve gives the bare target; the kernel routes both alike
-    if (bun.url.startsWith('/')) bun.url = `http://localhost${bun.url}`
-    expect({ method: inline.method, url: inline.url, headers: [...inline.headers].sort() }).toEqual(bun)
+    // twice on one connection: the second head's lines are the first's, known (src/http/gateway/head.ts)
+    for (let i = 0; i < 2; i++) {
+      const r = stream.push(Buffer.from(raw, 'latin1'), 0)
+      expect(r.fail).toBeUndefined()
+      const [start] = r.starts
+      const inline = inlineHead(start!.scanned, PEER)
+      if (inline === null || inline === 'no-host' || inline === 'asterisk')
+        throw new Error(`not answered in-process: ${inline}`)
+      const bun = await asBunReads(Buffer.concat(r.out))
+      // without a Host (HTTP/1.0) Bun.serve gives the bare target; the kernel routes both alike
+      if (bun.url.startsWith('/')) bun.url = `http://localhost${bun.url}`
+      expect({ method: inline.method, url: inline.url, headers: [...inline.headers].sort() }).toEqual(bun)
+    }
   })
 }
 

@@ -7,6 +7,7 @@
  */
 
 const CR = 13
+const LF = 10
 const SP = 32
 const HT = 9
 const CRLFCRLF = Buffer.from('\r\n\r\n')
@@ -50,6 +51,28 @@ function lowerName(name: string): string | null {
   return lower
 }
 
+/**
+ * The header lines of a connection's last head, as bytes, and what scanning them gave: a client on a
+ * kept-alive connection sends the same lines with every request, and lines equal to the last ones
+ * are compared (one memcmp) instead of scanned again. Lines holding Upgrade or X-Real-IP, whose
+ * places in the bytes matter, are never kept.
+ */
+export class KnownLines {
+  /** What ./inline.ts made of them, kept for the next request that sends them (its headers). */
+  inline: unknown = undefined
+
+  constructor(
+    readonly bytes: Buffer,
+    readonly fields: readonly string[],
+    readonly host: string | null,
+    readonly contentLength: number,
+    readonly chunked: boolean,
+  ) {}
+}
+
+/** Header lines longer than this are scanned every time. */
+const KNOWN_LINES_MAX = 4096
+
 export interface Head {
   /** Where the head ends in the bytes (after its blank line). */
   headEnd: number
@@ -65,37 +88,71 @@ export interface Head {
   realIpAt: number[]
   /** The request line as sent, without its CRLF. */
   line: string
-  /** The header fields in order: lower-case name, value without its surrounding spaces and tabs, ... */
-  fields: string[]
+  /** The header fields in order: lower-case name, value without its surrounding spaces and tabs, ... (never changed: they may be the last head's) */
+  fields: readonly string[]
   /** The Host header's value, null when there is none. */
   host: string | null
+  /** The header lines kept for the connection's next head (the last head's when they were the same), or null. */
+  known: KnownLines | null
 }
 
 const isOws = (c: number) => c === SP || c === HT
 
-/** Scans one request head starting at `start`. */
-export function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad' {
+/** A request line (with its CRLF) as scanned: the method and what it says of the head. */
+function requestLine(text: string, lf: number): { method: string; line: string } | null {
+  // a line ends in CRLF, and holds no CR of its own
+  if (text.charCodeAt(lf - 1) !== CR || text.indexOf('\r') !== lf - 1) return null
+  const sp = text.indexOf(' ')
+  if (sp < 0 || sp >= lf - 1) return null
+  const method = text.slice(0, sp)
+  return TCHAR.test(method) ? { method, line: text.slice(0, lf - 1) } : null
+}
+
+/**
+ * Scans one request head starting at `start`. `known`: the header lines of the connection's last
+ * head; when this head's are the same bytes, only its request line is read.
+ */
+export function scanHead(buf: Buffer, start: number, known: KnownLines | null = null): Head | 'incomplete' | 'bad' {
   const end = buf.indexOf(CRLFCRLF, start)
   if (end < 0) return 'incomplete'
+  if (known !== null) {
+    const linesFrom = buf.indexOf(LF, start) + 1
+    const size = known.bytes.length
+    if (end + 2 - linesFrom === size && buf.compare(known.bytes, 0, size, linesFrom, end + 2) === 0) {
+      const first = requestLine(buf.toString('latin1', start, linesFrom), linesFrom - start - 1)
+      if (first === null) return 'bad'
+      return {
+        headEnd: end + 4,
+        custom: CUSTOM.has(first.method) ? (first.method as CustomMethod) : null,
+        head: first.method === 'HEAD',
+        contentLength: known.contentLength,
+        chunked: known.chunked,
+        upgradeAt: [],
+        realIpAt: [],
+        line: first.line,
+        fields: known.fields,
+        host: known.host,
+        known,
+      }
+    }
+  }
   const text = buf.toString('latin1', start, end + 2) // every line with its CRLF
   let lf = text.indexOf('\n')
-  // a line ends in CRLF, and holds no CR of its own
-  if (text.charCodeAt(lf - 1) !== CR || text.indexOf('\r') !== lf - 1) return 'bad'
-  const sp = text.indexOf(' ')
-  if (sp < 0 || sp >= lf - 1) return 'bad'
-  const method = text.slice(0, sp)
-  if (!TCHAR.test(method)) return 'bad'
+  const first = requestLine(text, lf)
+  if (first === null) return 'bad'
+  const fields: string[] = []
   const head: Head = {
     headEnd: end + 4,
-    custom: CUSTOM.has(method) ? (method as CustomMethod) : null,
-    head: method === 'HEAD',
+    custom: CUSTOM.has(first.method) ? (first.method as CustomMethod) : null,
+    head: first.method === 'HEAD',
     contentLength: 0,
     chunked: false,
     upgradeAt: [],
     realIpAt: [],
-    line: text.slice(0, lf - 1),
-    fields: [],
+    line: first.line,
+    fields,
     host: null,
+    known: null,
   }
   CONTROL_OR_BARE_CR.lastIndex = lf + 1
   if (CONTROL_OR_BARE_CR.test(text)) return 'bad'
@@ -138,8 +195,14 @@ export function scanHead(buf: Buffer, start: number): Head | 'incomplete' | 'bad
         head.realIpAt.push(start + at)
         break
     }
-    head.fields.push(lower, value)
+    fields.push(lower, value)
   }
   if (sawLength && sawEncoding) return 'bad'
+  const linesFrom = start + text.indexOf('\n') + 1
+  if (head.upgradeAt.length === 0 && head.realIpAt.length === 0 && end + 2 - linesFrom <= KNOWN_LINES_MAX) {
+    const bytes = Buffer.allocUnsafe(end + 2 - linesFrom)
+    buf.copy(bytes, 0, linesFrom, end + 2)
+    head.known = new KnownLines(bytes, fields, head.host, head.contentLength, head.chunked)
+  }
   return head
 }

@@ -55,7 +55,7 @@ export const ASTERISK = 'asterisk'
  * null when it is not one the front answers itself.
  */
 export function inlineHead(scanned: Head, clientAddress: string): InlineHead | typeof NO_HOST | typeof ASTERISK | null {
-  const { line, fields, custom, host } = scanned
+  const { line, custom, host } = scanned
   const sp1 = line.indexOf(' ')
   const sp2 = line.lastIndexOf(' ')
   const version = line.slice(sp2 + 1)
@@ -67,23 +67,11 @@ export function inlineHead(scanned: Head, clientAddress: string): InlineHead | t
   if (sp2 <= sp1 || target.charCodeAt(0) !== 47 /* / */) return null
   const asSent = line.slice(0, sp1)
   const method = custom ? 'POST' : (KNOWN_METHODS.get(asSent) ?? asSent)
-  const headers = new Map<string, string>()
-  let connection = ''
-  for (let i = 0; i < fields.length; i += 2) {
-    let name = fields[i]!
-    const value = fields[i + 1]!
-    if (name === 'expect') return null // the client waits for a 100 before its body: Bun.serve sends it
-    if (name === 'connection') connection = value.toLowerCase()
-    // an upgrade request goes to Bun.serve: here Upgrade is only renamed, as in the bytes
-    if (name === 'x-real-ip') name = 'x-untr-ip'
-    else if (name === 'upgrade') name = 'x-upgrd'
-    addHeader(headers, name, value)
-  }
-  if (custom) addHeader(headers, 'x-http-method-override', custom)
-  headers.set('x-real-ip', clientAddress)
+  const lines = linesView(scanned, clientAddress)
+  if (lines === null) return null
+  const { headers, connection, origin } = lines
   const close =
     version === 'HTTP/1.0' ? !/\bkeep-alive\b/.test(connection) : connection !== '' && /\bclose\b/.test(connection)
-  const origin = `http://${host || 'localhost'}`
   if (plainTarget(target)) return { method, url: origin + target, target, headers, close }
   // bytes outside ASCII: Bun.serve reads them as UTF-8, this text holds them as latin1
   if (!ASCII.test(target)) return null
@@ -93,6 +81,55 @@ export function inlineHead(scanned: Head, clientAddress: string): InlineHead | t
   } catch {
     return null
   }
+}
+
+/** What a head's header lines give the app: the same for every head of a connection that sends the same lines. */
+interface LinesView {
+  custom: Head['custom']
+  clientAddress: string
+  /** By lower-case name, never changed once made (the next request with the same lines reads them too). */
+  headers: Map<string, string>
+  /** The Connection header in lower case, or ''. */
+  connection: string
+  origin: string
+}
+
+/**
+ * The headers as the app reads them, made once for the lines a connection keeps sending (kept with
+ * them, ./head.ts KnownLines). Null when the client waits for a 100 before its body (Expect):
+ * Bun.serve sends it.
+ */
+function linesView(scanned: Head, clientAddress: string): LinesView | null {
+  const { custom, known } = scanned
+  const kept = known?.inline as LinesView | null | undefined
+  if (kept !== undefined && (kept === null || (kept.custom === custom && kept.clientAddress === clientAddress)))
+    return kept
+  const made = appHeaders(scanned.fields, custom, clientAddress)
+  const view = made && { custom, clientAddress, ...made, origin: `http://${scanned.host || 'localhost'}` }
+  if (known) known.inline = view
+  return view
+}
+
+function appHeaders(
+  fields: readonly string[],
+  custom: Head['custom'],
+  clientAddress: string,
+): { headers: Map<string, string>; connection: string } | null {
+  const headers = new Map<string, string>()
+  let connection = ''
+  for (let i = 0; i < fields.length; i += 2) {
+    let name = fields[i]!
+    const value = fields[i + 1]!
+    if (name === 'expect') return null
+    if (name === 'connection') connection = value.toLowerCase()
+    // an upgrade request goes to Bun.serve: here Upgrade is only renamed, as in the bytes
+    if (name === 'x-real-ip') name = 'x-untr-ip'
+    else if (name === 'upgrade') name = 'x-upgrd'
+    addHeader(headers, name, value)
+  }
+  if (custom) addHeader(headers, 'x-http-method-override', custom)
+  headers.set('x-real-ip', clientAddress)
+  return { headers, connection }
 }
 
 /** Repeated lines are one list, as Bun's Headers join them (cookies with `; `). */

@@ -5,7 +5,7 @@
  * every head. Everything else passes through as the same bytes. It must be at least as strict as
  * Bun's own parser, so both always agree on where a request ends (reference/gateway-findings.md).
  */
-import { CUSTOM_METHODS, type CustomMethod, type Head, scanHead } from './head'
+import { CUSTOM_METHODS, type CustomMethod, type Head, type KnownLines, scanHead } from './head'
 
 const CR = 13
 const LF = 10
@@ -90,6 +90,8 @@ export class RequestStream {
   private digits = 0
   private requests = 0
   private failStatus: FailStatus = 400
+  /** The last head's header lines (./head.ts): the next head that sends the same is not scanned again. */
+  private lastLines: KnownLines | null = null
 
   /**
    * `realIp` is the complete header line added to every head: `X-Real-IP: 1.2.3.4\r\n`.
@@ -152,7 +154,7 @@ export class RequestStream {
             this.partialSince = now
             return { out, starts }
           }
-          const head = scanHead(buf, p)
+          const head = scanHead(buf, p, this.lastLines)
           if (head === 'incomplete') {
             if (buf.length - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), starts, 431)
             flush()
@@ -161,6 +163,7 @@ export class RequestStream {
             return { out, starts }
           }
           if (head === 'bad') return this.failWith((flush(), out), starts, 400)
+          this.lastLines = head.known
           if (head.headEnd - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), starts, 431)
           // a body no route takes: refused before the app sees its head
           if (head.contentLength > this.maxBodyBytes) return this.failWith((flush(), out), starts, 413)
