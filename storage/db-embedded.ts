@@ -53,6 +53,7 @@ export function openEmbeddedDb(
   let checkpointer: Checkpointer | undefined
   /** The length of the log when the checkpointer last made it start again (-1: none since). */
   let restartedAt = -1
+  let refusedRestarts = 0
   /**
    * Shared, every statement outside a transaction would take and drop the file's shared lock (two
    * fcntl calls, twice the cost of a point read): instead the statements of one turn of the event
@@ -264,14 +265,19 @@ export function openEmbeddedDb(
           // the bulk is copied while writes go on; what they added meanwhile, with writes held. A log
           // restarted and not written since keeps its length (its next write starts it): left alone
           const { frames } = await checkpointer.run('PASSIVE')
-          if (frames <= RESTART_FRAMES || frames === restartedAt) return
+          if (frames <= RESTART_FRAMES || frames === restartedAt) {
+            refusedRestarts = 0
+            return { logPages: frames, refusedRestarts }
+          }
           const restart = await groups.withoutWrites(() => checkpointer!.run('RESTART'), RESTART_HOLD_MS)
           restartedAt = restart.busy ? -1 : restart.frames
-          return
+          refusedRestarts = restart.busy ? refusedRestarts + 1 : 0
+          return { logPages: frames, refusedRestarts }
         }
         endSnapshot()
         // shared: PASSIVE copies what no reader needs and never waits on the other processes
-        return call(() => void conn.exec(`PRAGMA wal_checkpoint(${shared ? 'PASSIVE' : 'TRUNCATE'})`))
+        await call(() => void conn.exec(`PRAGMA wal_checkpoint(${shared ? 'PASSIVE' : 'TRUNCATE'})`))
+        return null
       }),
     // a read transaction: writes asked for meanwhile wait for the next turn, then commit as usual
     backupTo: (file: string) =>

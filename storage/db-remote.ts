@@ -73,7 +73,7 @@ export function openRemoteDb(url: string, authToken?: string): Db {
     driver: 'remote',
     all: (sql, args = []) => guarded(async () => rows(await client.execute(statement(sql, args)))),
     get: (sql, args = []) => guarded(async () => rows(await client.execute(statement(sql, args)))[0]),
-    checkpoint: async () => {}, // the server checkpoints its own log
+    checkpoint: async () => null, // the server checkpoints its own log
     backupTo: async () => {
       throw new Error("a libSQL server's database is backed up by the server (see README, Operations)")
     },

@@ -101,11 +101,25 @@ export interface Db {
    * a write transaction and on its own. A statement that writes is refused.
    */
   read<T>(body: () => TxStep<T>): Promise<T>
-  /** Moves the write-ahead log into the database file (embedded), so a copy of the file is whole. */
-  checkpoint(): Promise<void>
+  /**
+   * Moves the write-ahead log into the database file (embedded), so a copy of the file is whole.
+   * What it saw when a checkpointer process does it (a file shared by several processes), else null.
+   */
+  checkpoint(): Promise<CheckpointState | null>
   /** A consistent copy of the database in a new file (embedded: VACUUM INTO); a server keeps its own backups. */
   backupTo(file: string): Promise<void>
   close(): Promise<void>
+}
+
+/** What a checkpoint pass saw of the write-ahead log. */
+export interface CheckpointState {
+  /** Its length in pages as the pass began. */
+  logPages: number
+  /**
+   * Passes in a row that found it long and could not start it again: another process kept writing,
+   * or a reader kept a snapshot in it, through every try. 0 once one could.
+   */
+  refusedRestarts: number
 }
 
 /** The read mode's guard: only `all` and `get` may run outside a transaction. */

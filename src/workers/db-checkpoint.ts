@@ -5,14 +5,31 @@
  * at a stop each connection empties it into the file as it closes, so the file alone is whole. A
  * libSQL server does its own.
  */
+import type { CheckpointState } from '~storage/db'
+import type { Logger } from '../log'
 import type { Worker } from './runner'
+
+/** Refused restarts in a row (passes of a second) between two warnings while they go on. */
+export const REFUSALS_WARNED_EVERY = 30
 
 export const dbCheckpoint: Worker = {
   name: 'db-checkpoint',
   every: 1000,
   lease: 'cluster', // one process of a service whose app processes share the file (WORKERS > 1) is enough
   async step(deps) {
-    await deps.db.checkpoint()
+    warnOfRefusals(deps.log, await deps.db.checkpoint())
     return 0
   },
+}
+
+/**
+ * A log that cannot start again grows with every write (another process that never pauses, or a
+ * reader that keeps its snapshot): said while it lasts, since nothing else would show it.
+ */
+export function warnOfRefusals(log: Logger, state: CheckpointState | null): void {
+  if (!state || state.refusedRestarts === 0 || state.refusedRestarts % REFUSALS_WARNED_EVERY !== 0) return
+  log.warn('the write-ahead log could not start again: another process kept writing or reading through every try', {
+    log_pages: state.logPages,
+    passes: state.refusedRestarts,
+  })
 }
