@@ -55,12 +55,10 @@ function lowerName(name: string): string | null {
  * The header lines of a connection's last head, as bytes, and what scanning them gave: a client on a
  * kept-alive connection sends the same lines with every request, and lines equal to the last ones
  * are compared (one memcmp) instead of scanned again. Lines holding Upgrade or X-Real-IP, whose
- * places in the bytes matter, are never kept.
+ * places in the bytes matter, are never kept. The fields are cut from a text of the lines alone, so
+ * what a connection keeps is its lines, never a long request line before them.
  */
 export class KnownLines {
-  /** What ./inline.ts made of them, kept for the next request that sends them (its headers). */
-  inline: unknown = undefined
-
   constructor(
     readonly bytes: Buffer,
     readonly fields: readonly string[],
@@ -98,14 +96,15 @@ export interface Head {
 
 const isOws = (c: number) => c === SP || c === HT
 
-/** A request line (with its CRLF) as scanned: the method and what it says of the head. */
-function requestLine(text: string, lf: number): { method: string; line: string } | null {
+/** A request line with its CRLF, as scanned: its method, and the line without the CRLF; null when it is malformed. */
+function requestLine(text: string): { method: string; line: string } | null {
   // a line ends in CRLF, and holds no CR of its own
-  if (text.charCodeAt(lf - 1) !== CR || text.indexOf('\r') !== lf - 1) return null
+  const cr = text.length - 2
+  if (text.charCodeAt(cr + 1) !== LF || text.indexOf('\r') !== cr) return null
   const sp = text.indexOf(' ')
-  if (sp < 0 || sp >= lf - 1) return null
+  if (sp < 0 || sp >= cr) return null
   const method = text.slice(0, sp)
-  return TCHAR.test(method) ? { method, line: text.slice(0, lf - 1) } : null
+  return TCHAR.test(method) ? { method, line: text.slice(0, cr) } : null
 }
 
 /**
@@ -115,50 +114,49 @@ function requestLine(text: string, lf: number): { method: string; line: string }
 export function scanHead(buf: Buffer, start: number, known: KnownLines | null = null): Head | 'incomplete' | 'bad' {
   const end = buf.indexOf(CRLFCRLF, start)
   if (end < 0) return 'incomplete'
-  if (known !== null) {
-    const linesFrom = buf.indexOf(LF, start) + 1
-    const size = known.bytes.length
-    if (end + 2 - linesFrom === size && buf.compare(known.bytes, 0, size, linesFrom, end + 2) === 0) {
-      const first = requestLine(buf.toString('latin1', start, linesFrom), linesFrom - start - 1)
-      if (first === null) return 'bad'
-      return {
-        headEnd: end + 4,
-        custom: CUSTOM.has(first.method) ? (first.method as CustomMethod) : null,
-        head: first.method === 'HEAD',
-        contentLength: known.contentLength,
-        chunked: known.chunked,
-        upgradeAt: [],
-        realIpAt: [],
-        line: first.line,
-        fields: known.fields,
-        host: known.host,
-        known,
-      }
+  const linesFrom = buf.indexOf(LF, start) + 1
+  const linesTo = end + 2 // the last header line's CRLF included
+  const first = requestLine(buf.toString('latin1', start, linesFrom))
+  if (first === null) return 'bad'
+  const { method, line } = first
+  const custom = CUSTOM.has(method) ? (method as CustomMethod) : null
+  const size = known?.bytes.length
+  if (known && linesTo - linesFrom === size && buf.compare(known.bytes, 0, size, linesFrom, linesTo) === 0) {
+    const { fields, host, contentLength, chunked } = known
+    return {
+      headEnd: end + 4,
+      custom,
+      head: method === 'HEAD',
+      line,
+      contentLength,
+      chunked,
+      upgradeAt: [],
+      realIpAt: [],
+      fields,
+      host,
+      known,
     }
   }
-  const text = buf.toString('latin1', start, end + 2) // every line with its CRLF
-  let lf = text.indexOf('\n')
-  const first = requestLine(text, lf)
-  if (first === null) return 'bad'
+  const text = buf.toString('latin1', linesFrom, linesTo) // every header line with its CRLF
   const fields: string[] = []
   const head: Head = {
     headEnd: end + 4,
-    custom: CUSTOM.has(first.method) ? (first.method as CustomMethod) : null,
-    head: first.method === 'HEAD',
+    custom,
+    head: method === 'HEAD',
+    line,
     contentLength: 0,
     chunked: false,
     upgradeAt: [],
     realIpAt: [],
-    line: first.line,
     fields,
     host: null,
     known: null,
   }
-  CONTROL_OR_BARE_CR.lastIndex = lf + 1
+  CONTROL_OR_BARE_CR.lastIndex = 0
   if (CONTROL_OR_BARE_CR.test(text)) return 'bad'
   let sawLength = false
   let sawEncoding = false
-  for (let at = lf + 1; at < text.length; at = lf + 1) {
+  for (let at = 0, lf = 0; at < text.length; at = lf + 1) {
     lf = text.indexOf('\n', at)
     const lineEnd = lf - 1
     if (text.charCodeAt(lineEnd) !== CR) return 'bad'
@@ -185,23 +183,22 @@ export function scanHead(buf: Buffer, start: number, known: KnownLines | null = 
         head.chunked = true
         break
       case 'upgrade':
-        head.upgradeAt.push(start + at)
+        head.upgradeAt.push(linesFrom + at)
         break
       case 'host':
         if (head.host !== null || !VALID_HOST.test(value)) return 'bad'
         head.host = value
         break
       case 'x-real-ip':
-        head.realIpAt.push(start + at)
+        head.realIpAt.push(linesFrom + at)
         break
     }
     fields.push(lower, value)
   }
   if (sawLength && sawEncoding) return 'bad'
-  const linesFrom = start + text.indexOf('\n') + 1
-  if (head.upgradeAt.length === 0 && head.realIpAt.length === 0 && end + 2 - linesFrom <= KNOWN_LINES_MAX) {
-    const bytes = Buffer.allocUnsafe(end + 2 - linesFrom)
-    buf.copy(bytes, 0, linesFrom, end + 2)
+  if (head.upgradeAt.length === 0 && head.realIpAt.length === 0 && linesTo - linesFrom <= KNOWN_LINES_MAX) {
+    const bytes = Buffer.allocUnsafe(linesTo - linesFrom)
+    buf.copy(bytes, 0, linesFrom, linesTo)
     head.known = new KnownLines(bytes, fields, head.host, head.contentLength, head.chunked)
   }
   return head

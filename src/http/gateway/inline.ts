@@ -9,7 +9,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { IncomingRequest } from '../kernel'
 import { type Answer, toHttpResponse } from '../respond'
-import type { Head } from './head'
+import type { Head, KnownLines } from './head'
 import { newRequestId } from '../request-id'
 
 /** Bodies up to this size are read whole before the app sees them; larger ones stream through Bun.serve. */
@@ -94,19 +94,22 @@ interface LinesView {
   origin: string
 }
 
+/** By the lines they were made of: the view, or null for lines with Expect. */
+const VIEWS = new WeakMap<KnownLines, LinesView | null>()
+
 /**
- * The headers as the app reads them, made once for the lines a connection keeps sending (kept with
- * them, ./head.ts KnownLines). Null when the client waits for a 100 before its body (Expect):
+ * The headers as the app reads them, made once for the lines a connection keeps sending (./head.ts
+ * KnownLines). Null when the client waits for a 100 before its body (Expect):
  * Bun.serve sends it.
  */
 function linesView(scanned: Head, clientAddress: string): LinesView | null {
   const { custom, known } = scanned
-  const kept = known?.inline as LinesView | null | undefined
+  const kept = known ? VIEWS.get(known) : undefined
   if (kept !== undefined && (kept === null || (kept.custom === custom && kept.clientAddress === clientAddress)))
     return kept
   const made = appHeaders(scanned.fields, custom, clientAddress)
   const view = made && { custom, clientAddress, ...made, origin: `http://${scanned.host || 'localhost'}` }
-  if (known) known.inline = view
+  if (known) VIEWS.set(known, view)
   return view
 }
 
