@@ -265,13 +265,13 @@ export function openEmbeddedDb(
           // the bulk is copied while writes go on; what they added meanwhile, with writes held. A log
           // restarted and not written since keeps its length (its next write starts it): left alone
           const { frames } = await checkpointer.run('PASSIVE')
-          if (frames <= RESTART_FRAMES || frames === restartedAt) {
-            refusedRestarts = 0
-            return { logPages: frames, refusedRestarts }
+          let refused = false
+          if (frames > RESTART_FRAMES && frames !== restartedAt) {
+            const restart = await groups.withoutWrites(() => checkpointer!.run('RESTART'), RESTART_HOLD_MS)
+            restartedAt = restart.busy ? -1 : restart.frames
+            refused = restart.busy
           }
-          const restart = await groups.withoutWrites(() => checkpointer!.run('RESTART'), RESTART_HOLD_MS)
-          restartedAt = restart.busy ? -1 : restart.frames
-          refusedRestarts = restart.busy ? refusedRestarts + 1 : 0
+          refusedRestarts = refused ? refusedRestarts + 1 : 0
           return { logPages: frames, refusedRestarts }
         }
         endSnapshot()

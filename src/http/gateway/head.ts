@@ -51,6 +51,20 @@ function lowerName(name: string): string | null {
   return lower
 }
 
+/** What a head's header lines say: the fields and what framing and rewriting need of them. */
+interface Lines {
+  contentLength: number
+  chunked: boolean
+  /** Where each Upgrade header line starts in the bytes. */
+  upgradeAt: number[]
+  /** Where each client copy of X-Real-IP starts in the bytes: renamed, never believed. */
+  realIpAt: number[]
+  /** The header fields in order: lower-case name, value without its surrounding spaces and tabs, ... (never changed: they may be the last head's) */
+  fields: readonly string[]
+  /** The Host header's value, null when there is none. */
+  host: string | null
+}
+
 /**
  * The header lines of a connection's last head, as bytes, and what scanning them gave: a client on a
  * kept-alive connection sends the same lines with every request, and lines equal to the last ones
@@ -61,35 +75,22 @@ function lowerName(name: string): string | null {
 export class KnownLines {
   constructor(
     readonly bytes: Buffer,
-    readonly fields: readonly string[],
-    readonly host: string | null,
-    readonly contentLength: number,
-    readonly chunked: boolean,
+    readonly lines: Lines,
   ) {}
 }
 
 /** Header lines longer than this are scanned every time. */
 const KNOWN_LINES_MAX = 4096
 
-export interface Head {
+export interface Head extends Lines {
   /** Where the head ends in the bytes (after its blank line). */
   headEnd: number
   /** LOOKUP, SYNC or CLEAR: sent on as POST with X-HTTP-Method-Override. */
   custom: CustomMethod | null
   /** A HEAD request: its answer has no body whatever its Content-Length says. */
   head: boolean
-  contentLength: number
-  chunked: boolean
-  /** Where each Upgrade header line starts in the bytes. */
-  upgradeAt: number[]
-  /** Where each client copy of X-Real-IP starts in the bytes: renamed, never believed. */
-  realIpAt: number[]
   /** The request line as sent, without its CRLF. */
   line: string
-  /** The header fields in order: lower-case name, value without its surrounding spaces and tabs, ... (never changed: they may be the last head's) */
-  fields: readonly string[]
-  /** The Host header's value, null when there is none. */
-  host: string | null
   /** The header lines kept for the connection's next head (the last head's when they were the same), or null. */
   known: KnownLines | null
 }
@@ -118,88 +119,80 @@ export function scanHead(buf: Buffer, start: number, known: KnownLines | null = 
   const linesTo = end + 2 // the last header line's CRLF included
   const first = requestLine(buf.toString('latin1', start, linesFrom))
   if (first === null) return 'bad'
-  const { method, line } = first
-  const custom = CUSTOM.has(method) ? (method as CustomMethod) : null
   const size = known?.bytes.length
-  if (known && linesTo - linesFrom === size && buf.compare(known.bytes, 0, size, linesFrom, linesTo) === 0) {
-    const { fields, host, contentLength, chunked } = known
-    return {
-      headEnd: end + 4,
-      custom,
-      head: method === 'HEAD',
-      line,
-      contentLength,
-      chunked,
-      upgradeAt: [],
-      realIpAt: [],
-      fields,
-      host,
-      known,
-    }
-  }
-  const text = buf.toString('latin1', linesFrom, linesTo) // every header line with its CRLF
-  const fields: string[] = []
-  const head: Head = {
+  const same = known && linesTo - linesFrom === size && buf.compare(known.bytes, 0, size, linesFrom, linesTo) === 0
+  const lines = same ? known.lines : scanLines(buf.toString('latin1', linesFrom, linesTo), linesFrom)
+  if (lines === 'bad') return 'bad'
+  const { method, line } = first
+  return {
     headEnd: end + 4,
-    custom,
+    custom: CUSTOM.has(method) ? (method as CustomMethod) : null,
     head: method === 'HEAD',
     line,
-    contentLength: 0,
-    chunked: false,
-    upgradeAt: [],
-    realIpAt: [],
-    fields,
-    host: null,
-    known: null,
+    contentLength: lines.contentLength,
+    chunked: lines.chunked,
+    upgradeAt: lines.upgradeAt,
+    realIpAt: lines.realIpAt,
+    fields: lines.fields,
+    host: lines.host,
+    known: same ? known : keep(buf, linesFrom, linesTo, lines),
   }
+}
+
+/** The header lines to compare the next head's with; null for lines never kept. */
+function keep(buf: Buffer, from: number, to: number, lines: Lines): KnownLines | null {
+  if (lines.upgradeAt.length > 0 || lines.realIpAt.length > 0 || to - from > KNOWN_LINES_MAX) return null
+  const bytes = Buffer.allocUnsafe(to - from)
+  buf.copy(bytes, 0, from, to)
+  return new KnownLines(bytes, lines)
+}
+
+/** Scans the header lines: `text`, every line with its CRLF, found at `at` in the bytes. */
+function scanLines(text: string, at: number): Lines | 'bad' {
+  const fields: string[] = []
+  const lines: Lines = { contentLength: 0, chunked: false, upgradeAt: [], realIpAt: [], fields, host: null }
   CONTROL_OR_BARE_CR.lastIndex = 0
   if (CONTROL_OR_BARE_CR.test(text)) return 'bad'
   let sawLength = false
   let sawEncoding = false
-  for (let at = 0, lf = 0; at < text.length; at = lf + 1) {
-    lf = text.indexOf('\n', at)
+  for (let from = 0, lf = 0; from < text.length; from = lf + 1) {
+    lf = text.indexOf('\n', from)
     const lineEnd = lf - 1
     if (text.charCodeAt(lineEnd) !== CR) return 'bad'
-    const colon = text.indexOf(':', at)
-    if (colon <= at || colon > lineEnd) return 'bad'
+    const colon = text.indexOf(':', from)
+    if (colon <= from || colon > lineEnd) return 'bad'
     // a token: also no obsolete line folding (a line that starts blank), no whitespace before the colon
-    const lower = lowerName(text.slice(at, colon))
+    const lower = lowerName(text.slice(from, colon))
     if (lower === null) return 'bad'
     // the value without the optional whitespace around it (spaces and tabs: no other blank)
-    let from = colon + 1
-    let to = lineEnd
-    while (from < to && isOws(text.charCodeAt(from))) from++
-    while (to > from && isOws(text.charCodeAt(to - 1))) to--
-    const value = text.slice(from, to)
+    let valueFrom = colon + 1
+    let valueTo = lineEnd
+    while (valueFrom < valueTo && isOws(text.charCodeAt(valueFrom))) valueFrom++
+    while (valueTo > valueFrom && isOws(text.charCodeAt(valueTo - 1))) valueTo--
+    const value = text.slice(valueFrom, valueTo)
     switch (lower) {
       case 'content-length':
         if (sawLength || !DIGITS.test(value)) return 'bad'
         sawLength = true
-        head.contentLength = Number(value)
+        lines.contentLength = Number(value)
         break
       case 'transfer-encoding':
         if (sawEncoding || value.toLowerCase() !== 'chunked') return 'bad'
         sawEncoding = true
-        head.chunked = true
+        lines.chunked = true
         break
       case 'upgrade':
-        head.upgradeAt.push(linesFrom + at)
+        lines.upgradeAt.push(at + from)
         break
       case 'host':
-        if (head.host !== null || !VALID_HOST.test(value)) return 'bad'
-        head.host = value
+        if (lines.host !== null || !VALID_HOST.test(value)) return 'bad'
+        lines.host = value
         break
       case 'x-real-ip':
-        head.realIpAt.push(linesFrom + at)
+        lines.realIpAt.push(at + from)
         break
     }
     fields.push(lower, value)
   }
-  if (sawLength && sawEncoding) return 'bad'
-  if (head.upgradeAt.length === 0 && head.realIpAt.length === 0 && linesTo - linesFrom <= KNOWN_LINES_MAX) {
-    const bytes = Buffer.allocUnsafe(linesTo - linesFrom)
-    buf.copy(bytes, 0, linesFrom, linesTo)
-    head.known = new KnownLines(bytes, fields, head.host, head.contentLength, head.chunked)
-  }
-  return head
+  return sawLength && sawEncoding ? 'bad' : lines
 }
