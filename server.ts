@@ -1,5 +1,5 @@
 // Entry point of the service: `npm start` runs this file.
-import { routes } from './routes/_manifest.gen'
+import { api, routes } from './routes/_manifest.gen'
 import { main } from './src/main'
 
-await main(routes)
+await main({ routes, api })

@@ -29,12 +29,13 @@ import { createLogger } from '~/log'
 import { startService } from '~/service'
 import { dbCheckpoint } from '~/workers/db-checkpoint'
 import { createMemoryKv } from '~storage/kv/memory'
+import { Elysia } from 'elysia'
 import { percentile } from './service-process'
 
 const SIZES = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [100, 100_000]
 const ROUNDS = 200
 const dir = mkdtempSync(join(tmpdir(), 'platform-bench-directory-'))
-const service = await startService(loadConfig({ DATA_DIR: dir, PORT: '0', ADMIN_PASSWORD: 'bench-Pass1' }), [], {
+const service = await startService(loadConfig({ DATA_DIR: dir, PORT: '0', ADMIN_PASSWORD: 'bench-Pass1' }), { routes: [], api: new Elysia() }, {
   kv: createMemoryKv(),
   listen: false,
   // of the background work only what a service always runs beside such changes: WAL checkpoints

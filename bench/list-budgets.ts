@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { routes } from '../routes/_manifest.gen'
+import { api, routes } from '../routes/_manifest.gen'
 import { loadConfig } from '../src/config'
 import { systemCtx } from '../src/context'
 import { findMasterDomain } from '../src/directory/domains'
@@ -21,7 +21,7 @@ const dir = mkdtempSync(join(tmpdir(), 'platform-bench-lists-'))
 const PASSWORD = 'bench-Pass1'
 try {
   const config = loadConfig({ DATA_DIR: dir, ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: 'error' })
-  const service = await startService(config, routes, { listen: false, schedule: false })
+  const service = await startService(config, { routes, api }, { listen: false, schedule: false })
   const call = async (method: string, path: string, token?: string, body?: unknown) => {
     const res = await service.app.handle(
       new Request(`http://bench${path}`, {

@@ -1,18 +1,55 @@
 /**
- * The HTTP application: every route of the manifest behind one request handler (src/http/kernel.ts),
- * served by Bun.serve on a port or a unix socket, or called in-process (`handle`, for tests).
- * Websocket endpoints are upgraded before routing.
+ * The HTTP application: one Elysia app over the routes of the manifest (routes/_manifest.gen.ts),
+ * with each concern of a call in one hook (src/http/hooks): the method override before routing, the
+ * call's start and CORS preflights (onRequest), admission (the `admit` macro, at transform), error
+ * bodies (onError), answers (mapResponse), the request log (onAfterResponse). `app.fetch` is its
+ * web-standard entry; Bun.serve serves it on a port or on the gateway's unix socket, the gateway
+ * hands it the requests it answers in-process, and `dispatch` the calls of websocket frames and
+ * scripts. Websocket endpoints are upgraded before the app is asked.
  */
 import type { Server, ServerWebSocket } from 'bun'
-import { largestBody } from './config'
+import { Elysia } from 'elysia'
 import type { Deps } from './deps'
-import { errorOutcome } from './http/dispatch'
 import { badRequest } from './errors'
 import { RequestBody } from './http/body'
-import { answerHttp, clientAddressOf, handleHttp, type IncomingRequest, settled, toResponse } from './http/kernel'
-import type { Answer } from './http/respond'
+import { type Answer, AnswerResponse, answerCall, toHttpResponse } from './http/hooks/answers'
+import { CallRequest, effectiveRequest, requestIdOf, startCall } from './http/hooks/call'
+import { answerPreflight } from './http/hooks/cors'
+import { answerFailure, apiErrorOf } from './http/hooks/errors'
+import { logRequest } from './http/hooks/request-log'
+import { clientAddressOf, type Origin } from './http/req'
 import type { RouteEntry } from './http/route'
+import { mountEntries, routeBase } from './http/route-base'
 import { Router } from './http/router'
+
+// biome-ignore lint/suspicious/noExplicitAny: any Elysia instance of routes
+type AnyRoutes = Elysia<any, any, any, any, any, any, any>
+
+/** The routes of the manifest: the files (route table, Allow, overrides) and the typed Elysia plugin. */
+export interface Manifest<R extends AnyRoutes = AnyRoutes> {
+  routes: RouteEntry[]
+  api: R
+}
+
+/** Whether the caller of a request writes the answer itself (the gateway): it gets an AnswerResponse. */
+const writesItself = (request: Request) => request instanceof CallRequest && request.origin?.inline === true
+
+/** The Elysia app over `routes`; `native` says where requests a listener parsed come from (its server, set at listen). */
+export function elysiaApp<const R extends AnyRoutes>(deps: Deps, routes: R, native: Origin) {
+  // a host may be shorter than the four characters Elysia assumes by default when it cuts the path from the URL
+  return new Elysia({ name: 'platform', handler: { standardHostname: false } })
+    .use(routeBase)
+    .wrap((handle) => (request: Request) => handle(effectiveRequest(deps, request)))
+    .onRequest(answerPreflight(deps))
+    .onRequest(startCall(deps, native))
+    .onError(answerFailure(deps))
+    .mapResponse(answerCall(deps.config, writesItself))
+    .onAfterResponse(logRequest(deps))
+    .use(routes)
+}
+
+/** The app's type, given its routes: what a typed client (Eden) is made from (see app.ts at the root). */
+export type PlatformApp<R extends AnyRoutes> = ReturnType<typeof elysiaApp<R>>
 
 export type ListenOptions = {
   hostname?: string
@@ -47,43 +84,58 @@ export interface SocketLimits {
   maxPayloadLength: number
 }
 
-export interface App {
+/** The app as the service runs it: in-process, on a listener, and with its websocket endpoints. */
+export interface HttpApp {
   /** Answers one request in-process. */
   handle(request: Request): Promise<Response>
   /** Answers one request in-process, before the answer is a Response (the gateway writes it itself). */
-  answer(request: IncomingRequest): Promise<Answer>
+  answer(request: Request): Promise<Answer>
   listen(options: ListenOptions): Server<SocketData>
   /** Serves a websocket endpoint at `path`. */
-  ws(path: string, handlers: SocketHandlers, limits: SocketLimits): App
+  ws(path: string, handlers: SocketHandlers, limits: SocketLimits): HttpApp
 }
 
-/** The app over the service's routes, or (tests) over routes of its own. */
-export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
-  const served = routes ? { ...deps, routes: new Router(routes) } : deps
+/** The app over the service's routes, or (tests) over route files of their own. */
+export function createApp(service: Deps, routes: Manifest | readonly RouteEntry[]): HttpApp {
+  const native: Origin = {}
+  const own = Array.isArray(routes)
+  // route files of a test's own are the app's whole route table (Allow, overrides)
+  const deps = own ? { ...service, routes: new Router(routes) } : service
+  const api = own ? mountEntries(new Elysia().use(routeBase), routes) : (routes as Manifest).api
+  const app = elysiaApp(deps, api, native)
+  const handle = (request: Request) => app.handle(request)
+  if (!own) deps.http = { handle }
   const sockets = new Map<string, SocketHandlers>()
   let socketLimits: SocketLimits = { idleTimeoutSec: 120, maxPayloadLength: 1024 * 1024 }
-  const app: App = {
-    handle: (request) => handleHttp(served, request),
-    answer: (request) => answerHttp(served, request),
+  /** An error answered outside the app (a failing upgrade, the listener's own failure): still the error body. */
+  const failure = (err: unknown, request: Request) => {
+    const e = apiErrorOf(deps, { code: 'UNKNOWN', error: err, request, req: undefined })
+    const headers = { 'content-type': 'application/json', 'x-request-id': requestIdOf(request), ...e.headers }
+    return toHttpResponse({ status: e.status, headers, cookies: [], body: JSON.stringify(e.body()), bytes: 0 })
+  }
+  const http: HttpApp = {
+    handle,
+    async answer(request) {
+      const response = await handle(request)
+      if (response instanceof AnswerResponse) return response.answer
+      return { status: response.status, headers: {}, cookies: [], body: response, bytes: 0 }
+    },
     ws(path, handlers, limits) {
       sockets.set(path, handlers)
       socketLimits = limits
-      return app
+      return http
     },
     listen(options) {
       const net = options.unix
         ? { unix: options.unix }
         : { hostname: options.hostname, port: options.port, reusePort: options.reusePort }
       const handlersOf = (ws: ServerWebSocket<SocketData>) => sockets.get(ws.data.path)!
-      // on the private unix socket the peer is the gateway, which names the client in X-Real-IP:
-      // asking the socket (a system call per request) would tell nothing
-      const peerOf = (server: Server<SocketData>) => (options.unix ? undefined : server)
-      return Bun.serve<SocketData>({
+      const server = Bun.serve<SocketData>({
         ...net,
         // Bun's types allow it on ports only; on a unix socket it is kept all the same (checked: 0 keeps it open)
         ...((options.idleTimeout === undefined ? {} : { idleTimeout: options.idleTimeout }) as object),
         // no limit of Bun's own: its refusal is no JSON and resets the connection. Each route reads
-        // within its own limit (src/http/body.ts), and the kernel bounds what it drops after answering
+        // within its own limit (src/http/body.ts), and the app bounds what it drops after answering
         maxRequestBodySize: Number.MAX_SAFE_INTEGER,
         fetch(request, server) {
           if (sockets.size && request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
@@ -91,7 +143,7 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
             const handlers = sockets.get(path)
             if (handlers) return upgrade(handlers, path, request, server)
           }
-          return handleHttp(served, request, peerOf(server))
+          return handle(request)
         },
         websocket: {
           idleTimeout: socketLimits.idleTimeoutSec,
@@ -103,26 +155,30 @@ export function createApp(deps: Deps, routes?: readonly RouteEntry[]): App {
           message: (ws, message) => handlersOf(ws).message(ws, message),
           close: (ws, code, reason) => handlersOf(ws).close?.(ws, code, reason),
         },
-        // only reached if the kernel itself fails: still the service's error body
-        error: (err) => toResponse(errorOutcome(served, err, 'unknown'), 'unknown', served.config),
+        // only reached if the app itself fails: still the service's error body
+        error: (err) => failure(err, new Request('http://localhost/')),
       })
+      // on the private unix socket the peer is the gateway, which names the client in X-Real-IP:
+      // asking the socket (a system call per request) would tell nothing
+      if (!options.unix) native.server = server
+      return server
     },
   }
   /** The endpoint admits or refuses the caller; a socket exists only for an admitted one. */
   async function upgrade(handlers: SocketHandlers, path: string, request: Request, server: Server<SocketData>) {
     try {
-      const attached = await handlers.upgrade(request, clientAddressOf(request, server, served.trustedProxies))
-      if (attached instanceof Response) return settled(new RequestBody(request, largestBody(served.config)), attached)
+      const peer = native.server === server ? server : undefined
+      const attached = await handlers.upgrade(request, clientAddressOf(request, peer, deps.trustedProxies))
+      if (attached instanceof Response) {
+        const body = new RequestBody(request, deps.config.maxBodyBytes)
+        if (!(await body.settle())) attached.headers.set('connection', 'close')
+        return attached
+      }
       if (server.upgrade(request, { data: { path, attached } })) return undefined
-      return toResponse(
-        errorOutcome(served, badRequest('not a websocket upgrade request'), 'unknown'),
-        'unknown',
-        served.config,
-      )
+      return failure(badRequest('not a websocket upgrade request'), request)
     } catch (err) {
-      return toResponse(errorOutcome(served, err, 'unknown', path), 'unknown', served.config)
+      return failure(err, request)
     }
   }
-
-  return app
+  return http
 }

@@ -50,8 +50,10 @@ export interface Deps extends Store {
   signals: Signals
   /** Long write transactions running now: the domains they gate and their progress. */
   longWork: LongWork
-  /** The routes, for calls dispatched without HTTP. */
+  /** The route files by URL: what a URL serves (Allow, the method override). */
   routes: Router
+  /** The HTTP app, once made (src/app.ts): calls dispatched without HTTP go through it (src/http/dispatch.ts). */
+  http?: { handle(request: Request): Promise<Response> }
   /** TRUST_PROXY, parsed: peers whose X-Forwarded-For is believed. */
   trustedProxies: Cidr[]
   /** Prometheus metrics of this process (GET /metrics). */

@@ -3,14 +3,14 @@ import { CHECKPOINT_FILE_ENV, runCheckpointer } from '~storage/db-checkpointer'
 import { readCommandLine } from './cli'
 import { appProcessRole, endWithParent } from './cluster/app-processes'
 import { ConfigError, loadConfig } from './config'
-import type { RouteEntry } from './http/route'
+import type { Manifest } from './app'
 import type { BootstrapResult } from './identity/bootstrap'
 import { runOperation } from './ops/commands'
 import { startService } from './service'
 import { shareStdout, writeLinesOffThread } from './log'
 import { StartError } from './startup'
 
-export async function main(routes: RouteEntry[], args = process.argv.slice(2)): Promise<void> {
+export async function main(manifest: Manifest, args = process.argv.slice(2)): Promise<void> {
   // started by a service to checkpoint its database file (storage/db-checkpointer.ts)
   const checkpointFile = process.env[CHECKPOINT_FILE_ENV]
   if (checkpointFile) return endWithParent(runCheckpointer(checkpointFile))
@@ -33,7 +33,7 @@ export async function main(routes: RouteEntry[], args = process.argv.slice(2)): 
     }
     throw err
   }
-  if (command.run !== 'start') process.exit(await runOperation(config, routes, command))
+  if (command.run !== 'start') process.exit(await runOperation(config, manifest, command))
   const appProcess = appProcessRole()
   if (appProcess || config.appProcesses > 1) shareStdout()
   writeLinesOffThread()
@@ -51,7 +51,7 @@ export async function main(routes: RouteEntry[], args = process.argv.slice(2)): 
   let service
   try {
     // a node termination request (DELETE /rest/v1/master/nodes/<name>) ends the process like SIGTERM
-    service = await startService(config, routes, {
+    service = await startService(config, manifest, {
       appProcess,
       onBootstrap: banner,
       onTerminate: (s) => void exit(s),

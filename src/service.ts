@@ -13,13 +13,12 @@ import { createRedisKv } from '~storage/kv/redis'
 import { ensureInstallation } from '~storage/installation'
 import { migrate } from '~storage/migrate'
 import { releaseAllClaims } from '~storage/queue'
-import { type App, createApp } from './app'
+import { createApp, type HttpApp, type Manifest } from './app'
 import { type Clock, isoTime, systemClock } from './clock'
 import { type Config, largestBody } from './config'
 import { createDeps, type Deps } from './deps'
 import { type AppProcesses, type AppProcessRole, serviceCommand, startAppProcesses } from './cluster/app-processes'
 import { drain, type Gateway, startGateway } from './http/gateway/index'
-import type { RouteEntry } from './http/route'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
 import { listenForWebhooks } from './integration/deliveries'
 import { createLogger, type Logger } from './log'
@@ -33,7 +32,7 @@ import { ensureDataDir, listenError, StartError, withRetries } from './startup'
 
 export interface Service {
   deps: Deps
-  app: App
+  app: HttpApp
   workers: WorkerRunner
   /** The bus listener that enqueues webhook deliveries; `idle()` resolves once what it received is enqueued. */
   webhooks: { idle(): Promise<void> }
@@ -83,7 +82,7 @@ export function openDb(config: Config, log?: Logger): Db {
 
 export async function startService(
   config: Config,
-  routes: RouteEntry[],
+  manifest: Manifest,
   options: ServiceOptions = {},
 ): Promise<Service> {
   ensureDataDir(config.dataDir)
@@ -114,7 +113,7 @@ export async function startService(
   const clock = options.clock ?? systemClock
   // the id a licence is bound to: made once, at the first start
   await ensureInstallation(db, crypto.randomUUID(), isoTime(clock.now()))
-  const deps = createDeps({ config, db, kv, clock, log, routes })
+  const deps = createDeps({ config, db, kv, clock, log, routes: manifest.routes })
   await deps.sessions.start()
   await deps.access.start()
   await deps.model.start()
@@ -139,7 +138,7 @@ export async function startService(
   if (options.schedule !== false) workers.start({ onlyAlways: !config.background })
   // enqueueing is background work: a BACKGROUND=off process leaves it to the others (they dedupe anyway)
   const webhooks = config.background ? listenForWebhooks(deps) : { idle: async () => {}, stop: async () => {} }
-  const app = createApp(deps).ws('/ws', deps.sockets.handlers(), {
+  const app = createApp(deps, manifest).ws('/ws', deps.sockets.handlers(), {
     idleTimeoutSec: config.wsIdleTimeoutSec,
     maxPayloadLength: config.wsMaxFrameBytes,
   })

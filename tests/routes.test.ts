@@ -6,7 +6,7 @@ import { routeRows } from '~/http/route-table'
 import { METHODS } from '~/http/route'
 
 test('the committed manifest matches routes/ (run `bun run routes --write` after adding a route file)', async () => {
-  expect(await Bun.file(MANIFEST).text()).toBe(renderManifest())
+  expect(await Bun.file(MANIFEST).text()).toBe(await renderManifest())
 })
 
 test('file names map to URLs', () => {

@@ -9,7 +9,7 @@ import { bodyObject, patchEntity, sameId } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
 import { parseFlat, parseMask } from '../http/list-query'
 import { present } from '../http/present'
-import { defineRoute, type RouteDef } from '../http/route'
+import { defineRoute } from '../http/route'
 import { uuidList } from './schemas'
 import { users } from './users'
 
@@ -65,7 +65,7 @@ export const subordinationsCaches = cache(
 )
 
 /** GET /subordinations_caches/<top>: keyed by the superior's user id. */
-export const readSubordination: RouteDef = defineRoute({
+export const readSubordination = defineRoute({
   async handle(req) {
     const top = req.uuidParam('top')
     const doc = await req.deps.repo(subordinationsCaches.table).get(req.ctx.domain, top)
@@ -79,7 +79,7 @@ export const readSubordination: RouteDef = defineRoute({
  * PATCH /users_caches/<id>: only `direct_groups` is applied (other members are ignored, as the
  * original does); it becomes the user's groups. Answers the id and the members that changed.
  */
-export const patchUserCache: RouteDef = defineRoute({
+export const patchUserCache = defineRoute({
   async handle(req) {
     const { ctx } = req
     const id = req.uuidParam('id')

@@ -13,11 +13,15 @@ function describe(issue: v.BaseIssue<unknown>, path: string): string {
   return `${path}: ${issue.message}`
 }
 
+/** The 400 an issue is answered with: the field it is about, or `what` (body, query) for the whole. */
+export function describeIssue(issue: v.BaseIssue<unknown>, what = 'body') {
+  const path = issuePath(issue)
+  if (!path) return badRequest(`${what}: ${issue.message}`, what)
+  return badRequest(describe(issue, path), path)
+}
+
 export function validate<S extends v.GenericSchema>(schema: S, input: unknown, what = 'body'): v.InferOutput<S> {
   const result = v.safeParse(schema, input)
   if (result.success) return result.output
-  const issue = result.issues[0]
-  const path = issuePath(issue)
-  if (!path) throw badRequest(`${what}: ${issue.message}`, what)
-  throw badRequest(describe(issue, path), path)
+  throw describeIssue(result.issues[0], what)
 }

@@ -4,7 +4,9 @@
  * client still sends of a body nobody read is dropped within bounds (`settle`).
  */
 import { ApiError, badRequest, payloadTooLarge } from '../errors'
-import type { IncomingRequest } from './kernel'
+
+/** What a body is read from: a Request. */
+type BodySource = Pick<Request, 'headers' | 'body' | 'arrayBuffer'>
 
 /**
  * A lingering close: what is still read, and dropped, of a body answered before it was read whole
@@ -29,7 +31,7 @@ export class RequestBody {
    * what the client could send in an accepted request anyway, so it is dropped whole.
    */
   constructor(
-    private readonly request: IncomingRequest,
+    private readonly request: BodySource,
     private readonly allowance: number,
   ) {}
 
@@ -158,7 +160,7 @@ const JSON_MEDIA = /^application\/([\w.-]+\+)?json\s*(;|$)/i
  * (a form, plain text) is a 415: it was not meant as JSON, so it is not guessed at. A body without
  * a Content-Type is read as JSON.
  */
-export async function readJsonBody(request: IncomingRequest, body: RequestBody, limit: number): Promise<unknown> {
+export async function readJsonBody(request: BodySource, body: RequestBody, limit: number): Promise<unknown> {
   const bytes = await body.bytes(limit)
   if (bytes.byteLength === 0) return undefined
   const type = request.headers.get('content-type')

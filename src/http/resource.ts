@@ -17,7 +17,7 @@ import { pageText } from './json'
 import { encodeCursor, parseFlat, parseListParams, parseMask, refuseUnknownParams } from './list-query'
 import { present } from './present'
 import type { Req } from './req'
-import { type Access, defineRoute, type RouteDef } from './route'
+import { type Access, defineRoute } from './route'
 
 interface Options {
   access?: Access
@@ -37,7 +37,7 @@ export function withEqualities(filter: FilterNode | null, equal: Record<string, 
 export function list(
   collection: Collection,
   options: Options & { match?: (req: Req) => Record<string, Literal> } = {},
-): RouteDef {
+){
   const shape = {
     fields: collection.fields,
     output: collection.listFields,
@@ -64,7 +64,7 @@ export function list(
   })
 }
 
-export function read(entity: Collection & Partial<Pick<Entity, 'hooks'>>, options: Options = {}): RouteDef {
+export function read(entity: Collection & Partial<Pick<Entity, 'hooks'>>, options: Options = {}){
   return defineRoute({
     summary: `one ${entity.name} (mask, flat); strong ETag`,
     access: options.access,
@@ -109,24 +109,22 @@ function ifMatch(req: Req, entity: Entity, id: string): WriteCheck<Doc> | undefi
   }
 }
 
-export function create(entity: Entity, options: Options = {}): RouteDef {
+export function create(entity: Entity, options: Options = {}){
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
     summary: `create a ${entity.name}; answers it whole`,
-    body: entity.create,
     async handle(req) {
       return viewOf(req.ctx, entity, await createEntity(req.ctx, entity, await req.json()))
     },
   })
 }
 
-export function patch(entity: Entity, options: Options = {}): RouteDef {
+export function patch(entity: Entity, options: Options = {}){
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
     summary: `change the given fields of a ${entity.name} (If-Match honoured); answers it whole`,
-    body: entity.patch,
     async handle(req) {
       const id = req.uuidParam('id')
       const doc = await patchEntity(req.ctx, entity, id, await req.json(), ifMatch(req, entity, id))
@@ -135,7 +133,7 @@ export function patch(entity: Entity, options: Options = {}): RouteDef {
   })
 }
 
-export function remove(entity: Entity, options: Options = {}): RouteDef {
+export function remove(entity: Entity, options: Options = {}){
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
@@ -179,7 +177,7 @@ export async function lookupIds(
 }
 
 /** LOOKUP: the body is a JSON string or number; the answer is the ids whose key fields equal it. */
-export function lookup(collection: Collection, options: Options = {}): RouteDef {
+export function lookup(collection: Collection, options: Options = {}){
   return defineRoute({
     summary: `ids of the ${collection.name}s whose ${collection.lookupFields.join(' or ')} equals the key (a JSON string or number)`,
     access: options.access,

@@ -1,32 +1,110 @@
 /**
- * What a route file exports: one RouteDef per method. A RouteDef says who may call it (`access`),
- * in which kind of domain it is served, and the handler. Handlers return a value (sent as JSON
- * with 200), a JsonText (sent as is), undefined (204), or a Response.
+ * What a route file exports: one RouteSpec per method (`export const GET = list(users)`). A spec is
+ * an Elysia route without its URL: the schemas of its parameters, query, body and answers, who may
+ * call it (the `admit` macro, ./hooks/admission.ts), its description, and the handler, which gets
+ * the call as a `Req`. The generated manifest (routes/_manifest.gen.ts) mounts each spec on the app
+ * at the URL its file names. Handlers return a value (sent as JSON with 200), a JsonText (sent as
+ * is), undefined (204), or a Response.
  */
-import type * as v from 'valibot'
+import * as v from 'valibot'
 import type { Req } from './req'
+import { answer, type Responses } from './schemas'
 
 /** public: anyone; session: any signed-in user; permission: a role must grant the route. */
 export type Access = 'public' | 'session' | 'permission'
 export type DomainKind = 'any' | 'master' | 'working'
 
-export interface RouteDef {
+/** Who a route admits: the value of its `admit` macro. */
+export interface Admission {
   access: Access
   domainKind: DomainKind
-  handle(req: Req): unknown
-  /** What the body must be, when a schema says it (the API description shows it). */
-  body?: v.GenericSchema
-  /** One line for the API description. */
-  summary?: string
   /**
    * Served while long work runs in its domain (src/long-work.ts), which other routes wait for: it
    * reads nothing that work changes before its last statements (the product-layer order status).
    */
-  duringLongWork?: boolean
+  duringLongWork: boolean
 }
 
-export function defineRoute(def: Partial<Omit<RouteDef, 'handle'>> & Pick<RouteDef, 'handle'>): RouteDef {
-  return { ...def, access: def.access ?? 'permission', domainKind: def.domainKind ?? 'any', handle: def.handle }
+/** What the API description says of a route besides its schemas. */
+export interface Detail {
+  summary: string
+  description?: string
+  /** The area it belongs to (`domain`, `iam`, ...): the first segment after /rest/v1 unless given. */
+  tags?: string[]
+  /** Left out of the API description (the description itself, pages, assets). */
+  hide?: boolean
+}
+
+type Schema = v.GenericSchema
+/** What a call holds of a part its route declares (validated), or leaves undeclared (as read). */
+type Out<S, D> = S extends Schema ? v.InferOutput<S> : D
+/** The Req a handler gets. */
+export type ReqOf<P, Q, B> = Req<Out<P, Record<string, string>>, Out<Q, Record<string, string | undefined>>, Out<B, unknown>>
+
+/** An Elysia hook object: what the manifest passes beside the handler. */
+export interface RouteHook<P, Q, B, R extends Responses> {
+  admit: Admission
+  params?: P
+  query?: Q
+  body?: B
+  response: R
+  detail: Detail
+  /** `jsonBody`: the body is read as JSON within MAX_BODY_BYTES (./route-base.ts); `none`: the handler reads it. */
+  parse: 'jsonBody' | 'none'
+}
+
+export interface RouteSpec<P = Schema | undefined, Q = Schema | undefined, B = Schema | undefined, R extends Responses = Responses> {
+  hook: RouteHook<P, Q, B, R>
+  handle(req: ReqOf<P, Q, B>): unknown
+}
+
+/** What a route is defined by; everything but the handler, the summary and the answers has a default. */
+export interface RouteDefinition<P, Q, B, R extends Responses> {
+  summary?: string
+  description?: string
+  tags?: string[]
+  hide?: boolean
+  access?: Access
+  domainKind?: DomainKind
+  duringLongWork?: boolean
+  params?: P
+  query?: Q
+  body?: B
+  /** `none`: the body is not read for the handler (it streams it, or takes it as bytes). */
+  parse?: 'none'
+  response?: R
+  handle(req: ReqOf<P, Q, B>): unknown
+}
+
+/** Until a route declares its answers: any JSON value. */
+const ANY_ANSWER = { 200: answer(v.unknown()) }
+
+export function defineRoute<
+  const P extends Schema | undefined = undefined,
+  const Q extends Schema | undefined = undefined,
+  const B extends Schema | undefined = undefined,
+  const R extends Responses = Responses,
+>(def: RouteDefinition<P, Q, B, R>): RouteSpec<P, Q, B, R> {
+  const hook: RouteHook<P, Q, B, R> = {
+    admit: {
+      access: def.access ?? 'permission',
+      domainKind: def.domainKind ?? 'any',
+      duringLongWork: def.duringLongWork ?? false,
+    },
+    response: def.response ?? (ANY_ANSWER as unknown as R),
+    detail: {
+      summary: def.summary ?? '',
+      ...(def.description ? { description: def.description } : {}),
+      ...(def.tags ? { tags: def.tags } : {}),
+      ...(def.hide ? { hide: true } : {}),
+    },
+    parse: def.parse ?? 'jsonBody',
+  }
+  // absent schemas stay absent: Elysia validates (and parses the query for) only what is declared
+  if (def.params) hook.params = def.params
+  if (def.query) hook.query = def.query
+  if (def.body) hook.body = def.body
+  return { hook, handle: def.handle }
 }
 
 /** Methods a route file may export, in the order the route table lists them. */
@@ -35,11 +113,13 @@ export type Method = (typeof METHODS)[number]
 
 /** Methods Bun's HTTP parser drops; they travel as POST + X-HTTP-Method-Override. */
 export const OVERRIDE_METHODS = new Set<string>(['LOOKUP', 'SYNC', 'CLEAR'])
+export const OVERRIDE_HEADER = 'x-http-method-override'
 
-export type RouteModule = Partial<Record<Method, RouteDef>>
+export type RouteModule = Partial<Record<Method, RouteSpec<any, any, any, any>>>
 
+/** A route file as the manifest lists it. */
 export interface RouteEntry {
-  /** URL pattern with `:param` segments. */
+  /** URL pattern with `:param` segments (`*`: the rest of the path). */
   url: string
   /** Route file, relative to the project root. */
   file: string

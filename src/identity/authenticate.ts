@@ -10,7 +10,7 @@ import { KvUnavailable } from '~storage/kv/kv'
 import { type Ctx, sessionCtx } from '../context'
 import { type ApiError, domainGone, forbidden, unauthorized } from '../errors'
 import type { Req } from '../http/req'
-import type { RouteDef } from '../http/route'
+import type { Admission } from '../http/route'
 import { channelCtxFor } from '../integration/tokens'
 import { type DomainInfo, grants } from './access'
 import { recordFailure } from './brute-force'
@@ -57,7 +57,7 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS', 'LOOKUP'])
  * lifetime slides. A Bearer token naming no session may be an integration channel's local token:
  * the request then acts as the channel. Only a credential that is neither counts as a failure.
  */
-export async function authenticate(req: Req, def: RouteDef): Promise<void> {
+export async function authenticate(req: Req, def: Admission): Promise<void> {
   const cred = credentialOf(req)
   const live = cred && liveSession(req, cred)
   const session = live instanceof Promise ? await live : live
@@ -81,7 +81,7 @@ export async function authenticate(req: Req, def: RouteDef): Promise<void> {
  * Admits a context to a route, or throws 401/403. A session's roles are read live here, so a
  * change to them applies to open sessions at once; other actors bring their roles with them.
  */
-export async function admit(req: Req, ctx: Ctx, def: RouteDef): Promise<void> {
+export async function admit(req: Req, ctx: Ctx, def: Admission): Promise<void> {
   const { access } = req.deps
   // a session's roles are those of its current domain: it acts nowhere else
   if (ctx.session && ctx.domain !== ctx.session.domainId) throw forbidden('a session acts in its current domain only')
@@ -146,6 +146,6 @@ async function extend(req: Req, session: Session): Promise<void> {
     throw err
   })
   if (touched && session.kind === 'cookie') {
-    req.cookies.push(sessionCookie(session.id, session.touched + sessions.idleMs, cookieRules(req.deps.config)))
+    sessionCookie(req, session.id, session.touched + sessions.idleMs, cookieRules(req.deps.config))
   }
 }

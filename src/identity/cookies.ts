@@ -4,6 +4,7 @@
  */
 import type { Config } from '../config'
 import { ApiError } from '../errors'
+import type { Req } from '../http/req'
 
 export interface CookieRules {
   secure: boolean
@@ -16,28 +17,25 @@ export const cookieRules = (config: Pick<Config, 'publicUrl' | 'cookieSameSite'>
   sameSite: config.cookieSameSite,
 })
 
-const attributes = (rules: CookieRules) => `HttpOnly; SameSite=${rules.sameSite}${rules.secure ? '; Secure' : ''}`
+export { readCookie, SESSION_COOKIE } from '../http/req'
 
-export const SESSION_COOKIE = 'RSession'
+const sameSite = { Strict: 'strict', Lax: 'lax', None: 'none' } as const
 
-/** Value of a cookie in a Cookie header, without parsing the rest. */
-export function readCookie(header: string | null, name: string): string | null {
-  if (!header) return null
-  let at = header.indexOf(name + '=')
-  while (at > 0 && header[at - 1] !== ' ' && header[at - 1] !== ';') at = header.indexOf(name + '=', at + 1)
-  if (at < 0) return null
-  const start = at + name.length + 1
-  const end = header.indexOf(';', start)
-  return header.slice(start, end < 0 ? undefined : end).trim() || null
-}
-
-export function sessionCookie(id: string, expiresMs: number, rules: CookieRules): string {
-  return `${SESSION_COOKIE}=${id}; Path=/; Expires=${new Date(expiresMs).toUTCString()}; ${attributes(rules)}`
+/** Sets the session cookie of the answer (Elysia's cookie jar writes it). */
+export function sessionCookie(req: Req, id: string, expiresMs: number, rules: CookieRules): void {
+  req.cookie('RSession').set({
+    value: id,
+    path: '/',
+    expires: new Date(expiresMs),
+    httpOnly: true,
+    sameSite: sameSite[rules.sameSite],
+    secure: rules.secure,
+  })
 }
 
 /** What DELETE current sends: the value `deleted` with an expiry in the past. */
-export function deletedSessionCookie(rules: CookieRules): string {
-  return `${SESSION_COOKIE}=deleted; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; ${attributes(rules)}`
+export function deletedSessionCookie(req: Req, rules: CookieRules): void {
+  sessionCookie(req, 'deleted', 0, rules)
 }
 
 /**

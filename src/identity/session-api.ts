@@ -25,8 +25,8 @@ const LoginBody = v.strictObject({
 
 const secureCookies = (req: Req) => cookieRules(req.deps.config)
 
-function cookieFor(req: Req, s: Session): string {
-  return sessionCookie(s.id, s.touched + req.deps.sessions.idleMs, secureCookies(req))
+function cookieFor(req: Req, s: Session): void {
+  sessionCookie(req, s.id, s.touched + req.deps.sessions.idleMs, secureCookies(req))
 }
 
 async function cookieSession(req: Req): Promise<Session | null> {
@@ -75,7 +75,7 @@ export const createSession = defineRoute({
       const session = await startSession(req.deps, data)
       if (!session) throw unauthorized('the account changed while signing in')
       if (kind === 'token') return { session_token: session.id }
-      req.cookies.push(cookieFor(req, session))
+      cookieFor(req, session)
       return undefined
     } finally {
       await (wrongCredentials ? attempt.failed() : attempt.cancel())
@@ -127,7 +127,7 @@ export const switchDomain = defineRoute({
     const next = await startSession(req.deps, { ...rest, ...place })
     if (!next) throw unauthorized('the account changed while switching domain')
     await req.deps.sessions.destroy(session.id)
-    req.cookies.push(cookieFor(req, next))
+    cookieFor(req, next)
     return undefined
   },
 })
@@ -137,7 +137,7 @@ export const deleteCurrentSession = defineRoute({
   async handle(req) {
     const session = await targetSession(req)
     await req.deps.sessions.destroy(session.id)
-    if (session.kind === 'cookie') req.cookies.push(deletedSessionCookie(secureCookies(req)))
+    if (session.kind === 'cookie') deletedSessionCookie(req, secureCookies(req))
     return undefined
   },
 })

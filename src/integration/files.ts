@@ -154,6 +154,7 @@ interface UploadResult {
  */
 export const uploadFilesRoute = defineRoute({
   access: 'session',
+  parse: 'none', // streamed to disk, multipart
   async handle(req) {
     const ctx = await filesContext(req)
     const boundary = formDataBoundary(req.header('content-type'))
@@ -206,7 +207,7 @@ export const readFileRoute = defineRoute({
     }
     if (attachment) headers['content-disposition'] = attachmentDisposition(name)
     // HEAD: the length of the body a GET would send, and no body
-    if (req.method === 'HEAD')
+    if (req.isHead)
       return new Response(null, { headers: { ...headers, 'content-length': String(file.size) } })
     return new Response(Bun.file(filePath(dir, name)), { headers })
   },
@@ -215,6 +216,7 @@ export const readFileRoute = defineRoute({
 /** PUT: creates or replaces the file from the raw body, or from the first file part of a multipart body. */
 export const putFileRoute = defineRoute({
   access: 'session',
+  parse: 'none', // streamed to disk
   async handle(req) {
     const ctx = await filesContext(req)
     const name = fileName(req.params.name)

@@ -41,6 +41,7 @@ function answerOf(result: unknown): Response {
 export const projectApi = defineRoute({
   // admitted as any signed-in caller; only a channel's token gets further
   access: 'session',
+  parse: 'none', // any body: the script gets JSON or text
   async handle(req) {
     const { ctx, deps } = req
     if (ctx.actor.type !== 'integration') throw forbidden('the project API answers integration channel tokens only')

@@ -1,11 +1,12 @@
 /** The routes of webhook subscriptions and of a channel's delivery log; the rules are in webhooks.ts and deliveries.ts. */
+import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
 import { channels } from './channels'
 import { deliveryLog, replayDelivery } from './deliveries'
 import { readSubscription, renew, subscribe, unsubscribe } from './webhooks'
 
 /** Any authorized caller reaches the handler, which admits `subscr` channel tokens only (403 for the rest). */
-const subscriptionRoute = (handle: Parameters<typeof defineRoute>[0]['handle']) =>
+const subscriptionRoute = (handle: (req: Req) => unknown) =>
   defineRoute({ access: 'session', domainKind: 'working', handle })
 
 export const subscribeRoute = subscriptionRoute(async (req) => subscribe(req.ctx, await req.json()))

@@ -6,7 +6,7 @@ import { badRequest, notFound } from '../errors'
 import type { Req } from '../http/req'
 import { ifMatchDoc } from '../http/if-match'
 import { isUuid } from '../ids'
-import { defineRoute, type RouteDef } from '../http/route'
+import { defineRoute, type RouteSpec } from '../http/route'
 import {
   clearRecords,
   createRecord,
@@ -46,7 +46,7 @@ async function resolve(req: Req): Promise<{ model: ClassModel; target: Target }>
 }
 
 /** A method that serves either the collection or one record, never both. */
-function on(what: 'collection' | 'record', handle: (req: Req, model: ClassModel, t: Target) => unknown): RouteDef {
+function on(what: 'collection' | 'record', handle: (req: Req, model: ClassModel, t: Target) => unknown): RouteSpec {
   return defineRoute({
     async handle(req) {
       const { model, target } = await resolve(req)

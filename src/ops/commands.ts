@@ -5,7 +5,7 @@
 import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { Config } from '../config'
-import type { RouteEntry } from '../http/route'
+import type { Manifest } from '../app'
 import { openDb, startService } from '../service'
 import { resetPassword } from './admin-ops'
 import { callControl, controlAnswers, controlSocketPath } from './control'
@@ -13,7 +13,7 @@ import { callControl, controlAnswers, controlSocketPath } from './control'
 type Operation = { run: 'backup' | 'restore'; file: string } | { run: 'reset-password'; login: string; domain?: string }
 
 /** Runs one operation and answers the exit code (0 done, 1 failed). */
-export async function runOperation(config: Config, routes: RouteEntry[], op: Operation): Promise<number> {
+export async function runOperation(config: Config, manifest: Manifest, op: Operation): Promise<number> {
   const socket = controlSocketPath(config.dataDir)
   const running = existsSync(socket) && (await controlAnswers(socket))
   // a backup's path is the operator's, not the running service's working directory
@@ -22,7 +22,7 @@ export async function runOperation(config: Config, routes: RouteEntry[], op: Ope
     if (op.run === 'reset-password') {
       const password = running
         ? String((await callControl(socket, 'reset-password', { login: op.login, domain: op.domain })).password)
-        : await offlineReset(config, routes, op.login, op.domain)
+        : await offlineReset(config, manifest, op.login, op.domain)
       console.log(`new password of ${op.login} (shown once): ${password}`)
     } else if (op.run === 'restore') {
       if (running) throw new Error('the service is running: stop it before restoring a backup')
@@ -52,12 +52,12 @@ async function offlineBackup(config: Config, file: string) {
 }
 
 /** The stopped service, started without listening or background work, to change one account. */
-async function offlineReset(config: Config, routes: RouteEntry[], login: string, domain?: string) {
+async function offlineReset(config: Config, manifest: Manifest, login: string, domain?: string) {
   // started elsewhere (another DATA_DIR, another directory) it would make a new installation
   const file = config.libsqlUrl.startsWith('file:') ? config.libsqlUrl.slice('file:'.length) : null
   if (file !== null && !existsSync(file))
     throw new Error(`there is no database at ${file}: run this where the service keeps its data (DATA_DIR)`)
-  const service = await startService({ ...config, logLevel: 'error' }, routes, { listen: false, schedule: false })
+  const service = await startService({ ...config, logLevel: 'error' }, manifest, { listen: false, schedule: false })
   try {
     return await resetPassword(service.deps, login, domain)
   } finally {

@@ -10,7 +10,7 @@ import { defineRoute } from '../http/route'
 import { PAGE_HEADERS } from '../pages/layout'
 import { openApiDocument } from './openapi'
 
-const AS_SESSION = defineRoute({ access: 'session', handle: () => undefined })
+const AS_SESSION = { access: 'session', domainKind: 'any', duringLongWork: false } as const
 
 /** The description as this caller may see it: classes only for a signed-in caller. */
 async function documentFor(req: Req) {

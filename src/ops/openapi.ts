@@ -7,7 +7,7 @@
  */
 import { toJsonSchema } from '@valibot/to-json-schema'
 import pkg from '../../package.json' with { type: 'json' }
-import type { RouteEntry, RouteDef } from '../http/route'
+import type { RouteEntry, RouteSpec } from '../http/route'
 import { METHODS, OVERRIDE_METHODS } from '../http/route'
 import type { ClassModel } from '../model/class-model'
 import type { DataType } from '../model/properties'
@@ -40,19 +40,19 @@ function pathOf(url: string): { path: string; params: string[] } {
   return { path, params }
 }
 
-function schemaOf(def: RouteDef): Json | undefined {
-  if (!def.body) return undefined
-  const { $schema: _, ...schema } = toJsonSchema(def.body, { target: 'draft-2020-12', errorMode: 'ignore' }) as Json
+function schemaOf(def: RouteSpec): Json | undefined {
+  if (!def.hook.body) return undefined
+  const { $schema: _, ...schema } = toJsonSchema(def.hook.body, { target: 'draft-2020-12', errorMode: 'ignore' }) as Json
   return schema
 }
 
-function operation(url: string, method: string, def: RouteDef, params: string[]): Json {
+function operation(url: string, method: string, def: RouteSpec, params: string[]): Json {
   const body = schemaOf(def)
   const takesBody = ['POST', 'PUT', 'PATCH', 'LOOKUP', 'SYNC', 'CLEAR'].includes(method)
   return {
     operationId: `${method.toLowerCase()} ${url}`,
-    ...(def.summary ? { summary: def.summary } : {}),
-    ...(def.access === 'public' ? { security: [] } : {}),
+    ...(def.hook.detail.summary ? { summary: def.hook.detail.summary } : {}),
+    ...(def.hook.admit.access === 'public' ? { security: [] } : {}),
     ...(params.length
       ? { parameters: params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })) }
       : {}),

@@ -4,7 +4,7 @@
  * security policy; no referrer, because the page address holds the secret request id.
  */
 import { escapeHtml } from '../html'
-import { defineRoute, type RouteDef } from '../http/route'
+import { defineRoute, type RouteSpec } from '../http/route'
 
 export const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
@@ -77,11 +77,11 @@ ${after}
 </html>`
 }
 
-export function pageRoute(html: string): RouteDef {
+export function pageRoute(html: string): RouteSpec {
   return defineRoute({ access: 'public', handle: () => new Response(html, { headers: PAGE_HEADERS }) })
 }
 
-export function assetRoute(body: string, type: string): RouteDef {
+export function assetRoute(body: string, type: string): RouteSpec {
   return defineRoute({
     access: 'public',
     handle: () =>

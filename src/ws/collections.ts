@@ -81,7 +81,7 @@ export function mayRead(ctx: Ctx, collectionPath: string | undefined, id: string
   for (const path of paths) {
     const def = routes.match(path)?.entry.module.GET
     if (!def) continue
-    if (def.access !== 'permission') return true
+    if (def.hook.admit.access !== 'permission') return true
     guarded.push(path)
   }
   if (!guarded.length) return false

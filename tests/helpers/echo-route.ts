@@ -5,6 +5,7 @@ import { defineRoute, type RouteModule } from '~/http/route'
 export function echoModule(shown: Record<string, string> = {}): RouteModule {
   const echo = defineRoute({
     access: 'public',
+    parse: 'none',
     async handle(req) {
       const body = await req.bytes()
       const headers = Object.fromEntries(Object.entries(shown).map(([key, name]) => [key, req.header(name)]))

@@ -5,14 +5,14 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { routes } from '../../routes/_manifest.gen'
+import { api, routes } from '../../routes/_manifest.gen'
 import { ManualClock } from '~/clock'
 import { loadConfig } from '~/config'
 import { systemCtx } from '~/context'
 import { domains, findMasterDomain } from '~/directory/domains'
 import { users } from '~/directory/users'
 import { createEntity } from '~/entities/writes'
-import { OVERRIDE_HEADER } from '~/http/kernel'
+import { OVERRIDE_HEADER } from '~/http/route'
 import { installationId, installLicence, type LicenceLimit } from '~/master/licence'
 import type { Logger } from '~/log'
 import { type Service, startService } from '~/service'
@@ -82,7 +82,7 @@ export async function testService(options: TestOptions = {}) {
     NODE_NAME: `test-${crypto.randomUUID().slice(0, 8)}`,
     ...options.env,
   })
-  const service: Service = await startService(config, routes, {
+  const service: Service = await startService(config, { routes, api }, {
     db: options.driver === 'remote' ? openRemoteDb(config.libsqlUrl) : undefined,
     kv,
     clock,
@@ -122,7 +122,10 @@ export async function testService(options: TestOptions = {}) {
       body = JSON.stringify(o.body)
       headers['content-type'] ??= 'application/json'
     }
-    return app.handle(new Request(`http://test.local${path}`, { method: wireMethod, headers, body }))
+    const response = await app.handle(new Request(`http://test.local${path}`, { method: wireMethod, headers, body }))
+    // what follows an answer (its metrics and log line: onAfterResponse) runs in the next turn: let it
+    await new Promise((resolve) => setImmediate(resolve))
+    return response
   }
 
   /** Request and parse: status, JSON body (or null), headers. */

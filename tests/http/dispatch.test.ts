@@ -2,9 +2,9 @@
 // data calls) must be admitted, answered and journaled exactly as the same call over HTTP.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Ctx, SYSTEM_ACTOR, sessionCtx, systemCtx } from '~/context'
+import { createApp } from '~/app'
 import { dispatch } from '~/http/dispatch'
 import { defineRoute } from '~/http/route'
-import { Router } from '~/http/router'
 import type { Session } from '~/identity/sessions'
 import { createLogger } from '~/log'
 import { testService, type TestService } from '../helpers/service'
@@ -229,11 +229,8 @@ test('an unexpected exception is a 1500 body without internals, logged with the 
       throw new Error('secret database detail')
     },
   })
-  const deps = {
-    ...t.deps,
-    log: createLogger('error', (l) => lines.push(l)),
-    routes: new Router([{ url: '/boom', file: 'test', module: { GET: boom } }]),
-  }
+  const deps = { ...t.deps, log: createLogger('error', (l) => lines.push(l)) }
+  deps.http = createApp(deps, [{ url: '/boom', file: 'test', module: { GET: boom } }])
   const result = await dispatch(systemCtx(deps, domain.id, 'trace-d1'), { method: 'GET', path: '/boom' })
   expect(result).toEqual({ status: 500, body: { error_code: 1500, error_message: 'internal error' } })
   expect(lines.join('\n')).toContain('trace-d1')

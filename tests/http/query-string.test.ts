@@ -2,7 +2,7 @@
 // as URLSearchParams reads it, the first of a repeated parameter counting.
 import { expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { parseQuery } from '~/http/dispatch'
+import { parseQuery } from '~/http/query-string'
 
 /** What a URL's `searchParams` holds for the query after its `?` (the constructor drops one more leading `?`). */
 function asUrlSearchParams(search: string): Record<string, string> {

@@ -10,8 +10,7 @@
 import { LINGER } from '../body'
 import { badGateway, failResponse } from './answers'
 import { ConnectionCap } from './connection-cap'
-import type { IncomingRequest } from '../kernel'
-import type { Answer } from '../respond'
+import type { Answer } from '../hooks/answers'
 import { inlineAnswers } from './inline-answers'
 import { type Chunk, type Conn, flushQueue, queued, send, TurnReads, TurnWrites } from './connection'
 import { RequestStream } from './request-stream'
@@ -34,7 +33,7 @@ export interface FrontOptions {
   /** TRUST_PROXY: the addresses of proxies, which carry many clients' connections. */
   trustedProxies?: string[]
   /** The app's request handler, for the requests answered in-process; the upstream is connected when the first other one comes. */
-  serve: (request: IncomingRequest) => Promise<Answer>
+  serve: (request: Request) => Promise<Answer>
   /**
    * Connections with nothing in flight are closed after this long: the app's listener keeps its side
    * open (its own idle timeout would end a client between requests).

@@ -10,8 +10,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Config } from '../../config'
-import type { IncomingRequest } from '../kernel'
-import type { Answer } from '../respond'
+import type { Answer } from '../hooks/answers'
 import { type Front, startFront } from './front'
 
 export interface Gateway {
@@ -28,7 +27,7 @@ interface Listening {
 interface Listenable {
   listen(options: Record<string, unknown>): Listening
   /** Answers one request in-process. */
-  answer(request: IncomingRequest): Promise<Answer>
+  answer(request: Request): Promise<Answer>
 }
 
 /** How long the server must have had no request in flight before a drain counts it idle. */

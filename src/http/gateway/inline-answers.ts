@@ -3,15 +3,14 @@
  * its queue is taken once its body is whole, the app answers it, and the answer goes to the client,
  * a large one (a file) as the client takes it. The front then goes on with what is queued.
  */
-import type { IncomingRequest } from '../kernel'
-import type { Answer } from '../respond'
+import type { Answer } from '../hooks/answers'
 import type { Chunk, Conn } from './connection'
 import {
   ASTERISK,
   asteriskAnswer,
   INLINE_MAX_BODY,
-  InlineRequest,
   inlineAnswer,
+  inlineRequest,
   inlineHead,
   NO_HOST,
   noHostAnswer,
@@ -34,16 +33,16 @@ export interface InlineAnswers {
   inFlight(): number
 }
 
-export function inlineAnswers(serve: (request: IncomingRequest) => Promise<Answer>, io: FrontIo): InlineAnswers {
+export function inlineAnswers(serve: (request: Request) => Promise<Answer>, io: FrontIo): InlineAnswers {
   let inFlight = 0
   /** The connection ended (also while an answer was awaited: a check after an `await`). */
   const gone = (c: Conn) => c.mode === 'closed'
 
   /** Sends the app's answer to the request (or the front's own answer) and goes on with the connection. */
-  const answer = async (c: Conn, request: InlineRequest | Answer, headRequest: boolean, close: boolean) => {
+  const answer = async (c: Conn, request: Request | Answer, headRequest: boolean, close: boolean) => {
     inFlight++
     try {
-      const bytes = inlineAnswer(request instanceof InlineRequest ? await serve(request) : request, headRequest, close)
+      const bytes = inlineAnswer(request instanceof Request ? await serve(request) : request, headRequest, close)
       const made = bytes instanceof Promise ? await bytes : bytes // a turn of the microtask queue saved
       close = made.close
       if (gone(c)) return
@@ -109,7 +108,7 @@ export function inlineAnswers(serve: (request: IncomingRequest) => Promise<Answe
       const body = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : Buffer.concat(parts)
       c.pending.splice(0, end)
       c.awaiting = { head: start.head, inline: true }
-      void answer(c, new InlineRequest(head, body), start.head, head.close)
+      void answer(c, inlineRequest(head, body), start.head, head.close)
       return 'taken'
     },
     inFlight: () => inFlight,

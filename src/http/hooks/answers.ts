@@ -1,0 +1,127 @@
+/**
+ * Every answer, made in one place (mapResponse, for results and error bodies alike): the baseline
+ * headers (no caching, nosniff, the request id), the route's own headers and cookies (Elysia's
+ * `set`), CORS for listed origins, a strong ETag on JSON answers to GET (If-None-Match answers 304),
+ * brotli or gzip for JSON bodies over COMPRESS_MIN_BYTES. The call ends here: what it entered (long
+ * work's gate) is left, and what is left of an unread body is dropped within bounds.
+ */
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
+import { serializeCookie } from 'elysia/cookies'
+import { etagOf, JsonText } from '~storage/json-text'
+import type { Config } from '../../config'
+import type { Req, ResponseSet } from '../req'
+import { JSON_TYPE } from '../json'
+import { wireMethod } from './call'
+import { corsHeaders } from './cors'
+
+/**
+ * An answer before it is a Response. The gateway, which answers in-process, writes it as bytes
+ * itself (src/http/gateway/inline.ts): for its requests the Response carries no headers or body of
+ * its own, only this.
+ */
+export interface Answer {
+  status: number
+  headers: Record<string, string>
+  cookies: string[]
+  /** The body; a Response of the route's own (a file, a page) carries its body, status and headers itself. */
+  body: string | Uint8Array | null | Response
+  /** Bytes of the body as sent (compressed when it was); of a text, its length in UTF-8. */
+  bytes: number
+}
+
+/** A Response that carries its Answer, made for a caller that writes the answer itself (the gateway). */
+export class AnswerResponse extends Response {
+  constructor(readonly answer: Answer) {
+    super(null, { status: answer.status === 304 || answer.status === 204 ? answer.status : 200 })
+  }
+}
+
+/** The baseline's own headers, which a route's Response may set itself. */
+const BASELINE = new Set(['cache-control', 'x-content-type-options'])
+const CHALLENGE = 'Bearer realm="platform"'
+const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } }
+
+/** The answer as a Response. */
+export function toHttpResponse(answer: Answer): Response {
+  const response =
+    answer.body instanceof Response
+      ? answer.body
+      : new Response(answer.body, { status: answer.status, headers: answer.headers })
+  for (const cookie of answer.cookies) response.headers.append('set-cookie', cookie)
+  return response
+}
+
+/**
+ * mapResponse: the value a handler returned (or the error body onError made) as the answer. Elysia
+ * is handed back a Response and an empty `set`, so it adds nothing of its own to it.
+ */
+export function answerCall(config: Pick<Config, 'corsOrigins' | 'compressMinBytes'>, writesItself: (request: Request) => boolean) {
+  return (c: { responseValue: unknown; set: ResponseSet; req: Req }) => {
+    const { req, set } = c
+    for (const finish of req.finishers) finish()
+    req.finishers.length = 0
+    const settling = req.requestBody.settle()
+    const answerWith = (keepOpen: boolean) => {
+      const answer = answerOf(config, req, set, c.responseValue, keepOpen)
+      req.answered = answer
+      req.finished = performance.now()
+      // what `set` held is in the answer now: Elysia finds nothing to merge and takes the Response as it is
+      set.headers = {}
+      set.status = 200
+      set.cookie = undefined
+      return writesItself(req.request) ? new AnswerResponse(answer) : toHttpResponse(answer)
+    }
+    return settling instanceof Promise ? settling.then(answerWith) : answerWith(settling)
+  }
+}
+
+function answerOf(
+  config: Pick<Config, 'corsOrigins' | 'compressMinBytes'>,
+  req: Req,
+  set: ResponseSet,
+  value: unknown,
+  keepOpen: boolean,
+): Answer {
+  const method = req.method
+  const head = wireMethod(req.request) === 'HEAD'
+  let status = typeof set.status === 'number' ? set.status : 200
+  if (value === undefined && status === 200) status = 204
+  const headers: Record<string, string> = {
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'x-request-id': req.requestId,
+  }
+  for (const name in set.headers) headers[name] = String(set.headers[name])
+  if (config.corsOrigins.length) Object.assign(headers, corsHeaders(config, req.request.headers.get('origin')))
+  if (status === 401) headers['www-authenticate'] ??= CHALLENGE
+  if (!keepOpen) headers.connection = 'close'
+  const cookie = set.cookie && serializeCookie(set.cookie)
+  const cookies = cookie === undefined ? [] : Array.isArray(cookie) ? cookie : [cookie]
+  const answer = (body: Answer['body'], bytes: number, s = status): Answer => ({ status: s, headers, cookies, body, bytes })
+  if (value instanceof Response) {
+    const response = head ? new Response(null, value) : value
+    for (const [name, v] of Object.entries(headers))
+      if (!BASELINE.has(name) || !response.headers.has(name)) response.headers.set(name, v)
+    return answer(response, Number(response.headers.get('content-length') ?? 0), response.status)
+  }
+  if (value === undefined) return answer(null, 0)
+  const text = value instanceof JsonText ? value.text : JSON.stringify(value)
+  headers['content-type'] = JSON_TYPE
+  if (status === 200 && (method === 'GET' || head)) {
+    const etag = value instanceof JsonText ? value.etag : etagOf(text)
+    headers.etag = etag
+    if (req.request.headers.get('if-none-match') === etag) return { ...answer(null, 0, 304), cookies: [] }
+  }
+  if (head) return answer(null, 0)
+  if (text.length >= config.compressMinBytes) {
+    const accepted = req.request.headers.get('accept-encoding') ?? ''
+    const encoding = /\bbr\b/.test(accepted) ? 'br' : /\bgzip\b/.test(accepted) ? 'gzip' : null
+    if (encoding) {
+      const body = encoding === 'br' ? brotliCompressSync(text, BROTLI) : gzipSync(text)
+      headers['content-encoding'] = encoding
+      headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding'
+      return answer(body, body.byteLength)
+    }
+  }
+  return answer(text, value instanceof JsonText ? value.bytes : Buffer.byteLength(text))
+}

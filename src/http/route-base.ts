@@ -1,0 +1,62 @@
+/**
+ * What every group of routes is built on (routes/_manifest.gen.ts, src/app.ts): the call's Req in
+ * Elysia's context, the JSON body parser with the service's limits, and the `admit` macro. It needs
+ * no service instance: what a call uses of one comes with its Req (./hooks/call.ts).
+ */
+import { Elysia } from 'elysia'
+import { readJsonBody } from './body'
+import { admitCall } from './hooks/admission'
+import type { Req } from './req'
+import type { Admission, RouteEntry, RouteSpec } from './route'
+
+/**
+ * What the `jsonBody` parser gives for a request without a body: Elysia parses the body again its own
+ * way when a parser gives undefined. Admission (at transform, before validation) makes it undefined.
+ */
+export const NO_BODY = Symbol('no body')
+
+/** The parser a route's `parse: 'jsonBody'` names: JSON within MAX_BODY_BYTES, JSON types only (src/http/body.ts). */
+const readBody = async ({ req }: { req: Req }) =>
+  (await readJsonBody(req.request, req.requestBody, req.deps.config.maxBodyBytes)) ?? NO_BODY
+
+export const routeBase = new Elysia({ name: 'route-base' })
+  .decorate('req', undefined as unknown as Req)
+  .parser('jsonBody', readBody)
+  .macro({ admit: (rule: Admission) => ({ transform: admitCall(rule) }) })
+
+/** A new group of routes (one folder of routes/). */
+export const routeGroup = (name: string) => new Elysia({ name: `routes ${name}` }).use(routeBase)
+
+/** The Elysia handler of a route: the validated parts go to its Req, which goes to the route's handler. */
+export function run(spec: RouteSpec<any, any, any, any>) {
+  return ({ req, params, query, body }: { req: Req<any, any, any>; params: unknown; query: unknown; body: unknown }) => {
+    req.params = params
+    req.query = query
+    req.body = body
+    return spec.handle(req)
+  }
+}
+
+/**
+ * The hook of a route as Elysia is given it: a copy, since Elysia changes the hook objects it is
+ * given (it takes the macros out and adds lifecycle arrays), and a spec is mounted more than once
+ * (GET and HEAD, and in every app a process makes).
+ */
+export const hookOf = <S extends RouteSpec<any, any, any, any>>(spec: S): S['hook'] => ({
+  ...spec.hook,
+  admit: { ...spec.hook.admit },
+  detail: { ...spec.hook.detail },
+})
+
+
+/** Route files mounted without types (tests' own routes): the same handlers and hooks. */
+export function mountEntries<A extends Elysia<any, any, any, any, any, any, any>>(app: A, entries: readonly RouteEntry[]): A {
+  for (const { url, module } of entries) {
+    for (const [method, spec] of Object.entries(module)) {
+      if (!spec) continue
+      // HEAD runs as GET (./hooks/call.ts)
+      if (method !== 'HEAD') app.route(method, url, run(spec) as never, hookOf(spec) as never)
+    }
+  }
+  return app
+}
