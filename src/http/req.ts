@@ -55,10 +55,9 @@ export class Req<P = any, Q = any, B = any> {
   params = {} as P
   query = {} as Q
   body = undefined as B
-  /** What ends with the call, whatever its outcome. */
-  readonly finishers: (() => void)[] = []
-  /** The request body, read once, within limits, and settled after the answer (./body.ts). */
-  readonly requestBody: RequestBody
+  /** What ends with the call, whatever its outcome (leaving long work's gate). */
+  finisher?: () => void
+  private body_?: RequestBody
   /** When the call began and when its answer was made (performance.now()), for the request log. */
   readonly started = performance.now()
   finished = 0
@@ -76,8 +75,21 @@ export class Req<P = any, Q = any, B = any> {
     /** The effective method (LOOKUP for POST + X-HTTP-Method-Override: LOOKUP; GET for HEAD). */
     readonly method: string,
     readonly origin: Origin,
-  ) {
-    this.requestBody = new RequestBody(request, largestBody(deps.config))
+  ) {}
+
+  /** The request body, read once, within limits, and settled after the answer (./body.ts). */
+  get requestBody(): RequestBody {
+    return (this.body_ ??= new RequestBody(this.request, largestBody(this.deps.config)))
+  }
+
+  /**
+   * After the answer is decided: drops what is left of an unread body within bounds (./body.ts);
+   * true when the connection may stay open. A request whose body nobody touched and that declares
+   * none has nothing to drop.
+   */
+  settle(): boolean | Promise<boolean> {
+    if (!this.body_ && this.request.body === null) return true
+    return this.requestBody.settle()
   }
 
   /** Extra response headers (X-Total-Count, X-Next-After, ...). */

@@ -89,7 +89,7 @@ export async function admit(req: Req, ctx: Ctx, def: Admission): Promise<void> {
   const held = req.deps.longWork.gate(ctx.domain)
   if (held && !def.duringLongWork) await held
   // and long work that starts from now on waits for this call to end
-  if (!def.duringLongWork) req.finishers.push(req.deps.longWork.enter(ctx.domain, ctx.requestId))
+  if (!def.duringLongWork) req.finisher = req.deps.longWork.enter(ctx.domain, ctx.requestId)
   // cached answers come without a promise, and are not awaited: an await costs a point read more than the lookup
   const info = access.domainInfo(ctx.domain)
   const domain = info instanceof Promise ? await info : info

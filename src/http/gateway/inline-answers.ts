@@ -42,7 +42,7 @@ export function inlineAnswers(serve: (request: Request) => Promise<Answer>, io: 
   const answer = async (c: Conn, request: Request | Answer, headRequest: boolean, close: boolean) => {
     inFlight++
     try {
-      const bytes = inlineAnswer(request instanceof Request ? await serve(request) : request, headRequest, close)
+      const bytes = inlineAnswer('status' in request ? request : await serve(request), headRequest, close)
       const made = bytes instanceof Promise ? await bytes : bytes // a turn of the microtask queue saved
       close = made.close
       if (gone(c)) return

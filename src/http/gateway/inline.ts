@@ -8,7 +8,7 @@
  */
 import { STATUS_CODES } from 'node:http'
 import { type Answer, toHttpResponse } from '../hooks/answers'
-import { CallRequest } from '../hooks/call'
+import { InlineRequest } from '../inline-request'
 import type { Head, KnownLines } from './head'
 import { newRequestId } from '../request-id'
 
@@ -24,8 +24,6 @@ export interface InlineHead {
   target: string | null
   /** By lower-case name; a header given twice has its values joined as Bun joins them (`, `, cookies `; `). */
   headers: Map<string, string>
-  /** The same as Headers, made once for the lines a connection keeps sending (Request copies them). */
-  native: Headers
   /** The client asked to close after this answer (Connection: close, or HTTP/1.0 without keep-alive). */
   close: boolean
 }
@@ -71,15 +69,15 @@ export function inlineHead(scanned: Head, clientAddress: string): InlineHead | t
   const method = custom ? 'POST' : (KNOWN_METHODS.get(asSent) ?? asSent)
   const lines = linesView(scanned, clientAddress)
   if (lines === null) return null
-  const { headers, native, connection, origin } = lines
+  const { headers, connection, origin } = lines
   const close =
     version === 'HTTP/1.0' ? !/\bkeep-alive\b/.test(connection) : connection !== '' && /\bclose\b/.test(connection)
-  if (plainTarget(target)) return { method, url: origin + target, target, headers, native, close }
+  if (plainTarget(target)) return { method, url: origin + target, target, headers, close }
   // bytes outside ASCII: Bun.serve reads them as UTF-8, this text holds them as latin1
   if (!ASCII.test(target)) return null
   // what Bun.serve's URL would be: dot segments resolved (also %2e), backslashes as slashes, and so on
   try {
-    return { method, url: new URL(target, origin).href, target: null, headers, native, close }
+    return { method, url: new URL(target, origin).href, target: null, headers, close }
   } catch {
     return null
   }
@@ -91,7 +89,6 @@ interface LinesView {
   clientAddress: string
   /** By lower-case name, never changed once made (the next request with the same lines reads them too). */
   headers: Map<string, string>
-  native: Headers
   /** The Connection header in lower case, or ''. */
   connection: string
   origin: string
@@ -111,8 +108,7 @@ function linesView(scanned: Head, clientAddress: string): LinesView | null {
   if (kept !== undefined && (kept === null || (kept.custom === custom && kept.clientAddress === clientAddress)))
     return kept
   const made = appHeaders(scanned.fields, custom, clientAddress)
-  const native = made && new Headers([...made.headers])
-  const view = made && native && { custom, clientAddress, ...made, native, origin: `http://${scanned.host || 'localhost'}` }
+  const view = made && { custom, clientAddress, ...made, origin: `http://${scanned.host || 'localhost'}` }
   if (known) VIEWS.set(known, view)
   return view
 }
@@ -149,12 +145,8 @@ function addHeader(headers: Map<string, string>, name: string, value: string): v
  * The Request the app gets for a request the front answers in-process: it says the answer is
  * written by the front (`inline`), which then needs no Response body or headers of the app's own.
  */
-export function inlineRequest(head: InlineHead, bytes: Buffer | null): CallRequest {
-  const init = { method: head.method, headers: head.native, body: bytes }
-  return new CallRequest(head.url, init, head.method, INLINE)
-}
-
-const INLINE = { inline: true }
+export const inlineRequest = (head: InlineHead, bytes: Buffer | null): Request =>
+  new InlineRequest(head.method, head.method, head.url, head.headers, bytes).asRequest()
 
 /** The time of an answer's Date header; answers of the same second share the string. */
 let dateSecond = 0

@@ -13,6 +13,9 @@ import type { Req } from '../req'
 import type { Admission } from '../route'
 import { NO_BODY } from '../route-base'
 
+/** The query of a URL without one: shared, never changed. */
+const NO_QUERY: Record<string, string | undefined> = Object.freeze(Object.create(null))
+
 interface Routed {
   req: Req
   route: string
@@ -32,7 +35,7 @@ export function admitCall(rule: Admission) {
     req.route = c.route
     const url = req.request.url
     const q = url.indexOf('?')
-    c.query = req.query = q < 0 ? {} : parseQuery(url.slice(q + 1))
+    c.query = req.query = q < 0 ? NO_QUERY : parseQuery(url.slice(q + 1))
     if (c.body === NO_BODY) c.body = undefined
     if (rule.access === 'public') return
     await (req.origin.ctx ? admitKnown(req, rule) : authenticate(req, rule))

@@ -10,6 +10,7 @@ import { type ApiError, badRequest } from '../../errors'
 import { Req, type Origin, type ResponseSet } from '../req'
 import { type Method, OVERRIDE_HEADER, OVERRIDE_METHODS, type RouteModule } from '../route'
 import { VALID_HOST } from '../gateway/head'
+import { InlineRequest } from '../inline-request'
 import { newRequestId } from '../request-id'
 import { logsRequest } from './request-log'
 
@@ -78,7 +79,7 @@ export function effectiveRequest(deps: Pick<Deps, 'routes'>, given: Request): Re
     given.url.charCodeAt(0) === 47 /* / */ ? new CallRequest(`http://localhost${given.url}`, given, given.method) : given
   const overridden = withOverride(deps, request)
   if (overridden.method !== 'HEAD') return overridden
-  return (overridden instanceof CallRequest ? overridden : new CallRequest(overridden, undefined, 'HEAD')).mean('GET')
+  return (calledOf(overridden) ?? new CallRequest(overridden, undefined, 'HEAD')).mean('GET')
 }
 
 function withOverride(deps: Pick<Deps, 'routes'>, request: Request): Request {
@@ -86,9 +87,9 @@ function withOverride(deps: Pick<Deps, 'routes'>, request: Request): Request {
   if (override === null) return request
   const module = deps.routes.match(rawPathOf(request.url))?.entry.module
   if (!module) return request
-  const wire = request instanceof CallRequest ? request.wireMethod : request.method
+  const wire = wireMethod(request)
   const as = (method: string, refusal?: ApiError) =>
-    (request instanceof CallRequest ? request : new CallRequest(request, undefined, wire)).mean(method, refusal)
+    (calledOf(request) ?? new CallRequest(request, undefined, wire)).mean(method, refusal)
   if (wire !== 'POST') {
     const served = module[(wire === 'HEAD' && !module.HEAD ? 'GET' : wire) as Method]
     const refusal = badRequest('X-HTTP-Method-Override is accepted only with POST', 'X-HTTP-Method-Override')
@@ -112,7 +113,7 @@ export function allowedMethods(module: RouteModule): string {
 export function startCall(deps: Deps, native: Origin) {
   return (c: { request: Request; set: ResponseSet; req: Req }) => {
     const request = c.request
-    const called = request instanceof CallRequest ? request : null
+    const called = calledOf(request)
     const origin = called?.origin ?? native
     const req = new Req(deps, request, c.set, origin.requestId ?? requestIdOf(request), request.method, origin)
     c.req = req
@@ -126,4 +127,17 @@ export function startCall(deps: Deps, native: Origin) {
 }
 
 /** The method as the request travelled (POST for a LOOKUP sent with the override header, HEAD for a HEAD). */
-export const wireMethod = (request: Request) => (request instanceof CallRequest ? request.wireMethod : request.method)
+export const wireMethod = (request: Request) => calledOf(request)?.wireMethod ?? request.method
+
+/** A request the service made (a copy, a dispatched call) or the gateway handed in: it says what it knows. */
+export function calledOf(request: Request): (Request & Called) | null {
+  return request instanceof CallRequest || request instanceof InlineRequest ? (request as Request & Called) : null
+}
+
+/** What a request made by the service knows besides a Request's own parts. */
+export interface Called {
+  readonly wireMethod: string
+  readonly origin?: Origin
+  refusal?: ApiError
+  mean(method: string, refusal?: ApiError): Request & Called
+}

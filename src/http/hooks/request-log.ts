@@ -1,5 +1,5 @@
 /**
- * After each answer (onAfterResponse): the request's duration into the metrics, and one JSON log
+ * Once an answer is made (./answers.ts): the request's duration into the metrics, and one JSON log
  * line for the share LOG_REQUESTS asks (whether a request is logged is decided when it starts, so
  * its client address is read while its socket is there).
  */
@@ -12,9 +12,8 @@ export const logsRequest = (deps: Deps) =>
   deps.log.level !== 'error' && deps.log.level !== 'warn' && Math.random() < deps.config.logRequests
 
 export function logRequest(deps: Deps) {
-  return ({ req }: { req: Req }) => {
-    const answer = req.answered
-    if (!answer) return // answered before a call began (a preflight)
+  return (req: Req) => {
+    const answer = req.answered!
     const seconds = (req.finished - req.started) / 1000
     const route = req.route || 'unmatched'
     const request = req.request
