@@ -52,7 +52,6 @@ export class InlineHeaders {
 const INLINE: Origin = { inline: true }
 
 export class InlineRequest {
-  readonly headers: InlineHeaders
   readonly origin = INLINE
   refusal?: ApiError
   /** The app's answer, which the gateway writes itself (src/http/hooks/answers.ts). */
@@ -63,11 +62,10 @@ export class InlineRequest {
     /** The method as the front passes it on (POST for a LOOKUP sent with the override header). */
     readonly wireMethod: string,
     readonly url: string,
-    headers: ReadonlyMap<string, string>,
+    /** Made once for the header lines a connection keeps sending (src/http/gateway/inline.ts). */
+    readonly headers: InlineHeaders,
     private readonly bytes: Buffer | null,
-  ) {
-    this.headers = new InlineHeaders(headers)
-  }
+  ) {}
 
   get method(): string {
     return this.meant

@@ -8,7 +8,7 @@
  */
 import { STATUS_CODES } from 'node:http'
 import { type Answer, toHttpResponse } from '../hooks/answers'
-import { InlineRequest } from '../inline-request'
+import { InlineHeaders, InlineRequest } from '../inline-request'
 import type { Head, KnownLines } from './head'
 import { newRequestId } from '../request-id'
 
@@ -23,7 +23,7 @@ export interface InlineHead {
   /** The path and query as sent, when the URL holds them unchanged (the kernel reads them without cutting the URL). */
   target: string | null
   /** By lower-case name; a header given twice has its values joined as Bun joins them (`, `, cookies `; `). */
-  headers: Map<string, string>
+  headers: InlineHeaders
   /** The client asked to close after this answer (Connection: close, or HTTP/1.0 without keep-alive). */
   close: boolean
 }
@@ -88,7 +88,7 @@ interface LinesView {
   custom: Head['custom']
   clientAddress: string
   /** By lower-case name, never changed once made (the next request with the same lines reads them too). */
-  headers: Map<string, string>
+  headers: InlineHeaders
   /** The Connection header in lower case, or ''. */
   connection: string
   origin: string
@@ -117,7 +117,7 @@ function appHeaders(
   fields: readonly string[],
   custom: Head['custom'],
   clientAddress: string,
-): { headers: Map<string, string>; connection: string } | null {
+): { headers: InlineHeaders; connection: string } | null {
   const headers = new Map<string, string>()
   let connection = ''
   for (let i = 0; i < fields.length; i += 2) {
@@ -132,7 +132,7 @@ function appHeaders(
   }
   if (custom) addHeader(headers, 'x-http-method-override', custom)
   headers.set('x-real-ip', clientAddress)
-  return { headers, connection }
+  return { headers: new InlineHeaders(headers), connection }
 }
 
 /** Repeated lines are one list, as Bun's Headers join them (cookies with `; `). */

@@ -38,6 +38,9 @@ export interface Answer {
  */
 export const ANSWERED = new Response(null, { status: 204 })
 
+/** What `set` holds once its headers are in the answer: shared, never changed. */
+const NO_HEADERS = Object.freeze(Object.create(null))
+
 /** The baseline's own headers, which a route's Response may set itself. */
 const BASELINE = new Set(['cache-control', 'x-content-type-options'])
 const CHALLENGE = 'Bearer realm="platform"'
@@ -84,7 +87,7 @@ function respond(
   req.finished = performance.now()
   answered(req)
   // what `set` held is in the answer now: Elysia finds nothing to merge and takes the Response as it is
-  set.headers = {}
+  set.headers = NO_HEADERS
   set.status = 200
   set.cookie = undefined
   const inline = inlineOf(req.request)
