@@ -43,7 +43,7 @@ export function elysiaApp<const R extends AnyRoutes>(deps: Deps, routes: R, nati
     .onError(answerFailure(deps))
     // the request log is written as the answer is made: Elysia's onAfterResponse costs a setImmediate
     // and a promise per request, which measured 6 µs of CPU on a point read (twice its routing)
-    .mapResponse(answerCall(deps.config, logRequest(deps)))
+    .mapResponse(answerCall(deps, logRequest(deps)))
     .use(routes)
 }
 

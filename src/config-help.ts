@@ -62,6 +62,9 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
     meaning: 'when set, GET /metrics needs Authorization: Bearer <this token>',
     computed: 'unset (open)',
   },
+  CHECK_ANSWERS: {
+    meaning: 'on: every answer is checked against the schema its route declares for its status; one that does not match is a 500 naming why (the tests turn it on)',
+  },
   GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: {
     meaning:
       'open connections one client address (IPv6: its /64) may hold on the public port (0: no cap; TRUST_PROXY peers are not capped)',

@@ -83,6 +83,7 @@ export const EnvSchema = v.object({
   LOG_LEVEL: v.optional(v.picklist(LOG_LEVELS, `must be ${LOG_LEVELS.join(', ')}`), 'info'),
   WEBHOOK_ALLOW_PRIVATE: v.optional(cidrList, ''),
   GATEWAY: v.optional(onOff, 'on'),
+  CHECK_ANSWERS: v.optional(onOff, 'off'),
   BACKGROUND: v.optional(onOff, 'on'),
   WORKERS: v.optional(integer(1, 64), '1'),
   WEBAPPS_DIR: v.optional(v.string()),
@@ -195,6 +196,8 @@ export interface Config {
   logLevel: LogLevel
   webhookAllowPrivate: string[]
   gateway: boolean
+  /** Every answer is checked against the schema its route declares for its status (tests). */
+  checkAnswers: boolean
   /** Whether this process runs background work (off: it serves requests only, other processes do the work). */
   background: boolean
   /** WORKERS: app processes on the public port (this one and WORKERS - 1 it starts and watches). */
@@ -284,6 +287,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     gateway: e.GATEWAY === 'on',
+    checkAnswers: e.CHECK_ANSWERS === 'on',
     background: e.BACKGROUND === 'on',
     appProcesses: e.WORKERS,
     webappsDir: e.WEBAPPS_DIR ?? join(dataDir, 'webapps'),

@@ -10,6 +10,7 @@ import { ApiError, badRequest, notFound } from '../errors'
 import { parseFlat, parseMask } from '../http/list-query'
 import { present } from '../http/present'
 import { defineRoute } from '../http/route'
+import { Uuid } from '../http/schemas'
 import { uuidList } from './schemas'
 import { users } from './users'
 
@@ -21,46 +22,50 @@ const cache = (
   name: string,
   table: string,
   idField: string,
-  fields: string[],
+  members: v.ObjectEntries,
   assembled?: Record<string, AssembledField>,
 ) =>
   defineCollection({
     name,
     table: { table, objtype: name, idField, stamps: false, journal: false, bare: true, assembled },
-    fields,
-    listFields: fields,
+    fields: Object.keys(members),
+    listFields: Object.keys(members),
     lookupFields: [idField],
+    doc: v.strictObject(members),
   })
 
-export const usersCaches = cache('user cache', 'users_caches', 'id', [
-  'id',
-  'direct_groups',
-  'direct_roles',
-  'deep_groups',
-  'deep_roles',
-])
+const ids = v.array(Uuid)
+const roleNames = v.array(v.string())
+
+export const usersCaches = cache('user cache', 'users_caches', 'id', {
+  id: Uuid,
+  direct_groups: ids,
+  direct_roles: roleNames,
+  deep_groups: ids,
+  deep_roles: roleNames,
+})
 export const groupsCaches = cache(
   'group cache',
   'groups_caches',
   'id',
-  [
-    'id',
-    'direct_parents',
-    'direct_children',
-    'direct_users',
-    'direct_roles',
-    'deep_parents',
-    'deep_children',
-    'deep_users',
-    'deep_roles',
-  ],
+  {
+    id: Uuid,
+    direct_parents: ids,
+    direct_children: ids,
+    direct_users: ids,
+    direct_roles: roleNames,
+    deep_parents: ids,
+    deep_children: ids,
+    deep_users: ids,
+    deep_roles: roleNames,
+  },
   GROUP_USERS,
 )
 export const subordinationsCaches = cache(
   'subordination cache',
   'subordinations_caches',
   'top',
-  ['top', 'sub'],
+  { top: Uuid, sub: ids },
   SUBORDINATES,
 )
 

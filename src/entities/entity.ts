@@ -12,9 +12,12 @@ import type { Ctx } from '../context'
 import { FieldSet } from '../http/fields'
 import type { ListLimits } from '../http/list-query'
 import type { DomainKind } from '../http/route'
+import { Instant, Uuid } from '../http/schemas'
 import type { Unit } from './unit'
 
-export interface Collection {
+/** `D`: one item as the API answers it. */
+// biome-ignore lint/suspicious/noExplicitAny: a collection of any item
+export interface Collection<D = any> {
   /** Singular name used in messages ("project"). */
   name: string
   table: TableSpec
@@ -28,6 +31,8 @@ export interface Collection {
   /** Fields LOOKUP compares its key with. */
   lookupFields: readonly string[]
   limits: ListLimits
+  /** One item as the API answers it (the routes' answers, the API description). */
+  doc: v.GenericSchema<unknown, D>
 }
 
 /** One write as hooks see it: the entity before and after, and the validated input (with virtual fields). */
@@ -53,7 +58,16 @@ export interface EntityHooks<T> {
   view?(ctx: Ctx, doc: T): TxStep<Doc>
 }
 
-export interface Entity<T extends Doc = Doc> extends Collection {
+/**
+ * `T`: the stored document as hooks see it (virtual members too); `D`: as the API answers it; `B`
+ * and `P`: the bodies of a create and of a change, as clients send them.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: an entity of any item and bodies
+export interface Entity<T extends Doc = Doc, D = any, B = any, P = any> extends Collection<D> {
+  /** What POST takes: the create body, and the id a client may give. */
+  createBody: v.GenericSchema<B, Doc>
+  /** What PATCH takes: any part of the create body; the id, when given, must be the addressed one. */
+  patchBody: v.GenericSchema<P, Doc>
   /** Body of a create, without `id` (checked separately). */
   create: v.GenericSchema<unknown, Doc>
   /** Body of a patch, without `id`: any part of a create; a null member of `opts` removes it. */
@@ -84,6 +98,19 @@ export type AnyEntity = Entity<any>
 /** The document type of an entity: `type User = DocOf<typeof users>`. */
 export type DocOf<E> = E extends Entity<infer T> ? T : never
 
+/** The id a client may give on a create, and may repeat on a change (the service checks it: src/ids.ts). */
+const GivenId = v.optional(
+  v.pipe(v.string(), v.description('a UUID: on a create, made by the service when absent; on a change, the addressed one')),
+)
+
+/** An entity's item as the API answers it: its create body but the virtual members, with what the service adds. */
+export type AnswerDoc<E extends v.ObjectEntries, V extends string, X extends v.ObjectEntries> = Omit<
+  EntityDoc<E>,
+  V | keyof X | 'ext'
+> &
+  v.InferOutput<v.ObjectSchema<X, undefined>> &
+  ('ext' extends keyof E ? { ext: v.InferOutput<typeof ExtDoc> } : {})
+
 /** The stored document of an entity whose create body has these entries. */
 export type EntityDoc<E extends v.ObjectEntries> = { id: string } & v.InferOutput<v.StrictObjectSchema<E, undefined>>
 
@@ -101,8 +128,9 @@ interface CollectionDef {
   limits?: ListLimits
 }
 
-export function defineCollection(def: CollectionDef): Collection {
+export function defineCollection<D>(def: CollectionDef & { doc: v.GenericSchema<unknown, D> }): Collection<D> {
   return {
+    doc: def.doc,
     name: def.name,
     table: def.table,
     path: def.path,
@@ -114,20 +142,38 @@ export function defineCollection(def: CollectionDef): Collection {
   }
 }
 
-export function defineEntity<const E extends v.ObjectEntries>(
+export function defineEntity<const E extends v.ObjectEntries, const V extends string = never, const X extends v.ObjectEntries = {}>(
   def: CollectionDef & {
     create: E
+    /**
+     * Members of the stored item besides (or instead of) the create body's: what the service adds
+     * (computed or defaulted members). The item is the body without its virtual members, with the
+     * id and the server's stamps.
+     */
+    doc?: X
     finish?: (doc: EntityDoc<E>) => EntityDoc<E>
-    virtual?: string[]
+    virtual?: V[]
     hooks?: EntityHooks<EntityDoc<E>>
     long?: LongWrites
   },
-): Entity<EntityDoc<E>> {
+): Entity<
+  EntityDoc<E>,
+  AnswerDoc<E, V, X>,
+  v.InferInput<v.StrictObjectSchema<E & { id: typeof GivenId }, undefined>>,
+  Partial<v.InferInput<v.StrictObjectSchema<E & { id: typeof GivenId }, undefined>>>
+> {
   const finish = hasCommonOpts(def.create) ? withCommonOpts(def.finish) : def.finish
+  const virtual: readonly string[] = def.virtual ?? []
+  const stored = Object.fromEntries(Object.entries(def.create).filter(([k]) => !virtual.includes(k)))
+  const entries: v.ObjectEntries = { id: Uuid, ...stored, ...def.doc }
+  if (def.create.ext) entries.ext = ExtDoc
+  const doc = v.strictObject(entries) as unknown as v.GenericSchema<unknown, AnswerDoc<E, V, X>>
   return {
-    ...defineCollection(def),
+    ...defineCollection({ ...def, doc }),
     create: v.strictObject(def.create) as unknown as v.GenericSchema<unknown, Doc>,
     patch: v.partial(v.strictObject(patchable(def.create))) as unknown as v.GenericSchema<unknown, Doc>,
+    createBody: v.strictObject({ id: GivenId, ...def.create }) as unknown as v.GenericSchema<never, Doc>,
+    patchBody: v.partial(v.strictObject({ id: GivenId, ...patchable(def.create) })) as unknown as v.GenericSchema<never, Doc>,
     finish,
     virtual: def.virtual ?? [],
     hooks: def.hooks ?? {},
@@ -198,6 +244,9 @@ export const requiredText = (max = 1024) =>
 /** `opts` with the common title and comment plus entity-specific members. */
 export const opts = <E extends v.ObjectEntries = {}>(extra: E = {} as E) =>
   v.optional(v.strictObject({ title: v.optional(text()), comment: v.optional(text(4096)), ...extra }))
+
+/** `ext` as stored: the server's stamps, and whatever members a client gave it. */
+export const ExtDoc = v.looseObject({ ct: Instant, lwt: Instant })
 
 /** `ext` is open to clients; ct and lwt are set by the server and ignored on input. */
 export const ext = v.optional(

@@ -14,10 +14,14 @@ import { isUuid } from '../ids'
 import { etagOf, JsonText } from '~storage/json-text'
 import { ifMatchTag } from './if-match'
 import { pageText } from './json'
-import { encodeCursor, parseFlat, parseListParams, parseMask, refuseUnknownParams } from './list-query'
+import { itemAnswer, listAnswer, NOT_FOUND, pluralOf, WRITE_ERRORS } from './collection-schemas'
+import { encodeCursor, parseFlat, parseListParams, parseMask } from './list-query'
 import { present } from './present'
+import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from './query-schemas'
 import type { Req } from './req'
 import { type Access, defineRoute } from './route'
+import { answer, errors, IdParams, NoContent } from './schemas'
+import * as v from 'valibot'
 
 interface Options {
   access?: Access
@@ -34,10 +38,10 @@ export function withEqualities(filter: FilterNode | null, equal: Record<string, 
 }
 
 /** `match` adds equality conditions taken from the request (a path segment) to the client's filter. */
-export function list(
-  collection: Collection,
+export function list<D>(
+  collection: Collection<D>,
   options: Options & { match?: (req: Req) => Record<string, Literal> } = {},
-){
+) {
   const shape = {
     fields: collection.fields,
     output: collection.listFields,
@@ -45,9 +49,15 @@ export function list(
     assembled: Object.keys(collection.table.assembled ?? {}),
   }
   return defineRoute({
-    summary: `list ${collection.name}s (filter, mask, order, offset, limit, flat)`,
+    summary: `List ${pluralOf(collection)}`,
+    description:
+      `The ${pluralOf(collection)} of the domain the caller acts in, as their list fields present them ` +
+      `(${collection.listFields.paths.join(', ')}), filtered, ordered and paged by the list parameters. ` +
+      'A full page carries X-Next-After, the `after` of the next; `count=true` adds X-Total-Count.',
     access: options.access,
     domainKind: collection.domainKind,
+    query: listQuery(),
+    response: { 200: listAnswer(collection) },
     async handle(req) {
       const { query, mask, flat, count } = parseListParams(req.query, shape)
       if (options.match) query.filter = withEqualities(query.filter, options.match(req))
@@ -64,14 +74,17 @@ export function list(
   })
 }
 
-export function read(entity: Collection & Partial<Pick<Entity, 'hooks'>>, options: Options = {}){
+export function read<D>(entity: Collection<D> & Partial<Pick<Entity, 'hooks'>>, options: Options = {}) {
   return defineRoute({
-    summary: `one ${entity.name} (mask, flat); strong ETag`,
+    summary: `Read a ${entity.name}`,
+    description: 'The item whole (or the members a `mask` names), with a strong ETag; If-None-Match answers 304.',
     access: options.access,
     domainKind: entity.domainKind,
+    params: IdParams,
+    query: queryOf(ITEM_PARAMS),
+    response: { 200: itemAnswer(entity), 304: NoContent, ...NOT_FOUND },
     async handle(req) {
-      const id = req.uuidParam('id')
-      refuseUnknownParams(req.query, ['mask', 'flat'])
+      const id = req.params.id
       const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, entity.fields)
       const flat = parseFlat(req.query.flat)
       if (!mask && !flat) return await wholeJson(req, entity, id)
@@ -109,37 +122,52 @@ function ifMatch(req: Req, entity: Entity, id: string): WriteCheck<Doc> | undefi
   }
 }
 
-export function create(entity: Entity, options: Options = {}){
+export function create<T extends Doc, D, B, P>(entity: Entity<T, D, B, P>, options: Options = {}) {
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
-    summary: `create a ${entity.name}; answers it whole`,
+    summary: `Create a ${entity.name}`,
+    description: 'Answers the item whole, as stored. The id may be given (a UUID), else the service makes one.',
+    query: NoQuery,
+    body: entity.createBody,
+    response: { 200: itemAnswer(entity), ...errors(409) },
     async handle(req) {
       return viewOf(req.ctx, entity, await createEntity(req.ctx, entity, await req.json()))
     },
   })
 }
 
-export function patch(entity: Entity, options: Options = {}){
+export function patch<T extends Doc, D, B, P>(entity: Entity<T, D, B, P>, options: Options = {}) {
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
-    summary: `change the given fields of a ${entity.name} (If-Match honoured); answers it whole`,
+    summary: `Change a ${entity.name}`,
+    description:
+      'Changes the members given (a null member of `opts` or `ext` removes it) and answers the item whole. ' +
+      'With If-Match, only the version whose ETag it names is changed (412 otherwise).',
+    params: IdParams,
+    query: NoQuery,
+    body: entity.patchBody,
+    response: { 200: itemAnswer(entity), ...WRITE_ERRORS },
     async handle(req) {
-      const id = req.uuidParam('id')
+      const id = req.params.id
       const doc = await patchEntity(req.ctx, entity, id, await req.json(), ifMatch(req, entity, id))
       return viewOf(req.ctx, entity, doc)
     },
   })
 }
 
-export function remove(entity: Entity, options: Options = {}){
+export function remove<T extends Doc, D, B, P>(entity: Entity<T, D, B, P>, options: Options = {}) {
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
-    summary: `delete a ${entity.name} (If-Match honoured)`,
+    summary: `Delete a ${entity.name}`,
+    description: 'With If-Match, only the version whose ETag it names is deleted (412 otherwise).',
+    params: IdParams,
+    query: NoQuery,
+    response: { 204: NoContent, ...NOT_FOUND, ...errors(409, 412) },
     async handle(req) {
-      const id = req.uuidParam('id')
+      const id = req.params.id
       await removeEntity(req.ctx, entity, id, ifMatch(req, entity, id))
       return undefined
     },
@@ -176,12 +204,21 @@ export async function lookupIds(
   return ids
 }
 
+/** A LOOKUP's body: the key, a JSON string or number. */
+export const LookupKey = v.union([v.string(), v.number()], 'must be a JSON string or number')
+/** A LOOKUP's answer: the ids whose key fields equal the key. */
+export const LookupAnswer = answer(v.array(v.string()))
+
 /** LOOKUP: the body is a JSON string or number; the answer is the ids whose key fields equal it. */
-export function lookup(collection: Collection, options: Options = {}){
+export function lookup<D>(collection: Collection<D>, options: Options = {}) {
   return defineRoute({
-    summary: `ids of the ${collection.name}s whose ${collection.lookupFields.join(' or ')} equals the key (a JSON string or number)`,
+    summary: `Look up ${pluralOf(collection)} by key`,
+    description: `The ids of the ${pluralOf(collection)} whose ${collection.lookupFields.join(' or ')} equals the key; 404 when none does.`,
     access: options.access,
     domainKind: collection.domainKind,
+    query: NoQuery,
+    body: LookupKey,
+    response: { 200: LookupAnswer, ...NOT_FOUND },
     handle: async (req) =>
       lookupIds(req.deps.repo(collection.table), req.ctx.domain, collection.lookupFields, await req.json()),
   })

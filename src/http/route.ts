@@ -6,9 +6,9 @@
  * at the URL its file names. Handlers return a value (sent as JSON with 200), a JsonText (sent as
  * is), undefined (204), or a Response.
  */
-import * as v from 'valibot'
+import type * as v from 'valibot'
 import type { Req } from './req'
-import { answer, type Responses } from './schemas'
+import { errors, type Responses } from './schemas'
 
 /** public: anyone; session: any signed-in user; permission: a role must grant the route. */
 export type Access = 'public' | 'session' | 'permission'
@@ -60,7 +60,7 @@ export interface RouteSpec<P = Schema | undefined, Q = Schema | undefined, B = S
 
 /** What a route is defined by; everything but the handler, the summary and the answers has a default. */
 export interface RouteDefinition<P, Q, B, R extends Responses> {
-  summary?: string
+  summary: string
   description?: string
   tags?: string[]
   hide?: boolean
@@ -72,28 +72,38 @@ export interface RouteDefinition<P, Q, B, R extends Responses> {
   body?: B
   /** `none`: the body is not read for the handler (it streams it, or takes it as bytes). */
   parse?: 'none'
-  response?: R
+  /** The answers by status: the successes, and the errors the route may give besides those every route may. */
+  response: R
   handle(req: ReqOf<P, Q, B>): unknown
 }
 
-/** Until a route declares its answers: any JSON value. */
-const ANY_ANSWER = { 200: answer(v.unknown()) }
+/**
+ * Errors every route may answer: a request the schemas refuse (400), a caller not signed in (401)
+ * or not allowed (403), an address banned for guessing (429), a fault (500), the store out of
+ * reach or the service stopping (503).
+ */
+const EVERY_ROUTE = errors(400, 401, 403, 429, 500, 503)
+/** ... and a route that reads a body: larger than it takes (413), not JSON (415). */
+const WITH_BODY = errors(413, 415)
+type Answers<B, R> = Omit<typeof EVERY_ROUTE & (B extends Schema ? typeof WITH_BODY : {}), keyof R> & R
 
 export function defineRoute<
   const P extends Schema | undefined = undefined,
   const Q extends Schema | undefined = undefined,
   const B extends Schema | undefined = undefined,
   const R extends Responses = Responses,
->(def: RouteDefinition<P, Q, B, R>): RouteSpec<P, Q, B, R> {
-  const hook: RouteHook<P, Q, B, R> = {
+>(def: RouteDefinition<P, Q, B, R>): RouteSpec<P, Q, B, Answers<B, R>> {
+  const reads = def.body !== undefined || def.parse === 'none'
+  const response = { ...EVERY_ROUTE, ...(reads ? WITH_BODY : {}), ...def.response } as Answers<B, R>
+  const hook: RouteHook<P, Q, B, Answers<B, R>> = {
     admit: {
       access: def.access ?? 'permission',
       domainKind: def.domainKind ?? 'any',
       duringLongWork: def.duringLongWork ?? false,
     },
-    response: def.response ?? (ANY_ANSWER as unknown as R),
+    response,
     detail: {
-      summary: def.summary ?? '',
+      summary: def.summary,
       ...(def.description ? { description: def.description } : {}),
       ...(def.tags ? { tags: def.tags } : {}),
       ...(def.hide ? { hide: true } : {}),

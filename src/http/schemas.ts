@@ -9,6 +9,8 @@ import * as v from 'valibot'
 /** A schema of an answer: the valibot schema behind it, and a Standard Schema that lets every value pass. */
 export interface AnswerSchema<S extends v.GenericSchema = v.GenericSchema> {
   readonly schema: S
+  /** The media type of the body when it is no JSON (a page, a file, a script). */
+  readonly media?: string
   readonly '~standard': {
     readonly version: 1
     readonly vendor: 'platform'
@@ -19,8 +21,8 @@ export interface AnswerSchema<S extends v.GenericSchema = v.GenericSchema> {
 
 const pass = (value: unknown) => ({ value })
 
-export function answer<const S extends v.GenericSchema>(schema: S): AnswerSchema<S> {
-  return { schema, '~standard': { version: 1, vendor: 'platform', validate: pass } }
+export function answer<const S extends v.GenericSchema>(schema: S, media?: string): AnswerSchema<S> {
+  return { schema, ...(media ? { media } : {}), '~standard': { version: 1, vendor: 'platform', validate: pass } }
 }
 
 /** The answers of a route by status. */
@@ -46,4 +48,90 @@ export function errors<const S extends number>(...statuses: S[]): Record<S, Answ
 export const NoContent = answer(v.undefined())
 
 const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i
-export const Uuid = v.pipe(v.string(), v.regex(UUID, 'must be a UUID'), v.toLowerCase())
+/** A UUID in a body or an answer. */
+export const Uuid = v.pipe(v.string(), v.regex(UUID, 'must be a UUID'))
+/** A UUID in the path: taken in lower case. */
+export const UuidParam = v.pipe(
+  v.string(),
+  v.regex(UUID, (issue) => `in the path must be a UUID, got ${JSON.stringify(issue.input)}`),
+  v.toLowerCase(),
+)
+/** The path of an item: its id. */
+export const IdParams = v.object({ id: UuidParam })
+
+/** An instant as the service writes it: ISO 8601 UTC with milliseconds. */
+export const Instant = v.pipe(v.string(), v.isoTimestamp())
+/** What the server sets on every stored item: when it was created and last written. */
+export const Ext = v.object({ ct: Instant, lwt: Instant })
+
+/** Any JSON value (a document field whose shape the caller chooses). */
+export const AnyJson = v.unknown()
+
+// ---- shaping an item's schema as the list and mask shape the item ----
+
+type Entries = Record<string, v.GenericSchema>
+interface ObjectLike {
+  type: string
+  entries?: Entries
+  wrapped?: v.GenericSchema
+  pipe?: readonly unknown[]
+}
+
+/** The object schema inside optional, nullable or piped wrappers, or null for another kind. */
+function objectOf(schema: v.GenericSchema): { entries: Entries; strict: boolean } | null {
+  const s = schema as unknown as ObjectLike
+  if (s.type === 'optional' || s.type === 'nullable' || s.type === 'nullish') return objectOf(s.wrapped!)
+  if (s.pipe) {
+    const first = s.pipe[0] as v.GenericSchema
+    if (first !== schema) return objectOf(first)
+  }
+  if (s.type === 'object' || s.type === 'strict_object' || s.type === 'loose_object')
+    return { entries: s.entries!, strict: s.type === 'strict_object' }
+  return null
+}
+
+const objectLike = (entries: Entries, strict: boolean) => (strict ? v.strictObject(entries) : v.looseObject(entries))
+
+/**
+ * The item as a list or a mask presents it: only the given field paths (`opts.title` keeps `opts`
+ * with `title`); a path ending in `.*` keeps its member whole. What the item may lack stays optional.
+ */
+export function project(schema: v.GenericSchema, paths: readonly string[]): v.GenericSchema {
+  const object = objectOf(schema)
+  if (!object) return schema
+  const byHead = new Map<string, string[]>()
+  for (const path of paths) {
+    const [head, ...rest] = path.split('.')
+    const below = byHead.get(head!) ?? []
+    if (rest.length && rest[0] !== '*') below.push(rest.join('.'))
+    else below.push('')
+    byHead.set(head!, below)
+  }
+  const entries: Entries = {}
+  for (const [name, below] of byHead) {
+    const entry = object.entries[name]
+    if (!entry) continue
+    entries[name] = below.includes('') ? entry : keepWrapper(entry, project(entry, below))
+  }
+  return objectLike(entries, object.strict)
+}
+
+/** `inner` in the optional or nullable wrapper `entry` has. */
+function keepWrapper(entry: v.GenericSchema, inner: v.GenericSchema): v.GenericSchema {
+  const type = (entry as unknown as ObjectLike).type
+  if (type === 'optional') return v.optional(inner)
+  if (type === 'nullable') return v.nullable(inner)
+  if (type === 'nullish') return v.nullish(inner)
+  return inner
+}
+
+/** Every member optional, at every depth: what a mask may leave of an item. */
+export function deepPartial(schema: v.GenericSchema): v.GenericSchema {
+  const array = schema as unknown as { type: string; item?: v.GenericSchema }
+  if (array.type === 'array') return v.array(deepPartial(array.item!))
+  const object = objectOf(schema)
+  if (!object) return schema
+  const entries: Entries = {}
+  for (const [name, entry] of Object.entries(object.entries)) entries[name] = v.optional(deepPartial(entry))
+  return objectLike(entries, object.strict)
+}

@@ -78,6 +78,7 @@ export async function testService(options: TestOptions = {}) {
     ADMIN_PASSWORD,
     PORT: '0',
     LOG_LEVEL: process.env.LOG_LEVEL,
+    CHECK_ANSWERS: process.env.CHECK_ANSWERS,
     // each test service is a node of its own, also where two share a KV prefix (one cluster)
     NODE_NAME: `test-${crypto.randomUUID().slice(0, 8)}`,
     ...options.env,

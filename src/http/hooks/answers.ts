@@ -9,6 +9,8 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import { serializeCookie } from 'elysia/cookies'
 import { etagOf, JsonText } from '~storage/json-text'
 import type { Config } from '../../config'
+import type { Deps } from '../../deps'
+import { answerViolation } from './answer-checks'
 import { inlineOf } from '../inline-request'
 import type { Req, ResponseSet } from '../req'
 import { JSON_TYPE } from '../json'
@@ -60,8 +62,11 @@ export function toHttpResponse(answer: Answer): Response {
  * mapResponse: the value a handler returned (or the error body onError made) as the answer. Elysia
  * is handed back a Response and an empty `set`, so it adds nothing of its own to it.
  */
-export function answerCall(config: Pick<Config, 'corsOrigins' | 'compressMinBytes'>, answered: (req: Req) => void) {
+export function answerCall(deps: Pick<Deps, 'config' | 'routes' | 'log'>, answered: (req: Req) => void) {
+  const { config } = deps
+  const check = config.checkAnswers ? checked(deps) : undefined
   return ({ responseValue, set, req }: { responseValue: unknown; set: ResponseSet; req: Req }) => {
+    if (check) responseValue = check(req, set, responseValue)
     const finish = req.finisher
     if (finish) {
       req.finisher = undefined
@@ -71,6 +76,19 @@ export function answerCall(config: Pick<Config, 'corsOrigins' | 'compressMinByte
     if (keepOpen instanceof Promise)
       return keepOpen.then((open) => respond(config, req, set, responseValue, open, answered))
     return respond(config, req, set, responseValue, keepOpen, answered)
+  }
+}
+
+/** The value, or the error body that says how it differs from what its route declares (CHECK_ANSWERS=on). */
+function checked(deps: Pick<Deps, 'routes' | 'log'>) {
+  return (req: Req, set: ResponseSet, value: unknown): unknown => {
+    let status = typeof set.status === 'number' ? set.status : 200
+    if (value === undefined && status === 200) status = 204
+    const violation = answerViolation(deps.routes, req, status, value)
+    if (!violation) return value
+    deps.log.error('an answer does not match its schema', { requestId: req.requestId, violation })
+    set.status = 500
+    return { error_code: 1500, error_message: `CHECK_ANSWERS: ${violation}` }
   }
 }
 

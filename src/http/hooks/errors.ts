@@ -11,7 +11,7 @@ import { KvUnavailable } from '~storage/kv/kv'
 import { BadCursor } from '~storage/query'
 import { DuplicateError } from '~storage/repository'
 import type { Deps } from '../../deps'
-import { describeIssue } from '../../entities/validate'
+import { describeIssue, issuePath } from '../../entities/validate'
 import { ApiError, badRequest, storeUnavailable } from '../../errors'
 import type { Req, ResponseSet } from '../req'
 import { allowedMethods, rawPathOf, wireMethod } from './call'
@@ -51,12 +51,19 @@ function notRouted(deps: Deps, request: Request): ApiError {
   return new ApiError(405, `${method} is not allowed here; allowed: ${allow}`, undefined, 1405, { allow })
 }
 
-/** A schema's refusal: the first issue, naming the field (for a query parameter or a path parameter, its name). */
+/**
+ * A schema's refusal: the first issue, naming the field. A query parameter's is told as a sentence
+ * that begins with its name (`limit must be a non-negative integer, got "ten"`), as are the
+ * parameters of a path.
+ */
 function invalid(error: { type: string; valueError?: v.BaseIssue<unknown> }): ApiError {
   const issue = error.valueError
   const what = error.type === 'params' ? 'path' : error.type
   if (!issue) return badRequest(`${what} is not valid`, what)
-  return describeIssue(issue, what)
+  if (what === 'body') return describeIssue(issue, what)
+  const name = issuePath(issue) || what
+  if (issue.type === 'raw_check') return badRequest(issue.message, name)
+  return badRequest(`${name} ${issue.received === 'undefined' ? 'is required' : issue.message}`, name)
 }
 
 /** What the service's own code threw. */
