@@ -64,6 +64,15 @@ export const Instant = v.pipe(v.string(), v.isoTimestamp())
 /** What the server sets on every stored item: when it was created and last written. */
 export const Ext = v.object({ ct: Instant, lwt: Instant })
 
+/** A body that must be a JSON object (an array is one to valibot's object schemas): what a body schema pipes from. */
+export const JsonObject = v.custom<Record<string, unknown>>(
+  (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
+  'must be a JSON object',
+)
+
+/** An object body of these members and no other. */
+export const objectBody = <const E extends v.ObjectEntries>(entries: E) => v.pipe(JsonObject, v.strictObject(entries))
+
 /** Any JSON value (a document field whose shape the caller chooses). */
 export const AnyJson = v.unknown()
 

@@ -3,7 +3,9 @@ import * as v from 'valibot'
 import { validate } from '../entities/validate'
 import { badRequest, forbidden, unauthorized } from '../errors'
 import type { Req } from '../http/req'
+import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
+import { answer, NoContent, Uuid } from '../http/schemas'
 import { domainCreated, findDomainByName, isMasterDomain } from '../directory/domains'
 import { credentialOf, sessionFor } from './authenticate'
 import { beginSignIn } from './brute-force'
@@ -34,13 +36,40 @@ async function cookieSession(req: Req): Promise<Session | null> {
   return sessionFor(req, id ? { kind: 'cookie', id } : null)
 }
 
+/** A token session's answer to a sign-in. */
+const SessionToken = v.object({
+  session_token: v.pipe(v.string(), v.description('the session id: send it as Authorization: Bearer <token>')),
+})
+
+const CurrentSessionDoc = v.strictObject({
+  domain: v.string(),
+  domain_is_master: v.boolean(),
+  domains: v.array(v.strictObject({ domain: v.string(), is_master: v.boolean() })),
+  login: v.string(),
+  name: v.string(),
+  name_login: v.string(),
+  roles: v.array(v.string()),
+  solution: v.string(),
+  tags: v.array(v.string()),
+  user_id: Uuid,
+  webapps: v.array(v.record(v.string(), v.unknown())),
+})
+
 export const createSession = defineRoute({
   access: 'public',
+  summary: 'Sign in',
+  description:
+    'With domain, login and pwd (or a one-time `token`). `session_type` cookie (the default) answers 204 with ' +
+    'the RSession cookie; token answers 200 with the session token; token_clone_cookie makes a token session ' +
+    'of the RSession cookie presented. Five failed sign-ins of an address within three minutes ban it (429).',
+  query: NoQuery,
+  body: v.optional(LoginBody),
+  response: { 200: answer(SessionToken), 204: NoContent },
   async handle(req) {
     const attempt = await beginSignIn(req) // a banned address learns nothing more
     let wrongCredentials = false
     try {
-      const body = validate(LoginBody, (await req.json()) ?? {})
+      const body = validate(LoginBody, req.body ?? {})
       const type = body.session_type ?? 'cookie'
       const kind = type === 'cookie' ? 'cookie' : 'token'
       let data: NewSession | null
@@ -86,6 +115,10 @@ export const createSession = defineRoute({
 /** GET current: a valid bearer token first, otherwise the cookie (spec rule 3). */
 export const getCurrentSession = defineRoute({
   access: 'public',
+  summary: 'Read the current session',
+  description: 'The session of the bearer token, else of the RSession cookie: who, in which domain, with which roles.',
+  query: NoQuery,
+  response: { 200: answer(CurrentSessionDoc) },
   async handle(req) {
     const token = req.credentials().token
     const session = (token ? await sessionFor(req, { kind: 'token', id: token }) : null) ?? (await cookieSession(req))
@@ -105,9 +138,16 @@ const SwitchBody = v.strictObject({ domain: v.pipe(v.string(), v.minLength(1, 'm
 
 export const switchDomain = defineRoute({
   access: 'public',
+  summary: 'Switch the session into another domain',
+  description:
+    'Into one of the `domains` of the current session. A cookie session gets a new cookie (the old session ends); ' +
+    'a token session keeps its token.',
+  query: NoQuery,
+  body: SwitchBody,
+  response: { 204: NoContent },
   async handle(req) {
     const session = await targetSession(req)
-    const { domain: name } = validate(SwitchBody, await req.json())
+    const { domain: name } = req.body
     const target = (await reachableDomains(req.deps, session)).find((d) => d.domain === name.toLowerCase())
     if (!target) throw forbidden(`domain ${name} is not among the domains of this session`)
     const domain = await findDomainByName(req.deps, target.domain)
@@ -134,6 +174,10 @@ export const switchDomain = defineRoute({
 
 export const deleteCurrentSession = defineRoute({
   access: 'public',
+  summary: 'Sign out',
+  description: 'Ends the session of the bearer token, else of the RSession cookie (whose cookie is then deleted).',
+  query: NoQuery,
+  response: { 204: NoContent },
   async handle(req) {
     const session = await targetSession(req)
     await req.deps.sessions.destroy(session.id)

@@ -6,7 +6,9 @@
 import { escapeHtml } from '../html'
 import { authenticate } from '../identity/authenticate'
 import type { Req } from '../http/req'
+import * as v from 'valibot'
 import { defineRoute } from '../http/route'
+import { answer } from '../http/schemas'
 import { PAGE_HEADERS } from '../pages/layout'
 import { openApiDocument } from './openapi'
 
@@ -28,13 +30,17 @@ async function documentFor(req: Req) {
 
 export const openApiRoute = defineRoute({
   access: 'public',
-  summary: 'this description (OpenAPI 3.1)',
+  summary: 'This description (OpenAPI 3.1)',
+  hide: true,
+  response: { 200: answer(v.record(v.string(), v.unknown())) },
   handle: documentFor,
 })
 
 export const apiPageRoute = defineRoute({
   access: 'public',
-  summary: 'the API description as a page',
+  summary: 'The API description as a page',
+  hide: true,
+  response: { 200: answer(v.string(), 'text/html') },
   async handle(req) {
     const doc = await documentFor(req)
     const rows = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>

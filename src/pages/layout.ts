@@ -4,7 +4,10 @@
  * security policy; no referrer, because the page address holds the secret request id.
  */
 import { escapeHtml } from '../html'
-import { defineRoute, type RouteSpec } from '../http/route'
+import * as v from 'valibot'
+import { NoQuery } from '../http/query-schemas'
+import { defineRoute } from '../http/route'
+import { answer } from '../http/schemas'
 
 export const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
@@ -77,13 +80,24 @@ ${after}
 </html>`
 }
 
-export function pageRoute(html: string): RouteSpec {
-  return defineRoute({ access: 'public', handle: () => new Response(html, { headers: PAGE_HEADERS }) })
-}
-
-export function assetRoute(body: string, type: string): RouteSpec {
+export function pageRoute(html: string, summary = 'A web page of the service') {
   return defineRoute({
     access: 'public',
+    summary,
+    hide: true,
+    query: NoQuery,
+    response: { 200: answer(v.string(), 'text/html') },
+    handle: () => new Response(html, { headers: PAGE_HEADERS }),
+  })
+}
+
+export function assetRoute(body: string, type: string, summary = 'An asset of the web pages') {
+  return defineRoute({
+    access: 'public',
+    summary,
+    hide: true,
+    query: NoQuery,
+    response: { 200: answer(v.string(), type.split(';')[0]!) },
     handle: () =>
       new Response(body, {
         headers: { 'content-type': type, 'x-content-type-options': 'nosniff', 'cache-control': 'max-age=300' },

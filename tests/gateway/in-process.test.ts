@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createApp } from '~/app'
 import { startGateway, type Gateway } from '~/http/gateway/index'
 import { INLINE_MAX_BODY } from '~/http/gateway/inline'
+import { TEST_ROUTE } from '../helpers/test-route'
 import { defineRoute } from '~/http/route'
 import { echoModule } from '../helpers/echo-route'
 import { httpRequest, RawClient } from '../helpers/raw-http'
@@ -19,6 +20,7 @@ const module = echoModule({ cookie: 'cookie' })
 /** Answers once the test opens the gate: an in-process answer in flight for as long as a test needs. */
 let gate = Promise.withResolvers<void>()
 const held = defineRoute({
+  ...TEST_ROUTE,
   access: 'public',
   async handle() {
     await gate.promise
@@ -29,6 +31,7 @@ const held = defineRoute({
 let bigAnswers = 0
 const BIG = 'b'.repeat(256 * 1024)
 const big = defineRoute({
+  ...TEST_ROUTE,
   access: 'public',
   handle() {
     bigAnswers++
@@ -37,10 +40,15 @@ const big = defineRoute({
 })
 /** An answer larger than the sockets' buffers: part of it waits in the gateway's queue. */
 const HUGE = 'h'.repeat(12 * 1024 * 1024)
-const huge = defineRoute({ access: 'public', handle: () => ({ huge: HUGE }) })
+const huge = defineRoute({
+  ...TEST_ROUTE,
+  access: 'public',
+  handle: () => ({ huge: HUGE }),
+})
 /** Text beyond ASCII, in the body (as a stored document is sent) and in a header. */
 const UNICODE = JSON.stringify({ text: 'ünïcødé ✓ 🚀', n: 1 })
 const unicode = defineRoute({
+  ...TEST_ROUTE,
   access: 'public',
   handle(req) {
     req.headers['x-note'] = 'café'

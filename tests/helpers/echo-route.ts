@@ -1,9 +1,11 @@
 /** A public route for transport tests, at every method the gateway carries, answering what reached it. */
+import { TEST_ROUTE } from '../helpers/test-route'
 import { defineRoute, type RouteModule } from '~/http/route'
 
 /** Answers the method, the body's size, the client address and the request headers `shown` names (by the key they are shown as). */
 export function echoModule(shown: Record<string, string> = {}): RouteModule {
   const echo = defineRoute({
+    ...TEST_ROUTE,
     access: 'public',
     parse: 'none',
     async handle(req) {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Ctx, SYSTEM_ACTOR, sessionCtx, systemCtx } from '~/context'
 import { createApp } from '~/app'
 import { dispatch } from '~/http/dispatch'
+import { TEST_ROUTE } from '../helpers/test-route'
 import { defineRoute } from '~/http/route'
 import type { Session } from '~/identity/sessions'
 import { createLogger } from '~/log'
@@ -225,6 +226,7 @@ describe('writes', () => {
 test('an unexpected exception is a 1500 body without internals, logged with the request id', async () => {
   const lines: string[] = []
   const boom = defineRoute({
+    ...TEST_ROUTE,
     handle() {
       throw new Error('secret database detail')
     },

@@ -1,6 +1,7 @@
 // The HTTP kernel: request ids, error bodies, body limits, method override, 404/405, and unexpected errors.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createApp } from '~/app'
+import { TEST_ROUTE } from '../helpers/test-route'
 import { defineRoute } from '~/http/route'
 import { createLogger } from '~/log'
 import { testService, type TestService } from '../helpers/service'
@@ -219,6 +220,7 @@ test('an unexpected exception is a 1500 without internals, logged with the reque
   const lines: string[] = []
   const deps = { ...t.deps, log: createLogger('error', (l) => lines.push(l)) }
   const boom = defineRoute({
+    ...TEST_ROUTE,
     access: 'public',
     handle() {
       throw new Error('secret database detail')
