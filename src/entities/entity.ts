@@ -12,7 +12,7 @@ import type { Ctx } from '../context'
 import { FieldSet } from '../http/fields'
 import type { ListLimits } from '../http/list-query'
 import type { DomainKind } from '../http/route'
-import { Instant, JsonObject, objectBody, Uuid } from '../http/schemas'
+import { Instant, JsonObject, named, objectBody, pascal, Uuid } from '../http/schemas'
 import type { Unit } from './unit'
 
 /** `D`: one item as the API answers it. */
@@ -130,7 +130,7 @@ interface CollectionDef {
 
 export function defineCollection<D>(def: CollectionDef & { doc: v.GenericSchema<unknown, D> }): Collection<D> {
   return {
-    doc: def.doc,
+    doc: named(def.doc, pascal(def.name)),
     name: def.name,
     table: def.table,
     path: def.path,
@@ -172,8 +172,14 @@ export function defineEntity<const E extends v.ObjectEntries, const V extends st
     ...defineCollection({ ...def, doc }),
     create: v.strictObject(def.create) as unknown as v.GenericSchema<unknown, Doc>,
     patch: v.partial(v.strictObject(patchable(def.create))) as unknown as v.GenericSchema<unknown, Doc>,
-    createBody: objectBody({ id: GivenId, ...def.create }) as unknown as v.GenericSchema<never, Doc>,
-    patchBody: v.pipe(JsonObject, v.partial(v.strictObject({ id: GivenId, ...patchable(def.create) }))) as unknown as v.GenericSchema<never, Doc>,
+    createBody: named(objectBody({ id: GivenId, ...def.create }), `${pascal(def.name)}Create`) as unknown as v.GenericSchema<
+      never,
+      Doc
+    >,
+    patchBody: named(
+      v.pipe(JsonObject, v.partial(v.strictObject({ id: GivenId, ...patchable(def.create) }))),
+      `${pascal(def.name)}Change`,
+    ) as unknown as v.GenericSchema<never, Doc>,
     finish,
     virtual: def.virtual ?? [],
     hooks: def.hooks ?? {},

@@ -6,7 +6,7 @@
  */
 import * as v from 'valibot'
 import type { Collection } from '../entities/entity'
-import { answer, errors, project } from './schemas'
+import { answer, errors, named, pascal, project } from './schemas'
 
 /** Every member optional at every depth: what a mask may leave of an item. */
 export type DeepPartial<T> = T extends readonly (infer U)[]
@@ -20,7 +20,7 @@ export const pluralOf = (c: Collection<unknown>) => c.path?.split('/').pop() ?? 
 
 /** 200 of a list: the items as the list fields present them. */
 export function listAnswer<D>(c: Collection<D>) {
-  const items = v.array(project(c.doc, c.listFields.paths))
+  const items = named(v.array(project(c.doc, c.listFields.paths)), `${pascal(c.name)}List`)
   return answer(items as unknown as v.GenericSchema<unknown, DeepPartial<D>[]>)
 }
 

@@ -6,6 +6,23 @@
  */
 import * as v from 'valibot'
 
+/**
+ * Names of schemas that the API description holds once, as components, and refers to wherever they
+ * are used (an item of a collection, a body, the error body).
+ */
+const NAMES = new WeakMap<object, string>()
+
+/** `schema`, known by `name` in the API description. */
+export function named<S extends v.GenericSchema>(schema: S, name: string): S {
+  NAMES.set(schema, name)
+  return schema
+}
+
+export const nameOf = (schema: object): string | undefined => NAMES.get(schema)
+
+/** `a user cache` -> `UserCache`: a component's name from a collection's. */
+export const pascal = (words: string) => words.replace(/(^|[\s_-]+)(\w)/g, (_, _s, c: string) => c.toUpperCase())
+
 /** A schema of an answer: the valibot schema behind it, and a Standard Schema that lets every value pass. */
 export interface AnswerSchema<S extends v.GenericSchema = v.GenericSchema> {
   readonly schema: S
@@ -28,13 +45,13 @@ export function answer<const S extends v.GenericSchema>(schema: S, media?: strin
 /** The answers of a route by status. */
 export type Responses = Record<number, AnswerSchema>
 
-export const ErrorBody = v.object({
+export const ErrorBody = named(v.object({
   error_code: v.pipe(v.number(), v.integer(), v.description('1000 + the HTTP status (the spec fixes 1413 and 1501)')),
   error_message: v.string(),
   error_details: v.optional(
     v.looseObject({ field: v.optional(v.pipe(v.string(), v.description('the part of the request at fault'))) }),
   ),
-})
+}), 'Error')
 export type ErrorBody = v.InferOutput<typeof ErrorBody>
 
 const errorAnswer = answer(ErrorBody)

@@ -1,33 +1,41 @@
 /**
- * The API description (OpenAPI 3.1), made from the route table: every route file's methods, path
- * parameters, the body schema a route declares (valibot, through @valibot/to-json-schema), the
- * error body; for a signed-in caller also the data-model classes of its domain, with their
- * properties. LOOKUP, SYNC and CLEAR are no OpenAPI methods: they are described under
- * `x-method-override` of their path (sent as POST with X-HTTP-Method-Override, or as themselves).
+ * The API description (OpenAPI 3.1), made from the routes' own declarations: each route file's
+ * specs (schemas of parameters, query, body and every answer; summary; who may call it), tagged
+ * by area; for a signed-in caller, each model class of its domain as collection and record paths
+ * of their own with the class's properties as the schema (./openapi-classes.ts). Made by hand
+ * rather than by Elysia's OpenAPI plugin: the plugin reads Elysia's routes, which hold no LOOKUP,
+ * SYNC or CLEAR that a client can send, no per-caller classes, and no named components.
  */
-import { toJsonSchema } from '@valibot/to-json-schema'
+import type * as v from 'valibot'
 import pkg from '../../package.json' with { type: 'json' }
-import type { RouteEntry, RouteSpec } from '../http/route'
-import { METHODS, OVERRIDE_METHODS } from '../http/route'
+import { METHODS, type Method, OVERRIDE_METHODS, type RouteEntry } from '../http/route'
+import { nameOf } from '../http/schemas'
 import type { ClassModel } from '../model/class-model'
-import type { DataType } from '../model/properties'
+import { classPaths } from './openapi-classes'
+import { type Components, type Json, jsonSchema, operationOf } from './openapi-operation'
 
-type Json = Record<string, unknown>
-
-const ERROR_BODY: Json = {
-  type: 'object',
-  required: ['error_code', 'error_message'],
-  properties: {
-    error_code: { type: 'integer', description: '1000 + the HTTP status (the spec fixes 1413 and 1501)' },
-    error_message: { type: 'string' },
-    error_details: { type: 'object', properties: { field: { type: 'string' } } },
-  },
+/** What each area of the API holds, as the description tells it. */
+const AREAS: Record<string, string> = {
+  iam: 'Sessions, passwords, invitations and self-registration',
+  user: "The signed-in user's own data and callback orders",
+  domain: 'Domains, the directory (users, groups, roles, caches), projects, settings and product layers',
+  uc: 'SIP accounts',
+  reference: 'External objects',
+  design: 'The data model: classes',
+  model: "Records of the data model's classes",
+  journal: 'The change journal',
+  service: 'Service scripts, tasks, integration channels, webhooks and events',
+  fs: "Integration channels' files",
+  integration: 'Incoming requests to integration channels',
+  master: 'Master domain: nodes, licence, border rules',
+  operations: 'Liveness, readiness and metrics',
 }
-const json = (schema: Json) => ({ 'application/json': { schema } })
-const ERROR = { description: 'error body', content: json({ $ref: '#/components/schemas/Error' }) }
 
-/** `/a/:id/*` → `/a/{id}/{path}` and the names of its parameters. */
-function pathOf(url: string): { path: string; params: string[] } {
+/** The area of a URL: the segment after /rest/v1, else operations. */
+const areaOf = (url: string) => (url.startsWith('/rest/v1/') ? url.split('/')[3]! : 'operations')
+
+/** `/a/:id/*` -> `/a/{id}/{path}` and the names of its parameters. */
+export function openApiPath(url: string): { path: string; params: string[] } {
   const params: string[] = []
   const path = url
     .split('/')
@@ -40,108 +48,89 @@ function pathOf(url: string): { path: string; params: string[] } {
   return { path, params }
 }
 
-function schemaOf(def: RouteSpec): Json | undefined {
-  if (!def.hook.body) return undefined
-  const { $schema: _, ...schema } = toJsonSchema(def.hook.body, { target: 'draft-2020-12', errorMode: 'ignore' }) as Json
-  return schema
-}
+/**
+ * Where an operation is described. LOOKUP, SYNC and CLEAR are no OpenAPI methods: each is a `post`
+ * under the path with `#METHOD` after it, which a client's URL drops (a fragment) and which keeps it
+ * apart from the POST of the same path; its X-HTTP-Method-Override header names the method.
+ */
+export const pathKeyOf = (path: string, method: Method) => (OVERRIDE_METHODS.has(method) ? `${path}#${method}` : path)
 
-function operation(url: string, method: string, def: RouteSpec, params: string[]): Json {
-  const body = schemaOf(def)
-  const takesBody = ['POST', 'PUT', 'PATCH', 'LOOKUP', 'SYNC', 'CLEAR'].includes(method)
+/** `Read a user` -> `readAUser`: an operation id from its summary. */
+const camel = (text: string) =>
+  text
+    .replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))
+    .replace(/^./, (c) => c.toLowerCase())
+
+/** Components the document names: each named schema once, referred to wherever it is used. */
+function componentsOf(schemas: Json): Components {
+  const made = new Map<string, object>()
   return {
-    operationId: `${method.toLowerCase()} ${url}`,
-    ...(def.hook.detail.summary ? { summary: def.hook.detail.summary } : {}),
-    ...(def.hook.admit.access === 'public' ? { security: [] } : {}),
-    ...(params.length
-      ? { parameters: params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })) }
-      : {}),
-    ...(takesBody ? { requestBody: { required: method !== 'POST' || !!body, content: json(body ?? {}) } } : {}),
-    responses: {
-      '200': { description: 'the answer', content: json({}) },
-      ...(method === 'DELETE' ? { '204': { description: 'done, no body' } } : {}),
-      default: ERROR,
+    ref(schema: v.GenericSchema) {
+      const name = nameOf(schema)
+      if (!name) return undefined
+      if (!made.has(name)) {
+        made.set(name, schema)
+        schemas[name] = jsonSchema(schema)
+      }
+      return { $ref: `#/components/schemas/${name}` }
+    },
+    define(name, schema) {
+      schemas[name] = schema
     },
   }
 }
 
-const TYPE: Record<DataType, Json> = {
-  string: { type: 'string' },
-  any: {},
-  long: { type: 'integer' },
-  int: { type: 'integer', format: 'int32' },
-  integer: { type: 'integer', format: 'int32' },
-  datetime: { type: 'string', format: 'date-time' },
-  boolean: { type: 'boolean' },
-  time: { type: 'string', pattern: '^\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?$' },
-  date: { type: 'string', format: 'date' },
-  float: { type: 'number' },
-  enum: { type: 'string' },
-  uuid: { type: 'string', format: 'uuid' },
-  attachment: { type: 'object' },
-}
-
-/** The record schema of a data-model class. */
-function recordSchema(model: ClassModel): Json {
-  const properties: Json = { id: { type: 'string', format: 'uuid' } }
-  for (const p of model.properties) {
-    const one = p.data_type === 'enum' && p.items ? { type: 'string', enum: p.items } : TYPE[p.data_type]
-    properties[p.name] = {
-      ...(p.multi ? { type: 'array', items: one } : one),
-      ...(p.caption ? { description: p.caption } : {}),
-    }
-  }
-  const required = model.properties.filter((p) => p.required).map((p) => p.name)
-  return { type: 'object', properties, ...(required.length ? { required } : {}) }
-}
-
 export function openApiDocument(routes: readonly RouteEntry[], classes: ClassModel[] = []): Json {
   const paths: Record<string, Json> = {}
-  for (const entry of routes) {
-    const { path, params } = pathOf(entry.url)
-    const item: Json = {}
-    const overrides: Json = {}
-    for (const method of METHODS) {
-      const def = entry.module[method]
-      if (!def) continue
-      const op = operation(entry.url, method, def, params)
-      if (OVERRIDE_METHODS.has(method)) overrides[method] = op
-      else item[method.toLowerCase()] = op
-    }
-    if (Object.keys(overrides).length) item['x-method-override'] = overrides
-    paths[path] = item
+  const schemas: Json = {}
+  const components = componentsOf(schemas)
+  const ids = new Set<string>()
+  const idFor = (summary: string, method: string, path: string) => {
+    let id = camel(summary)
+    if (ids.has(id)) id = camel(`${method} ${path}`)
+    ids.add(id)
+    return id
   }
-  const schemas: Json = { Error: ERROR_BODY }
-  for (const model of classes) {
-    if (!model.table) continue // abstract classes have no records
-    const name = `model_${model.classname.replace(/[^A-Za-z0-9_]/g, '_')}`
-    schemas[name] = recordSchema(model)
-    const ref = { $ref: `#/components/schemas/${name}` }
-    const base = `/rest/v1/model/${model.classname}`
-    paths[base] = {
-      get: {
-        operationId: `list ${base}`,
-        summary: `list ${model.classname} records`,
-        responses: { '200': { description: 'records', content: json({ type: 'array', items: ref }) }, default: ERROR },
-      },
-      post: {
-        operationId: `create ${base}`,
-        requestBody: { required: true, content: json(ref) },
-        responses: { '200': { description: 'the record', content: json(ref) }, default: ERROR },
-      },
+  const tags = new Set<string>()
+  for (const entry of routes) {
+    const { path, params } = openApiPath(entry.url)
+    for (const method of METHODS) {
+      const spec = entry.module[method]
+      if (!spec || method === 'HEAD' || spec.hook.detail.hide) continue
+      const tag = areaOf(entry.url)
+      tags.add(tag)
+      const key = pathKeyOf(path, method)
+      const verb = OVERRIDE_METHODS.has(method) ? 'post' : method.toLowerCase()
+      const id = idFor(spec.hook.detail.summary, method, path)
+      paths[key] = { ...paths[key], [verb]: operationOf(spec, method, tag, id, params, components) }
     }
+  }
+  for (const [key, item] of Object.entries(classPaths(classes, components, idFor))) {
+    paths[key] = item
+    tags.add('model')
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Platform service', version: pkg.version, description: pkg.description },
-    servers: [{ url: '/' }],
+    info: {
+      title: 'Platform service',
+      version: pkg.version,
+      description:
+        `${pkg.description}. Sign in with POST /rest/v1/iam/sessions; send the session token as ` +
+        '`Authorization: Bearer <token>` or keep the RSession cookie. Errors are `{error_code, error_message, ' +
+        'error_details}`; error_details.field names the part at fault. LOOKUP, SYNC and CLEAR are sent as POST with ' +
+        'X-HTTP-Method-Override naming them (their paths here end in #LOOKUP, #SYNC, #CLEAR: a fragment, which a ' +
+        'client does not send). The websocket /ws is described by /rest/v1/asyncapi.json.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: '/', description: 'this service' }],
     security: [{ bearer: [] }, { cookie: [] }],
+    tags: [...tags].sort().map((name) => ({ name, description: AREAS[name] ?? name })),
     paths,
     components: {
       schemas,
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'a session token or an integration channel token' },
-        cookie: { type: 'apiKey', in: 'cookie', name: 'RSession' },
+        cookie: { type: 'apiKey', in: 'cookie', name: 'RSession', description: 'the session cookie of a sign-in' },
       },
     },
   }
