@@ -24,6 +24,7 @@ import { issuePath } from '../entities/validate'
 import { patchStep, preparePatch } from '../entities/writes'
 import { ApiError, conflict, fieldInvalid, tooManyRequests } from '../errors'
 import type { Req } from '../http/req'
+import { answer, errors } from '../http/schemas'
 import { enqueueMail, type OutgoingMail } from '../mail/mail'
 import { settingValue } from '../settings/settings'
 
@@ -38,6 +39,37 @@ export interface Envelope {
 
 export const envelope = (result_msg: string, user?: { domain: string; login: string }): Envelope =>
   user ? { error_code: 0, result: true, result_msg, user } : { error_code: 0, result: true, result_msg }
+
+const Done = v.strictObject({
+  error_code: v.literal(0),
+  result: v.literal(true),
+  result_msg: v.pipe(v.string(), v.description('what was done, in a sentence')),
+})
+/** 200 of a first step (a mail sent) or of a password change. */
+export const DoneAnswer = answer(Done)
+/** 200 of a second step: the account the link was for, by its domain's name and its login. */
+export const DoneForAccountAnswer = answer(
+  v.strictObject({ ...Done.entries, user: v.strictObject({ domain: v.string(), login: v.string() }) }),
+)
+/** 412: a field refused (error_code 1501, the field in error_details), or what the key names not found (1413). */
+export const FIELD_ERRORS = errors(412)
+/** 404: the request the link names is used, expired or unknown. */
+export const LINK_ERRORS = errors(404, 412)
+
+/**
+ * A credential route's body as the API description and the typed client see it, let through to the
+ * handler as sent: the handler checks it with `validateFields` after what must come first (an
+ * external authorization script, the rate limits), and refuses a field with 412/1501 as the spec
+ * asks; the schema refusing it would answer 400 before those.
+ */
+export function checkedInHandler<S extends v.GenericSchema>(schema: S): v.GenericSchema<v.InferInput<S>, unknown> {
+  const passes = { ...schema } as unknown as v.GenericSchema<v.InferInput<S>, unknown>
+  Object.assign(passes, {
+    '~run': (dataset: { value: unknown }) => ({ typed: true, value: dataset.value }),
+    '~standard': { ...schema['~standard'], validate: (value: unknown) => ({ value }) },
+  })
+  return passes
+}
 
 /** Field validation in the credential areas: 412 with error_code 1501 naming the field. */
 export function validateFields<S extends v.GenericSchema>(schema: S, body: unknown): v.InferOutput<S> {
@@ -108,12 +140,12 @@ export async function openRequest(ctx: Ctx, request: NewRequest, mail: OutgoingM
 
 /** The request a mailed link names (`/<id>` of the path), while it is current; else 404. */
 export async function pendingRequest(
-  req: Req,
+  req: Req<{ id: string }>,
   kind: RequestKind,
   what: string,
 ): Promise<{ pending: StoredRequest; now: number }> {
   await refuseWithExternalAuth(req.deps)
-  const id = req.uuidParam('id')
+  const { id } = req.params
   const now = req.deps.clock.now()
   const pending = await findRequest(req.deps.db, id, kind, now)
   if (!pending) throw new ApiError(404, `${what} not found or expired`)

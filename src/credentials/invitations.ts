@@ -6,16 +6,23 @@
 import * as v from 'valibot'
 import { login as loginSchema, uuid } from '../directory/schemas'
 import { ApiError, fieldInvalid, forbidden } from '../errors'
+import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
+import { errors, IdParams } from '../http/schemas'
 import { users } from '../directory/users'
 import { accountCtx } from '../context'
 import { invitationMail } from '../mail/templates'
 import {
   accountEnvelope,
+  checkedInHandler,
   consume,
   DAY_MS,
+  DoneAnswer,
+  DoneForAccountAnswer,
   emailOf,
   envelope,
+  FIELD_ERRORS,
+  LINK_ERRORS,
   limitRate,
   openRequest,
   pageLink,
@@ -37,11 +44,19 @@ const Accept = v.strictObject({
 
 export const createInvitation = defineRoute({
   access: 'session',
+  summary: 'Invite a user of the domain',
+  description:
+    'Domain administrators only: mails the user a link, valid three days, to set its password (and login and ' +
+    'name). One invitation per two minutes per address and per e-mail (429); an unknown user is 412/1413, a ' +
+    'user without an e-mail address 412/1501.',
+  query: NoQuery,
+  body: checkedInHandler(Invite),
+  response: { 200: DoneAnswer, ...FIELD_ERRORS, ...errors(409) },
   async handle(req) {
     await refuseWithExternalAuth(req.deps)
     const { ctx } = req
     if (!ctx.roles.includes('admin')) throw forbidden('only an administrator of the domain may send invitations')
-    const { userid } = validateFields(Invite, await req.json())
+    const { userid } = validateFields(Invite, req.body)
     const user = await req.deps.repo(users.table).get(ctx.domain, userid)
     if (!user) throw new ApiError(412, `there is no user ${userid} in this domain`, { field: 'userid' }, 1413)
     const email = emailOf(user)
@@ -78,9 +93,17 @@ export const createInvitation = defineRoute({
 
 export const acceptInvitation = defineRoute({
   access: 'public',
+  summary: 'Accept an invitation',
+  description:
+    'With the id of the mailed link: sets the password (the policy of the domain applies), and the login and ' +
+    'name when given. A link works once (404 after); a refused or taken field is 412/1501.',
+  params: IdParams,
+  query: NoQuery,
+  body: checkedInHandler(Accept),
+  response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'invite', 'invitation')
-    const body = validateFields(Accept, await req.json())
+    const body = validateFields(Accept, req.body)
     const account = { id: pending.doc.userId as string, name: pending.doc.login as string }
     const updated = await setPassword(accountCtx(req.deps, pending.domain, account, req.requestId), body.pwd, {
       before: () => consume(pending, now, 'invitation'),

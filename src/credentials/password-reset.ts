@@ -11,16 +11,23 @@ import { findAccount, findAccountsByEmail, users } from '../directory/users'
 import { ApiError, fieldInvalid, unauthorized } from '../errors'
 import type { Req } from '../http/req'
 import { beginSignIn } from '../identity/brute-force'
+import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
+import { errors, IdParams } from '../http/schemas'
 import { credentialOf, sessionFor } from '../identity/authenticate'
 import { verifyPassword } from '../identity/passwords'
 import { resetPasswordMail } from '../mail/templates'
 import {
   accountEnvelope,
+  checkedInHandler,
   consume,
+  DoneAnswer,
+  DoneForAccountAnswer,
   emailOf,
   envelope,
+  FIELD_ERRORS,
   HOUR_MS,
+  LINK_ERRORS,
   limitRate,
   openRequest,
   pageLink,
@@ -45,9 +52,18 @@ const NewPassword = v.strictObject({ pwd: v.string() })
 
 export const createPasswordReset = defineRoute({
   access: 'public',
+  summary: 'Change a password, or ask for a link to set one',
+  description:
+    'Signed in, `{current_pwd, new_pwd}` changes the password in one step and ends the other sessions of the ' +
+    'account; a wrong current password counts as a failed sign-in. Otherwise `{key, domain?}` (a login with its ' +
+    'domain, or an e-mail address) mails each matching account a link valid one hour; one request per minute ' +
+    'per address (429). No matching account with an e-mail address is 412/1413; a refused field 412/1501.',
+  query: NoQuery,
+  body: checkedInHandler(v.union([OneStep, TwoStep])),
+  response: { 200: DoneAnswer, ...FIELD_ERRORS, ...errors(409) },
   async handle(req) {
     await refuseWithExternalAuth(req.deps)
-    const body = await req.json()
+    const body = req.body
     if (isPlainObject(body) && ('current_pwd' in body || 'new_pwd' in body)) return changeOwnPassword(req, body)
     return requestReset(req, isPlainObject(body) ? body : undefined)
   },
@@ -123,9 +139,17 @@ async function requestReset(req: Req, body: Doc | undefined) {
 /** Two steps, second: the request id from the link and the new password. */
 export const completePasswordReset = defineRoute({
   access: 'public',
+  summary: 'Set a password from a mailed link',
+  description:
+    "With the id of the link: sets the password (the domain's policy applies, 412/1501) and ends the account's " +
+    'sessions. A link works once (404 after).',
+  params: IdParams,
+  query: NoQuery,
+  body: checkedInHandler(NewPassword),
+  response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'pwd_reset', 'password reset request')
-    const { pwd } = validateFields(NewPassword, await req.json())
+    const { pwd } = validateFields(NewPassword, req.body)
     const login = pending.doc.login as string
     const account = accountCtx(
       req.deps,

@@ -16,14 +16,21 @@ import { findAccount, findAccountsByEmail, users } from '../directory/users'
 import { commit } from '../entities/unit'
 import { insertStep } from '../entities/writes'
 import { fieldInvalid } from '../errors'
+import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
+import { IdParams } from '../http/schemas'
 import { selfRegistrationMail } from '../mail/templates'
 import { settingValue } from '../settings/settings'
 import {
   accountEnvelope,
+  checkedInHandler,
   consume,
   DAY_MS,
+  DoneAnswer,
+  DoneForAccountAnswer,
   envelope,
+  FIELD_ERRORS,
+  LINK_ERRORS,
   limitRate,
   openRequest,
   pageLink,
@@ -51,10 +58,18 @@ interface Template {
 
 export const createSelfRegistration = defineRoute({
   access: 'public',
+  summary: 'Ask for an account',
+  description:
+    'Where the setting self_register_allowed of the domain is true: mails a link, valid one day, that creates ' +
+    'the account. One request per two minutes per address (429); a closed domain, a taken login or e-mail, or ' +
+    'a refused field is 412/1501.',
+  query: NoQuery,
+  body: checkedInHandler(Register),
+  response: { 200: DoneAnswer, ...FIELD_ERRORS },
   async handle(req) {
     await refuseWithExternalAuth(req.deps)
     await limitRate(req, 'self-registration', [req.clientAddress], SELF_REGISTRATION_RATE_WINDOW_MS)
-    const body = validateFields(Register, await req.json())
+    const body = validateFields(Register, req.body)
     const domain = await findDomainByName(req.deps, body.domain)
     if (
       !domain ||
@@ -89,9 +104,17 @@ export const createSelfRegistration = defineRoute({
 
 export const confirmSelfRegistration = defineRoute({
   access: 'public',
+  summary: 'Confirm a registration',
+  description:
+    "With the id of the mailed link and the password (the domain's policy applies, 412/1501): creates the " +
+    'account from the setting self_register_template. A link works once (404 after).',
+  params: IdParams,
+  query: NoQuery,
+  body: checkedInHandler(Confirm),
+  response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'self_register', 'registration request')
-    const { pwd } = validateFields(Confirm, await req.json())
+    const { pwd } = validateFields(Confirm, req.body)
     // the account is made by the service, on behalf of the person who confirmed the link
     const ctx = systemCtx(req.deps, pending.domain, req.requestId, { ...SYSTEM_ACTOR, name: 'self-registration' })
     const { hidden } = await users.hooks.prepare!(ctx, { pwd }) // the domain's password policy, then the hash

@@ -4,13 +4,14 @@ import { GROUP_USERS, SUBORDINATES } from '~storage/directory-edges'
 import type { Doc } from '~storage/doc'
 import type { AssembledField } from '~storage/table'
 import { defineCollection } from '../entities/entity'
-import { validate } from '../entities/validate'
-import { bodyObject, patchEntity, sameId } from '../entities/writes'
+import { patchEntity, sameId } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
+import { itemAnswer, NOT_FOUND } from '../http/collection-schemas'
 import { parseFlat, parseMask } from '../http/list-query'
 import { present } from '../http/present'
+import { ITEM_PARAMS, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { Uuid } from '../http/schemas'
+import { answer, IdParams, JsonObject, Uuid, UuidParam } from '../http/schemas'
 import { uuidList } from './schemas'
 import { users } from './users'
 
@@ -37,13 +38,14 @@ const cache = (
 const ids = v.array(Uuid)
 const roleNames = v.array(v.string())
 
-export const usersCaches = cache('user cache', 'users_caches', 'id', {
+const USER_CACHE = {
   id: Uuid,
   direct_groups: ids,
   direct_roles: roleNames,
   deep_groups: ids,
   deep_roles: roleNames,
-})
+}
+export const usersCaches = cache('user cache', 'users_caches', 'id', USER_CACHE)
 export const groupsCaches = cache(
   'group cache',
   'groups_caches',
@@ -71,8 +73,13 @@ export const subordinationsCaches = cache(
 
 /** GET /subordinations_caches/<top>: keyed by the superior's user id. */
 export const readSubordination = defineRoute({
+  summary: 'Read the subordinates of a user',
+  description: 'The users `top` is the superior of (itself included), by the id of the superior.',
+  params: v.object({ top: UuidParam }),
+  query: queryOf(ITEM_PARAMS),
+  response: { 200: itemAnswer(subordinationsCaches), ...NOT_FOUND },
   async handle(req) {
-    const top = req.uuidParam('top')
+    const { top } = req.params
     const doc = await req.deps.repo(subordinationsCaches.table).get(req.ctx.domain, top)
     if (!doc) throw notFound(`no subordination cache for ${top}`)
     const mask = req.query.mask === undefined ? null : parseMask(req.query.mask, subordinationsCaches.fields)
@@ -80,21 +87,40 @@ export const readSubordination = defineRoute({
   },
 })
 
+/** Other members of a cache are taken and ignored, as the original does. */
+const CacheChange = v.pipe(
+  JsonObject,
+  v.looseObject({
+    id: v.optional(v.pipe(v.string(), v.description('the addressed one, when given'))),
+    direct_groups: v.optional(uuidList),
+  }),
+)
+/** The id, and the members of the cache that changed. */
+const ChangedCache = v.strictObject({ ...v.partial(v.strictObject(USER_CACHE)).entries, id: Uuid })
+
 /**
  * PATCH /users_caches/<id>: only `direct_groups` is applied (other members are ignored, as the
  * original does); it becomes the user's groups. Answers the id and the members that changed.
  */
 export const patchUserCache = defineRoute({
+  summary: "Set a user's groups through its cache",
+  description:
+    "Only `direct_groups` is applied (other members are ignored): it becomes the user's groups, journaled as " +
+    'an update of the user. Answers the id and the members of the cache that changed.',
+  params: IdParams,
+  query: NoQuery,
+  body: CacheChange,
+  response: { 200: answer(ChangedCache), ...NOT_FOUND },
   async handle(req) {
     const { ctx } = req
-    const id = req.uuidParam('id')
-    const body = bodyObject(await req.json())
+    const { id } = req.params
+    const body = req.body
     sameId(body, id)
     const caches = req.deps.repo(usersCaches.table)
     const before = await caches.get(ctx.domain, id)
     if (!before) throw notFound(`user ${id} not found`)
-    if (body.direct_groups === undefined) return { id }
-    const { direct_groups } = validate(v.object({ direct_groups: uuidList }), { direct_groups: body.direct_groups })
+    const { direct_groups } = body
+    if (direct_groups === undefined) return { id }
     await patchEntity(ctx, users, id, { groups: direct_groups }).catch((err: unknown) => {
       // the user's `groups` field is this cache's `direct_groups`
       if (err instanceof ApiError && err.details?.field === 'groups') {

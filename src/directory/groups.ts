@@ -6,6 +6,7 @@ import { directMembers } from '~storage/directory-edges'
 import type { Ctx } from '../context'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, text, withDefaults } from '../entities/entity'
 import { badRequest } from '../errors'
+import { Uuid } from '../http/schemas'
 import { createsCycle } from './caches'
 import { editList, requireIds, requireRoles, strings, unique } from './maintain'
 import { refreshCaches } from './refresh'
@@ -35,6 +36,12 @@ export const groups = defineEntity({
     ext,
   },
   virtual: ['members'],
+  doc: {
+    description: v.string(),
+    parents: uuidList,
+    roles: roleList,
+    members: v.pipe(v.array(Uuid), v.description('the users whose groups hold this one')),
+  },
   finish: (doc) => withDefaults(doc, { description: '', parents: [], roles: [] }),
   hooks: {
     *inTransaction(u, change): TxStep<void> {

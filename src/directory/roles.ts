@@ -30,6 +30,8 @@ const route = v.strictObject({
   ),
 })
 
+const ROUTES = v.pipe(v.array(route), v.maxLength(500))
+
 /**
  * Users and groups holding `from` hold `to` instead, or lose it when `to` is null (journaled
  * updates); answers what the caches must follow. The users holding it are found through their edges.
@@ -54,10 +56,11 @@ export const roles = defineEntity({
     name: roleName,
     description: v.optional(text(4096)),
     parent_id: v.optional(uuid),
-    routes: v.optional(v.pipe(v.array(route), v.maxLength(500))),
+    routes: v.optional(ROUTES),
     opts: opts(),
     ext,
   },
+  doc: { description: v.string(), parent_id: v.pipe(uuid, v.description('the nil UUID: no parent')), routes: ROUTES },
   finish(doc) {
     if (isBuiltinRole(doc.name)) throw badRequest(`name: ${BUILTIN_ROLES.join(' and ')} are built-in roles`, 'name')
     return withDefaults(doc, { description: '', parent_id: NIL_UUID, routes: [] })

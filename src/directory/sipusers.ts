@@ -35,6 +35,10 @@ export const sipusers = defineEntity({
     opts: opts(),
     ext,
   },
+  doc: {
+    iduser: v.pipe(uuid, v.description('the nil UUID: the account belongs to no user')),
+    pwd: v.optional(v.pipe(v.string(), v.description("administrators' eyes only"))),
+  },
   finish: (doc) => withDefaults(doc, { iduser: NIL_UUID }),
   hooks: {
     *inTransaction(u, change): TxStep<void> {

@@ -13,6 +13,12 @@ import { refreshCaches } from './refresh'
 import { email, login, roleList, uuidList } from './schemas'
 import { sipusers } from './sipusers'
 
+const USER_OPTS = {
+  email: v.optional(email),
+  tags: v.optional(v.array(text(64))),
+  self_registered: v.optional(v.boolean()),
+}
+
 export const users = defineEntity({
   name: 'user',
   // the password hash lives in a column of its own, so no read of the doc can leak it
@@ -27,12 +33,16 @@ export const users = defineEntity({
     pwd: v.optional(v.string()),
     groups: v.optional(uuidList),
     roles: v.optional(roleList),
-    opts: opts({
-      email: v.optional(email),
-      tags: v.optional(v.array(text(64))),
-      self_registered: v.optional(v.boolean()),
-    }),
+    opts: opts(USER_OPTS),
     ext,
+  },
+  doc: {
+    name: v.string(),
+    groups: uuidList,
+    roles: roleList,
+    // a self-registered account's opts are the domain's template as its administrator wrote it: any member.
+    // Optional: a list leaves out opts without the members it lists (the first administrator's are empty)
+    opts: v.optional(v.looseObject({ title: v.optional(v.string()), comment: v.optional(v.string()), ...USER_OPTS })),
   },
   // the password never reaches the doc: prepare() turns it into a hash in a hidden column
   virtual: ['pwd'],

@@ -90,8 +90,18 @@ export const JsonObject = v.custom<Record<string, unknown>>(
 /** An object body of these members and no other. */
 export const objectBody = <const E extends v.ObjectEntries>(entries: E) => v.pipe(JsonObject, v.strictObject(entries))
 
-/** Any JSON value (a document field whose shape the caller chooses). */
-export const AnyJson = v.unknown()
+/**
+ * Any JSON value (a script's answer, a setting's value): described as the union of JSON's kinds, so
+ * a typed client reads one of them, not `unknown`.
+ */
+export const JsonValue = v.union([
+  v.string(),
+  v.number(),
+  v.boolean(),
+  v.null(),
+  v.array(v.unknown()),
+  v.record(v.string(), v.unknown()),
+])
 
 // ---- shaping an item's schema as the list and mask shape the item ----
 

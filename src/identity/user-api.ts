@@ -8,11 +8,12 @@ import { BUILTIN_ROLES } from '../directory/maintain'
 import { roles } from '../directory/roles'
 import { sipusers } from '../directory/sipusers'
 import { users } from '../directory/users'
-import { validate } from '../entities/validate'
-import { bodyObject, patchEntity } from '../entities/writes'
+import { patchEntity } from '../entities/writes'
 import { notFound } from '../errors'
+import { NoQuery } from '../http/query-schemas'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
+import { answer, errors, objectBody, Uuid } from '../http/schemas'
 
 async function account(req: Req): Promise<Doc> {
   const s = req.session
@@ -21,8 +22,36 @@ async function account(req: Req): Promise<Doc> {
   return doc
 }
 
+const UserInfo = v.strictObject({
+  id: Uuid,
+  domain: v.pipe(v.string(), v.description("the name of the account's home domain")),
+  login: v.string(),
+  name: v.string(),
+  email: v.pipe(v.string(), v.description("'' when the account has none")),
+  avatar: v.pipe(v.unknown(), v.description('false, or what opts.avatar of the account holds')),
+  groups: v.array(
+    v.strictObject({
+      id: Uuid,
+      code: v.string(),
+      description: v.string(),
+      opts: v.strictObject({ title: v.string() }),
+    }),
+  ),
+  roles: v.pipe(v.array(v.string()), v.description('direct and through groups')),
+  sip_accounts: v.array(v.strictObject({ id: Uuid, login: v.string(), phonenumber: v.string() })),
+})
+
+/** 404: the account of the session was deleted meanwhile. */
+const ACCOUNT_GONE = errors(404)
+
 export const getUserInfo = defineRoute({
   access: 'session',
+  summary: 'Read the signed-in user',
+  description:
+    'The account of the session in its home domain: its groups (direct and inherited), roles (direct and ' +
+    'through groups) and SIP accounts.',
+  query: NoQuery,
+  response: { 200: answer(UserInfo), ...ACCOUNT_GONE },
   async handle(req) {
     const s = req.session
     const { db, repo } = req.deps
@@ -56,13 +85,18 @@ export const getUserInfo = defineRoute({
   },
 })
 
-const NameOnly = v.strictObject({ name: v.pipe(v.string(), v.trim(), v.maxLength(255)) })
+const NameOnly = objectBody({ name: v.pipe(v.string(), v.trim(), v.maxLength(255)) })
 
 /** Only the name can change here; the change is journaled as an update of the user. */
 export const patchUserInfo = defineRoute({
   access: 'session',
+  summary: 'Rename the signed-in user',
+  description: 'Only `name` can change here; the change is journaled as an update of the user. Answers the new name.',
+  query: NoQuery,
+  body: NameOnly,
+  response: { 200: answer(v.strictObject({ name: v.string() })), ...ACCOUNT_GONE },
   async handle(req) {
-    const { name } = validate(NameOnly, bodyObject(await req.json()))
+    const { name } = req.body
     // the account lives in the session's home domain (a switched master administrator stays itself)
     await patchEntity(inDomain(req.ctx, req.session.homeDomainId), users, req.session.userId, { name })
     return { name }
@@ -71,6 +105,10 @@ export const patchUserInfo = defineRoute({
 
 export const listRoles = defineRoute({
   access: 'session',
+  summary: 'List the roles of the domain',
+  description: 'The built-in roles (admin, user), then the roles the domain defines, by name.',
+  query: NoQuery,
+  response: { 200: answer(v.array(v.strictObject({ role: v.string() }))) },
   async handle(req) {
     const custom = await req.deps.db.read(() => req.deps.repo(roles.table).all(req.ctx.domain))
     const names = custom.map((r) => r.name as string).sort()

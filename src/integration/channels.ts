@@ -50,6 +50,18 @@ const senderMask = v.pipe(
   v.maxLength(100, 'at most 100 entries'),
 )
 
+/** The members of `opts` besides the common title and comment. */
+const OPTS = {
+  allow_files_api: v.optional(v.boolean()),
+  issync: v.optional(v.boolean()),
+  recv_timeout: v.optional(
+    v.pipe(v.number(), v.safeInteger('must be an integer'), v.minValue(1), v.maxValue(3600, 'at most 3600 s')),
+  ),
+  roles: v.optional(roleList),
+  userid: v.optional(uuid),
+  sender_mask: v.optional(senderMask),
+}
+
 export const channels = defineEntity({
   name: 'integration_point',
   table: {
@@ -114,17 +126,26 @@ export const channels = defineEntity({
     recv_svcscriptcode_ws: scriptRef,
     send_svcscriptcode: scriptRef,
     send_svcscriptcode_ws: scriptRef,
-    opts: opts({
-      allow_files_api: v.optional(v.boolean()),
-      issync: v.optional(v.boolean()),
-      recv_timeout: v.optional(
-        v.pipe(v.number(), v.safeInteger('must be an integer'), v.minValue(1), v.maxValue(3600, 'at most 3600 s')),
-      ),
-      roles: v.optional(roleList),
-      userid: v.optional(uuid),
-      sender_mask: v.optional(senderMask),
-    }),
+    opts: opts(OPTS),
     ext,
+  },
+  // what the service sets when absent: the token, '' for the texts, false for the switches
+  doc: {
+    token_local: v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/)),
+    token_remote: text(1024),
+    token_remote2: text(1024),
+    url: v.unwrap(urlField),
+    recv_svcscriptcode: v.unwrap(scriptRef),
+    recv_svcscriptcode_ws: v.unwrap(scriptRef),
+    send_svcscriptcode: v.unwrap(scriptRef),
+    send_svcscriptcode_ws: v.unwrap(scriptRef),
+    opts: v.strictObject({
+      title: text(),
+      comment: text(4096),
+      ...OPTS,
+      allow_files_api: v.boolean(),
+      issync: v.boolean(),
+    }),
   },
   // defaults, the token, and the members in the order of the original's example
   finish: ({

@@ -14,15 +14,19 @@ import {
   statFile,
   writeFileAtomic,
 } from '~storage/files'
+import * as v from 'valibot'
 import type { Ctx } from '../context'
 import { DEFAULT_LIMITS } from '../entities/entity'
 import { ApiError, badRequest, domainGone, forbidden, notFound } from '../errors'
 import { FieldSet } from '../http/fields'
+import { NOT_FOUND } from '../http/collection-schemas'
 import { parseBoolParam, parseListParams } from '../http/list-query'
 import { applyListQuery } from '../http/list-memory'
 import { present } from '../http/present'
 import type { Req } from '../http/req'
+import { BoolParam, LIST_PARAMS, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
+import { answer, errors, NoContent } from '../http/schemas'
 import { rolesGrant } from '../identity/authenticate'
 import { channels } from './channels'
 import { formDataBoundary, MultipartReader } from './multipart'
@@ -127,8 +131,35 @@ async function drainSize(chunks: AsyncIterable<Uint8Array>): Promise<number> {
   return size
 }
 
+/** A file as the list presents it (a mask may leave members out). */
+const Listed = v.strictObject({
+  name: v.string(),
+  size: v.pipe(v.number(), v.description('bytes')),
+  last_modified: v.pipe(v.string(), v.description('YYYY-MM-DD HH:MM:SS, UTC')),
+})
+
+/** A file in the path: checked by `fileName`, after the caller was let in (a 403 tells nothing of names). */
+const NameParams = v.object({ name: v.pipe(v.string(), v.description('the file name (NFC), no / or \\')) })
+
+/** The bytes of a file, of the type its name gives (text/plain, image/png, ...). */
+const FileBody = answer(v.pipe(v.string(), v.description('the bytes of the file, of the Content-Type its name gives')))
+
+const WHO = 'Domain users whose role grants the method on the path; channels with `opts.allow_files_api`.'
+
 export const listFilesRoute = defineRoute({
   access: 'session',
+  summary: "List the domain's files",
+  description: `Name, size and time of each, filtered, ordered and paged like any list. ${WHO}`,
+  // the list is read whole from the directory: no count, no keyset paging
+  query: queryOf({
+    filter: LIST_PARAMS.filter,
+    mask: LIST_PARAMS.mask,
+    order: LIST_PARAMS.order,
+    offset: LIST_PARAMS.offset,
+    limit: LIST_PARAMS.limit,
+    flat: LIST_PARAMS.flat,
+  }),
+  response: { 200: answer(v.array(Listed)) },
   async handle(req) {
     const ctx = await filesContext(req)
     const { query, mask, flat } = parseListParams(req.query, listShape)
@@ -141,11 +172,15 @@ export const listFilesRoute = defineRoute({
   },
 })
 
-interface UploadResult {
-  name: string
-  size: number
-  status: 'ok' | 'exists' | 'invalid_name'
-}
+const UploadResult = v.strictObject({
+  name: v.string(),
+  size: v.pipe(v.number(), v.description('bytes received')),
+  status: v.pipe(
+    v.picklist(['ok', 'exists', 'invalid_name']),
+    v.description('ok: stored; exists: a file of the name is kept as it was; invalid_name: refused'),
+  ),
+})
+type UploadResult = v.InferOutput<typeof UploadResult>
 
 /**
  * POST: every file part is stored under its own file name, never over an existing file. Answers 200
@@ -154,7 +189,14 @@ interface UploadResult {
  */
 export const uploadFilesRoute = defineRoute({
   access: 'session',
+  summary: 'Upload files',
+  description:
+    'multipart/form-data: each file part is stored under its file name, never over an existing file. 200 with ' +
+    "each file's result when one was stored; else the first failure's 409 (exists) or 400 (invalid name), with " +
+    `the results in \`error_details.files\`. ${WHO}`,
   parse: 'none', // streamed to disk, multipart
+  query: NoQuery,
+  response: { 200: answer(v.array(UploadResult)), ...errors(409) },
   async handle(req) {
     const ctx = await filesContext(req)
     const boundary = formDataBoundary(req.header('content-type'))
@@ -191,6 +233,11 @@ export const uploadFilesRoute = defineRoute({
 /** GET and HEAD: the file, with its type, length and time; `attachment=true` adds Content-Disposition. */
 export const readFileRoute = defineRoute({
   access: 'session',
+  summary: 'Download a file',
+  description: `The file with its type, length and time; \`attachment=true\` adds a Content-Disposition naming it. ${WHO}`,
+  params: NameParams,
+  query: queryOf({ attachment: v.optional(BoolParam) }),
+  response: { 200: FileBody, ...NOT_FOUND },
   async handle(req) {
     const ctx = await filesContext(req)
     const name = fileName(req.params.name)
@@ -207,8 +254,7 @@ export const readFileRoute = defineRoute({
     }
     if (attachment) headers['content-disposition'] = attachmentDisposition(name)
     // HEAD: the length of the body a GET would send, and no body
-    if (req.isHead)
-      return new Response(null, { headers: { ...headers, 'content-length': String(file.size) } })
+    if (req.isHead) return new Response(null, { headers: { ...headers, 'content-length': String(file.size) } })
     return new Response(Bun.file(filePath(dir, name)), { headers })
   },
 })
@@ -216,7 +262,12 @@ export const readFileRoute = defineRoute({
 /** PUT: creates or replaces the file from the raw body, or from the first file part of a multipart body. */
 export const putFileRoute = defineRoute({
   access: 'session',
+  summary: 'Create or replace a file',
+  description: `From the raw body, or from the first file part of a multipart/form-data body. ${WHO}`,
   parse: 'none', // streamed to disk
+  params: NameParams,
+  query: NoQuery,
+  response: { 204: NoContent },
   async handle(req) {
     const ctx = await filesContext(req)
     const name = fileName(req.params.name)
@@ -241,6 +292,11 @@ export const putFileRoute = defineRoute({
 
 export const deleteFileRoute = defineRoute({
   access: 'session',
+  summary: 'Delete a file',
+  description: WHO,
+  params: NameParams,
+  query: NoQuery,
+  response: { 204: NoContent, ...NOT_FOUND },
   async handle(req) {
     const ctx = await filesContext(req)
     const name = fileName(req.params.name)

@@ -5,9 +5,12 @@
  * answer. A script may answer `{status, body, headers}` to choose them; any other value is sent as
  * JSON with 200. The channel's `opts.recv_timeout` (seconds, default 30) bounds the wait.
  */
+import { STATUS_CODES } from 'node:http'
+import * as v from 'valibot'
 import { ApiError, forbidden } from '../errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
+import { answer, errors } from '../http/schemas'
 import { channels } from './channels'
 
 const DEFAULT_TIMEOUT_SEC = 30
@@ -38,10 +41,37 @@ function answerOf(result: unknown): Response {
   return new Response(JSON.stringify(r.body ?? null), { status: r.status as number, headers })
 }
 
+/** What the script answers: any value as JSON, or the body and media type it chose. */
+const ScriptAnswer = answer(
+  v.pipe(v.unknown(), v.description("the script's value as JSON, or the body it chose (of the Content-Type it set)")),
+)
+/**
+ * The statuses a script may choose: the registered ones from 200 on, but those every route answers
+ * with an error body and the service's own 501, 502, 504 (a script may answer those too, with a
+ * body of its own).
+ */
+const SERVICE_ERRORS = [400, 401, 403, 413, 415, 429, 500, 501, 502, 503, 504]
+const scriptAnswers = Object.fromEntries(
+  Object.keys(STATUS_CODES)
+    .map(Number)
+    .filter((s) => s >= 200 && !SERVICE_ERRORS.includes(s))
+    .map((s) => [s, ScriptAnswer]),
+) as Record<200, typeof ScriptAnswer>
+
 export const projectApi = defineRoute({
+  summary: "Call a channel's project API",
+  description:
+    "Runs the channel's `recv_svcscriptcode` script with the request (method, path below /in, query, body); what " +
+    'the script returns is the answer: `{status, body, headers}` chooses them, any other value is sent as JSON ' +
+    "with 200. Takes a channel's token only (403 otherwise); 501 for a channel without a script, 502 when it " +
+    'fails, 504 when it does not answer within `opts.recv_timeout` seconds (30 by default).',
   // admitted as any signed-in caller; only a channel's token gets further
   access: 'session',
   parse: 'none', // any body: the script gets JSON or text
+  params: v.object({ '*': v.pipe(v.string(), v.description('the path the script sees, below /in')) }),
+  // any parameters: the script reads them
+  query: v.record(v.string(), v.string()),
+  response: { ...scriptAnswers, ...errors(501, 502, 504) },
   async handle(req) {
     const { ctx, deps } = req
     if (ctx.actor.type !== 'integration') throw forbidden('the project API answers integration channel tokens only')

@@ -4,12 +4,16 @@
  * domain. Tokens are looked up in the database on every request (an indexed read), so a deleted
  * channel's token, or a changed mask or role list, applies at once on every process.
  */
+import * as v from 'valibot'
 import { type Ctx, integrationCtx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError } from '../errors'
 import { inCidrs, parseCidr } from '../http/cidr'
 import type { Req } from '../http/req'
+import { NOT_FOUND } from '../http/collection-schemas'
+import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
+import { answer, Uuid } from '../http/schemas'
 import { channelByToken, channels } from './channels'
 
 /**
@@ -37,11 +41,25 @@ export async function channelCtx(deps: Deps, token: string, clientAddress: strin
   return integrationCtx(deps, domain, { ...channel, roles, userid: channel.opts?.userid }, requestId)
 }
 
+const TokenAnswer = v.strictObject({
+  domain: v.pipe(v.string(), v.description('the name of the current domain')),
+  integration_point: v.strictObject({
+    id: Uuid,
+    _links: v.strictObject({ self: v.strictObject({ href: v.string() }) }),
+  }),
+})
+
 /** GET /rest/v1/service/integration_tokens/:token: the channel of a token of the current domain. */
 export const checkToken = defineRoute({
+  summary: 'Check a channel token',
+  description:
+    'Whether a local token belongs to a channel of the current domain: answers the channel and a link to it; ' +
+    '404 `Token not found` otherwise (also for a token of another domain).',
+  params: v.object({ token: v.string() }),
+  query: NoQuery,
+  response: { 200: answer(TokenAnswer), ...NOT_FOUND },
   async handle(req) {
-    const token = req.params.token ?? ''
-    const found = await channelByToken(req.deps, token)
+    const found = await channelByToken(req.deps, req.params.token)
     if (!found || found.domain !== req.ctx.domain) throw new ApiError(404, 'Token not found')
     const domain = await req.deps.access.domainInfo(req.ctx.domain)
     const id = found.channel.id

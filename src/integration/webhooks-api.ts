@@ -1,27 +1,102 @@
 /** The routes of webhook subscriptions and of a channel's delivery log; the rules are in webhooks.ts and deliveries.ts. */
-import type { Req } from '../http/req'
+import * as v from 'valibot'
+import { NOT_FOUND } from '../http/collection-schemas'
+import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
+import { answer, errors, IdParams, Instant, UuidParam } from '../http/schemas'
 import { channels } from './channels'
 import { deliveryLog, replayDelivery } from './deliveries'
-import { readSubscription, renew, subscribe, unsubscribe } from './webhooks'
+import { readSubscription, renew, SubscriptionBody, SubscriptionObjects, subscribe, unsubscribe } from './webhooks'
 
-/** Any authorized caller reaches the handler, which admits `subscr` channel tokens only (403 for the rest). */
-const subscriptionRoute = (handle: (req: Req) => unknown) =>
-  defineRoute({ access: 'session', domainKind: 'working', handle })
+// Any authorized caller reaches the handlers, which admit `subscr` channel tokens only (403 for the rest)
+const SUBSCRIBER = { access: 'session', domainKind: 'working' } as const
+const FOR_SUBSCRIBERS =
+  'Takes the token of a `subscr` integration channel of a working domain (403 for any other caller).'
+const UNKNOWN_ID = "404 `token not found` for an id that was never the channel's."
 
-export const subscribeRoute = subscriptionRoute(async (req) => subscribe(req.ctx, await req.json()))
-export const readSubscriptionRoute = subscriptionRoute((req) => readSubscription(req.ctx, req.params.id ?? ''))
-export const renewRoute = subscriptionRoute(async (req) => renew(req.ctx, req.params.id ?? '', await req.json()))
-export const unsubscribeRoute = subscriptionRoute((req) => unsubscribe(req.ctx, req.params.id ?? ''))
+/** A subscription's id: the service makes UUIDs, but a stranger id is a 404 like any unknown one. */
+const SubscriptionParams = v.object({ id: v.string() })
+const Subscribed = v.strictObject({ id: v.string(), msg: v.literal('subscribed') })
 
-/** GET /rest/v1/service/integration_points/:id/deliveries: the channel's deliveries, newest first. */
-export const deliveryLogRoute = defineRoute({
-  domainKind: channels.domainKind,
-  handle: (req) => deliveryLog(req.ctx, req.uuidParam('id')),
+export const subscribeRoute = defineRoute({
+  ...SUBSCRIBER,
+  summary: 'Subscribe the calling channel to events',
+  description: `${FOR_SUBSCRIBERS} The subscription lasts \`expires\` seconds unless renewed; 409 when the channel holds the most it may.`,
+  query: NoQuery,
+  body: SubscriptionBody,
+  response: { 200: answer(Subscribed), ...errors(409) },
+  handle: (req) => subscribe(req.ctx, req.body),
 })
 
-/** POST /rest/v1/service/integration_points/:id/deliveries/:job/replay: a failed delivery goes out again. */
+export const readSubscriptionRoute = defineRoute({
+  ...SUBSCRIBER,
+  summary: 'Read a subscription of the calling channel',
+  description: `${FOR_SUBSCRIBERS} Its terms, or \`[]\` once it lapsed or was removed. ${UNKNOWN_ID}`,
+  params: SubscriptionParams,
+  query: NoQuery,
+  response: {
+    200: answer(
+      v.union([
+        v.strictObject({ objects: SubscriptionObjects, events: v.array(v.string()), url: v.string() }),
+        v.strictTuple([]),
+      ]),
+    ),
+    ...NOT_FOUND,
+  },
+  handle: (req) => readSubscription(req.ctx, req.params.id),
+})
+
+export const renewRoute = defineRoute({
+  ...SUBSCRIBER,
+  summary: 'Renew and replace a subscription of the calling channel',
+  description: `${FOR_SUBSCRIBERS} Replaces its terms and starts its lifetime anew; a lapsed one comes back. ${UNKNOWN_ID}`,
+  params: SubscriptionParams,
+  query: NoQuery,
+  body: SubscriptionBody,
+  response: { 200: answer(Subscribed), ...NOT_FOUND },
+  handle: (req) => renew(req.ctx, req.params.id, req.body),
+})
+
+export const unsubscribeRoute = defineRoute({
+  ...SUBSCRIBER,
+  summary: 'Remove a subscription of the calling channel',
+  description: `${FOR_SUBSCRIBERS} It ends at once on every process. ${UNKNOWN_ID}`,
+  params: SubscriptionParams,
+  query: NoQuery,
+  response: { 200: answer(v.strictObject({ id: v.string(), msg: v.literal('unsubscribed') })), ...NOT_FOUND },
+  handle: (req) => unsubscribe(req.ctx, req.params.id),
+})
+
+/** One line of a channel's delivery log. */
+const Delivery = v.strictObject({
+  id: v.pipe(v.string(), v.description('the delivery: also its webhook-id header')),
+  event: v.pipe(v.string(), v.description('CLASS.EVENT')),
+  status: v.picklist(['pending', 'running', 'done', 'failed']),
+  attempts: v.number(),
+  created: Instant,
+  finished: v.nullable(Instant),
+  url: v.string(),
+  http_status: v.pipe(v.nullable(v.number()), v.description("the receiver's status, null before an answer")),
+  latency_ms: v.nullable(v.number()),
+  last_error: v.nullable(v.string()),
+})
+
+export const deliveryLogRoute = defineRoute({
+  domainKind: channels.domainKind,
+  summary: "List a channel's webhook deliveries",
+  description: 'The latest 100, newest first: attempts, status, latency and the last error of each.',
+  params: IdParams,
+  query: NoQuery,
+  response: { 200: answer(v.array(Delivery)), ...NOT_FOUND },
+  handle: (req) => deliveryLog(req.ctx, req.params.id),
+})
+
 export const replayRoute = defineRoute({
   domainKind: channels.domainKind,
-  handle: (req) => replayDelivery(req.ctx, req.uuidParam('id'), req.uuidParam('job')),
+  summary: 'Send a failed delivery again',
+  description: 'Its attempts are counted anew; answers its log line. 409 when the delivery has not failed.',
+  params: v.object({ id: UuidParam, job: UuidParam }),
+  query: NoQuery,
+  response: { 200: answer(Delivery), ...NOT_FOUND, ...errors(409) },
+  handle: (req) => replayDelivery(req.ctx, req.params.id, req.params.job),
 })

@@ -7,12 +7,13 @@
  * within a domain (a client may choose one), so a channel of another domain with the same id must
  * not reach these.
  */
-import { isPlainObject } from '~storage/doc'
+import * as v from 'valibot'
 import { delPrefix } from '~storage/kv/kv'
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
-import { ApiError, badRequest, forbidden } from '../errors'
+import { ApiError, forbidden } from '../errors'
 import { parseEventMasks, parseObjects, type SubscriptionTerms } from '../events/match'
+import { objectBody } from '../http/schemas'
 import { type Channel, channels } from './channels'
 
 export const MAX_EXPIRES_SEC = 86_400
@@ -57,20 +58,48 @@ async function subscriber(ctx: Ctx): Promise<Channel> {
   return channel
 }
 
-/** Checks a POST/PUT body; the terms are kept as sent (normalized) for the read-back. */
-function readBody(body: unknown): Pick<Subscription, 'events' | 'objects' | 'url'> & { expires: number } {
-  if (!isPlainObject(body)) throw badRequest('the body must be an object {events, objects?, expires, url?}')
-  const { events, objects = [], expires, url = '', ...rest } = body
-  const unknown = Object.keys(rest)
-  if (unknown.length) throw badRequest(`unknown field ${unknown[0]}`, unknown[0])
+/** The objects an event must be bound to one of, as sent (and read back). */
+export const SubscriptionObjects = v.pipe(
+  v.array(v.union([v.string(), v.looseObject({ type: v.string() })]), 'must be an array'),
+  v.description('the objects an event must be bound to one of, {type: "sipuser", sipuser: "101"}; empty: any'),
+)
+
+const EVENT_MASK = '"CLASS.EVENT" or "CLASS.*"'
+const EXPIRES = `must be an integer number of seconds from 1 to ${MAX_EXPIRES_SEC}`
+const URL_RULE = "must be an http(s) URL or ''"
+
+/** What POST and PUT take: the terms and the lifetime; the masks and objects are read by the matcher's rules. */
+export const SubscriptionBody = objectBody({
+  events: v.pipe(
+    v.array(v.string(`must be ${EVENT_MASK}`), `must be a non-empty array of ${EVENT_MASK}`),
+    v.description('event masks "CLASS.EVENT" or "CLASS.*" (modelevents named one by one), at least one'),
+  ),
+  objects: v.optional(SubscriptionObjects),
+  expires: v.pipe(
+    v.number(EXPIRES),
+    v.check((n) => Number.isSafeInteger(n) && n >= 1 && n <= MAX_EXPIRES_SEC, EXPIRES),
+    v.description('seconds the subscription lasts unless renewed'),
+  ),
+  url: v.optional(
+    v.pipe(
+      v.string(URL_RULE),
+      v.check(
+        (url) => url.length <= 2048 && (url === '' || /^https?:$/.test(URL.parse(url)?.protocol ?? '')),
+        URL_RULE,
+      ),
+      v.description("where the events go; '' (the default): the channel's url"),
+    ),
+  ),
+})
+export type SubscriptionBody = v.InferOutput<typeof SubscriptionBody>
+
+/** The terms of a checked body, kept as sent (the masks normalized) for the read-back. */
+function readBody(body: SubscriptionBody): Pick<Subscription, 'events' | 'objects' | 'url'> & { expires: number } {
+  const { events, objects = [], expires, url = '' } = body
   // modelevents must be named one by one, as for websocket subscriptions
   const masks = parseEventMasks(events, { noWildcard: ['modelevents'] })
   parseObjects(objects)
-  if (typeof expires !== 'number' || !Number.isSafeInteger(expires) || expires < 1 || expires > MAX_EXPIRES_SEC)
-    throw badRequest(`expires must be an integer number of seconds from 1 to ${MAX_EXPIRES_SEC}`, 'expires')
-  if (typeof url !== 'string' || url.length > 2048 || (url !== '' && !/^https?:$/.test(URL.parse(url)?.protocol ?? '')))
-    throw badRequest("url must be an http(s) URL or ''", 'url')
-  return { events: masks.map((m) => `${m.class}.${m.event}`), objects: objects as unknown[], url, expires }
+  return { events: masks.map((m) => `${m.class}.${m.event}`), objects, url, expires }
 }
 
 /** A live subscription of the domain by id, or null (unknown or lapsed). */
@@ -84,7 +113,7 @@ async function store(
   ctx: Ctx,
   channel: Channel,
   id: string,
-  body: unknown,
+  body: SubscriptionBody,
 ): Promise<{ id: string; msg: 'subscribed' }> {
   const { expires, ...terms } = readBody(body)
   const { kv, clock } = ctx.deps
@@ -105,7 +134,7 @@ async function store(
 }
 
 /** POST: a new subscription of the calling channel. */
-export async function subscribe(ctx: Ctx, body: unknown) {
+export async function subscribe(ctx: Ctx, body: SubscriptionBody) {
   const channel = await subscriber(ctx)
   const held = (await domainSubscriptions(ctx.deps, ctx.domain)).filter((s) => s.channel === channel.id)
   if (held.length >= MAX_PER_CHANNEL)
@@ -131,7 +160,7 @@ async function dropLegacy(ctx: Ctx, id: string): Promise<void> {
 }
 
 /** PUT: replaces the terms and renews the lifetime (a lapsed id of this channel comes back). */
-export async function renew(ctx: Ctx, id: string, body: unknown) {
+export async function renew(ctx: Ctx, id: string, body: SubscriptionBody) {
   return store(ctx, await requireKnown(ctx, id), id, body)
 }
 

@@ -19,7 +19,12 @@ export function jsonSchema(schema: v.GenericSchema): Json {
 
 /** The entries of an object schema, under the pipes, optional and nullable wrappers around it. */
 function entriesOf(schema: v.GenericSchema | undefined): Record<string, v.GenericSchema> {
-  let s = schema as unknown as { type?: string; pipe?: unknown[]; wrapped?: unknown; entries?: Record<string, v.GenericSchema> }
+  let s = schema as unknown as {
+    type?: string
+    pipe?: unknown[]
+    wrapped?: unknown
+    entries?: Record<string, v.GenericSchema>
+  }
   while (s && !s.entries) {
     if (s.pipe && s.pipe[0] !== s) s = s.pipe[0] as typeof s
     else if (s.wrapped) s = s.wrapped as typeof s
@@ -77,7 +82,13 @@ function parametersOf(spec: RouteSpec, pathParams: string[], method: Method): Js
   for (const [name, schema] of Object.entries(entriesOf(spec.hook.query as v.GenericSchema | undefined))) {
     const json = jsonSchema(schema)
     const { description, ...rest } = json
-    out.push({ name, in: 'query', required: !isOptional(schema), ...(description ? { description } : {}), schema: rest })
+    out.push({
+      name,
+      in: 'query',
+      required: !isOptional(schema),
+      ...(description ? { description } : {}),
+      schema: rest,
+    })
   }
   if (OVERRIDE_METHODS.has(method))
     out.push({

@@ -1,5 +1,6 @@
 /** Projects (/rest/v1/domain/projects): groups of entities within a working domain. */
-import { COMMON_FIELDS, defineEntity, ext, opts, requiredText } from '../entities/entity'
+import * as v from 'valibot'
+import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, text } from '../entities/entity'
 
 export const projects = defineEntity({
   name: 'project',
@@ -11,4 +12,6 @@ export const projects = defineEntity({
   listFields: ['id', 'code', 'name', 'opts.title', 'ext.lwt', 'ext.ct'],
   lookupFields: ['id', 'code'],
   create: { code: requiredText(255), name: requiredText(255), opts: opts(), ext },
+  // title and comment are always there ('' by default)
+  doc: { opts: v.strictObject({ title: text(), comment: text(4096) }) },
 })

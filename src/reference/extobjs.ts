@@ -32,6 +32,8 @@ function finish<T extends { value?: unknown }>(doc: T): T {
   return value === undefined ? doc : { ...doc, value }
 }
 
+const UserTags = v.optional(v.array(text(255)))
+
 export const extobjs = defineEntity({
   name: 'extobj',
   table: { table: 'extobjs', objtype: 'extobj', columns: { type: 'type' }, detached: ['value'] },
@@ -42,8 +44,10 @@ export const extobjs = defineEntity({
   create: {
     type: requiredText(255),
     value: v.optional(v.unknown()),
-    opts: opts({ user_tags: v.optional(v.array(text(255))) }),
+    opts: opts({ user_tags: UserTags }),
     ext,
   },
+  // title and comment are always there ('' by default)
+  doc: { opts: v.strictObject({ title: text(), comment: text(4096), user_tags: UserTags }) },
   finish,
 })
