@@ -59,7 +59,7 @@ export const asyncApiRoute = defineRoute({
 /** The page: Scalar's bundle, then the script that starts it on the description. */
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>API · Platform service</title></head>
+<title>API · Platform service</title><link rel="icon" href="data:,"></head>
 <body><div id="app"></div>
 <script src="/pages/api/scalar.js"></script>
 <script src="/pages/api/start.js"></script>
@@ -87,13 +87,14 @@ export const apiPageRoute = defineRoute({
   handle: () => new Response(PAGE, { headers: API_PAGE_HEADERS }),
 })
 
-/** What starts Scalar on this service's description: no fonts or services of Scalar's own. */
+/** What starts Scalar on this service's description: no fonts, assistant or other services of Scalar's own. */
 const START = `Scalar.createApiReference('#app', {
   url: '/rest/v1/openapi.json',
   withDefaultFonts: false,
   hideClientButton: true,
   telemetry: false,
   showDeveloperTools: 'never',
+  agent: { disabled: true },
 })
 `
 

@@ -16,6 +16,7 @@ import { type Components, type Json, jsonSchema, operationOf } from './openapi-o
 
 /** What each area of the API holds, as the description tells it. */
 const AREAS: Record<string, string> = {
+  api: "This description, and the websocket's (AsyncAPI)",
   iam: 'Sessions, passwords, invitations and self-registration',
   user: "The signed-in user's own data and callback orders",
   domain: 'Domains, the directory (users, groups, roles, caches), projects, settings and product layers',
@@ -31,8 +32,12 @@ const AREAS: Record<string, string> = {
   operations: 'Liveness, readiness and metrics',
 }
 
-/** The area of a URL: the segment after /rest/v1, else operations. */
-const areaOf = (url: string) => (url.startsWith('/rest/v1/') ? url.split('/')[3]! : 'operations')
+/** The area of a URL: the folder after /rest/v1 (a file there is a description: `api`), else operations. */
+function areaOf(url: string): string {
+  const parts = url.split('/')
+  if (parts[1] !== 'rest') return 'operations'
+  return parts.length > 4 ? parts[3]! : 'api'
+}
 
 /** `/a/:id/*` -> `/a/{id}/{path}` and the names of its parameters. */
 export function openApiPath(url: string): { path: string; params: string[] } {
