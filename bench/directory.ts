@@ -35,13 +35,17 @@ import { percentile } from './service-process'
 const SIZES = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [100, 100_000]
 const ROUNDS = 200
 const dir = mkdtempSync(join(tmpdir(), 'platform-bench-directory-'))
-const service = await startService(loadConfig({ DATA_DIR: dir, PORT: '0', ADMIN_PASSWORD: 'bench-Pass1' }), { routes: [], api: new Elysia() }, {
-  kv: createMemoryKv(),
-  listen: false,
-  // of the background work only what a service always runs beside such changes: WAL checkpoints
-  workers: [dbCheckpoint],
-  log: createLogger('error'),
-})
+const service = await startService(
+  loadConfig({ DATA_DIR: dir, PORT: '0', ADMIN_PASSWORD: 'bench-Pass1' }),
+  { routes: [], api: new Elysia() },
+  {
+    kv: createMemoryKv(),
+    listen: false,
+    // of the background work only what a service always runs beside such changes: WAL checkpoints
+    workers: [dbCheckpoint],
+    log: createLogger('error'),
+  },
+)
 const { deps } = service
 const master = (await findMasterDomain(deps))!
 

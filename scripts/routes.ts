@@ -38,7 +38,14 @@ export function groupOf(file: string): string {
 }
 
 const ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'LOOKUP', 'SYNC', 'CLEAR']
-const CALL: Record<string, string> = { GET: 'get', HEAD: 'head', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'delete' }
+const CALL: Record<string, string> = {
+  GET: 'get',
+  HEAD: 'head',
+  POST: 'post',
+  PUT: 'put',
+  PATCH: 'patch',
+  DELETE: 'delete',
+}
 
 /** What each route file exports, read by importing it. */
 async function methodsOf(files: string[]): Promise<string[][]> {

@@ -63,7 +63,8 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
     computed: 'unset (open)',
   },
   CHECK_ANSWERS: {
-    meaning: 'on: every answer is checked against the schema its route declares for its status; one that does not match is a 500 naming why (the tests turn it on)',
+    meaning:
+      'on: every answer is checked against the schema its route declares for its status; one that does not match is a 500 naming why (the tests turn it on)',
   },
   GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: {
     meaning:

@@ -80,11 +80,7 @@ export function openDb(config: Config, log?: Logger): Db {
   return openRemoteDb(config.libsqlUrl, config.libsqlAuthToken)
 }
 
-export async function startService(
-  config: Config,
-  manifest: Manifest,
-  options: ServiceOptions = {},
-): Promise<Service> {
+export async function startService(config: Config, manifest: Manifest, options: ServiceOptions = {}): Promise<Service> {
   ensureDataDir(config.dataDir)
   const log = options.log ?? createLogger(config.logLevel)
   const tries = config.startupRetries

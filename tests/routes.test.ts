@@ -34,3 +34,20 @@ test('the README endpoint map lists every route with its methods', async () => {
     expect(row ?? `missing: ${r.url}`).toStartWith(`| ${methods} |`)
   }
 })
+
+test('every route declares its query, a summary, a success answer and the error body, each with a schema', () => {
+  for (const r of routes) {
+    for (const [method, spec] of Object.entries(r.module)) {
+      const where = `${method} ${r.url}`
+      const { hook } = spec!
+      expect([where, hook.detail.summary.length > 0]).toEqual([where, true])
+      // the query schema is what refuses an unknown parameter
+      expect([where, hook.query !== undefined]).toEqual([where, true])
+      const statuses = Object.keys(hook.response).map(Number)
+      expect([where, statuses.some((s) => s >= 200 && s < 300)]).toEqual([where, true])
+      for (const s of [400, 401, 403, 500, 503]) expect([where, s, statuses.includes(s)]).toEqual([where, s, true])
+      for (const [status, answer] of Object.entries(hook.response as Record<string, { schema?: { '~run'?: unknown } }>))
+        expect([where, status, typeof answer.schema?.['~run']]).toEqual([where, status, 'function'])
+    }
+  }
+})

@@ -3,37 +3,80 @@
  * of working domains. Any signed-in user may call them (`access: 'session'`, as /user/info): what
  * they reach is limited to the caller's own SIP accounts by orders.ts, not by a role.
  */
-import { badRequest } from '../errors'
+import * as v from 'valibot'
 import { ifMatchDoc } from '../http/if-match'
 import type { Req } from '../http/req'
-import { defineRoute } from '../http/route'
-import { DATE } from '../model/partitions'
+import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from '../http/query-schemas'
+import { defineRoute, type RouteDefinition } from '../http/route'
+import { errors, NoContent, type Responses } from '../http/schemas'
 import { deleteOrder, listOrders, patchOrder, readOrder } from './orders'
+import { AccountPath, DayPath, Interval, OrderAnswer, OrderPath, OrdersAnswer, StatusBody } from './order-schemas'
 
-/** `/<YYYY-MM-DD>`: a day of the calendar. */
-function dateParam(req: Req): string {
-  const date = req.params.date ?? ''
-  const at = Date.parse(`${date}T00:00:00Z`)
-  if (!DATE.test(date) || Number.isNaN(at) || !new Date(at).toISOString().startsWith(date)) {
-    throw badRequest(`date in the path must be a day YYYY-MM-DD, got ${JSON.stringify(date)}`, 'date')
-  }
-  return date
+/** What every route here is: a user's own, in a working domain. */
+function userRoute<
+  const P extends v.GenericSchema,
+  const Q extends v.GenericSchema,
+  const B extends v.GenericSchema | undefined = undefined,
+  const R extends Responses = Responses,
+>(def: RouteDefinition<P, Q, B, R>) {
+  return defineRoute({ ...def, access: 'session', domainKind: 'working' })
 }
 
-const order = (req: Req) => ({ date: dateParam(req), id: req.uuidParam('id') })
+const NOT_YOURS =
+  'An account of another user and one that does not exist are the same 404: a caller learns nothing of accounts ' +
+  'that are not theirs.'
 
-const userRoute = (handle: (req: Req) => unknown) => defineRoute({ access: 'session', domainKind: 'working', handle })
+/** GET on the collection: needs `interval`. */
+export const callbackList = userRoute({
+  summary: 'List the callback orders of a SIP account',
+  description: `Within \`interval\`, newest first unless ordered otherwise. ${NOT_YOURS}`,
+  params: AccountPath,
+  query: listQuery({ interval: Interval }),
+  response: { 200: OrdersAnswer, ...errors(404) },
+  handle: (req) => listOrders(req.ctx, req.params.account, null, req.query),
+})
 
-/** GET on the collection (needs `interval`) or on one day. */
-export const callbackList = userRoute((req) =>
-  listOrders(req.ctx, req.uuidParam('account'), req.params.date === undefined ? null : dateParam(req), req.query),
-)
-export const callbackRead = userRoute((req) => readOrder(req.ctx, req.uuidParam('account'), order(req), req.query))
+export const callbackDayList = userRoute({
+  summary: 'List the callback orders of a SIP account on a day',
+  description: `Newest first unless ordered otherwise. ${NOT_YOURS}`,
+  params: DayPath,
+  query: listQuery({ interval: Interval }),
+  response: { 200: OrdersAnswer, ...errors(404) },
+  handle: (req) => listOrders(req.ctx, req.params.account, req.params.date, req.query),
+})
+
+export const callbackRead = userRoute({
+  summary: 'Read a callback order',
+  description: `With a strong ETag. ${NOT_YOURS}`,
+  params: OrderPath,
+  query: queryOf(ITEM_PARAMS),
+  response: { 200: OrderAnswer, 304: NoContent, ...errors(404) },
+  handle: (req) => readOrder(req.ctx, req.params.account, order(req), req.query),
+})
+
+/** The order a path names. */
+const order = (req: Req<{ date: string; id: string }>) => ({ date: req.params.date, id: req.params.id })
+
 /** If-Match, as for any record: checked on the stored order inside the write's transaction. */
 const ifMatch = (req: Req) => ifMatchDoc(req, `callback order ${req.params.id}`)
-export const callbackPatch = userRoute(async (req) =>
-  patchOrder(req.ctx, req.uuidParam('account'), order(req), await req.json(), ifMatch(req)),
-)
-export const callbackDelete = userRoute((req) =>
-  deleteOrder(req.ctx, req.uuidParam('account'), order(req), ifMatch(req)),
-)
+
+export const callbackPatch = userRoute({
+  summary: 'Move a callback order on',
+  description:
+    'Only its status changes, and only forward: new to viewed or done, viewed to done (409 otherwise). With ' +
+    'If-Match, only the version whose ETag it names is changed (412 otherwise).',
+  params: OrderPath,
+  query: NoQuery,
+  body: StatusBody,
+  response: { 200: OrderAnswer, ...errors(404, 409, 412) },
+  handle: (req) => patchOrder(req.ctx, req.params.account, order(req), req.body, ifMatch(req)),
+})
+
+export const callbackDelete = userRoute({
+  summary: 'Delete a callback order',
+  description: 'With If-Match, only the version whose ETag it names is deleted (412 otherwise).',
+  params: OrderPath,
+  query: NoQuery,
+  response: { 204: NoContent, ...errors(404, 412) },
+  handle: (req) => deleteOrder(req.ctx, req.params.account, order(req), ifMatch(req)),
+})

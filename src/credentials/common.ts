@@ -56,21 +56,6 @@ export const FIELD_ERRORS = errors(412)
 /** 404: the request the link names is used, expired or unknown. */
 export const LINK_ERRORS = errors(404, 412)
 
-/**
- * A credential route's body as the API description and the typed client see it, let through to the
- * handler as sent: the handler checks it with `validateFields` after what must come first (an
- * external authorization script, the rate limits), and refuses a field with 412/1501 as the spec
- * asks; the schema refusing it would answer 400 before those.
- */
-export function checkedInHandler<S extends v.GenericSchema>(schema: S): v.GenericSchema<v.InferInput<S>, unknown> {
-  const passes = { ...schema } as unknown as v.GenericSchema<v.InferInput<S>, unknown>
-  Object.assign(passes, {
-    '~run': (dataset: { value: unknown }) => ({ typed: true, value: dataset.value }),
-    '~standard': { ...schema['~standard'], validate: (value: unknown) => ({ value }) },
-  })
-  return passes
-}
-
 /** Field validation in the credential areas: 412 with error_code 1501 naming the field. */
 export function validateFields<S extends v.GenericSchema>(schema: S, body: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, isPlainObject(body) ? body : {})

@@ -8,13 +8,12 @@ import { login as loginSchema, uuid } from '../directory/schemas'
 import { ApiError, fieldInvalid, forbidden } from '../errors'
 import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { errors, IdParams } from '../http/schemas'
+import { checkedByHandler, errors, IdParams } from '../http/schemas'
 import { users } from '../directory/users'
 import { accountCtx } from '../context'
 import { invitationMail } from '../mail/templates'
 import {
   accountEnvelope,
-  checkedInHandler,
   consume,
   DAY_MS,
   DoneAnswer,
@@ -50,7 +49,7 @@ export const createInvitation = defineRoute({
     'name). One invitation per two minutes per address and per e-mail (429); an unknown user is 412/1413, a ' +
     'user without an e-mail address 412/1501.',
   query: NoQuery,
-  body: checkedInHandler(Invite),
+  body: checkedByHandler(Invite),
   response: { 200: DoneAnswer, ...FIELD_ERRORS, ...errors(409) },
   async handle(req) {
     await refuseWithExternalAuth(req.deps)
@@ -99,7 +98,7 @@ export const acceptInvitation = defineRoute({
     'name when given. A link works once (404 after); a refused or taken field is 412/1501.',
   params: IdParams,
   query: NoQuery,
-  body: checkedInHandler(Accept),
+  body: checkedByHandler(Accept),
   response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'invite', 'invitation')

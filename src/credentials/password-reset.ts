@@ -13,13 +13,12 @@ import type { Req } from '../http/req'
 import { beginSignIn } from '../identity/brute-force'
 import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { errors, IdParams } from '../http/schemas'
+import { checkedByHandler, errors, IdParams } from '../http/schemas'
 import { credentialOf, sessionFor } from '../identity/authenticate'
 import { verifyPassword } from '../identity/passwords'
 import { resetPasswordMail } from '../mail/templates'
 import {
   accountEnvelope,
-  checkedInHandler,
   consume,
   DoneAnswer,
   DoneForAccountAnswer,
@@ -59,7 +58,7 @@ export const createPasswordReset = defineRoute({
     'domain, or an e-mail address) mails each matching account a link valid one hour; one request per minute ' +
     'per address (429). No matching account with an e-mail address is 412/1413; a refused field 412/1501.',
   query: NoQuery,
-  body: checkedInHandler(v.union([OneStep, TwoStep])),
+  body: checkedByHandler(v.union([OneStep, TwoStep])),
   response: { 200: DoneAnswer, ...FIELD_ERRORS, ...errors(409) },
   async handle(req) {
     await refuseWithExternalAuth(req.deps)
@@ -145,7 +144,7 @@ export const completePasswordReset = defineRoute({
     'sessions. A link works once (404 after).',
   params: IdParams,
   query: NoQuery,
-  body: checkedInHandler(NewPassword),
+  body: checkedByHandler(NewPassword),
   response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'pwd_reset', 'password reset request')

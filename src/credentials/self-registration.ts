@@ -18,12 +18,11 @@ import { insertStep } from '../entities/writes'
 import { fieldInvalid } from '../errors'
 import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { IdParams } from '../http/schemas'
+import { checkedByHandler, IdParams } from '../http/schemas'
 import { selfRegistrationMail } from '../mail/templates'
 import { settingValue } from '../settings/settings'
 import {
   accountEnvelope,
-  checkedInHandler,
   consume,
   DAY_MS,
   DoneAnswer,
@@ -64,7 +63,7 @@ export const createSelfRegistration = defineRoute({
     'the account. One request per two minutes per address (429); a closed domain, a taken login or e-mail, or ' +
     'a refused field is 412/1501.',
   query: NoQuery,
-  body: checkedInHandler(Register),
+  body: checkedByHandler(Register),
   response: { 200: DoneAnswer, ...FIELD_ERRORS },
   async handle(req) {
     await refuseWithExternalAuth(req.deps)
@@ -110,7 +109,7 @@ export const confirmSelfRegistration = defineRoute({
     'account from the setting self_register_template. A link works once (404 after).',
   params: IdParams,
   query: NoQuery,
-  body: checkedInHandler(Confirm),
+  body: checkedByHandler(Confirm),
   response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'self_register', 'registration request')

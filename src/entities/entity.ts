@@ -65,9 +65,9 @@ export interface EntityHooks<T> {
 // biome-ignore lint/suspicious/noExplicitAny: an entity of any item and bodies
 export interface Entity<T extends Doc = Doc, D = any, B = any, P = any> extends Collection<D> {
   /** What POST takes: the create body, and the id a client may give. */
-  createBody: v.GenericSchema<B, Doc>
+  createBody: v.GenericSchema<B, B>
   /** What PATCH takes: any part of the create body; the id, when given, must be the addressed one. */
-  patchBody: v.GenericSchema<P, Doc>
+  patchBody: v.GenericSchema<P, P>
   /** Body of a create, without `id` (checked separately). */
   create: v.GenericSchema<unknown, Doc>
   /** Body of a patch, without `id`: any part of a create; a null member of `opts` removes it. */
@@ -100,7 +100,10 @@ export type DocOf<E> = E extends Entity<infer T> ? T : never
 
 /** The id a client may give on a create, and may repeat on a change (the service checks it: src/ids.ts). */
 const GivenId = v.optional(
-  v.pipe(v.string(), v.description('a UUID: on a create, made by the service when absent; on a change, the addressed one')),
+  v.pipe(
+    v.string(),
+    v.description('a UUID: on a create, made by the service when absent; on a change, the addressed one'),
+  ),
 )
 
 /** An entity's item as the API answers it: its create body but the virtual members, with what the service adds. */
@@ -142,7 +145,11 @@ export function defineCollection<D>(def: CollectionDef & { doc: v.GenericSchema<
   }
 }
 
-export function defineEntity<const E extends v.ObjectEntries, const V extends string = never, const X extends v.ObjectEntries = {}>(
+export function defineEntity<
+  const E extends v.ObjectEntries,
+  const V extends string = never,
+  const X extends v.ObjectEntries = {},
+>(
   def: CollectionDef & {
     create: E
     /**
@@ -172,14 +179,11 @@ export function defineEntity<const E extends v.ObjectEntries, const V extends st
     ...defineCollection({ ...def, doc }),
     create: v.strictObject(def.create) as unknown as v.GenericSchema<unknown, Doc>,
     patch: v.partial(v.strictObject(patchable(def.create))) as unknown as v.GenericSchema<unknown, Doc>,
-    createBody: named(objectBody({ id: GivenId, ...def.create }), `${pascal(def.name)}Create`) as unknown as v.GenericSchema<
-      never,
-      Doc
-    >,
+    createBody: named(objectBody({ id: GivenId, ...def.create }), `${pascal(def.name)}Create`) as never,
     patchBody: named(
       v.pipe(JsonObject, v.partial(v.strictObject({ id: GivenId, ...patchable(def.create) }))),
       `${pascal(def.name)}Change`,
-    ) as unknown as v.GenericSchema<never, Doc>,
+    ) as never,
     finish,
     virtual: def.virtual ?? [],
     hooks: def.hooks ?? {},

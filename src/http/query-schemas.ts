@@ -14,7 +14,10 @@ const got = (issue: { input: unknown }) => `got ${JSON.stringify(issue.input)}`
 /** `true`/`1`, `false`/`0`, or empty (false). */
 export const BoolParam = v.pipe(
   v.string(),
-  v.check((s) => ['', 'true', 'false', '1', '0'].includes(s), (issue) => `must be true or false, ${got(issue)}`),
+  v.check(
+    (s) => ['', 'true', 'false', '1', '0'].includes(s),
+    (issue) => `must be true or false, ${got(issue)}`,
+  ),
   v.metadata({ examples: ['true'] }),
 )
 
@@ -35,7 +38,10 @@ export const LIST_PARAMS = {
     ),
   ),
   mask: v.optional(
-    v.pipe(v.string(), v.description(`comma list of at most ${MAX_MASK_ITEMS} field paths the items hold: id,opts.title`)),
+    v.pipe(
+      v.string(),
+      v.description(`comma list of at most ${MAX_MASK_ITEMS} field paths the items hold: id,opts.title`),
+    ),
   ),
   order: v.optional(
     v.pipe(
@@ -84,7 +90,14 @@ export type QuerySchema<E extends v.ObjectEntries> = v.GenericSchema<
 >
 
 /** The list parameters and `extra` ones. */
-export const listQuery = <const E extends v.ObjectEntries = {}>(extra: E = {} as E) => queryOf({ ...LIST_PARAMS, ...extra })
+export const listQuery = <const E extends v.ObjectEntries = {}>(extra: E = {} as E) =>
+  queryOf({ ...LIST_PARAMS, ...extra })
 
 /** A query of no parameters. */
 export const NoQuery = queryOf({})
+
+/**
+ * A query that is not read: a probe or a page, which a load balancer or a mail service may call with
+ * parameters of its own, answers the same whatever they are.
+ */
+export const IgnoredQuery = v.looseObject({})

@@ -12,7 +12,6 @@ import { largestBody } from '../config'
 import type { Deps } from '../deps'
 import { badRequest, unauthorized } from '../errors'
 import type { Session } from '../identity/sessions'
-import { isUuid } from '../ids'
 import { type Cidr, inCidrs } from './cidr'
 import { RequestBody } from './body'
 import type { Answer } from './hooks/answers'
@@ -146,7 +145,8 @@ export class Req<P = any, Q = any, B = any> {
 
   get clientAddress(): string {
     const parsed = (this.request as { source?: Request }).source ?? this.request
-    return (this.address ??= this.origin.clientAddress ?? clientAddressOf(parsed, this.origin.server, this.deps.trustedProxies))
+    return (this.address ??=
+      this.origin.clientAddress ?? clientAddressOf(parsed, this.origin.server, this.deps.trustedProxies))
   }
 
   header(name: string): string | null {
@@ -156,7 +156,10 @@ export class Req<P = any, Q = any, B = any> {
   credentials(): Presented {
     const session = this.origin.ctx?.session
     if (this.origin.ctx)
-      return { token: session?.kind === 'token' ? session.id : null, cookie: session?.kind === 'cookie' ? session.id : null }
+      return {
+        token: session?.kind === 'token' ? session.id : null,
+        cookie: session?.kind === 'cookie' ? session.id : null,
+      }
     const auth = this.request.headers.get('authorization')
     const token = auth === null ? null : auth.startsWith('Bearer ') ? auth.slice(7).trim() : ''
     return { token, cookie: readCookie(this.request.headers.get('cookie'), SESSION_COOKIE) }
@@ -175,13 +178,6 @@ export class Req<P = any, Q = any, B = any> {
   /** The body as a stream within `limit` bytes (a route's own limit, such as FILES_MAX_BYTES); read it once. */
   stream(limit: number): ReadableStream<Uint8Array> {
     return this.requestBody.stream(limit)
-  }
-
-  /** A path parameter that must be a UUID; returned in lower case. */
-  uuidParam(name: string): string {
-    const value = (this.params as Record<string, string | undefined>)[name]
-    if (!isUuid(value)) throw badRequest(`${name} in the path must be a UUID, got ${JSON.stringify(value ?? '')}`, name)
-    return value.toLowerCase()
   }
 }
 

@@ -20,11 +20,19 @@ import { present } from './present'
 import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from './query-schemas'
 import type { Req } from './req'
 import { type Access, defineRoute } from './route'
-import { answer, errors, IdParams, NoContent } from './schemas'
+import { answer, errors, IdParams, NoContent, type Responses } from './schemas'
 import * as v from 'valibot'
 
-interface Options {
+interface Options<A extends Responses = {}> {
   access?: Access
+  /** Answers the entity's own rules add to those of the factory (a password policy's 412). */
+  answers?: A
+}
+
+/** `a user`, `an extobj`, `an integration point`: the item as a summary names it. */
+const anItem = (c: { name: string }) => {
+  const words = c.name.replaceAll('_', ' ')
+  return `${/^[aeiou]/i.test(words) ? 'an' : 'a'} ${words}`
 }
 
 /** The client's filter with equality conditions ANDed in: the client cannot widen what they allow. */
@@ -38,9 +46,15 @@ export function withEqualities(filter: FilterNode | null, equal: Record<string, 
 }
 
 /** `match` adds equality conditions taken from the request (a path segment) to the client's filter. */
-export function list<D>(
+export function list<D, const P extends v.GenericSchema | undefined = undefined>(
   collection: Collection<D>,
-  options: Options & { match?: (req: Req) => Record<string, Literal> } = {},
+  options: Options & {
+    /** The path's parameters, for a list narrowed by them (`match`). */
+    params?: P
+    match?: (req: Req) => Record<string, Literal>
+    summary?: string
+    description?: string
+  } = {},
 ) {
   const shape = {
     fields: collection.fields,
@@ -48,14 +62,16 @@ export function list<D>(
     limits: collection.limits,
     assembled: Object.keys(collection.table.assembled ?? {}),
   }
+  const presents =
+    `The ${pluralOf(collection)} of the domain the caller acts in, as their list fields present them ` +
+    `(${collection.listFields.paths.join(', ')}), filtered, ordered and paged by the list parameters. ` +
+    'A full page carries X-Next-After, the `after` of the next; `count=true` adds X-Total-Count.'
   return defineRoute({
-    summary: `List ${pluralOf(collection)}`,
-    description:
-      `The ${pluralOf(collection)} of the domain the caller acts in, as their list fields present them ` +
-      `(${collection.listFields.paths.join(', ')}), filtered, ordered and paged by the list parameters. ` +
-      'A full page carries X-Next-After, the `after` of the next; `count=true` adds X-Total-Count.',
+    summary: options.summary ?? `List ${pluralOf(collection)}`,
+    description: options.description ? `${options.description} ${presents}` : presents,
     access: options.access,
     domainKind: collection.domainKind,
+    params: options.params as P,
     query: listQuery(),
     response: { 200: listAnswer(collection) },
     async handle(req) {
@@ -76,7 +92,7 @@ export function list<D>(
 
 export function read<D>(entity: Collection<D> & Partial<Pick<Entity, 'hooks'>>, options: Options = {}) {
   return defineRoute({
-    summary: `Read a ${entity.name}`,
+    summary: `Read ${anItem(entity)}`,
     description: 'The item whole (or the members a `mask` names), with a strong ETag; If-None-Match answers 304.',
     access: options.access,
     domainKind: entity.domainKind,
@@ -122,15 +138,18 @@ function ifMatch(req: Req, entity: Entity, id: string): WriteCheck<Doc> | undefi
   }
 }
 
-export function create<T extends Doc, D, B, P>(entity: Entity<T, D, B, P>, options: Options = {}) {
+export function create<T extends Doc, D, B, P, const A extends Responses = {}>(
+  entity: Entity<T, D, B, P>,
+  options: Options<A> = {},
+) {
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
-    summary: `Create a ${entity.name}`,
+    summary: `Create ${anItem(entity)}`,
     description: 'Answers the item whole, as stored. The id may be given (a UUID), else the service makes one.',
     query: NoQuery,
     body: entity.createBody,
-    response: { 200: itemAnswer(entity), ...errors(409) },
+    response: { 200: itemAnswer(entity), ...errors(409), ...(options.answers as A) },
     async handle(req) {
       return viewOf(req.ctx, entity, await createEntity(req.ctx, entity, await req.json()))
     },
@@ -141,7 +160,7 @@ export function patch<T extends Doc, D, B, P>(entity: Entity<T, D, B, P>, option
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
-    summary: `Change a ${entity.name}`,
+    summary: `Change ${anItem(entity)}`,
     description:
       'Changes the members given (a null member of `opts` or `ext` removes it) and answers the item whole. ' +
       'With If-Match, only the version whose ETag it names is changed (412 otherwise).',
@@ -161,7 +180,7 @@ export function remove<T extends Doc, D, B, P>(entity: Entity<T, D, B, P>, optio
   return defineRoute({
     access: options.access,
     domainKind: entity.domainKind,
-    summary: `Delete a ${entity.name}`,
+    summary: `Delete ${anItem(entity)}`,
     description: 'With If-Match, only the version whose ETag it names is deleted (412 otherwise).',
     params: IdParams,
     query: NoQuery,

@@ -27,9 +27,24 @@ export const routeBase = new Elysia({ name: 'route-base' })
 /** A new group of routes (one folder of routes/). */
 export const routeGroup = (name: string) => new Elysia({ name: `routes ${name}` }).use(routeBase)
 
-/** The Elysia handler of a route: the validated parts go to its Req, which goes to the route's handler. */
+/**
+ * The Elysia handler of a route: the validated parts go to its Req, which goes to the route's handler.
+ * What it returns is typed `any` for Elysia: a route's answers are typed by its response schemas
+ * (a handler may return them as JSON text made once, ~storage/json-text.ts).
+ */
 export function run(spec: RouteSpec<any, any, any, any>) {
-  return ({ req, params, query, body }: { req: Req<any, any, any>; params: unknown; query: unknown; body: unknown }) => {
+  // biome-ignore lint/suspicious/noExplicitAny: see above
+  return ({
+    req,
+    params,
+    query,
+    body,
+  }: {
+    req: Req<any, any, any>
+    params: unknown
+    query: unknown
+    body: unknown
+  }): any => {
     req.params = params
     req.query = query
     req.body = body
@@ -50,9 +65,11 @@ export const hookOf = <S extends RouteSpec<any, any, any, any>>(spec: S): S['hoo
   return { ...hook, admit: { ...hook.admit }, detail: { ...hook.detail } } as S['hook']
 }
 
-
 /** Route files mounted without types (tests' own routes): the same handlers and hooks. */
-export function mountEntries<A extends Elysia<any, any, any, any, any, any, any>>(app: A, entries: readonly RouteEntry[]): A {
+export function mountEntries<A extends Elysia<any, any, any, any, any, any, any>>(
+  app: A,
+  entries: readonly RouteEntry[],
+): A {
   for (const { url, module } of entries) {
     for (const [method, spec] of Object.entries(module)) {
       if (!spec) continue

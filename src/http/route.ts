@@ -8,7 +8,7 @@
  */
 import type * as v from 'valibot'
 import type { Req } from './req'
-import { errors, type Responses } from './schemas'
+import { type AnswerSchema, errors, type Responses } from './schemas'
 
 /** public: anyone; session: any signed-in user; permission: a role must grant the route. */
 export type Access = 'public' | 'session' | 'permission'
@@ -36,24 +36,36 @@ export interface Detail {
 }
 
 type Schema = v.GenericSchema
+/** A body's schema: checked by Elysia, or (checkedByHandler) by the handler. */
+type BodySchema = Schema | AnswerSchema
 /** What a call holds of a part its route declares (validated), or leaves undeclared (as read). */
-type Out<S, D> = S extends Schema ? v.InferOutput<S> : D
+type Out<S, D> = S extends Schema ? v.InferOutput<S> : S extends AnswerSchema<infer I> ? v.InferOutput<I> : D
 /** The Req a handler gets. */
-export type ReqOf<P, Q, B> = Req<Out<P, Record<string, string>>, Out<Q, Record<string, string | undefined>>, Out<B, unknown>>
+export type ReqOf<P, Q, B> = Req<
+  Out<P, Record<string, string>>,
+  Out<Q, Record<string, string | undefined>>,
+  Out<B, unknown>
+>
 
 /** An Elysia hook object: what the manifest passes beside the handler. */
 export interface RouteHook<P, Q, B, R extends Responses> {
   admit: Admission
-  params?: P
-  query?: Q
-  body?: B
+  // present in the type even when absent (undefined): an optional member would make Elysia type it unknown
+  params: P
+  query: Q
+  body: B
   response: R
   detail: Detail
   /** `jsonBody`: the body is read as JSON within MAX_BODY_BYTES (./route-base.ts); `none`: the handler reads it. */
   parse: 'jsonBody' | 'none'
 }
 
-export interface RouteSpec<P = Schema | undefined, Q = Schema | undefined, B = Schema | undefined, R extends Responses = Responses> {
+export interface RouteSpec<
+  P = Schema | undefined,
+  Q = Schema | undefined,
+  B = Schema | undefined,
+  R extends Responses = Responses,
+> {
   hook: RouteHook<P, Q, B, R>
   handle(req: ReqOf<P, Q, B>): unknown
 }
@@ -85,17 +97,17 @@ export interface RouteDefinition<P, Q, B, R extends Responses> {
 const EVERY_ROUTE = errors(400, 401, 403, 429, 500, 503)
 /** ... and a route that reads a body: larger than it takes (413), not JSON (415). */
 const WITH_BODY = errors(413, 415)
-type Answers<B, R> = Omit<typeof EVERY_ROUTE & (B extends Schema ? typeof WITH_BODY : {}), keyof R> & R
+type Answers<B, R> = Omit<typeof EVERY_ROUTE & (B extends BodySchema ? typeof WITH_BODY : {}), keyof R> & R
 
 export function defineRoute<
   const P extends Schema | undefined = undefined,
   const Q extends Schema | undefined = undefined,
-  const B extends Schema | undefined = undefined,
+  const B extends BodySchema | undefined = undefined,
   const R extends Responses = Responses,
 >(def: RouteDefinition<P, Q, B, R>): RouteSpec<P, Q, B, Answers<B, R>> {
   const reads = def.body !== undefined || def.parse === 'none'
   const response = { ...EVERY_ROUTE, ...(reads ? WITH_BODY : {}), ...def.response } as Answers<B, R>
-  const hook: RouteHook<P, Q, B, Answers<B, R>> = {
+  const hook = {
     admit: {
       access: def.access ?? 'permission',
       domainKind: def.domainKind ?? 'any',
@@ -109,7 +121,7 @@ export function defineRoute<
       ...(def.hide ? { hide: true } : {}),
     },
     parse: def.parse ?? 'jsonBody',
-  }
+  } as RouteHook<P, Q, B, Answers<B, R>>
   // absent schemas stay absent: Elysia validates (and parses the query for) only what is declared
   if (def.params) hook.params = def.params
   if (def.query) hook.query = def.query

@@ -38,6 +38,18 @@ export interface AnswerSchema<S extends v.GenericSchema = v.GenericSchema> {
 
 const pass = (value: unknown) => ({ value })
 
+/**
+ * A body the route's handler checks itself, after checks of its own that must come first (the
+ * credential areas' rate limits, answered 412/1501 as the spec asks): described and typed by
+ * `schema`, let through by Elysia as it is.
+ */
+export function checkedByHandler<const S extends v.GenericSchema>(schema: S): AnswerSchema<S> {
+  return { schema, '~standard': { version: 1, vendor: 'platform', validate: pass } }
+}
+
+/** The media type of a body that is a file of any type (its own). */
+export const ANY_MEDIA = '*/*'
+
 export function answer<const S extends v.GenericSchema>(schema: S, media?: string): AnswerSchema<S> {
   return { schema, ...(media ? { media } : {}), '~standard': { version: 1, vendor: 'platform', validate: pass } }
 }
@@ -45,13 +57,16 @@ export function answer<const S extends v.GenericSchema>(schema: S, media?: strin
 /** The answers of a route by status. */
 export type Responses = Record<number, AnswerSchema>
 
-export const ErrorBody = named(v.object({
-  error_code: v.pipe(v.number(), v.integer(), v.description('1000 + the HTTP status (the spec fixes 1413 and 1501)')),
-  error_message: v.string(),
-  error_details: v.optional(
-    v.looseObject({ field: v.optional(v.pipe(v.string(), v.description('the part of the request at fault'))) }),
-  ),
-}), 'Error')
+export const ErrorBody = named(
+  v.object({
+    error_code: v.pipe(v.number(), v.integer(), v.description('1000 + the HTTP status (the spec fixes 1413 and 1501)')),
+    error_message: v.string(),
+    error_details: v.optional(
+      v.looseObject({ field: v.optional(v.pipe(v.string(), v.description('the part of the request at fault'))) }),
+    ),
+  }),
+  'Error',
+)
 export type ErrorBody = v.InferOutput<typeof ErrorBody>
 
 const errorAnswer = answer(ErrorBody)
@@ -163,8 +178,9 @@ function keepWrapper(entry: v.GenericSchema, inner: v.GenericSchema): v.GenericS
 
 /** Every member optional, at every depth: what a mask may leave of an item. */
 export function deepPartial(schema: v.GenericSchema): v.GenericSchema {
-  const array = schema as unknown as { type: string; item?: v.GenericSchema }
-  if (array.type === 'array') return v.array(deepPartial(array.item!))
+  const s = schema as unknown as { type: string; item?: v.GenericSchema; options?: v.GenericSchema[] }
+  if (s.type === 'array') return v.array(deepPartial(s.item!))
+  if (s.type === 'union') return v.union(s.options!.map(deepPartial))
   const object = objectOf(schema)
   if (!object) return schema
   const entries: Entries = {}

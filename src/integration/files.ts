@@ -26,7 +26,7 @@ import { present } from '../http/present'
 import type { Req } from '../http/req'
 import { BoolParam, LIST_PARAMS, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { answer, errors, NoContent } from '../http/schemas'
+import { answer, ANY_MEDIA, errors, NoContent } from '../http/schemas'
 import { rolesGrant } from '../identity/authenticate'
 import { channels } from './channels'
 import { formDataBoundary, MultipartReader } from './multipart'
@@ -142,7 +142,10 @@ const Listed = v.strictObject({
 const NameParams = v.object({ name: v.pipe(v.string(), v.description('the file name (NFC), no / or \\')) })
 
 /** The bytes of a file, of the type its name gives (text/plain, image/png, ...). */
-const FileBody = answer(v.pipe(v.string(), v.description('the bytes of the file, of the Content-Type its name gives')))
+const FileBody = answer(
+  v.pipe(v.string(), v.description('the bytes of the file, of the Content-Type its name gives')),
+  ANY_MEDIA,
+)
 
 const WHO = 'Domain users whose role grants the method on the path; channels with `opts.allow_files_api`.'
 

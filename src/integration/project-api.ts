@@ -10,7 +10,7 @@ import * as v from 'valibot'
 import { ApiError, forbidden } from '../errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
-import { answer, errors } from '../http/schemas'
+import { answer, errors, JsonValue } from '../http/schemas'
 import { channels } from './channels'
 
 const DEFAULT_TIMEOUT_SEC = 30
@@ -43,7 +43,7 @@ function answerOf(result: unknown): Response {
 
 /** What the script answers: any value as JSON, or the body and media type it chose. */
 const ScriptAnswer = answer(
-  v.pipe(v.unknown(), v.description("the script's value as JSON, or the body it chose (of the Content-Type it set)")),
+  v.pipe(JsonValue, v.description("the script's value as JSON, or the body it chose (of the Content-Type it set)")),
 )
 /**
  * The statuses a script may choose: the registered ones from 200 on, but those every route answers

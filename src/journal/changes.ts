@@ -11,7 +11,9 @@ import { FieldSet } from '../http/fields'
 import { parseListParams } from '../http/list-query'
 import { present } from '../http/present'
 import type { Req } from '../http/req'
+import { listQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
+import { answer, errors, Instant } from '../http/schemas'
 import { isUuid } from '../ids'
 
 const FIELDS = new FieldSet([
@@ -103,7 +105,39 @@ async function tellHorizon(req: Req, search: JournalSearch): Promise<void> {
   if (search.dtstart === undefined || search.dtstart <= horizon.dtutc) req.headers['x-journal-horizon'] = horizon.dtutc
 }
 
+/** One change as the journal lists it (`fields`: the members an update changed). */
+const Change = v.strictObject({
+  cmdtype: v.picklist(['create', 'update', 'delete']),
+  dtutc: Instant,
+  modifierid: v.pipe(v.string(), v.description('the id of the user (or the service, the nil UUID) who made it')),
+  modifiername: v.string(),
+  objtype: v.pipe(v.string(), v.description('what changed: user, class, model/<classname>, ...')),
+  objid: v.string(),
+  fields: v.optional(v.pipe(v.string(), v.description('an update: the members it changed, a comma list'))),
+  obj: v.pipe(
+    v.record(v.string(), v.unknown()),
+    v.description('the object as the change left it; a deletion: as it was'),
+  ),
+})
+
+const SearchParam = v.optional(
+  v.pipe(
+    v.string(),
+    v.description(
+      'JSON search conditions: dtstart and/or dtstop, or objtype with objid or objkey; cmdtype, offset and ' +
+        'limit narrow them. {"objtype":"user","objid":"<id>"}',
+    ),
+  ),
+)
+
 export const listChanges = defineRoute({
+  summary: 'Search the journal of changes',
+  description:
+    'The changes of the domain that `params` finds (it needs a time bound or an object), then filtered, ordered, ' +
+    'masked and paged like any list. A search reaching back past what retention kept answers what is left with ' +
+    'X-Journal-Horizon; one wholly before it is a 410.',
+  query: listQuery({ params: SearchParam }),
+  response: { 200: answer(v.array(Change)), ...errors(410) },
   async handle(req) {
     const search = parseSearch(req.query.params)
     const { query, mask, flat } = parseListParams(req.query, {

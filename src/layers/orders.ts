@@ -15,9 +15,9 @@ import type { TableSpec } from '~storage/repository'
 import { type Actor, type Ctx, SYSTEM_ACTOR } from '../context'
 import type { Deps } from '../deps'
 import { commit, commitLong, type Unit } from '../entities/unit'
-import { validate } from '../entities/validate'
 import { ApiError, badRequest, conflict, DomainGone } from '../errors'
 import { FieldSet } from '../http/fields'
+import { objectBody } from '../http/schemas'
 import { parseListParams } from '../http/list-query'
 import { present } from '../http/present'
 import { newId } from '../ids'
@@ -29,7 +29,8 @@ export const LAYER_ORDER = 'layer-order'
 /** An order whose carrying out crashed its process this often is given up as a failure. */
 const MAX_ATTEMPTS = 3
 
-const Order = v.strictObject({
+/** The body of an order; all of it is optional (an install of the given prefix). */
+export const Order = objectBody({
   operation: v.optional(
     v.picklist(['install', 'update', 'delete', 'clear'], 'operation is install, update, delete or clear'),
   ),
@@ -70,9 +71,8 @@ function* relabel(u: Unit): TxStep<void> {
   }
 }
 
-export async function orderLayer(ctx: Ctx, body: unknown): Promise<Doc> {
+export async function orderLayer(ctx: Ctx, o: v.InferOutput<typeof Order>): Promise<Doc> {
   const { deps } = ctx
-  const o = validate(Order, body ?? {})
   const operation = o.operation ?? 'install'
   let prefix = o.prefix
   let file = ''

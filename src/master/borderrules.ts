@@ -7,8 +7,9 @@
  */
 import * as v from 'valibot'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText } from '../entities/entity'
-import { badRequest } from '../errors'
+import { queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
+import { answer, errors } from '../http/schemas'
 import { chooseRuleOffThread } from './border-matcher'
 import { type BorderQuery, type BorderRule, MAX_PATTERN, parseIp, parseIpMask, patternError } from './border-match'
 
@@ -34,6 +35,8 @@ const remoteipmask = v.optional(
     ),
   ),
 )
+
+const flag = v.picklist([0, 1], 'must be 0 or 1')
 
 export const borderrules = defineEntity({
   name: 'borderrule',
@@ -71,7 +74,7 @@ export const borderrules = defineEntity({
   ],
   lookupFields: ['id'],
   create: {
-    enabled: v.optional(v.picklist([0, 1], 'must be 0 or 1')),
+    enabled: v.optional(flag),
     priority: v.pipe(v.number(), v.safeInteger('must be an integer')),
     site: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(255, 'must be at most 255 characters'))),
     service: v.optional(requiredText(64)),
@@ -82,6 +85,16 @@ export const borderrules = defineEntity({
     action: v.picklist(['allow', 'deny', 'drop'], 'must be allow, deny or drop'),
     opts: opts(),
     ext,
+  },
+  // what the defaults below leave set on every rule
+  doc: {
+    enabled: flag,
+    site: v.pipe(v.string(), v.description('* for every site')),
+    service: v.string(),
+    domain: v.pipe(v.string(), v.description("'' for any domain, else a regular expression")),
+    username: v.pipe(v.string(), v.description("'' for any user name, else a regular expression")),
+    useragent: v.pipe(v.string(), v.description("'' for any user agent, else a regular expression")),
+    remoteipmask: v.pipe(v.string(), v.description("'' for any address, else an address, CIDR block or range")),
   },
   // defaults, and the members in the order of the original's examples
   finish: ({
@@ -99,23 +112,30 @@ export const borderrules = defineEntity({
   }) => ({ id, enabled, priority, site, service, domain, username, useragent, remoteipmask, action, ...rest }),
 })
 
-const CHECK_PARAMS = new Set(['ip', 'useragent', 'username', 'domain', 'site', 'service'])
 /** Bounds the work of the rules' regular expressions per check. */
 const MAX_CHECK_VALUE = 1024
+const checkValue = (what: string) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(MAX_CHECK_VALUE, `must be at most ${MAX_CHECK_VALUE} characters`),
+      v.description(what),
+    ),
+  )
 
-/** The checker's query: `ip` required; site defaults to this process's site, service to sip. */
-export function parseCheckQuery(query: Record<string, string | undefined>, ownSite: string): BorderQuery {
-  for (const [name, value] of Object.entries(query)) {
-    if (!CHECK_PARAMS.has(name)) throw badRequest(`unknown parameter '${name}'`, name)
-    if (value !== undefined && value.length > MAX_CHECK_VALUE)
-      throw badRequest(`${name}: must be at most ${MAX_CHECK_VALUE} characters`, name)
-  }
-  if (query.ip === undefined) throw badRequest('ip is required', 'ip')
-  const ip = parseIp(query.ip)
-  if (ip === null) throw badRequest('ip: must be an IPv4 or IPv6 address', 'ip')
-  const { domain, username, useragent } = query
-  return { ip, site: query.site || ownSite, service: query.service || 'sip', domain, username, useragent }
-}
+/** The checker's query: the request to check. */
+const CheckQuery = queryOf({
+  ip: v.pipe(
+    v.string(),
+    v.check((s) => parseIp(s) !== null, 'must be an IPv4 or IPv6 address'),
+    v.description("the sender's address"),
+  ),
+  useragent: checkValue('the User-Agent of the request'),
+  username: checkValue('the user name of the request'),
+  domain: checkValue('the domain of the request'),
+  site: checkValue("the site it arrives at; this process's site when absent or empty"),
+  service: checkValue('sip when absent or empty'),
+})
 
 /**
  * GET /rest/v1/master/borderrules_check: `{action, rule}` of the rule that applies to the request
@@ -123,8 +143,26 @@ export function parseCheckQuery(query: Record<string, string | undefined>, ownSi
  */
 export const checkBorderRules = defineRoute({
   domainKind: 'master',
+  summary: 'Check which border rule applies to a request',
+  description:
+    'The enabled rule of lowest priority (then smallest id) that matches the request the query describes, ' +
+    "and its action; `{action: 'allow', rule: null}` when none does. 422 when a rule's pattern takes too long " +
+    'on the values given (error_details.field: rules).',
+  query: CheckQuery,
+  response: {
+    200: answer(v.strictObject({ action: v.picklist(['allow', 'deny', 'drop']), rule: v.nullable(borderrules.doc) })),
+    ...errors(422),
+  },
   async handle(req) {
-    const q = parseCheckQuery(req.query, req.deps.config.site)
+    const { ip, domain, username, useragent } = req.query
+    const q: BorderQuery = {
+      ip: parseIp(ip)!,
+      site: req.query.site || req.deps.config.site,
+      service: req.query.service || 'sip',
+      domain,
+      username,
+      useragent,
+    }
     const repo = req.deps.repo(borderrules.table)
     // stored rules passed the entity's schema, so they carry every field matching reads
     const rules = (await req.deps.db.read(() => repo.all(req.ctx.domain))) as unknown as BorderRule[]

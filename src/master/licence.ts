@@ -188,10 +188,9 @@ function explainRefusal(err: unknown, alg: string): unknown {
 }
 
 /** POST: verifies the token and makes it the installation's licence; answers the licence in force. */
-export async function installLicence(ctx: Ctx, body: unknown): Promise<LicenceView> {
-  if (typeof body !== 'string') throw badRequest('body must be a JSON string: the licence token', 'body')
+export async function installLicence(ctx: Ctx, given: string): Promise<LicenceView> {
   const { deps } = ctx
-  const token = body.trim()
+  const token = given.trim()
   const { id } = await deps.db.read(readInstallation)
   const payload = await verifyToken(deps, token, id)
   const installed = isoTime(deps.clock.now())

@@ -26,36 +26,37 @@ const classname = v.pipe(
 const count = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
 const names = v.pipe(v.array(v.string()), v.maxLength(500))
 
-const classOpts = v.optional(
-  v.strictObject({
-    title: v.optional(text()),
-    comment: v.optional(text(4096)),
-    dms_group: v.optional(v.record(v.string(), v.unknown())),
-    cache_limit: v.optional(count(0, 10_000_000)),
-    cache_sec: v.optional(count(0, 30 * 86400)),
-    check_required_fill_defaults: v.optional(v.boolean()),
-    expires_mode: v.optional(v.picklist(['none', 'create'], 'expires_mode is none or create')),
-    expires_ts_property: v.optional(v.string()),
-    expires_ttl_property: v.optional(v.string()),
-    lookup_properties: v.optional(names),
-    max_limit: v.optional(count(1, 100_000)),
-    max_mask: v.optional(names),
-    max_size: v.optional(count(64, 16 * 1024 * 1024)),
-    notify_transactions: v.optional(v.boolean()),
-    partition_count: v.optional(count(1, 1024)),
-    partition_interval: v.optional(v.picklist(['day', 'month', 'year'], 'partition_interval is day, month or year')),
-    partition_property: v.optional(v.string()),
-    replication_factor: v.optional(count(1, 16)),
-    storage_instance: v.optional(text(255)),
-    filestorage_instance: v.optional(text(255)),
-    /** Extension: composite indexes for hot filtered and ordered lists, e.g. [["kind", "n"]]. */
-    indexes: v.optional(
-      v.pipe(v.array(v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(4))), v.maxLength(8, 'at most 8 indexes')),
-    ),
-  }),
-)
+/** The options of a class; a create may give any of them, and the stored class has them all (the defaults below). */
+const OPTS = {
+  title: text(),
+  comment: text(4096),
+  dms_group: v.record(v.string(), v.unknown()),
+  cache_limit: count(0, 10_000_000),
+  cache_sec: count(0, 30 * 86400),
+  check_required_fill_defaults: v.boolean(),
+  expires_mode: v.picklist(['none', 'create'], 'expires_mode is none or create'),
+  expires_ts_property: v.string(),
+  expires_ttl_property: v.string(),
+  lookup_properties: names,
+  max_limit: count(1, 100_000),
+  max_mask: names,
+  max_size: count(64, 16 * 1024 * 1024),
+  notify_transactions: v.boolean(),
+  partition_count: count(1, 1024),
+  partition_interval: v.picklist(['day', 'month', 'year'], 'partition_interval is day, month or year'),
+  partition_property: v.string(),
+  replication_factor: count(1, 16),
+  storage_instance: text(255),
+  filestorage_instance: text(255),
+  /** Extension: composite indexes for hot filtered and ordered lists, e.g. [["kind", "n"]]. */
+  indexes: v.pipe(
+    v.array(v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(4))),
+    v.maxLength(8, 'at most 8 indexes'),
+  ),
+}
+const ClassOpts = v.strictObject(OPTS)
 
-const OPTS_DEFAULTS: Doc = {
+const OPTS_DEFAULTS: v.InferOutput<typeof ClassOpts> = {
   title: '',
   comment: '',
   dms_group: {},
@@ -79,6 +80,23 @@ const OPTS_DEFAULTS: Doc = {
   indexes: [],
 }
 
+/** The members of a class besides its classname: a create may leave each out, and its default is stored. */
+const MEMBERS = {
+  name: text(255),
+  description: text(4096),
+  parent_id: v.pipe(v.string(), v.uuid('parent_id must be a UUID'), v.toLowerCase()),
+  storage_mode: v.picklist(
+    ['runtime', 'abstract', 'category', 'history', 'transactionlog'],
+    'storage_mode is runtime, abstract, category, history or transactionlog',
+  ),
+  integrity_mode: v.picklist(
+    ['sync_fast_notify', 'sync_fast_read'],
+    'integrity_mode is sync_fast_notify or sync_fast_read',
+  ),
+  cache_mode: v.picklist(['temp', 'none'], 'cache_mode is temp or none'),
+  properties: v.pipe(v.array(PropertySchema), v.maxLength(500, 'at most 500 properties')),
+}
+
 /** Checks of one class on its own: property names, enums, defaults. */
 function finish<T extends Doc>(doc: T): T {
   const out = withDefaults<Doc>(doc, {
@@ -90,7 +108,7 @@ function finish<T extends Doc>(doc: T): T {
     cache_mode: 'temp',
     properties: [],
   })
-  out.opts = withDefaults((doc.opts as Doc | undefined) ?? {}, OPTS_DEFAULTS)
+  out.opts = withDefaults((doc.opts as Doc | undefined) ?? {}, OPTS_DEFAULTS as Doc)
   const seen = new Set<string>()
   ;(out.properties as Property[]).forEach((p, i) => {
     const at = `properties.${i}`
@@ -140,23 +158,12 @@ export const classes = defineEntity({
   lookupFields: ['id', 'classname'],
   create: {
     classname,
-    name: v.optional(text(255)),
-    description: v.optional(text(4096)),
-    parent_id: v.optional(v.pipe(v.string(), v.uuid('parent_id must be a UUID'), v.toLowerCase())),
-    storage_mode: v.optional(
-      v.picklist(
-        ['runtime', 'abstract', 'category', 'history', 'transactionlog'],
-        'storage_mode is runtime, abstract, category, history or transactionlog',
-      ),
-    ),
-    integrity_mode: v.optional(
-      v.picklist(['sync_fast_notify', 'sync_fast_read'], 'integrity_mode is sync_fast_notify or sync_fast_read'),
-    ),
-    cache_mode: v.optional(v.picklist(['temp', 'none'], 'cache_mode is temp or none')),
-    properties: v.optional(v.pipe(v.array(PropertySchema), v.maxLength(500, 'at most 500 properties'))),
-    opts: classOpts,
+    ...v.partial(v.object(MEMBERS)).entries,
+    opts: v.optional(v.partial(ClassOpts)),
     ext,
   },
+  // what finish() fills in: every member and option, defaulted
+  doc: { ...MEMBERS, opts: ClassOpts },
   finish,
   hooks: {
     *inTransaction(u, change): TxStep<void> {

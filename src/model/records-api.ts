@@ -1,12 +1,18 @@
 /**
  * /rest/v1/model/<classname>[/<YYYY-MM-DD>][/<id>]: the records of a class. The classname may hold
- * slashes, so the path is matched against the domain's classnames, longest first.
+ * slashes, so the path is matched against the domain's classnames, longest first. Each class has
+ * its own record shape, defined at run time: the schemas here say what every record has (its id);
+ * the API description lists each class's properties for a signed-in caller.
  */
+import * as v from 'valibot'
 import { badRequest, notFound } from '../errors'
 import type { Req } from '../http/req'
 import { ifMatchDoc } from '../http/if-match'
 import { isUuid } from '../ids'
-import { defineRoute, type RouteSpec } from '../http/route'
+import { errors, NoContent, type Responses } from '../http/schemas'
+import { LookupAnswer, LookupKey } from '../http/resource'
+import { NoQuery, queryOf, listQuery } from '../http/query-schemas'
+import { defineRoute, type ReqOf, type RouteDefinition } from '../http/route'
 import {
   clearRecords,
   createRecord,
@@ -19,6 +25,15 @@ import {
 } from './records'
 import { DATE, listPartitions, type Target } from './partitions'
 import type { ClassModel } from './class-model'
+import {
+  Cleared,
+  Interval,
+  ModelGetAnswer,
+  ModelPath,
+  RecordAnswer,
+  RecordBody,
+  RECORD_WRITE_ERRORS,
+} from './record-schemas'
 
 async function resolve(req: Req): Promise<{ model: ClassModel; target: Target }> {
   let segments: string[]
@@ -45,10 +60,21 @@ async function resolve(req: Req): Promise<{ model: ClassModel; target: Target }>
   return { model: found.model, target }
 }
 
+type Schema = v.GenericSchema
+type ModelRoute<Q, B, R extends Responses> = Omit<RouteDefinition<typeof ModelPath, Q, B, R>, 'params' | 'handle'> & {
+  handle(req: ReqOf<typeof ModelPath, Q, B>, model: ClassModel, t: Target): unknown
+}
+
 /** A method that serves either the collection or one record, never both. */
-function on(what: 'collection' | 'record', handle: (req: Req, model: ClassModel, t: Target) => unknown): RouteSpec {
+function on<
+  const Q extends Schema,
+  const B extends Schema | undefined = undefined,
+  const R extends Responses = Responses,
+>(what: 'collection' | 'record', def: ModelRoute<Q, B, R>) {
   return defineRoute({
-    async handle(req) {
+    ...def,
+    params: ModelPath,
+    async handle(req: ReqOf<typeof ModelPath, Q, B>) {
       const { model, target } = await resolve(req)
       const isRecord = target.id !== null
       if ((what === 'record') !== isRecord)
@@ -56,12 +82,20 @@ function on(what: 'collection' | 'record', handle: (req: Req, model: ClassModel,
           `${req.method} applies to ${what === 'record' ? 'one record: /<id>' : 'the collection'}, not to ${isRecord ? 'a record' : 'the collection'}`,
           'path',
         )
-      return handle(req, model, target)
+      return def.handle(req, model, target)
     },
   })
 }
 
 export const modelGet = defineRoute({
+  summary: 'List the records of a class, or read one',
+  description:
+    'On the class: its records, filtered, ordered and paged by the list parameters (a partitioned class takes ' +
+    'a partition /<YYYY-MM-DD> in the path or `interval`); a full page carries X-Next-After. On /<id>: the record, ' +
+    'with a strong ETag. On a partitioned class, a path ending in / lists the partitions holding records.',
+  params: ModelPath,
+  query: listQuery({ interval: Interval }),
+  response: { 200: ModelGetAnswer, 304: NoContent, ...errors(404) },
   async handle(req) {
     const { model, target } = await resolve(req)
     if (target.id) return readRecord(req.ctx, model, target, req.query)
@@ -73,21 +107,72 @@ export const modelGet = defineRoute({
     })
   },
 })
-export const modelPost = on('collection', async (req, model, t) => {
-  if (t.date) throw badRequest('records are created on the collection, not on a date', 'path')
-  return createRecord(req.ctx, model, await req.json())
+
+export const modelPost = on('collection', {
+  summary: 'Create a record of a class',
+  description:
+    'The body holds the properties of the class (checked by data type; unknown ones are refused) and may give ' +
+    'the id. Defaults fill what is missing; the answer is the record as stored.',
+  query: NoQuery,
+  body: RecordBody,
+  response: { 200: RecordAnswer, ...errors(404, 409) },
+  async handle(req, model, t) {
+    if (t.date) throw badRequest('records are created on the collection, not on a date', 'path')
+    return createRecord(req.ctx, model, req.body)
+  },
 })
+
 /** If-Match, checked on the stored record in the write's transaction (GET sends it as stored). */
 const ifMatch = (req: Req, model: ClassModel, t: Target) => ifMatchDoc(req, `record ${t.id} of ${model.classname}`)
 
-export const modelPut = on('record', async (req, model, t) =>
-  replaceRecord(req.ctx, model, t, await req.json(), ifMatch(req, model, t)),
-)
-export const modelPatch = on('record', async (req, model, t) =>
-  patchRecord(req.ctx, model, t, await req.json(), ifMatch(req, model, t)),
-)
-export const modelDelete = on('record', (req, model, t) => deleteRecord(req.ctx, model, t, {}, ifMatch(req, model, t)))
-export const modelLookup = on('collection', async (req, model, t) =>
-  lookupRecords(req.ctx, model, await req.json(), t, req.query.interval),
-)
-export const modelClear = on('collection', (req, model) => clearRecords(req.ctx, model))
+export const modelPut = on('record', {
+  summary: 'Replace a record',
+  description:
+    'The body is the whole new record (defaults fill what is missing). The records of a transaction log ' +
+    'cannot change (405). With If-Match, only the version whose ETag it names is replaced (412 otherwise).',
+  query: NoQuery,
+  body: RecordBody,
+  response: { 200: RecordAnswer, ...RECORD_WRITE_ERRORS },
+  handle: (req, model, t) => replaceRecord(req.ctx, model, t, req.body, ifMatch(req, model, t)),
+})
+
+export const modelPatch = on('record', {
+  summary: 'Change a record',
+  description:
+    'Changes the properties given (null removes one) and answers the record whole. The records of a ' +
+    'transaction log cannot change (405). With If-Match, only the version whose ETag it names is changed ' +
+    '(412 otherwise).',
+  query: NoQuery,
+  body: RecordBody,
+  response: { 200: RecordAnswer, ...RECORD_WRITE_ERRORS },
+  handle: (req, model, t) => patchRecord(req.ctx, model, t, req.body, ifMatch(req, model, t)),
+})
+
+export const modelDelete = on('record', {
+  summary: 'Delete a record',
+  description:
+    'The records of a transaction log cannot be deleted (405). With If-Match, only the version whose ETag it ' +
+    'names is deleted (412 otherwise).',
+  query: NoQuery,
+  response: { 204: NoContent, ...RECORD_WRITE_ERRORS },
+  handle: (req, model, t) => deleteRecord(req.ctx, model, t, {}, ifMatch(req, model, t)),
+})
+
+export const modelLookup = on('collection', {
+  summary: 'Look up records by key',
+  description:
+    'The ids of the records whose id or lookup properties (opts.lookup_properties) equal the key, a JSON string ' +
+    'or number; 404 when none does. A partitioned class looks in the partition or `interval` given, else everywhere.',
+  query: queryOf({ interval: Interval }),
+  body: LookupKey,
+  response: { 200: LookupAnswer, ...errors(404) },
+  handle: (req, model, t) => lookupRecords(req.ctx, model, req.body, t, req.query.interval),
+})
+
+export const modelClear = on('collection', {
+  summary: 'Delete every record of a class',
+  description: 'Each deletion is journaled; the answer counts them.',
+  query: NoQuery,
+  response: { 200: Cleared, ...errors(404) },
+  handle: (req, model) => clearRecords(req.ctx, model),
+})

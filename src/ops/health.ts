@@ -5,8 +5,11 @@
  * otherwise 503 naming the failing parts (each check bounded by a second).
  */
 import { migrations } from '~storage/migrations/index'
+import * as v from 'valibot'
 import { ApiError } from '../errors'
+import { IgnoredQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
+import { answer } from '../http/schemas'
 
 const CHECK_MS = 1000
 
@@ -18,10 +21,26 @@ const within = <T>(work: Promise<T>, what: string): Promise<T> => {
   return Promise.race([work, late]).finally(() => clearTimeout(timer))
 }
 
-export const healthzRoute = defineRoute({ access: 'public', handle: () => ({ status: 'up' }) })
+/** What each check found: `ok`, or why not. */
+const Checks = v.strictObject({ database: v.string(), kv: v.string(), workers: v.string() })
+
+export const healthzRoute = defineRoute({
+  access: 'public',
+  summary: 'Tell that the process answers',
+  description: 'Liveness: answers as long as the process does, whatever the state of its database and store.',
+  query: IgnoredQuery,
+  response: { 200: answer(v.strictObject({ status: v.literal('up') })) },
+  handle: () => ({ status: 'up' as const }),
+})
 
 export const readyzRoute = defineRoute({
   access: 'public',
+  summary: 'Tell whether the service can do its work',
+  description:
+    'Readiness: the database answers and carries every migration, the shared store answers, and the service is ' +
+    'not stopping. Otherwise 503 (with Retry-After) naming what fails, each check in error_details.checks.',
+  query: IgnoredQuery,
+  response: { 200: answer(v.strictObject({ status: v.literal('ready'), checks: Checks })) },
   async handle(req) {
     const { db, kv } = req.deps
     const latest = migrations[migrations.length - 1]!.id
@@ -54,6 +73,6 @@ export const readyzRoute = defineRoute({
         1503,
         { 'retry-after': '1' },
       )
-    return { status: 'ready', checks: Object.fromEntries(results) }
+    return { status: 'ready' as const, checks: Object.fromEntries(results) as v.InferOutput<typeof Checks> }
   },
 })

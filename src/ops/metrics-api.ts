@@ -3,8 +3,11 @@
  * it as a Bearer token (compared in constant time).
  */
 import { timingSafeEqual } from 'node:crypto'
+import * as v from 'valibot'
 import { unauthorized } from '../errors'
+import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
+import { answer } from '../http/schemas'
 
 const sameText = (a: string, b: string) => {
   const x = Buffer.from(a)
@@ -14,6 +17,10 @@ const sameText = (a: string, b: string) => {
 
 export const metricsRoute = defineRoute({
   access: 'public',
+  summary: 'Read the metrics of this process',
+  description: 'The Prometheus text format. When METRICS_TOKEN is set, send it as a Bearer token (401 otherwise).',
+  query: NoQuery,
+  response: { 200: answer(v.string(), 'text/plain') },
   async handle(req) {
     const wanted = req.deps.config.metricsToken
     if (wanted !== undefined) {

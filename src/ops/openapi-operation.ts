@@ -130,7 +130,9 @@ export function operationOf(
   const responses: Json = {}
   for (const [status, answer] of Object.entries(hook.response).sort(([a], [b]) => Number(a) - Number(b)))
     responses[status] = answerObject(Number(status), answer, components)
-  const body = hook.body as v.GenericSchema | undefined
+  // a body its handler checks (checkedByHandler) is described by the schema it wraps
+  const given = hook.body as v.GenericSchema | AnswerSchema | undefined
+  const body = given && 'schema' in given && !('~run' in given) ? given.schema : (given as v.GenericSchema | undefined)
   return {
     operationId,
     tags: [tag],

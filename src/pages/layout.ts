@@ -80,12 +80,19 @@ ${after}
 </html>`
 }
 
+/**
+ * A page's address may carry the id of a mailed link, which its script reads. Other parameters are
+ * ignored, as they always were: a browser user following a link a mail service added tracking
+ * parameters to gets the page, not an API error.
+ */
+const PageQuery = v.looseObject({ id: v.optional(v.pipe(v.string(), v.description('the id of a mailed link'))) })
+
 export function pageRoute(html: string, summary = 'A web page of the service') {
   return defineRoute({
     access: 'public',
     summary,
     hide: true,
-    query: NoQuery,
+    query: PageQuery,
     response: { 200: answer(v.string(), 'text/html') },
     handle: () => new Response(html, { headers: PAGE_HEADERS }),
   })

@@ -10,6 +10,7 @@ import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, withDefaults } fr
 import { requireIds } from '../directory/maintain'
 import { enforceLimit } from '../master/licence'
 import { projects } from '../projects/projects'
+import { Uuid } from '../http/schemas'
 
 /** A script's code, also how a service task names the script it runs. */
 export const scriptCode = v.pipe(
@@ -45,6 +46,7 @@ export const svcscripts = defineEntity({
     }),
     ext,
   },
+  doc: { projectid: v.pipe(Uuid, v.description('the project the script belongs to; the nil UUID for none')) },
   finish: (doc) => withDefaults(doc, { projectid: NIL_UUID }),
   hooks: {
     // the licence counts scripts across every domain

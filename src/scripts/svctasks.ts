@@ -13,7 +13,7 @@ import { scriptCode } from './svcscripts'
 import { formatUtc, parseRfc3339, splitSites } from './task-schedule'
 import { timeWindow } from './time-windows'
 
-const flag = v.optional(v.picklist([0, 1], 'must be 0 or 1'))
+const flag = v.picklist([0, 1], 'must be 0 or 1')
 
 /** A year and a day: longer intervals are more likely a mistake than a plan. */
 export const MAX_INTERVAL_SEC = 366 * 86400
@@ -104,12 +104,12 @@ export const svctasks = defineEntity({
   lookupFields: ['id'],
   create: {
     name: requiredText(255),
-    isenabled: flag,
+    isenabled: v.optional(flag),
     svcscriptcode: scriptCode,
     sitemode: v.optional(v.picklist(['all', 'firstsite'], 'must be all or firstsite')),
     sites,
-    isregular: flag,
-    overlap: flag,
+    isregular: v.optional(flag),
+    overlap: v.optional(flag),
     intervalsec: v.optional(
       v.pipe(
         v.number(),
@@ -124,6 +124,19 @@ export const svctasks = defineEntity({
     periods: v.optional(v.pipe(v.array(timeWindow), v.maxLength(MAX_PERIODS, `must list at most ${MAX_PERIODS}`))),
     opts: opts(),
     ext,
+  },
+  // what the defaults below leave set on every task, and the stored forms of sites and moments
+  doc: {
+    isenabled: flag,
+    sitemode: v.picklist(['all', 'firstsite']),
+    sites: v.pipe(v.string(), v.description("site names joined by commas; '' for every site")),
+    isregular: flag,
+    overlap: flag,
+    intervalsec: v.pipe(v.number(), v.integer()),
+    dtstart: v.pipe(v.string(), v.description("YYYY-MM-DDTHH:MM:SSZ, or '' for none")),
+    dtstop: v.pipe(v.string(), v.description("YYYY-MM-DDTHH:MM:SSZ, or '' for none")),
+    schedule: v.picklist(['all', 'work', 'periods']),
+    periods: v.array(timeWindow),
   },
   // defaults, the checks across fields (on the whole task, so also after a PATCH), and the members
   // in the order of the original's example

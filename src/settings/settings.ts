@@ -95,15 +95,17 @@ function nextValue(def: SettingDef, current: unknown, given: unknown): unknown {
   return validate(v.object({ value: def.value }), { value }).value
 }
 
-export async function patchSetting(ctx: Ctx, key: string | undefined, body: unknown): Promise<Doc> {
+/** A PATCH of a setting: the body's members were checked by the route's schema. */
+export async function patchSetting(
+  ctx: Ctx,
+  key: string | undefined,
+  body: { key?: string; value?: unknown },
+): Promise<Doc> {
   const def = settingDef(key)
-  if (!isPlainObject(body)) throw badRequest('body must be a JSON object', 'body')
-  const { key: bodyKey, value, ...rest } = body
-  if (bodyKey !== undefined && bodyKey !== key) throw badRequest('key cannot be changed', 'key')
-  const unknownField = Object.keys(rest)[0]
-  if (unknownField) throw badRequest(`unknown field '${unknownField}'`, unknownField)
-  if (value === undefined) return getSetting(ctx.deps, ctx.domain, key)
-  return commit(ctx, (u) => writeSetting(u, key!, (current) => nextValue(def, current, value)))
+  if (body.key !== undefined && body.key !== key) throw badRequest('key cannot be changed', 'key')
+  if (body.value === undefined) return getSetting(ctx.deps, ctx.domain, key)
+  const given = body.value
+  return commit(ctx, (u) => writeSetting(u, key!, (current) => nextValue(def, current, given)))
 }
 
 /** Stores a setting's next value, made from its current one (the default until the domain stored one). */

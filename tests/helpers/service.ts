@@ -83,14 +83,18 @@ export async function testService(options: TestOptions = {}) {
     NODE_NAME: `test-${crypto.randomUUID().slice(0, 8)}`,
     ...options.env,
   })
-  const service: Service = await startService(config, { routes, api }, {
-    db: options.driver === 'remote' ? openRemoteDb(config.libsqlUrl) : undefined,
-    kv,
-    clock,
-    listen: options.listen ?? false,
-    log: options.log,
-    schedule: options.schedule ?? false,
-  })
+  const service: Service = await startService(
+    config,
+    { routes, api },
+    {
+      db: options.driver === 'remote' ? openRemoteDb(config.libsqlUrl) : undefined,
+      kv,
+      clock,
+      listen: options.listen ?? false,
+      log: options.log,
+      schedule: options.schedule ?? false,
+    },
+  )
   const { deps, app } = service
   const master = (await findMasterDomain(deps))!
   const installation = await installationId(deps)

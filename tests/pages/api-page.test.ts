@@ -51,13 +51,13 @@ for (const width of [1280, 390]) {
     await page.getByText('Platform service', { exact: false }).first().waitFor({ timeout: 20_000 })
     const menu = page.getByRole('button', { name: 'Open Menu' })
     if (await menu.isVisible()) await menu.click()
-    const text = await page.evaluate(() => document.body.innerText)
+    const text = await page.locator('body').innerText()
     for (const { name } of description.tags)
       expect([name, text.toLowerCase().includes(name.toLowerCase())]).toEqual([name, true])
     expect(problems).toEqual([])
     expect(foreign).toEqual([])
     // nothing wider than the window: no sideways scroll
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+    const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number
     expect(overflow).toBeLessThanOrEqual(0)
     await page.context().close()
   }, 60_000)

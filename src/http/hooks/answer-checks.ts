@@ -9,7 +9,7 @@ import { JsonText } from '~storage/json-text'
 import { issuePath } from '../../entities/validate'
 import type { Req } from '../req'
 import type { Router } from '../router'
-import { type AnswerSchema, answer as answerOf, deepPartial, ErrorBody, type Responses } from '../schemas'
+import { ANY_MEDIA, type AnswerSchema, answer as answerOf, deepPartial, ErrorBody, type Responses } from '../schemas'
 
 /** What an answer no route gave (no route at the URL, a method it does not serve) is. */
 const AN_ERROR = answerOf(ErrorBody)
@@ -37,7 +37,7 @@ export function answerViolation(routes: Router, req: Req, status: number, value:
   if (!answer) return `${where} answered ${status}, which it does not declare`
   if (value instanceof Response) {
     const type = value.headers.get('content-type') ?? ''
-    if (answer.media && !type.startsWith(answer.media))
+    if (answer.media && answer.media !== ANY_MEDIA && !type.startsWith(answer.media))
       return `${where} answered ${status} as ${type || 'no type'}, declared ${answer.media}`
     return null // a body of its own (a file, a page): its type is what is declared
   }

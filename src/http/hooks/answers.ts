@@ -136,7 +136,13 @@ function answerOf(
   if (!keepOpen) headers.connection = 'close'
   const cookie = set.cookie && serializeCookie(set.cookie)
   const cookies = cookie === undefined ? [] : Array.isArray(cookie) ? cookie : [cookie]
-  const answer = (body: Answer['body'], bytes: number, s = status): Answer => ({ status: s, headers, cookies, body, bytes })
+  const answer = (body: Answer['body'], bytes: number, s = status): Answer => ({
+    status: s,
+    headers,
+    cookies,
+    body,
+    bytes,
+  })
   if (value instanceof Response) {
     const response = head ? new Response(null, value) : value
     for (const [name, v] of Object.entries(headers))

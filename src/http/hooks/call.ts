@@ -76,7 +76,9 @@ export function rawPathOf(url: string): string {
 export function effectiveRequest(deps: Pick<Deps, 'routes'>, given: Request): Request {
   // Bun.serve gives the bare target for a request without Host (HTTP/1.0): the app routes absolute URLs
   const request =
-    given.url.charCodeAt(0) === 47 /* / */ ? new CallRequest(`http://localhost${given.url}`, given, given.method) : given
+    given.url.charCodeAt(0) === 47 /* / */
+      ? new CallRequest(`http://localhost${given.url}`, given, given.method)
+      : given
   const overridden = withOverride(deps, request)
   if (overridden.method !== 'HEAD') return overridden
   return (calledOf(overridden) ?? new CallRequest(overridden, undefined, 'HEAD')).mean('GET')

@@ -75,12 +75,19 @@ function thrown(deps: Deps, err: unknown, req: Req | undefined): ApiError {
   }
   if (err instanceof DbBusy)
     return new ApiError(503, `the database is busy: ${err.message}; try again`, undefined, 1503, { 'retry-after': '1' })
-  if (err instanceof DuplicateError) return new ApiError(409, `${err.field} already exists in this domain`, { field: err.field })
-  if (err instanceof Stopping) return new ApiError(503, `${err.message}; try again`, undefined, 1503, { 'retry-after': '5' })
+  if (err instanceof DuplicateError)
+    return new ApiError(409, `${err.field} already exists in this domain`, { field: err.field })
+  if (err instanceof Stopping)
+    return new ApiError(503, `${err.message}; try again`, undefined, 1503, { 'retry-after': '5' })
   if (err instanceof BadCursor) return badRequest(err.message, 'after')
   if (err instanceof UnstorableValue) return badRequest(err.message, err.field)
   const where = req ? `${req.method} ${req.route}` : undefined
-  deps.log.error('unhandled error', { requestId: req?.requestId, where, error: String(err), stack: (err as Error)?.stack })
+  deps.log.error('unhandled error', {
+    requestId: req?.requestId,
+    where,
+    error: String(err),
+    stack: (err as Error)?.stack,
+  })
   deps.metrics.internalErrors.inc()
   return new ApiError(500, 'internal error')
 }

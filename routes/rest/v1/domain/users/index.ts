@@ -1,9 +1,8 @@
-import { alsoAnswering } from '~/directory/route-answers'
 import { users } from '~/directory/users'
 import { create, list, lookup } from '~/http/resource'
 import { errors } from '~/http/schemas'
 
 export const GET = list(users)
 /** A password the domain's policy refuses is 412/1501 naming pwd. */
-export const POST = alsoAnswering(create(users), errors(412))
+export const POST = create(users, { answers: errors(412) })
 export const LOOKUP = lookup(users)

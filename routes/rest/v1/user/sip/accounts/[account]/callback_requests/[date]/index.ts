@@ -1,3 +1,3 @@
-import { callbackList } from '~/callbacks/orders-api'
+import { callbackDayList } from '~/callbacks/orders-api'
 
-export const GET = callbackList
+export const GET = callbackDayList
