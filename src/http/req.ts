@@ -51,8 +51,9 @@ export class Req<P = any, Q = any, B = any> {
   private address?: string
   /** The URL pattern of the route (`/rest/v1/domain/projects/:id`), once routed. */
   route = ''
-  params = {} as P
-  query = {} as Q
+  // set at admission (./hooks/admission.ts), before any handler reads them: no object is made before
+  params = undefined as P
+  query = undefined as Q
   body = undefined as B
   /** What ends with the call, whatever its outcome (leaving long work's gate). */
   finisher?: () => void

@@ -33,20 +33,9 @@ export const routeGroup = (name: string) => new Elysia({ name: `routes ${name}` 
  * (a handler may return them as JSON text made once, ~storage/json-text.ts).
  */
 export function run(spec: RouteSpec<any, any, any, any>) {
+  // the path's parameters and the query were checked at admission: only the body is Elysia's here
   // biome-ignore lint/suspicious/noExplicitAny: see above
-  return ({
-    req,
-    params,
-    query,
-    body,
-  }: {
-    req: Req<any, any, any>
-    params: unknown
-    query: unknown
-    body: unknown
-  }): any => {
-    req.params = params
-    req.query = query
+  return ({ req, body }: { req: Req<any, any, any>; body: unknown }): any => {
     req.body = body
     return spec.handle(req)
   }
@@ -61,8 +50,9 @@ export function run(spec: RouteSpec<any, any, any, any>) {
  * from the spec).
  */
 export const hookOf = <S extends RouteSpec<any, any, any, any>>(spec: S): S['hook'] => {
-  const { response: _typedOnly, ...hook } = spec.hook
-  return { ...hook, admit: { ...hook.admit }, detail: { ...hook.detail } } as S['hook']
+  const { response: _typedOnly, params, query, ...hook } = spec.hook
+  // the path's parameters and the query are checked by admission, with these same schemas
+  return { ...hook, admit: { ...hook.admit, params, query }, detail: { ...hook.detail } } as S['hook']
 }
 
 /** Route files mounted without types (tests' own routes): the same handlers and hooks. */

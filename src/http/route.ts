@@ -18,6 +18,9 @@ export type DomainKind = 'any' | 'master' | 'working'
 export interface Admission {
   access: Access
   domainKind: DomainKind
+  /** The route's schemas of its path parameters and query, which admission checks (./hooks/admission.ts). */
+  params?: v.GenericSchema
+  query?: v.GenericSchema
   /**
    * Served while long work runs in its domain (src/long-work.ts), which other routes wait for: it
    * reads nothing that work changes before its last statements (the product-layer order status).

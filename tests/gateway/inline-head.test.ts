@@ -57,7 +57,7 @@ for (const raw of requests) {
       if (inline === null || inline === 'no-host' || inline === 'asterisk')
         throw new Error(`not answered in-process: ${inline}`)
       const bun = await asBunReads(Buffer.concat(r.out))
-      // without a Host (HTTP/1.0) Bun.serve gives the bare target; the kernel routes both alike
+      // without a Host (HTTP/1.0) Bun.serve gives the bare target; the app routes both alike
       if (bun.url.startsWith('/')) bun.url = `http://localhost${bun.url}`
       expect({ method: inline.method, url: inline.url, headers: [...inline.headers].sort() }).toEqual(bun)
     }

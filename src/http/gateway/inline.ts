@@ -1,7 +1,8 @@
 /**
  * Requests the front answers itself, on the app's own thread: the head as ./head.ts scanned it
- * becomes a light request view for the kernel (no Request is made), and the parts of its answer
- * become bytes on the client's connection (no Response either, unless the route made its own).
+ * becomes a view of the request for the app (../inline-request.ts: no native Request is made), and
+ * the answer the app leaves on it becomes bytes on the client's connection (no Response either,
+ * unless the route made its own).
  * Nothing crosses the app's unix socket, which cost as much CPU as the request itself. Requests
  * whose body must stream (chunked, larger than INLINE_MAX_BODY, or held back by `Expect`), and
  * upgrade requests, still go to Bun.serve over the unix socket.
@@ -20,8 +21,6 @@ export const INLINE_RESPONSE_PIECE = 256 * 1024
 export interface InlineHead {
   method: string
   url: string
-  /** The path and query as sent, when the URL holds them unchanged (the kernel reads them without cutting the URL). */
-  target: string | null
   /** By lower-case name; a header given twice has its values joined as Bun joins them (`, `, cookies `; `). */
   headers: InlineHeaders
   /** The client asked to close after this answer (Connection: close, or HTTP/1.0 without keep-alive). */
@@ -72,12 +71,12 @@ export function inlineHead(scanned: Head, clientAddress: string): InlineHead | t
   const { headers, connection, origin } = lines
   const close =
     version === 'HTTP/1.0' ? !/\bkeep-alive\b/.test(connection) : connection !== '' && /\bclose\b/.test(connection)
-  if (plainTarget(target)) return { method, url: origin + target, target, headers, close }
+  if (plainTarget(target)) return { method, url: origin + target, headers, close }
   // bytes outside ASCII: Bun.serve reads them as UTF-8, this text holds them as latin1
   if (!ASCII.test(target)) return null
   // what Bun.serve's URL would be: dot segments resolved (also %2e), backslashes as slashes, and so on
   try {
-    return { method, url: new URL(target, origin).href, target: null, headers, close }
+    return { method, url: new URL(target, origin).href, headers, close }
   } catch {
     return null
   }
@@ -282,7 +281,7 @@ export function inlineAnswer(
   if (noBody(status)) return { bytes: textBytes(`${head}\r\n`, made.ascii), rest: null, close: made.close }
   const body = headRequest ? null : answer.body
   if (typeof body === 'string') {
-    // `bytes` is the text's length in UTF-8 (respond.ts): the same as its length when it is ASCII
+    // `bytes` is the text's length in UTF-8 (../hooks/answers.ts): the same as its length when it is ASCII
     head += `content-length: ${answer.bytes}\r\n\r\n`
     return { bytes: textBytes(head + body, made.ascii && answer.bytes === body.length), rest: null, close: made.close }
   }

@@ -58,8 +58,13 @@ function notRouted(deps: Deps, request: Request): ApiError {
  */
 function invalid(error: { type: string; valueError?: v.BaseIssue<unknown> }): ApiError {
   const issue = error.valueError
-  const what = error.type === 'params' ? 'path' : error.type
-  if (!issue) return badRequest(`${what} is not valid`, what)
+  if (!issue) return badRequest(`${error.type === 'params' ? 'path' : error.type} is not valid`, error.type)
+  return schemaRefusal(error.type, issue)
+}
+
+/** The 400 a schema's refusal of a part of the call (`params`, `query`, `body`) is answered with. */
+export function schemaRefusal(part: string, issue: v.BaseIssue<unknown>): ApiError {
+  const what = part === 'params' ? 'path' : part
   if (what === 'body') return describeIssue(issue, what)
   const name = issuePath(issue) || what
   if (issue.type === 'raw_check') return badRequest(issue.message, name)
