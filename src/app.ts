@@ -2,7 +2,7 @@
  * The HTTP application: one Elysia app over the routes of the manifest (routes/_manifest.gen.ts),
  * with each concern of a call in one hook (src/http/hooks): the method override before routing, the
  * call's start and CORS preflights (onRequest), admission (the `admit` macro, at transform), error
- * bodies (onError), answers (mapResponse), the request log (onAfterResponse). `app.fetch` is its
+ * bodies (onError), answers and the request log (mapResponse). `app.fetch` is its
  * web-standard entry; Bun.serve serves it on a port or on the gateway's unix socket, the gateway
  * hands it the requests it answers in-process, and `dispatch` the calls of websocket frames and
  * scripts. Websocket endpoints are upgraded before the app is asked.
