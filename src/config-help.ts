@@ -45,6 +45,10 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   WORKERS: {
     meaning: 'app processes sharing the public port, the database and REDIS_URL (required above 1): about one per core',
   },
+  WORKERS_RESTART_MAX_MS: {
+    meaning:
+      'longest pause before an app process that died is started again: 1 s, doubling while it keeps dying within this',
+  },
   WEBAPPS_DIR: { meaning: 'web-application metadata files offered in the session', computed: '$DATA_DIR/webapps' },
   MAX_BODY_BYTES: { meaning: 'largest request body (but uploads of channel files); larger ones get 413' },
   FILES_MAX_BYTES: {

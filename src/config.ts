@@ -86,6 +86,7 @@ export const EnvSchema = v.object({
   CHECK_ANSWERS: v.optional(onOff, 'off'),
   BACKGROUND: v.optional(onOff, 'on'),
   WORKERS: v.optional(integer(1, 64), '1'),
+  WORKERS_RESTART_MAX_MS: v.optional(integer(10, 3_600_000), '30000'),
   WEBAPPS_DIR: v.optional(v.string()),
   MAX_BODY_BYTES: v.optional(integer(1024, 1 << 30), String(16 * 1024 * 1024)),
   FILES_MAX_BYTES: v.optional(integer(1024, 2 ** 40), String(2 ** 30)),
@@ -202,6 +203,8 @@ export interface Config {
   background: boolean
   /** WORKERS: app processes on the public port (this one and WORKERS - 1 it starts and watches). */
   appProcesses: number
+  /** The longest pause before an app process that died is started again (it doubles from 1 s while it keeps dying). */
+  appRestartMaxMs: number
   /** Metadata files of the web applications offered in the current session. */
   webappsDir: string
   maxBodyBytes: number
@@ -290,6 +293,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     checkAnswers: e.CHECK_ANSWERS === 'on',
     background: e.BACKGROUND === 'on',
     appProcesses: e.WORKERS,
+    appRestartMaxMs: e.WORKERS_RESTART_MAX_MS,
     webappsDir: e.WEBAPPS_DIR ?? join(dataDir, 'webapps'),
     maxBodyBytes: e.MAX_BODY_BYTES,
     filesMaxBytes: e.FILES_MAX_BYTES,

@@ -75,6 +75,8 @@ export function openDb(config: Config, log?: Logger): Db {
       checkpointCommand: serviceCommand(),
       onReaderGone: (err) =>
         log?.warn('a long read ran on the event loop: the reader thread failed', { err: err.message }),
+      onPinEnded: ({ statements, ended }) =>
+        log?.warn('the database connection read an old snapshot: its statements were reset', { statements, ended }),
     })
   }
   return openRemoteDb(config.libsqlUrl, config.libsqlAuthToken)
@@ -164,10 +166,12 @@ export async function startService(config: Config, manifest: Manifest, options: 
     url = `http://${config.host}:${gateway.port}`
     if (started) process.send?.({ type: 'listening' })
     else if (config.appProcesses > 1)
-      others = await startAppProcesses(config.appProcesses - 1, gateway.port, log).catch(async (err) => {
-        await gateway?.stop(0)
-        throw err
-      })
+      others = await startAppProcesses(config.appProcesses - 1, gateway.port, log, config.appRestartMaxMs).catch(
+        async (err) => {
+          await gateway?.stop(0)
+          throw err
+        },
+      )
   } else if (options.listen !== false) {
     try {
       server = app.listen({

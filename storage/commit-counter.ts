@@ -8,7 +8,10 @@
  * process drops every POSIX lock the process holds on it.
  *
  * Writers that do not count (a sqlite3 shell, a process killed between its commit and the count)
- * are still seen: `stale()` also asks SQLite once every CHECK_MS.
+ * are still seen: `stale()` also asks SQLite once every CHECK_MS. When others counted commits
+ * since the last time it asked and data_version has not moved, `suspect` is set: this connection
+ * may be pinned to an old snapshot (./db-pinned-read.ts; a commit that wrote nothing moves the
+ * count alone, so the suspicion is only a reason to look).
  */
 import { closeSync, ftruncateSync, fstatSync, openSync } from 'node:fs'
 
@@ -20,6 +23,10 @@ export class CommitCounter {
   private seen: number
   private checkedAt: number
   private lastVersion: number
+  /** Others counted commits since data_version was last asked. */
+  private othersCommitted = false
+  /** Others committed and data_version stood still; the reader clears it once it looked. */
+  suspect = false
 
   /** `version()` is SQLite's data_version of this process's connection; `now()` a clock in milliseconds. */
   constructor(
@@ -53,10 +60,14 @@ export class CommitCounter {
     const count = Atomics.load(this.counter, 0)
     let moved = count !== this.seen
     this.seen = count
+    if (moved) this.othersCommitted = true
     const now = this.now()
     if (now - this.checkedAt >= CHECK_MS) {
       this.checkedAt = now
+      // the count was read first: a commit it counted is in what data_version sees now
       const version = this.version()
+      if (this.othersCommitted && version === this.lastVersion) this.suspect = true
+      this.othersCommitted = false
       moved ||= version !== this.lastVersion
       this.lastVersion = version
     }

@@ -13,7 +13,8 @@ import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
 import { assertRead, normalizeDbError, tx } from './db'
 import { asideReader } from './db-aside'
 import { RESTART_FRAMES, RESTART_HOLD_MS, startCheckpointer, type Checkpointer } from './db-checkpointer'
-import { WriteLock } from './db-write-lock'
+import { WRITE_LOCK_WAIT_MS, WriteLock } from './db-write-lock'
+import { PinnedReads } from './db-pinned-read'
 import { ReadCache } from './read-cache'
 import { CommitCounter } from './commit-counter'
 import { type Statement, Statements } from './db-statements'
@@ -23,8 +24,11 @@ import { GroupCommit } from './db-group-commit'
 const BUSY_TIMEOUT_MS = 5000
 /** How long a closing connection waits for the others to let it empty the log into the file. */
 const CLOSE_WAIT_MS = 1000
+/** A process whose writes were refused this long, or whose snapshot stayed pinned this long, is not ready. */
+const WRITE_TROUBLE_MS = 2000
 
-const SELECT = /^\s*select\b/i
+/** A read; the plan of a read is one too (it took the write lock before). */
+const SELECT = /^\s*(explain\s+query\s+plan\s+)?select\b/i
 
 export function openEmbeddedDb(
   file: string,
@@ -34,10 +38,15 @@ export function openEmbeddedDb(
     checkpointCommand?: string[]
     /** Told when the reader thread failed and a long read ran on this connection instead. */
     onReaderGone?: (err: Error) => void
+    /** Told when this connection was found pinned to an old snapshot and the pin was ended. */
+    onPinEnded?: (info: { statements: number; ended: number }) => void
+    /** Tests: the package's connection, to do to it what no caller of the driver can. */
+    onConnection?: (conn: InstanceType<typeof Database>) => void
   } = {},
 ): Db {
   const shared = options.shared === true
   const conn = new Database(file, { timeout: BUSY_TIMEOUT_MS })
+  options.onConnection?.(conn)
   conn.exec('PRAGMA journal_mode=WAL')
   conn.exec('PRAGMA synchronous=NORMAL')
   // after a whole checkpoint the log is reused from its start; its file is cut back to this then
@@ -46,10 +55,23 @@ export function openEmbeddedDb(
   // 2.5x the cost of a point read. Shared, the other processes need it between transactions.
   if (!shared) conn.exec('PRAGMA locking_mode=EXCLUSIVE')
   // shared: another process may hold the write lock for long; it is waited for off the event loop
-  const lock = shared ? new WriteLock({ exec: (sql: string) => (assertOpen(), conn.exec(sql)) }, BUSY_TIMEOUT_MS) : null
+  const lock = shared
+    ? new WriteLock(
+        { exec: (sql: string) => (assertOpen(), conn.exec(sql)) },
+        BUSY_TIMEOUT_MS,
+        WRITE_LOCK_WAIT_MS,
+        () => pins.end(),
+      )
+    : null
   // a read between two attempts at the lock may have begun a read snapshot: it ends first
   let writeTransactions = 0
-  const beginWrite = () => (assertOpen(), endSnapshot(), writeTransactions++, conn.exec('BEGIN IMMEDIATE'))
+  const beginWrite = () => {
+    assertOpen()
+    endSnapshot()
+    writeTransactions++
+    conn.exec('BEGIN IMMEDIATE')
+    pins.writable()
+  }
   let checkpointer: Checkpointer | undefined
   /** The length of the log when the checkpointer last made it start again (-1: none since). */
   let restartedAt = -1
@@ -68,7 +90,13 @@ export function openEmbeddedDb(
   }
   /** Before every read: what another connection committed since is seen by this one. */
   const freshen = () => {
-    if (closed || !commits?.stale()) return
+    if (closed || !commits) return
+    const moved = commits.stale()
+    if (commits.suspect) {
+      commits.suspect = false
+      endPin()
+    }
+    if (!moved) return
     endSnapshot()
     wrote()
   }
@@ -83,17 +111,36 @@ export function openEmbeddedDb(
     snapshot = false
     conn.exec('COMMIT')
   }
+  const statements = new Statements(
+    (sql) => conn.prepare(sql) as unknown as Statement,
+    () => pins.failed(),
+  )
+  const pins = new PinnedReads(
+    conn,
+    statements,
+    BUSY_TIMEOUT_MS,
+    () => (endSnapshot(), wrote()),
+    (count) => options.onPinEnded?.({ statements: count, ended: pins.ended }),
+  )
+  /** Ends this connection's read snapshot if it is pinned (./db-pinned-read.ts); whether it was. */
+  const endPin = (): boolean => {
+    if (closed || conn.inTransaction) return false
+    if (!pins.pinned()) return false
+    pins.end()
+    return true
+  }
   // the other processes' commits, seen without a statement: the read cache and the snapshot are then stale
-  const dataVersion = shared ? (conn.prepare('PRAGMA data_version') as unknown as Statement).raw(true) : null
-  const commits = dataVersion
-    ? new CommitCounter(file, () => (endSnapshot(), (dataVersion.get([]) as [number])[0]))
+  const commits = shared
+    ? new CommitCounter(file, () => {
+        endSnapshot()
+        return (statements.first('PRAGMA data_version', []) as [number])[0]
+      })
     : undefined
   /** Ends this connection's write transaction; the other processes learn of it before anybody is answered. */
   const commitWrite = () => {
     conn.exec('COMMIT')
     commits?.committed()
   }
-  const statements = new Statements((sql) => conn.prepare(sql) as unknown as Statement)
   // any write may change any row: the cache holds what was read since the last one
   const cache = new ReadCache()
   // exclusive, the file has no other connection: long reads run here like any other
@@ -112,20 +159,14 @@ export function openEmbeddedDb(
     wrote()
   }
 
-  function prepare(sql: string): Statement {
-    assertOpen()
-    return statements.get(sql)
-  }
-
   function execute(op: DbOp): unknown {
     assertOpen()
     if (op.kind !== 'all' && op.kind !== 'get') wrote()
     else reading(op.sql)
     if (op.kind === 'exec') return void conn.exec(op.sql)
-    const stmt = prepare(op.sql)
-    if (op.kind === 'run') return { changes: stmt.run(op.args).changes } satisfies RunResult
-    if (op.kind === 'get') return stmt.get(op.args) as Row | undefined
-    return stmt.all(op.args) as Row[]
+    if (op.kind === 'run') return { changes: statements.change(op.sql, op.args).changes } satisfies RunResult
+    if (op.kind === 'get') return statements.first(op.sql, op.args) as Row | undefined
+    return statements.rows(op.sql, op.args) as Row[]
   }
 
   function drive<T>(body: () => TxStep<T>, readOnly = false): T {
@@ -186,7 +227,7 @@ export function openEmbeddedDb(
     if (!isSelect(sql)) return groups.enqueue(() => tx.all(sql, args))
     freshen()
     beginSnapshot()
-    return call(() => prepare(sql).all(args) as Row[])
+    return call(() => (assertOpen(), statements.rows(sql, args)) as Row[])
   }
 
   return {
@@ -196,12 +237,12 @@ export function openEmbeddedDb(
       if (!isSelect(sql)) return groups.enqueue(() => tx.get(sql, args))
       freshen()
       beginSnapshot()
-      return call(() => prepare(sql).get(args) as Row | undefined)
+      return call(() => (assertOpen(), statements.first(sql, args)) as Row | undefined)
     },
     run: (sql: string, args: SqlValue[] = []) => {
       const now = async () => {
         writing()
-        if (!lock) return call(() => ({ changes: prepare(sql).run(args).changes }))
+        if (!lock) return call(() => ({ changes: (assertOpen(), statements.change(sql, args)).changes }))
         // the lock is taken by a BEGIN (a refused statement could stay half-run), then the statement
         // runs in the same turn, alone in its transaction
         while (groups.longRunning || !lock.attempt(beginWrite)) {
@@ -211,7 +252,7 @@ export function openEmbeddedDb(
         }
         return call(() => {
           try {
-            const { changes } = prepare(sql).run(args)
+            const { changes } = (assertOpen(), statements.change(sql, args))
             commitWrite()
             return { changes }
           } catch (err) {
@@ -225,14 +266,16 @@ export function openEmbeddedDb(
       return groups.longRunning ? settled().then(now) : now() // not inside the long write's transaction
     },
     getCached: (sql: string, args: SqlValue[]) =>
-      cached(sql, args, false, () => prepare(sql).get(args) as Row | undefined) as Promise<Row | undefined>,
+      cached(sql, args, false, () => (assertOpen(), statements.first(sql, args)) as Row | undefined) as Promise<
+        Row | undefined
+      >,
     keptRow: (sql: string, args: SqlValue[]) => {
       freshen()
       return cache.kept(sql, args)
     },
     allCached: (sql: string, args: SqlValue[]) => {
       if (!isSelect(sql)) throw new Error(`allCached takes a SELECT: ${sql}`)
-      return cached(sql, args, true, () => prepare(sql).all(args) as Row[]) as Promise<Row[]>
+      return cached(sql, args, true, () => (assertOpen(), statements.rows(sql, args)) as Row[]) as Promise<Row[]>
     },
     writeTransaction: () => writeTransactions,
     generation: () => {
@@ -279,11 +322,21 @@ export function openEmbeddedDb(
         await call(() => void conn.exec(`PRAGMA wal_checkpoint(${shared ? 'PASSIVE' : 'TRUNCATE'})`))
         return null
       }),
+    endPinnedRead: () => (shared && !groups.longRunning ? (endSnapshot(), endPin()) : false),
+    writeTrouble: () => {
+      if (!lock) return undefined
+      if (lock.refusedForMs() > WRITE_TROUBLE_MS)
+        return `writes refused for ${Math.round(lock.refusedForMs() / 1000)} s`
+      const pinnedMs = pins.pinnedSince ? performance.now() - pins.pinnedSince : 0
+      if (pinnedMs > WRITE_TROUBLE_MS)
+        return `the connection has read an old snapshot for ${Math.round(pinnedMs / 1000)} s`
+      return undefined
+    },
     // a read transaction: writes asked for meanwhile wait for the next turn, then commit as usual
     backupTo: (file: string) =>
       settled().then(() => {
         endSnapshot()
-        return call(() => void prepare('VACUUM INTO ?').run([file]))
+        return call(() => void (assertOpen(), statements.change('VACUUM INTO ?', [file])))
       }),
     close: async () => {
       endSnapshot()

@@ -59,8 +59,8 @@ self.onmessage = (event: MessageEvent<ReaderMessage>) => {
   }
   const why = unopened.get(m.db)
   if (why !== undefined) return postMessage({ id: m.id, error: why, unopened: true } satisfies ReaderAnswer)
+  const c = connections.get(m.db)!
   try {
-    const c = connections.get(m.db)!
     let statement = c.statements.get(m.sql)
     if (!statement) {
       if (c.statements.size > 200) c.statements.clear()
@@ -69,6 +69,9 @@ self.onmessage = (event: MessageEvent<ReaderMessage>) => {
     }
     postMessage({ id: m.id, rows: statement.all(m.args) as unknown[][] } satisfies ReaderAnswer)
   } catch (err) {
+    // one that failed may stay active and pin this connection's snapshot: let go of, and finalized (./db-statements.ts)
+    c?.statements.delete(m.sql)
+    Bun.gc(true)
     postMessage({ id: m.id, error: err instanceof Error ? err.message : String(err) } satisfies ReaderAnswer)
   }
 }

@@ -4,8 +4,12 @@
  * (long work commits in slices); waiting in SQLite's busy handler would stop this process's event
  * loop all that time. So the lock is asked for without waiting, and a refusal is tried again after
  * a pause (growing to 50 ms) for up to WRITE_LOCK_WAIT_MS, then fails with DbBusy (a 503).
+ *
+ * SQLITE_BUSY_SNAPSHOT is no other process's lock: this connection reads an old snapshot, which
+ * `onStaleSnapshot` ends (./db-pinned-read.ts) before the next attempt.
  */
 import { DbBusy } from './db'
+import { isStaleSnapshot } from './db-pinned-read'
 
 export const WRITE_LOCK_WAIT_MS = 30_000
 
@@ -26,7 +30,13 @@ export class WriteLock {
     private readonly conn: Connection,
     private readonly busyTimeoutMs: number,
     private readonly waitMs = WRITE_LOCK_WAIT_MS,
+    private readonly onStaleSnapshot: () => void = () => {},
   ) {}
+
+  /** How long the lock has been refused without a break (0: it is not). */
+  refusedForMs(now = Date.now()): number {
+    return this.since ? now - this.since : 0
+  }
 
   /** Runs `take` (a statement that takes the write lock) without waiting; false when another process holds it. */
   attempt(take: () => void): boolean {
@@ -37,10 +47,12 @@ export class WriteLock {
       return true
     } catch (err) {
       if (!isBusy(err)) throw err
+      const stale = isStaleSnapshot(err)
+      if (stale) this.onStaleSnapshot()
       this.since ||= Date.now()
       if (Date.now() - this.since <= this.waitMs) return false
       this.since = 0
-      throw new DbBusy(this.waitMs)
+      throw new DbBusy(this.waitMs, stale)
     } finally {
       this.conn.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`)
     }

@@ -106,6 +106,13 @@ export interface Db {
    * What it saw when a checkpointer process does it (a file shared by several processes), else null.
    */
   checkpoint(): Promise<CheckpointState | null>
+  /**
+   * Why this process cannot write now, or undefined: the shared file's write lock refused for
+   * long, or its connection pinned to an old snapshot that would not end (./db-pinned-read.ts). For /readyz.
+   */
+  writeTrouble?(): string | undefined
+  /** Looks whether this process's connection is pinned to an old snapshot, and ends it: whether it was (a shared embedded file). */
+  endPinnedRead?(): boolean
   /** A consistent copy of the database in a new file (embedded: VACUUM INTO); a server keeps its own backups. */
   backupTo(file: string): Promise<void>
   close(): Promise<void>
@@ -134,10 +141,14 @@ export class Stopping extends Error {
   }
 }
 
-/** Another process held the shared database file's write lock for longer than a write may wait. */
+/** Another process held the shared database file's write lock for longer than a write may wait (or this one's old snapshot could not be ended). */
 export class DbBusy extends Error {
-  constructor(waitedMs: number) {
-    super(`another process held the database's write lock for over ${waitedMs / 1000} s`)
+  constructor(waitedMs: number, staleSnapshot = false) {
+    super(
+      staleSnapshot
+        ? `this process's connection kept reading an old snapshot of the database for over ${waitedMs / 1000} s`
+        : `another process held the database's write lock for over ${waitedMs / 1000} s`,
+    )
   }
 }
 

@@ -51,22 +51,31 @@ export function serviceCommand(): string[] {
 
 /** How long a new process may take to listen before the start fails. */
 const READY_TIMEOUT_MS = 30_000
-/** A process that keeps dying is started again after a growing pause, up to this. */
-const MAX_RESTART_PAUSE_MS = 30_000
+/** The first pause before a process that died is started again. */
+const FIRST_RESTART_PAUSE_MS = 1000
 
 export interface AppProcesses {
   /** SIGTERM to each; resolves when all have exited, or after `graceMs` + 5 s (then SIGKILL). */
   stop(graceMs: number): Promise<void>
 }
 
-/** Starts `count` app processes on the public `port` and resolves once each one accepts connections. */
-export async function startAppProcesses(count: number, port: number, log: Logger): Promise<AppProcesses> {
+/**
+ * Starts `count` app processes on the public `port` and resolves once each one accepts connections.
+ * One that dies is started again after a pause growing up to `maxPauseMs` (WORKERS_RESTART_MAX_MS).
+ */
+export async function startAppProcesses(
+  count: number,
+  port: number,
+  log: Logger,
+  maxPauseMs = 30_000,
+): Promise<AppProcesses> {
+  const firstPause = Math.min(FIRST_RESTART_PAUSE_MS, maxPauseMs)
   let stopping = false
   let starting = true
   let startFailed = (_err: Error) => {}
   const failedStart = new Promise<never>((_, reject) => (startFailed = reject))
   const running = new Map<number, Bun.Subprocess>()
-  function spawn(index: number, pause = 1000): Promise<void> {
+  function spawn(index: number, pause = firstPause): Promise<void> {
     let ready = () => {}
     const listening = new Promise<void>((resolve) => (ready = resolve))
     const startedAt = Date.now()
@@ -86,10 +95,10 @@ export async function startAppProcesses(count: number, port: number, log: Logger
         // a clean exit was asked for (DELETE /rest/v1/master/nodes/<name>): the others serve on
         if (code === 0) return log.info('app process ended on request; not started again', { index })
         // a crash loop backs off instead of spinning; a process that ran a while starts the count again
-        const wait = Date.now() - startedAt > MAX_RESTART_PAUSE_MS ? 1000 : pause
+        const wait = Date.now() - startedAt > maxPauseMs ? firstPause : pause
         log.error('app process ended; starting it again', { index, code, signal, pauseMs: wait })
         setTimeout(() => {
-          if (!stopping) void spawn(index, Math.min(wait * 2, MAX_RESTART_PAUSE_MS))
+          if (!stopping) void spawn(index, Math.min(wait * 2, maxPauseMs))
         }, wait)
       },
     })

@@ -1,6 +1,7 @@
 /**
  * Probes for load balancers and orchestrators. `/healthz`: the process answers. `/readyz`: it can
- * do its work — the database answers and carries every migration this build knows, the shared
+ * do its work — the database answers, carries every migration this build knows and takes this
+ * process's writes (not refused for seconds, no old snapshot pinned), the shared
  * store (Redis) answers, and the service is not stopping (its workers and listeners winding down);
  * otherwise 503 naming the failing parts (each check bounded by a second).
  */
@@ -37,7 +38,7 @@ export const readyzRoute = defineRoute({
   access: 'public',
   summary: 'Tell whether the service can do its work',
   description:
-    'Readiness: the database answers and carries every migration, the shared store answers, and the service is ' +
+    'Readiness: the database answers, carries every migration and takes writes, the shared store answers, and the service is ' +
     'not stopping. Otherwise 503 (with Retry-After) naming what fails, each check in error_details.checks.',
   query: IgnoredQuery,
   response: { 200: answer(v.strictObject({ status: v.literal('ready'), checks: Checks })) },
@@ -48,6 +49,8 @@ export const readyzRoute = defineRoute({
       database: async () => {
         const row = await within(db.get('SELECT max(id) FROM migrations'), 'database')
         if (row?.[0] !== latest) throw new Error(`migrations: ${String(row?.[0])} applied, ${latest} expected`)
+        const trouble = db.writeTrouble?.()
+        if (trouble) throw new Error(`cannot write: ${trouble}`)
       },
       kv: () => within(kv.ping(), kv.kind === 'redis' ? 'Redis' : 'store'),
       workers: async () => {

@@ -33,3 +33,19 @@ export function warnOfRefusals(log: Logger, state: CheckpointState | null): void
     passes: state.refusedRestarts,
   })
 }
+
+/**
+ * Every second, in every process: is this process's connection pinned to an old snapshot? It would
+ * serve stale reads, refuse writes and hold back the checkpoints (storage/db-pinned-read.ts). Reads
+ * and writes look too; this finds it in a process that serves neither.
+ */
+export const dbPinnedRead: Worker = {
+  name: 'db-pinned-read',
+  every: 1000,
+  lease: 'none',
+  always: true, // the process's own health, BACKGROUND=off too
+  async step(deps) {
+    deps.db.endPinnedRead?.()
+    return 0
+  },
+}

@@ -1,5 +1,5 @@
 /** Every background worker of the service; src/service.ts runs them with one WorkerRunner. */
-import { dbCheckpoint } from './db-checkpoint'
+import { dbCheckpoint, dbPinnedRead } from './db-checkpoint'
 import { eventIngest } from './event-ingest'
 import { housekeeping } from './housekeeping'
 import { journalPump } from './journal-pump'
@@ -28,4 +28,5 @@ export const WORKERS: readonly Worker[] = [
   webhookDeliveries,
   journalRetention,
   dbCheckpoint,
+  dbPinnedRead,
 ]

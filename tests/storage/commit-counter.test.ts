@@ -51,3 +51,26 @@ test('a writer that does not count is seen once CHECK_MS have passed', () => {
   expect(counter.stale()).toBe(false) // nothing since
   shell.close()
 })
+
+test("others' counted commits with data_version standing still make the counter suspect a pinned snapshot", () => {
+  const { file, counter, advance } = setup()
+  const other = new CommitCounter(file, () => 0)
+  const writer = new Database(file)
+  // a real commit, counted: data_version moves, nothing to suspect
+  writer.exec('INSERT INTO t VALUES (1)')
+  other.committed()
+  advance(CHECK_MS)
+  expect(counter.stale()).toBe(true)
+  expect(counter.suspect).toBe(false)
+  // this connection's own commits move the count alone: nothing to suspect either
+  counter.committed()
+  advance(CHECK_MS)
+  counter.stale()
+  expect(counter.suspect).toBe(false)
+  // counted, but data_version did not move (as on a pinned connection, or a commit that wrote nothing)
+  other.committed()
+  advance(CHECK_MS)
+  counter.stale()
+  expect(counter.suspect).toBe(true)
+  writer.close()
+})
