@@ -26,6 +26,8 @@ export interface CheckpointResult {
 
 export interface Checkpointer {
   run(mode: Mode): Promise<CheckpointResult>
+  /** The process ended (killed, or it failed): a new one is started in its place. */
+  ended(): boolean
   stop(): Promise<void>
 }
 
@@ -50,6 +52,7 @@ export const CHECKPOINT_FILE_ENV = 'PLATFORM_CHECKPOINT_FILE'
 export function startCheckpointer(file: string, command: string[]): Checkpointer {
   const waiting = new Map<number, { resolve(result: CheckpointResult): void; reject(err: Error): void }>()
   let next = 0
+  let exited = false
   const child = Bun.spawn(command, {
     env: { ...process.env, [CHECKPOINT_FILE_ENV]: file },
     stdin: 'pipe', // never written: its end tells the checkpointer that this process is gone
@@ -62,11 +65,13 @@ export function startCheckpointer(file: string, command: string[]): Checkpointer
       else w?.resolve({ frames: message.frames, busy: message.busy })
     },
     onExit() {
+      exited = true
       for (const w of waiting.values()) w.reject(new Error('the checkpointer ended'))
       waiting.clear()
     },
   })
   return {
+    ended: () => exited,
     run: (mode) =>
       new Promise<CheckpointResult>((resolve, reject) => {
         if (child.exitCode !== null) return reject(new Error('the checkpointer ended'))

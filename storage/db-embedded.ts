@@ -300,8 +300,9 @@ export function openEmbeddedDb(
       settled().then(async () => {
         assertOpen()
         if (shared && options.checkpointCommand) {
-          // from the first one on, the checkpointer does them and this connection leaves them to it
-          if (!checkpointer) {
+          // from the first one on, the checkpointer does them and this connection leaves them to it;
+          // one that ended (killed with the rest of a process group, say) is replaced, or none would run again
+          if (!checkpointer || checkpointer.ended()) {
             checkpointer = startCheckpointer(file, options.checkpointCommand)
             conn.exec('PRAGMA wal_autocheckpoint=0')
           }

@@ -2,7 +2,7 @@
 // another connection, the database file alone then holds every committed row, and once it runs the
 // service's connection no longer checkpoints by itself (inside a commit).
 import { afterAll, expect, test } from 'bun:test'
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'libsql'
@@ -53,6 +53,37 @@ test('a checkpoint runs in the checkpointer; from then on commits leave the log 
   await db.close() // the last connection to close leaves the file whole
   expect(rowsInFileAlone(file)).toBe(2150)
   expect(existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0).toBe(0)
+}, 30_000)
+
+test('a checkpointer that ended is replaced by the next checkpoint', async () => {
+  const file = join(dir, 'replaced.db')
+  const db = openEmbeddedDb(file, { shared: true, checkpointCommand: serviceCommand() })
+  await db.run('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)')
+  await db.checkpoint()
+  const checkpointers = () =>
+    Bun.spawnSync(['pgrep', '-P', String(process.pid)])
+      .stdout.toString()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number)
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`PLATFORM_CHECKPOINT_FILE=${file}`)
+        } catch {
+          return false
+        }
+      })
+  const [first] = checkpointers()
+  expect(first).toBeDefined()
+  process.kill(first!, 'SIGKILL')
+  while (checkpointers().includes(first!)) await Bun.sleep(10)
+  await insert(db, 0, 100)
+  // the pass that finds it gone fails ("the checkpointer ended"); the next starts another, not every one from now on
+  await db.checkpoint().catch(() => {})
+  await db.checkpoint()
+  expect(rowsInFileAlone(file)).toBe(100)
+  expect(checkpointers()).toHaveLength(1)
+  await db.close()
 }, 30_000)
 
 test('under writes that never pause, the log is started again instead of growing', async () => {
