@@ -103,10 +103,11 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   SCRIPT_DURATION_SEC: { meaning: 'how long one script handler may run, waiting included' },
   SCRIPT_MAX_PER_DOMAIN: { meaning: 'script handlers of one domain running at once on this process' },
   SCRIPT_THREADS: {
-    meaning: 'threads that run the scripts of this process (a computing script holds up only its own)',
+    meaning: 'threads that run the scripts of this process (one domain takes at most all but one of them)',
   },
   SCRIPT_TOKEN_LOGIN_SEC: {
-    meaning: 'how long the iam_token_svcscript_code script may take before a token login fails',
+    meaning:
+      'how long the iam_token_svcscript_code script may take; past it a token login answers 503 (not counted as a failed sign-in)',
   },
   SCRIPT_HTTP_ALLOW: {
     meaning: 'hosts (name, *.suffix) and CIDR blocks scripts may call with http(); private addresses only if listed',

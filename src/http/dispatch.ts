@@ -53,7 +53,10 @@ export async function dispatch(ctx: Ctx, request: DispatchRequest): Promise<Disp
     headers: text && !bodyless ? { 'content-type': 'application/json' } : {},
     body: text && !bodyless ? text : undefined,
   }
-  const origin = { ctx, clientAddress: request.clientAddress ?? 'internal', requestId: ctx.requestId }
+  // a call without a client (a script's) counts as its actor kind and domain: the brute-force filter
+  // and the rate limits keep one bucket per domain, so one domain's failing sign-ins hold back no other's
+  const clientAddress = request.clientAddress ?? `${ctx.actor.type}:${ctx.domain}`
+  const origin = { ctx, clientAddress, requestId: ctx.requestId }
   const path = q < 0 ? request.path : request.path.slice(0, q)
   const response = await app.handle(new CallRequest(`http://dispatch.local${path}${query}`, init, method, origin))
   return { status: response.status, body: await plainBody(response) }

@@ -13,7 +13,7 @@ import {
   type StoredDomain,
 } from '../directory/domains'
 import { findAccount, type StoredAccount, users } from '../directory/users'
-import { forbidden } from '../errors'
+import { ApiError, forbidden } from '../errors'
 import { settingValue } from '../settings/settings'
 import { credentialMark, verifyPassword } from './passwords'
 import type { NewSession, Session } from './sessions'
@@ -38,7 +38,9 @@ export async function checkCredentials(deps: Deps, c: Credentials, kind: Session
 /**
  * The session for an external token: the token script (started with the token as parameter 1)
  * answers `{domain, login}` of an existing user of an open domain; anything else (no script set, a
- * failure, a slow script, an unknown domain or login, a blocked domain) is null, and says nothing more.
+ * failure, an unknown domain or login, a blocked domain) is null, and says nothing more. A script
+ * that did not answer within SCRIPT_TOKEN_LOGIN_SEC, or could not start for the domain's cap,
+ * says nothing of the token: that is a 503 (or the 429), which the brute-force filter does not count.
  */
 export async function checkToken(deps: Deps, token: string, kind: Session['kind']): Promise<NewSession | null> {
   const master = await findMasterDomain(deps)
@@ -47,17 +49,30 @@ export async function checkToken(deps: Deps, token: string, kind: Session['kind'
   try {
     const durationMs = deps.config.script.tokenLoginMs
     const outcome = await deps.scripts.runWithin({ domainId: master.id, code, params: [token], durationMs })
-    if (outcome?.status !== 'done') return null
+    if (!outcome) throw notChecked(durationMs)
+    if (outcome.status !== 'done') return null
     const { domain: name, login } = (outcome.result ?? {}) as { domain?: unknown; login?: unknown }
     if (typeof name !== 'string' || typeof login !== 'string') return null
     const domain = await findDomainByName(deps, name.toLowerCase())
     const account = domain && !isBlocked(domain) ? await findAccount(deps, domain.id, login) : null
     return domain && account ? sessionOf(domain, account, kind) : null
   } catch (err) {
+    if (err instanceof ApiError && (err.status === 503 || err.status === 429)) throw err
     deps.log.warn('token login script failed', { error: String(err) })
     return null
   }
 }
+
+const notChecked = (ms: number) =>
+  new ApiError(
+    503,
+    `the token could not be checked within ${ms / 1000} s; try again shortly`,
+    { retry_after: 1 },
+    1503,
+    {
+      'retry-after': '1',
+    },
+  )
 
 /**
  * Starts a session, or null when what it was granted on went while it was made. A password change

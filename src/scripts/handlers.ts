@@ -181,7 +181,7 @@ export class ScriptHandlers {
       mayAct: () => this.mayAct(local),
       callNested: (code, params) => this.nested(local, code, params, limits, 1),
     })
-    local.running = this.threads.run(id, script.source, request.params, host, limits)
+    local.running = this.threads.run(id, request.domainId, script.source, request.params, host, limits)
     void local.running.outcome.then((outcome) => this.ended(local, outcome)).then(finish)
     // a change to the domain told while it started found no handler of it here yet
     this.recheck(request.domainId)
@@ -189,17 +189,27 @@ export class ScriptHandlers {
   }
 
   /**
-   * Runs a script here and waits for its outcome for at most `request.durationMs` from now (a script
-   * waiting for a busy thread counts too); null when it did not end in time, and then it is ended.
+   * Runs a script here and waits for its outcome for at most `request.durationMs` from now (its
+   * start and a wait for a busy thread count too); null when it did not end in time. Then it is
+   * ended here and abandoned, whatever its thread is doing: the deadline never waits for a thread.
    */
   async runWithin(request: StartRequest & { durationMs: number }): Promise<HandlerOutcome | null> {
-    const { info, done } = await this.startHere(request)
     let timer: ReturnType<typeof setTimeout> | undefined
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), request.durationMs)))
-    const outcome = await Promise.race([done, late])
-    clearTimeout(timer)
-    if (!outcome) await this.stopAnywhere(request.domainId, info.id).catch(() => {})
-    return outcome
+    const over = { status: 'limit', limit: 'duration', error: `ran longer than ${request.durationMs} ms` } as const
+    const starting = this.startHere(request)
+    try {
+      const started = await Promise.race([starting, late])
+      if (!started) {
+        starting.then((s) => this.local.get(s.info.id)?.running?.end(over)).catch(() => {})
+        return null
+      }
+      const outcome = await Promise.race([started.done, late])
+      if (!outcome) this.local.get(started.info.id)?.running?.end(over)
+      return outcome
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /** Stops a handler wherever it runs: the first stop takes its onStop branch if it has one. */
@@ -331,7 +341,7 @@ export class ScriptHandlers {
       mayAct: () => this.mayAct(h),
       callNested: (c, p) => this.nested(h, c, p, limits, depth + 1),
     })
-    const child = this.threads.run(newId(), script.source, params, host, limits)
+    const child = this.threads.run(newId(), h.domainId, script.source, params, host, limits)
     h.children.add(child)
     try {
       const outcome = await child.outcome

@@ -1,21 +1,14 @@
 /**
  * The script sandbox: a service script's JavaScript runs in QuickJS (quickjs-emscripten), one runtime
- * and context per handler, with a memory limit, a stack limit, a CPU budget (the interrupt handler
- * counts the time spent inside QuickJS) and a wall-clock limit. The script sees only the globals the
- * host installs; values cross the boundary as JSON. Host functions may be async: the script awaits
- * them as promises, and the host resolves them and runs QuickJS's pending jobs. This runs inside a
- * script thread (script-thread.ts), so a script that computes never holds up the service's requests.
+ * and context per handler in a WebAssembly instance of its own, with a memory limit (the instance's
+ * heap cannot grow past it), a stack limit, a CPU budget (the interrupt handler counts the time
+ * spent inside QuickJS) and a wall-clock limit. The script sees only the globals the host installs;
+ * values cross the boundary as JSON. Host functions may be async: the script awaits them as
+ * promises, and the host resolves them and runs QuickJS's pending jobs. This runs inside a script
+ * thread (script-thread.ts), so a script that computes never holds up the service's requests.
  */
-import variant from '@jitl/quickjs-singlefile-mjs-release-sync'
-import {
-  newQuickJSWASMModuleFromVariant,
-  type QuickJSContext,
-  type QuickJSDeferredPromise,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  type QuickJSWASMModule,
-} from 'quickjs-emscripten-core'
-import { capHeap, type HeapShare, heapGrowths, holdHeap, sharedHeap } from './heap-cap'
+import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
+import { BASE_HEAP_BYTES, newControl, newInstance, type SandboxControl } from './sandbox-instance'
 
 export interface SandboxLimits {
   memoryBytes: number
@@ -45,49 +38,34 @@ export interface Running {
   end(outcome: Outcome): void
 }
 
-let module: Promise<QuickJSWASMModule> | undefined
-// the single-file build carries its WebAssembly inside, so the compiled binary needs no asset
-const quickjs = () =>
-  (module ??= newQuickJSWASMModuleFromVariant(variant).then((m) => {
-    heapOf(m) // fails at once if it cannot be found, not at the first growth
-    capHeap(() => heapOf(m))
-    return m
-  }))
-
-/** The module's heap: not public in quickjs-emscripten, but the heap cap (./heap-cap.ts) needs it. */
-function heapOf(m: QuickJSWASMModule): Uint8Array {
-  const heap = (m as unknown as { module?: { HEAPU8?: Uint8Array } }).module?.HEAPU8
-  if (!heap) throw new Error('quickjs-emscripten no longer shows its heap (module.HEAPU8), which the heap cap reads')
-  return heap
-}
-
-/** The size of this thread's script heap now. */
-export const scriptHeapBytes = async () => heapOf(await quickjs()).byteLength
-
-/** Loads the WebAssembly module ahead of the first script (it takes a tenth of a second or more). */
-export const warmSandbox = () => quickjs().then(() => undefined)
-
-/** Runs `source` as the body of an async function with `host` as its only globals. */
-export async function runInSandbox(source: string, host: HostApi, limits: SandboxLimits): Promise<Running> {
-  const rt = (await quickjs()).newRuntime()
+/**
+ * Runs `source` as the body of an async function with `host` as its only globals. Its heap is its
+ * own: a WebAssembly memory whose maximum is the limit, so what it holds (strings and buffers in
+ * variables and globals included) is what the limit counts, and its end frees it all.
+ */
+export async function runInSandbox(
+  source: string,
+  host: HostApi,
+  limits: SandboxLimits,
+  control: SandboxControl = newControl(),
+): Promise<Running> {
+  const { quickjs, heapSpent } = await newInstance(limits.memoryBytes)
+  const rt = quickjs.newRuntime()
   rt.setMemoryLimit(limits.memoryBytes)
   rt.setMaxStackSize(limits.stackBytes)
   const vm = rt.newContext()
-  return new Sandbox(rt, vm, host, limits).start(source)
+  return new Sandbox(rt, vm, host, limits, control, heapSpent).start(source)
 }
 
 /** Takes the code-making constructors off the prototypes of plain, async and generator functions. */
 const UNREACHABLE_CONSTRUCTORS = `for (const f of [function () {}, async function () {}, function* () {}, async function* () {}])
   Object.defineProperty(Object.getPrototypeOf(f), 'constructor', { value: undefined })`
 
-/** How often the heap's real size is measured, alone on the thread. */
-const MEMORY_CHECK_MS = 20
 /**
- * Sharing it, a slice is measured once the handler has run this long since its last measurement,
- * or the heap grew meanwhile: what it can take unmeasured stays within the cap's slack, and a
- * handler of many objects does not pay a measurement (a walk of them all) for every await.
+ * Below the module's least heap a limit is checked by QuickJS's own count of what the runtime
+ * holds, this often (that count misses big strings and buffers; the heap's maximum does not).
  */
-const SHARED_CHECK_MS = 2
+const MEMORY_CHECK_MS = 20
 /** The largest result or host answer carried across the boundary. */
 export const MAX_VALUE_BYTES = 1024 * 1024
 
@@ -97,16 +75,13 @@ class Sandbox {
   /** The interrupt handler may also run while the host touches the VM: only time inside counts. */
   private inVm = false
   private lastMemoryCheck = 0
-  /** Time inside QuickJS, and the heap's growths, at this handler's last measurement. */
-  private insideSinceCheck = 0
-  private growthsAtCheck = 0
+  /** Slices under way (the host may read a value inside one): the outermost marks the control. */
+  private depth = 0
   private ended = false
   private settle!: (o: Outcome) => void
   private readonly registered = new Map<string, QuickJSHandle>()
   private timer?: ReturnType<typeof setTimeout>
   private parse!: QuickJSHandle
-  /** This sandbox's part in the thread's heap cap. */
-  private readonly heap: HeapShare
   /** The script's own promise, checked after every run of pending jobs. */
   private main?: QuickJSHandle
   /** Promises of async host calls not yet settled (disposed if the script ends first). */
@@ -117,14 +92,15 @@ class Sandbox {
     private readonly vm: QuickJSContext,
     private readonly host: HostApi,
     private readonly limits: SandboxLimits,
-  ) {
-    this.heap = holdHeap(limits.memoryBytes, () => this.memoryUsed())
-  }
+    private readonly control: SandboxControl,
+    /** Whether its heap refused to grow past the limit (an allocation failed for want of memory). */
+    private readonly heapSpent: () => boolean,
+  ) {}
 
   start(source: string): Running {
     const outcome = new Promise<Outcome>((resolve) => (this.settle = resolve))
     this.rt.setInterruptHandler(
-      () => this.inVm && this.cpuMs + (performance.now() - this.sliceStart) > this.limits.cpuMs,
+      () => this.inVm && (this.cpuMs + (performance.now() - this.sliceStart) > this.limits.cpuMs || this.stopAsked()),
     )
     this.timer = setTimeout(
       () => this.end({ status: 'limit', limit: 'duration', error: `ran longer than ${this.limits.durationMs} ms` }),
@@ -145,8 +121,18 @@ class Sandbox {
     try {
       body()
     } catch (err) {
+      if (this.heapSpent()) return this.memorySpent()
       this.end({ status: 'failed', error: `the script could not go on: ${(err as Error).name ?? 'Error'}` })
     }
+  }
+
+  /** The thread was asked to end this handler (it has already been answered for). */
+  private stopAsked(): boolean {
+    return Atomics.load(this.control.stop, 0) !== 0
+  }
+
+  private memorySpent(): void {
+    this.end({ status: 'limit', limit: 'memory', error: `used more than ${this.limits.memoryBytes} bytes` })
   }
 
   /** Ends the handler when the script's promise has settled. */
@@ -167,24 +153,13 @@ class Sandbox {
     this.end({ status: 'done', result })
   }
 
-  /**
-   * What the script holds (QuickJS's own limit misses big strings and buffers), measured now and
-   * then; while other handlers share the thread's heap (./heap-cap.ts), before they run whenever it
-   * could have taken more than the cap's slack (SHARED_CHECK_MS), at the cost of its CPU budget.
-   */
+  /** A limit below the least heap, checked now and then by QuickJS's own count (the heap bounds every other). */
   private overMemory(): boolean {
+    if (this.limits.memoryBytes >= BASE_HEAP_BYTES) return false
     const now = performance.now()
-    const shared = sharedHeap()
-    if (shared) {
-      if (this.insideSinceCheck < SHARED_CHECK_MS && heapGrowths() === this.growthsAtCheck) return false
-    } else if (now - this.lastMemoryCheck < MEMORY_CHECK_MS) return false
+    if (now - this.lastMemoryCheck < MEMORY_CHECK_MS) return false
     this.lastMemoryCheck = now
-    this.insideSinceCheck = 0
-    this.growthsAtCheck = heapGrowths()
-    const used = this.memoryUsed()
-    this.heap.measured(Math.min(used, this.limits.memoryBytes))
-    if (shared) this.cpuMs += performance.now() - now
-    return used > this.limits.memoryBytes
+    return this.memoryUsed() > this.limits.memoryBytes
   }
 
   /** What the runtime holds now; a heap too full to measure it in counts as over any limit. */
@@ -209,15 +184,19 @@ class Sandbox {
 
   /** Runs QuickJS code, counting its time against the CPU budget. */
   private inside<T>(body: () => T): T {
-    this.sliceStart = performance.now()
+    if (this.depth++ === 0) {
+      this.sliceStart = performance.now()
+      this.control.since[0] = Date.now()
+    }
     this.inVm = true
     try {
-      return this.heap.slice(body)
+      return body()
     } finally {
-      this.inVm = false
-      const spent = performance.now() - this.sliceStart
-      this.cpuMs += spent
-      this.insideSinceCheck += spent
+      if (--this.depth === 0) {
+        this.inVm = false
+        this.control.since[0] = 0
+        this.cpuMs += performance.now() - this.sliceStart
+      }
     }
   }
 
@@ -225,8 +204,7 @@ class Sandbox {
     if (this.ended) return
     const jobs = this.inside(() => this.rt.executePendingJobs())
     if (jobs.error) return this.fail(jobs.error)
-    if (this.overMemory())
-      return this.end({ status: 'limit', limit: 'memory', error: `used more than ${this.limits.memoryBytes} bytes` })
+    if (this.overMemory()) return this.memorySpent()
     this.check()
   }
 
@@ -247,10 +225,11 @@ class Sandbox {
     const dumped = this.dumped(error) as { name?: string; message?: string } | string
     error.dispose()
     if (this.cpuMs > this.limits.cpuMs) return this.cpuSpent()
+    if (this.stopAsked()) return this.end({ status: 'stopped', error: 'ended from outside' })
     const message =
       typeof dumped === 'object' && dumped ? `${dumped.name ?? 'Error'}: ${dumped.message}` : String(dumped)
-    if (message.includes('out of memory'))
-      return this.end({ status: 'limit', limit: 'memory', error: `used more than ${this.limits.memoryBytes} bytes` })
+    // a heap too full to make the error leaves none (null), after a growth refused at the limit
+    if (message.includes('out of memory') || (dumped === null && this.heapSpent())) return this.memorySpent()
     if (message.includes('stack overflow'))
       return this.end({ status: 'limit', limit: 'stack', error: 'the stack overflowed (too deep a recursion)' })
     this.end({ status: 'failed', error: message.slice(0, 2000) })
@@ -261,19 +240,22 @@ class Sandbox {
     this.ended = true
     clearTimeout(this.timer)
     try {
-      for (const fn of this.registered.values()) if (fn.alive) fn.dispose()
-      for (const d of this.deferreds) d.dispose()
-      if (this.main?.alive) this.main.dispose()
-      if (this.parse?.alive) this.parse.dispose()
-      this.vm.dispose()
-      this.rt.dispose()
+      // the instance goes with the handler, its heap too; a runtime that ran out of heap may be
+      // inconsistent (QuickJS aborts freeing it), so it is only let go
+      if (!this.heapSpent()) {
+        for (const fn of this.registered.values()) if (fn.alive) fn.dispose()
+        for (const d of this.deferreds) d.dispose()
+        if (this.main?.alive) this.main.dispose()
+        if (this.parse?.alive) this.parse.dispose()
+        this.vm.dispose()
+        this.rt.dispose()
+      }
     } catch {
-      // a runtime left inconsistent (a host error, QuickJS aborting after a failed allocation): its
-      // memory stays with the thread, which goes on; the handler ends all the same
+      // a runtime left inconsistent by a host error: it is let go all the same
     } finally {
       this.registered.clear()
       this.deferreds.clear()
-      this.heap.release()
+      this.control.since[0] = 0
       this.settle(outcome)
     }
   }

@@ -2,7 +2,9 @@
  * A script thread: runs script handlers' sandboxes off the service's main thread, so a script that
  * computes (up to its CPU limit) never holds up requests. `startparam`, `sleep` and `onStop` are
  * answered here; every other host call goes to the main thread as a message and comes back as the
- * answer to the promise the script awaits.
+ * answer to the promise the script awaits. Work that runs a script (a start, an answer, a wake-up)
+ * waits in a queue per domain, and the queues are served in turn, one piece each: a domain with
+ * many busy handlers here delays another's by one of its slices, not by all of them.
  */
 import {
   type HostApi,
@@ -11,13 +13,22 @@ import {
   type Running,
   runInSandbox,
   type SandboxLimits,
-  warmSandbox,
 } from './sandbox'
+import { type SandboxControl, warmSandbox } from './sandbox-instance'
 
 declare const self: Worker
 
 export type ToThread =
-  | { t: 'run'; id: string; source: string; params: unknown[]; limits: SandboxLimits; api: string[] }
+  | {
+      t: 'run'
+      id: string
+      domain: string
+      source: string
+      params: unknown[]
+      limits: SandboxLimits
+      api: string[]
+      control: SandboxControl
+    }
   | { t: 'answer'; id: string; call: number; ok: boolean; value?: unknown; error?: string }
   | { t: 'branch'; id: string; name: string }
   | { t: 'end'; id: string; outcome: Outcome }
@@ -38,9 +49,43 @@ const waiting = new Map<string, { resolve(v: unknown): void; reject(e: Error): v
 const inFlight = new Map<string, number>()
 /** Each handler's sleep timers, cleared when it ends. */
 const timers = new Map<string, Set<ReturnType<typeof setTimeout>>>()
+/** Each handler's domain, for the queue its work waits in. */
+const domainOf = new Map<string, string>()
 let calls = 0
 const post = (m: FromThread) => self.postMessage(m)
-void warmSandbox() // the WebAssembly module loads while the thread waits for its first script
+void warmSandbox() // the WebAssembly module compiles while the thread waits for its first script
+
+/** Work waiting to run a script, by domain; a Map iterates in insertion order, so the domains take turns. */
+const queues = new Map<string, (() => unknown)[]>()
+let draining = false
+
+function enqueue(domain: string, work: () => unknown): void {
+  const queue = queues.get(domain)
+  if (queue) queue.push(work)
+  else queues.set(domain, [work])
+  if (!draining) void drain()
+}
+
+/** One piece of work per domain in each round; between pieces, messages come in (and join their queues). */
+async function drain(): Promise<void> {
+  draining = true
+  try {
+    while (queues.size) {
+      for (const [domain, queue] of queues) {
+        const work = queue.shift()!
+        if (!queue.length) queues.delete(domain)
+        try {
+          await work()
+        } catch {
+          // the work's own handler ends for it; the queue goes on
+        }
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    }
+  } finally {
+    draining = false
+  }
+}
 
 function hostFor(m: Extract<ToThread, { t: 'run' }>): HostApi {
   const host: HostApi = {}
@@ -74,7 +119,7 @@ function hostFor(m: Extract<ToThread, { t: 'run' }>): HostApi {
     const own = timers.get(m.id) ?? new Set()
     timers.set(m.id, own)
     return new Promise((resolve) => {
-      const timer = setTimeout(() => (own.delete(timer), resolve(null)), wait)
+      const timer = setTimeout(() => (own.delete(timer), enqueue(m.domain, () => resolve(null))), wait)
       own.add(timer)
     })
   }
@@ -93,35 +138,51 @@ function cloneable(outcome: Outcome): Outcome {
 // a failure inside a script must never end the thread and with it every other handler on it
 self.addEventListener('unhandledrejection', (e) => e.preventDefault())
 
-self.onmessage = async (event: MessageEvent<ToThread>) => {
+/** Starts a handler (unless it was ended while it waited its turn) and reports its outcome. */
+async function start(m: Extract<ToThread, { t: 'run' }>): Promise<void> {
+  const asked = starting.get(m.id)
+  if (asked) return finish(m.id, asked)
+  try {
+    const r = await runInSandbox(m.source, hostFor(m), m.limits, m.control)
+    const ended = starting.get(m.id)
+    starting.delete(m.id)
+    running.set(m.id, r)
+    if (ended) r.end(ended)
+    void r.outcome.then((outcome) => finish(m.id, outcome))
+  } catch (err) {
+    finish(m.id, { status: 'failed', error: String(err) })
+  }
+}
+
+function finish(id: string, outcome: Outcome): void {
+  starting.delete(id)
+  running.delete(id)
+  inFlight.delete(id)
+  domainOf.delete(id)
+  for (const key of waiting.keys()) if (key.startsWith(`${id}:`)) waiting.delete(key)
+  for (const timer of timers.get(id) ?? []) clearTimeout(timer)
+  timers.delete(id)
+  post({ t: 'outcome', id, outcome: cloneable(outcome) })
+}
+
+self.onmessage = (event: MessageEvent<ToThread>) => {
   const m = event.data
   if (m.t === 'run') {
     starting.set(m.id, null)
-    try {
-      const r = await runInSandbox(m.source, hostFor(m), m.limits)
-      const ended = starting.get(m.id)
-      starting.delete(m.id)
-      running.set(m.id, r)
-      if (ended) r.end(ended)
-      void r.outcome.then((outcome) => {
-        running.delete(m.id)
-        inFlight.delete(m.id)
-        for (const timer of timers.get(m.id) ?? []) clearTimeout(timer)
-        timers.delete(m.id)
-        post({ t: 'outcome', id: m.id, outcome: cloneable(outcome) })
-      })
-    } catch (err) {
-      starting.delete(m.id)
-      post({ t: 'outcome', id: m.id, outcome: { status: 'failed', error: String(err) } })
-    }
+    domainOf.set(m.id, m.domain)
+    enqueue(m.domain, () => start(m))
   } else if (m.t === 'answer') {
     const key = `${m.id}:${m.call}`
     const w = waiting.get(key)
     waiting.delete(key)
-    if (m.ok) w?.resolve(m.value)
-    else w?.reject(new Error(m.error))
+    const domain = domainOf.get(m.id)
+    if (w && domain !== undefined) enqueue(domain, () => (m.ok ? w.resolve(m.value) : w.reject(new Error(m.error))))
   } else if (m.t === 'branch') {
-    post({ t: 'branch', id: m.id, had: (await running.get(m.id)?.callRegistered(m.name)) ?? false })
+    const domain = domainOf.get(m.id)
+    const answer = async () =>
+      post({ t: 'branch', id: m.id, had: (await running.get(m.id)?.callRegistered(m.name)) ?? false })
+    if (domain === undefined) void answer()
+    else enqueue(domain, answer)
   } else if (running.has(m.id)) running.get(m.id)!.end(m.outcome)
   else if (starting.has(m.id)) starting.set(m.id, m.outcome) // ended before it began: ends as it begins
 }
