@@ -12,6 +12,8 @@ import { Elysia } from 'elysia'
 import type { Deps } from './deps'
 import { badRequest } from './errors'
 import { RequestBody } from './http/body'
+import { bodyLimitOf, limitOf } from './http/body-limits'
+import type { RouteLimits } from './http/gateway/request-stream'
 import { ANSWERED, type Answer, answerCall, toHttpResponse } from './http/hooks/answers'
 import { effectiveRequest, requestIdOf, startCall } from './http/hooks/call'
 import { inlineOf } from './http/inline-request'
@@ -108,6 +110,8 @@ export interface HttpApp {
   /** Answers one request in-process, before the answer is a Response (the gateway writes it itself). */
   answer(request: Request): Promise<Answer>
   listen(options: ListenOptions): Server<SocketData>
+  /** Its routes' body limits, for the gateway to refuse a larger declared body itself. */
+  bodyLimits: RouteLimits
   /** Serves a websocket endpoint at `path`. */
   ws(path: string, handlers: SocketHandlers, limits: SocketLimits): HttpApp
 }
@@ -130,8 +134,13 @@ export function createApp(service: Deps, routes: Manifest | readonly RouteEntry[
     const headers = { 'content-type': 'application/json', 'x-request-id': requestIdOf(request), ...e.headers }
     return toHttpResponse({ status: e.status, headers, cookies: [], body: JSON.stringify(e.body()), bytes: 0 })
   }
+  const specs = deps.routes.routes.flatMap((r) => Object.values(r.module))
   const http: HttpApp = {
     handle,
+    bodyLimits: {
+      smallest: Math.min(...specs.map((spec) => limitOf(spec, deps.config))),
+      of: (method, rawPath, overridable) => bodyLimitOf(deps.routes, deps.config, method, rawPath, overridable),
+    },
     async answer(request) {
       const response = await handle(request)
       // the gateway's own requests carry their answer (./http/hooks/answers.ts)
