@@ -14,6 +14,7 @@ import { ApiError, tooManyRequests, unauthorized } from '../errors'
 import type { PlatformEvent } from '../events/event'
 import { dispatch } from '../http/dispatch'
 import { blockedFor } from '../identity/authenticate'
+import { recordFailure } from '../identity/brute-force'
 import { crossSiteRefusal, readCookie, SESSION_COOKIE } from '../identity/cookies'
 import type { Session } from '../identity/sessions'
 import { channelCtx } from '../integration/tokens'
@@ -110,6 +111,8 @@ export class WsHub {
       const channel = token ? await channelCtx(this.deps, token, clientAddress, 'ws-upgrade') : null
       if (channel && (await this.deps.access.domainInfo(channel.domain))?.blocked === false)
         return { channel: { token: token!, domain: channel.domain }, clientAddress }
+      // a guessed token counts against the address as over HTTP (a failed sign-in)
+      if (id && !channel) await recordFailure({ deps: this.deps, clientAddress })
       throw unauthorized(id ? 'session not found or expired' : 'a session is required: cookie, Bearer or ?token=')
     }
     // a socket opened with the cookie writes as the session: only from the service's own pages
