@@ -101,6 +101,8 @@ export interface SocketData {
 export interface SocketLimits {
   idleTimeoutSec: number
   maxPayloadLength: number
+  /** Bytes a socket may hold unsent before it is closed (Bun's default, 16 MiB, each: 150 slow readers took 3.6 GB). */
+  backpressureLimit?: number
 }
 
 /** The app as the service runs it: in-process, on a listener, and with its websocket endpoints. */
@@ -177,6 +179,7 @@ export function createApp(service: Deps, routes: Manifest | readonly RouteEntry[
           maxPayloadLength: socketLimits.maxPayloadLength,
           sendPings: true,
           // a client too slow to take its frames is closed, not silently skipped: it resumes with `since`
+          backpressureLimit: socketLimits.backpressureLimit ?? 1024 * 1024,
           closeOnBackpressureLimit: true,
           open: (ws) => handlersOf(ws).open?.(ws),
           message: (ws, message) => handlersOf(ws).message(ws, message),

@@ -27,6 +27,8 @@ export const CLOSE_SESSION_ENDED = 4001
 export const CLOSE_DOMAIN_SWITCHED = 4002
 export const CLOSE_FORBIDDEN = 4003
 export const CLOSE_GOING_AWAY = 1001
+/** The client reads too slowly: what waits for it passed WS_BACKPRESSURE_BYTES. */
+export const CLOSE_TOO_SLOW = 4008
 
 /** Who opened a socket: a session, or an integration channel by its token. */
 interface Caller {
@@ -153,7 +155,12 @@ export class WsHub {
       windowStart: 0,
       frames: 0,
       subscribing: Promise.resolve(),
-      send: (frame) => void ws.send(frame),
+      send: (frame) => {
+        // past the bound the socket is closed with a reason (Bun's own limit closes without one, for publish)
+        if (ws.getBufferedAmount() + frame.length > this.deps.config.wsBackpressureBytes)
+          return void ws.close(CLOSE_TOO_SLOW, 'the client reads too slowly: reconnect and resume with since')
+        ws.send(frame)
+      },
     }
     ws.data.attached = socket
     this.sockets.add(socket)
