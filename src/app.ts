@@ -12,6 +12,8 @@ import { Elysia } from 'elysia'
 import type { Deps } from './deps'
 import { badRequest } from './errors'
 import { RequestBody } from './http/body'
+import { bodyLimitOf, limitOf } from './http/body-limits'
+import type { RouteLimits } from './http/gateway/request-stream'
 import { ANSWERED, type Answer, answerCall, toHttpResponse } from './http/hooks/answers'
 import { effectiveRequest, requestIdOf, startCall } from './http/hooks/call'
 import { inlineOf } from './http/inline-request'
@@ -99,6 +101,8 @@ export interface SocketData {
 export interface SocketLimits {
   idleTimeoutSec: number
   maxPayloadLength: number
+  /** Bytes a socket may hold unsent before it is closed (Bun's default, 16 MiB, each: 150 slow readers took 3.6 GB). */
+  backpressureLimit?: number
 }
 
 /** The app as the service runs it: in-process, on a listener, and with its websocket endpoints. */
@@ -108,6 +112,8 @@ export interface HttpApp {
   /** Answers one request in-process, before the answer is a Response (the gateway writes it itself). */
   answer(request: Request): Promise<Answer>
   listen(options: ListenOptions): Server<SocketData>
+  /** Its routes' body limits, for the gateway to refuse a larger declared body itself. */
+  bodyLimits: RouteLimits
   /** Serves a websocket endpoint at `path`. */
   ws(path: string, handlers: SocketHandlers, limits: SocketLimits): HttpApp
 }
@@ -130,8 +136,13 @@ export function createApp(service: Deps, routes: Manifest | readonly RouteEntry[
     const headers = { 'content-type': 'application/json', 'x-request-id': requestIdOf(request), ...e.headers }
     return toHttpResponse({ status: e.status, headers, cookies: [], body: JSON.stringify(e.body()), bytes: 0 })
   }
+  const specs = deps.routes.routes.flatMap((r) => Object.values(r.module))
   const http: HttpApp = {
     handle,
+    bodyLimits: {
+      smallest: Math.min(...specs.map((spec) => limitOf(spec, deps.config))),
+      of: (method, rawPath, overridable) => bodyLimitOf(deps.routes, deps.config, method, rawPath, overridable),
+    },
     async answer(request) {
       const response = await handle(request)
       // the gateway's own requests carry their answer (./http/hooks/answers.ts)
@@ -168,6 +179,7 @@ export function createApp(service: Deps, routes: Manifest | readonly RouteEntry[
           maxPayloadLength: socketLimits.maxPayloadLength,
           sendPings: true,
           // a client too slow to take its frames is closed, not silently skipped: it resumes with `since`
+          backpressureLimit: socketLimits.backpressureLimit ?? 1024 * 1024,
           closeOnBackpressureLimit: true,
           open: (ws) => handlersOf(ws).open?.(ws),
           message: (ws, message) => handlersOf(ws).message(ws, message),

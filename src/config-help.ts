@@ -95,6 +95,9 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   },
   WS_IDLE_TIMEOUT_SEC: { meaning: 'a websocket with no traffic (pings included) for this long is closed' },
   WS_MAX_FRAME_BYTES: { meaning: 'largest websocket frame a client may send; larger ones close the socket (1009)' },
+  WS_BACKPRESSURE_BYTES: {
+    meaning: 'what a websocket may hold unsent for a client that does not read; past it the socket is closed',
+  },
   WS_FRAMES_PER_SEC: { meaning: 'frames a websocket client may send per second; beyond it they are refused' },
   NODE_ROLES: { meaning: 'roles of this process beyond serving requests: svc runs service scripts; none for none' },
   SCRIPT_MEMORY_MB: { meaning: 'memory limit of one script handler' },

@@ -125,6 +125,7 @@ export const EnvSchema = v.object({
   COMPRESS_MIN_BYTES: v.optional(integer(0, 100_000_000), '1024'),
   WS_IDLE_TIMEOUT_SEC: v.optional(integer(10, 960), '120'),
   WS_MAX_FRAME_BYTES: v.optional(integer(1024, 64 * 1024 * 1024), String(1024 * 1024)),
+  WS_BACKPRESSURE_BYTES: v.optional(integer(64 * 1024, 64 * 1024 * 1024), String(1024 * 1024)),
   WS_FRAMES_PER_SEC: v.optional(integer(1, 100_000), '100'),
   NODE_ROLES: v.optional(
     v.pipe(
@@ -229,6 +230,8 @@ export interface Config {
   journalKeepPerDomain: number
   wsIdleTimeoutSec: number
   wsMaxFrameBytes: number
+  /** What a websocket may hold unsent for a slow reader before it is closed (it resumes with `since`). */
+  wsBackpressureBytes: number
   wsFramesPerSec: number
   nodeRoles: string[]
   script: {
@@ -314,6 +317,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     journalKeepPerDomain: e.JOURNAL_KEEP_PER_DOMAIN,
     wsIdleTimeoutSec: e.WS_IDLE_TIMEOUT_SEC,
     wsMaxFrameBytes: e.WS_MAX_FRAME_BYTES,
+    wsBackpressureBytes: e.WS_BACKPRESSURE_BYTES,
     wsFramesPerSec: e.WS_FRAMES_PER_SEC,
     nodeRoles: e.NODE_ROLES,
     script: {

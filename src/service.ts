@@ -139,6 +139,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
   const app = createApp(deps, manifest).ws('/ws', deps.sockets.handlers(), {
     idleTimeoutSec: config.wsIdleTimeoutSec,
     maxPayloadLength: config.wsMaxFrameBytes,
+    backpressureLimit: config.wsBackpressureBytes,
   })
 
   let server: Server<unknown> | undefined

@@ -7,6 +7,7 @@ import * as v from 'valibot'
 import { login as loginSchema, uuid } from '../directory/schemas'
 import { ApiError, fieldInvalid, forbidden } from '../errors'
 import { NoQuery } from '../http/query-schemas'
+import { SMALL_BODY } from '../http/body-limits'
 import { defineRoute } from '../http/route'
 import { checkedByHandler, errors, IdParams } from '../http/schemas'
 import { users } from '../directory/users'
@@ -50,6 +51,7 @@ export const createInvitation = defineRoute({
     'user without an e-mail address 412/1501.',
   query: NoQuery,
   body: checkedByHandler(Invite),
+  maxBody: SMALL_BODY,
   response: { 200: DoneAnswer, ...FIELD_ERRORS, ...errors(409) },
   async handle(req) {
     await refuseWithExternalAuth(req.deps)
@@ -99,6 +101,7 @@ export const acceptInvitation = defineRoute({
   params: IdParams,
   query: NoQuery,
   body: checkedByHandler(Accept),
+  maxBody: SMALL_BODY,
   response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'invite', 'invitation')

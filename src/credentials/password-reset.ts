@@ -12,6 +12,7 @@ import { ApiError, fieldInvalid, unauthorized } from '../errors'
 import type { Req } from '../http/req'
 import { beginSignIn } from '../identity/brute-force'
 import { NoQuery } from '../http/query-schemas'
+import { SMALL_BODY } from '../http/body-limits'
 import { defineRoute } from '../http/route'
 import { checkedByHandler, errors, IdParams } from '../http/schemas'
 import { credentialOf, sessionFor } from '../identity/authenticate'
@@ -59,6 +60,7 @@ export const createPasswordReset = defineRoute({
     'per address (429). No matching account with an e-mail address is 412/1413; a refused field 412/1501.',
   query: NoQuery,
   body: checkedByHandler(v.union([OneStep, TwoStep])),
+  maxBody: SMALL_BODY,
   response: { 200: DoneAnswer, ...FIELD_ERRORS, ...errors(409) },
   async handle(req) {
     await refuseWithExternalAuth(req.deps)
@@ -145,6 +147,7 @@ export const completePasswordReset = defineRoute({
   params: IdParams,
   query: NoQuery,
   body: checkedByHandler(NewPassword),
+  maxBody: SMALL_BODY,
   response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'pwd_reset', 'password reset request')

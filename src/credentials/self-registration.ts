@@ -17,6 +17,7 @@ import { commit } from '../entities/unit'
 import { insertStep } from '../entities/writes'
 import { fieldInvalid } from '../errors'
 import { NoQuery } from '../http/query-schemas'
+import { SMALL_BODY } from '../http/body-limits'
 import { defineRoute } from '../http/route'
 import { checkedByHandler, IdParams } from '../http/schemas'
 import { selfRegistrationMail } from '../mail/templates'
@@ -64,6 +65,7 @@ export const createSelfRegistration = defineRoute({
     'a refused field is 412/1501.',
   query: NoQuery,
   body: checkedByHandler(Register),
+  maxBody: SMALL_BODY,
   response: { 200: DoneAnswer, ...FIELD_ERRORS },
   async handle(req) {
     await refuseWithExternalAuth(req.deps)
@@ -110,6 +112,7 @@ export const confirmSelfRegistration = defineRoute({
   params: IdParams,
   query: NoQuery,
   body: checkedByHandler(Confirm),
+  maxBody: SMALL_BODY,
   response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
     const { pending, now } = await pendingRequest(req, 'self_register', 'registration request')

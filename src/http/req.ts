@@ -14,6 +14,7 @@ import { badRequest, unauthorized } from '../errors'
 import type { Session } from '../identity/sessions'
 import { type Cidr, inCidrs } from './cidr'
 import { RequestBody } from './body'
+import { bodyLimitOf, rawPathOf } from './body-limits'
 import type { Answer } from './hooks/answers'
 
 /** The credential a call presents: a bearer token ('' when the header is malformed), a session cookie. */
@@ -58,6 +59,7 @@ export class Req<P = any, Q = any, B = any> {
   /** What ends with the call, whatever its outcome (leaving long work's gate). */
   finisher?: () => void
   private body_?: RequestBody
+  private bodyLimit_?: number
   /** When the call began and when its answer was made (performance.now()), for the request log. */
   readonly started = performance.now()
   finished = 0
@@ -80,6 +82,16 @@ export class Req<P = any, Q = any, B = any> {
   /** The request body, read once, within limits, and settled after the answer (./body.ts). */
   get requestBody(): RequestBody {
     return (this.body_ ??= new RequestBody(this.request, largestBody(this.deps.config)))
+  }
+
+  /** The largest body its route takes (./body-limits.ts): asked only of calls that read a body. */
+  get bodyLimit(): number {
+    return (this.bodyLimit_ ??= bodyLimitOf(
+      this.deps.routes,
+      this.deps.config,
+      this.method,
+      rawPathOf(this.request.url),
+    ))
   }
 
   /**
@@ -171,9 +183,9 @@ export class Req<P = any, Q = any, B = any> {
     return Promise.resolve(this.body)
   }
 
-  /** The body as bytes, within MAX_BODY_BYTES (routes that do not parse it). */
+  /** The body as bytes, within its route's limit (routes that do not parse it). */
   bytes(): Promise<Uint8Array> {
-    return this.requestBody.bytes(this.deps.config.maxBodyBytes)
+    return this.requestBody.bytes(this.bodyLimit)
   }
 
   /** The body as a stream within `limit` bytes (a route's own limit, such as FILES_MAX_BYTES); read it once. */

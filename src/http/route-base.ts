@@ -15,9 +15,9 @@ import type { Admission, RouteEntry, RouteSpec } from './route'
  */
 export const NO_BODY = Symbol('no body')
 
-/** The parser a route's `parse: 'jsonBody'` names: JSON within MAX_BODY_BYTES, JSON types only (src/http/body.ts). */
+/** The parser a route's `parse: 'jsonBody'` names: JSON within the route's limit, JSON types only (src/http/body.ts). */
 const readBody = async ({ req }: { req: Req }) =>
-  (await readJsonBody(req.request, req.requestBody, req.deps.config.maxBodyBytes)) ?? NO_BODY
+  (await readJsonBody(req.request, req.requestBody, req.bodyLimit)) ?? NO_BODY
 
 export const routeBase = new Elysia({ name: 'route-base' })
   .decorate('req', undefined as unknown as Req)

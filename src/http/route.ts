@@ -7,6 +7,7 @@
  * is), undefined (204), or a Response.
  */
 import type * as v from 'valibot'
+import { type BodyLimit, SMALL_BODY } from './body-limits'
 import type { Req } from './req'
 import { type AnswerSchema, errors, type Responses } from './schemas'
 
@@ -70,6 +71,8 @@ export interface RouteSpec<
   R extends Responses = Responses,
 > {
   hook: RouteHook<P, Q, B, R>
+  /** The largest body it takes (./body-limits.ts); absent: MAX_BODY_BYTES. */
+  maxBody?: BodyLimit
   handle(req: ReqOf<P, Q, B>): unknown
 }
 
@@ -87,6 +90,11 @@ export interface RouteDefinition<P, Q, B, R extends Responses> {
   body?: B
   /** `none`: the body is not read for the handler (it streams it, or takes it as bytes). */
   parse?: 'none'
+  /**
+   * The largest body it takes, refused with a 413 before it is read: bytes, or `files`
+   * (FILES_MAX_BYTES). Absent: SMALL_BODY on public routes, MAX_BODY_BYTES on the others.
+   */
+  maxBody?: BodyLimit
   /** The answers by status: the successes, and the errors the route may give besides those every route may. */
   response: R
   handle(req: ReqOf<P, Q, B>): unknown
@@ -129,7 +137,9 @@ export function defineRoute<
   if (def.params) hook.params = def.params
   if (def.query) hook.query = def.query
   if (def.body) hook.body = def.body
-  return { hook, handle: def.handle }
+  // who may call without signing in may not make the app parse megabytes first
+  const maxBody = def.maxBody ?? (hook.admit.access === 'public' ? SMALL_BODY : undefined)
+  return { hook, handle: def.handle, ...(maxBody === undefined ? {} : { maxBody }) }
 }
 
 /** Methods a route file may export, in the order the route table lists them. */

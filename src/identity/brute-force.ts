@@ -124,8 +124,8 @@ function failClosed(err: unknown): never {
   throw err
 }
 
-/** A request that named a session that does not exist. */
-export async function recordFailure(req: Req): Promise<void> {
+/** A request (or a websocket upgrade) that named a session that does not exist. */
+export async function recordFailure(req: Pick<Req, 'deps' | 'clientAddress'>): Promise<void> {
   const now = req.deps.clock.now()
   await req.deps.kv.window(key(req.clientAddress), now, FAILURE_WINDOW_MS, newEntry(now)).catch(failClosed)
 }

@@ -4,6 +4,7 @@ import { validate } from '../entities/validate'
 import { badRequest, forbidden, unauthorized } from '../errors'
 import type { Req } from '../http/req'
 import { NoQuery } from '../http/query-schemas'
+import { SMALL_BODY } from '../http/body-limits'
 import { defineRoute } from '../http/route'
 import { answer, NoContent, Uuid } from '../http/schemas'
 import { domainCreated, findDomainByName, isMasterDomain } from '../directory/domains'
@@ -64,6 +65,7 @@ export const createSession = defineRoute({
     'of the RSession cookie presented. Five failed sign-ins of an address within three minutes ban it (429).',
   query: NoQuery,
   body: v.optional(LoginBody),
+  maxBody: SMALL_BODY,
   response: { 200: answer(SessionToken), 204: NoContent },
   async handle(req) {
     const attempt = await beginSignIn(req) // a banned address learns nothing more
@@ -144,6 +146,7 @@ export const switchDomain = defineRoute({
     'a token session keeps its token.',
   query: NoQuery,
   body: SwitchBody,
+  maxBody: SMALL_BODY,
   response: { 204: NoContent },
   async handle(req) {
     const session = await targetSession(req)

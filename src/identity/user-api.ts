@@ -12,6 +12,7 @@ import { patchEntity } from '../entities/writes'
 import { notFound } from '../errors'
 import { NoQuery } from '../http/query-schemas'
 import type { Req } from '../http/req'
+import { SMALL_BODY } from '../http/body-limits'
 import { defineRoute } from '../http/route'
 import { answer, errors, objectBody, Uuid } from '../http/schemas'
 
@@ -94,6 +95,7 @@ export const patchUserInfo = defineRoute({
   description: 'Only `name` can change here; the change is journaled as an update of the user. Answers the new name.',
   query: NoQuery,
   body: NameOnly,
+  maxBody: SMALL_BODY,
   response: { 200: answer(v.strictObject({ name: v.string() })), ...ACCOUNT_GONE },
   async handle(req) {
     const { name } = req.body

@@ -198,6 +198,7 @@ export const uploadFilesRoute = defineRoute({
     "each file's result when one was stored; else the first failure's 409 (exists) or 400 (invalid name), with " +
     `the results in \`error_details.files\`. ${WHO}`,
   parse: 'none', // streamed to disk, multipart
+  maxBody: 'files',
   query: NoQuery,
   response: { 200: answer(v.array(UploadResult)), ...errors(409) },
   async handle(req) {
@@ -205,7 +206,7 @@ export const uploadFilesRoute = defineRoute({
     const boundary = formDataBoundary(req.header('content-type'))
     if (!boundary) throw badRequest('an upload of files is multipart/form-data', 'Content-Type')
     const dir = dirOf(ctx)
-    const parts = new MultipartReader(req.stream(ctx.deps.config.filesMaxBytes), boundary)
+    const parts = new MultipartReader(req.stream(req.bodyLimit), boundary)
     const results: UploadResult[] = []
     try {
       for (let head = await parts.next(); head; head = await parts.next()) {
@@ -268,6 +269,7 @@ export const putFileRoute = defineRoute({
   summary: 'Create or replace a file',
   description: `From the raw body, or from the first file part of a multipart/form-data body. ${WHO}`,
   parse: 'none', // streamed to disk
+  maxBody: 'files',
   params: NameParams,
   query: NoQuery,
   response: { 204: NoContent },
@@ -275,7 +277,7 @@ export const putFileRoute = defineRoute({
     const ctx = await filesContext(req)
     const name = fileName(req.params.name)
     const boundary = formDataBoundary(req.header('content-type'))
-    const body = req.stream(ctx.deps.config.filesMaxBytes)
+    const body = req.stream(req.bodyLimit)
     if (!boundary) {
       await written(ctx, () => writeFileAtomic(dirOf(ctx), name, chunksOf(body), 'replace'))
       return undefined

@@ -14,6 +14,7 @@ import { ApiError, tooManyRequests, unauthorized } from '../errors'
 import type { PlatformEvent } from '../events/event'
 import { dispatch } from '../http/dispatch'
 import { blockedFor } from '../identity/authenticate'
+import { recordFailure } from '../identity/brute-force'
 import { crossSiteRefusal, readCookie, SESSION_COOKIE } from '../identity/cookies'
 import type { Session } from '../identity/sessions'
 import { channelCtx } from '../integration/tokens'
@@ -26,6 +27,8 @@ export const CLOSE_SESSION_ENDED = 4001
 export const CLOSE_DOMAIN_SWITCHED = 4002
 export const CLOSE_FORBIDDEN = 4003
 export const CLOSE_GOING_AWAY = 1001
+/** The client reads too slowly: what waits for it passed WS_BACKPRESSURE_BYTES. */
+export const CLOSE_TOO_SLOW = 4008
 
 /** Who opened a socket: a session, or an integration channel by its token. */
 interface Caller {
@@ -110,6 +113,8 @@ export class WsHub {
       const channel = token ? await channelCtx(this.deps, token, clientAddress, 'ws-upgrade') : null
       if (channel && (await this.deps.access.domainInfo(channel.domain))?.blocked === false)
         return { channel: { token: token!, domain: channel.domain }, clientAddress }
+      // a guessed token counts against the address as over HTTP (a failed sign-in)
+      if (id && !channel) await recordFailure({ deps: this.deps, clientAddress })
       throw unauthorized(id ? 'session not found or expired' : 'a session is required: cookie, Bearer or ?token=')
     }
     // a socket opened with the cookie writes as the session: only from the service's own pages
@@ -150,7 +155,12 @@ export class WsHub {
       windowStart: 0,
       frames: 0,
       subscribing: Promise.resolve(),
-      send: (frame) => void ws.send(frame),
+      send: (frame) => {
+        // past the bound the socket is closed with a reason (Bun's own limit closes without one, for publish)
+        if (ws.getBufferedAmount() + frame.length > this.deps.config.wsBackpressureBytes)
+          return void ws.close(CLOSE_TOO_SLOW, 'the client reads too slowly: reconnect and resume with since')
+        ws.send(frame)
+      },
     }
     ws.data.attached = socket
     this.sockets.add(socket)

@@ -54,6 +54,13 @@ export class Outgoing {
 const isDataChange = (e: PlatformEvent) => e.class === 'modelevents' && e.event === 'data_changed'
 
 /**
+ * Classes whose events only the domain's administrators receive: call events and scripts' custom
+ * events, about which the original's access rules say nothing (a user's subscription to them would
+ * show every call of the domain).
+ */
+export const ADMIN_EVENT_CLASSES: ReadonlySet<string> = new Set(['callevents', 'ccsevents', 'customevents'])
+
+/**
  * Whether one subscription is to receive the event: its terms match and, for a data change, the
  * subscriber may read the record now (`ctx`: the subscriber acting now, its live roles). While the
  * subscription replays the journal, journal events wait in `held` and the answer is no. Answers at
@@ -74,6 +81,7 @@ function passes(ctx: Ctx, sub: Subscription, out: Outgoing): boolean | Promise<b
     sub.lastSeq = event.seq
   }
   if (!matches(sub.terms, event)) return false
+  if (ADMIN_EVENT_CLASSES.has(event.class)) return ctx.roles.includes('admin') // the roles live now
   if (!isDataChange(event)) return true
   const path = sub.target?.classpath ?? collectionPathOf(event.data.class as string)
   const readable = remembered(out, `${ctx.roles.join(',')}|${path}`, () => mayRead(ctx, path, event.data.id as string))

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LINGER } from '~/http/body'
 import { type ServiceProcess, signInTo, startProcess } from '../helpers/process'
-import { parseResponses, writeAllThenRead } from '../helpers/raw-http'
+import { SMALL_BODY } from '~/http/body-limits'
+import { parseResponses, RawClient, writeAllThenRead } from '../helpers/raw-http'
 
 const MAX_BODY = 65536
 const FILES_MAX = 20_000_000
@@ -130,6 +131,47 @@ describe.each(['gateway', 'direct'] as const)('a body over the limit, written wh
     expect(JSON.parse(r.responses[0]!.body).error_code).toBe(1413)
     expect(errorLines(p)).toEqual([])
     expect(filesOf(which)).toEqual([])
+  })
+})
+
+describe.each(['gateway', 'direct'] as const)("a route's own limit (%s)", (which) => {
+  const signIn = (framing: string) =>
+    `POST /rest/v1/iam/sessions HTTP/1.1\r\nHost: test.local\r\nContent-Type: application/json\r\n${framing}\r\n`
+  const tooLarge = { error_code: 1413, error_message: `request body is larger than the limit of ${SMALL_BODY} bytes` }
+
+  test('a sign-in declaring more than it takes: the JSON 413 before its body is sent, and the connection goes on', async () => {
+    const c = await RawClient.open(nodes[which].p.port)
+    const size = MAX_BODY - 1024 // within MAX_BODY_BYTES: the route's own limit refuses it
+    const started = performance.now()
+    c.write(signIn(length(size)))
+    const [refused] = await c.responses(1)
+    expect(performance.now() - started).toBeLessThan(1000)
+    expect(refused?.status).toBe(413)
+    expect(JSON.parse(refused!.body)).toMatchObject(tooLarge)
+    c.write(Buffer.alloc(size, 0x20)) // the body, dropped unread
+    c.write(HEALTH)
+    expect((await c.responses(2)).map((r) => r.status)).toEqual([413, 200])
+    c.end()
+  })
+
+  test('a chunked sign-in is refused once its chunks pass the limit, before it ends', async () => {
+    const c = await RawClient.open(nodes[which].p.port)
+    c.write(signIn(CHUNKED))
+    const chunk = `1000\r\n${' '.repeat(0x1000)}\r\n`
+    for (let i = 0; i < 3; i++) c.write(chunk) // 12 KiB, never ended
+    const [refused] = await c.responses(1)
+    expect(refused?.status).toBe(413)
+    expect(JSON.parse(refused!.body)).toMatchObject(tooLarge)
+    c.end()
+  })
+
+  test('a data route still takes a body many times that size', async () => {
+    const { p, token } = nodes[which]
+    const body = JSON.stringify({ type: 't', value: 'x'.repeat(MAX_BODY / 2) })
+    const c = await RawClient.open(p.port)
+    c.write(head(token, 'POST', EXTOBJS, length(body.length)) + body)
+    expect((await c.responses(1))[0]?.status).toBe(200)
+    c.end()
   })
 })
 

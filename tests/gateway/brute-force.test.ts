@@ -105,6 +105,23 @@ describe('per client address', () => {
     expect((await send(a, '127.0.0.4', 'GET', '/rest/v1/user/info')).status).toBe(401)
     expect((await login(a, '127.0.0.4', ADMIN_PASSWORD)).status).toBe(200)
   })
+
+  test('websocket upgrades naming no session or channel count as failures too', async () => {
+    const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13' }
+    const key = () => ({
+      'sec-websocket-key': Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64'),
+    })
+    for (let i = 0; i < 3; i++)
+      expect(
+        (await send(a, '127.0.0.9', 'GET', `/ws?token=guess${i}`, undefined, { ...upgrade, ...key() })).status,
+      ).toBe(401)
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await send(a, '127.0.0.9', 'GET', '/ws', undefined, { ...upgrade, ...key(), authorization: 'Bearer guessed' }))
+          .status,
+      ).toBe(401)
+    expect((await login(a, '127.0.0.9', ADMIN_PASSWORD)).status).toBe(429)
+  })
 })
 
 describe('TRUST_PROXY', () => {

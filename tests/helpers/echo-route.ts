@@ -8,6 +8,7 @@ export function echoModule(shown: Record<string, string> = {}): RouteModule {
     ...TEST_ROUTE,
     access: 'public',
     parse: 'none',
+    maxBody: Number.MAX_SAFE_INTEGER, // MAX_BODY_BYTES, as a data route: transport tests send large bodies
     async handle(req) {
       const body = await req.bytes()
       const headers = Object.fromEntries(Object.entries(shown).map(([key, name]) => [key, req.header(name)]))

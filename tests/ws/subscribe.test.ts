@@ -273,3 +273,33 @@ test('alike subscriptions on many sockets all get the event once; one that may n
   for (const c of admins) expect((await c.next(isEvent))[1]).toMatchObject({ data: { id: second.id } })
   for (const c of admins) c.close()
 })
+
+test('call and custom events reach the domain administrators only', async () => {
+  await t.createUser(domain.id, 'cal', 'cal-Pass1', ['user'])
+  const user = await openWs(`${wsUrl}?token=${await t.login('sub.master', 'cal', 'cal-Pass1')}`)
+  const admin = await openWs(`${wsUrl}?token=${token}`)
+  const terms = { id: 'calls', expires: 60, events: ['callevents.*', 'customevents.*', 'statesevents.*'] }
+  for (const c of [user, admin]) await subscribe(c, terms)
+  const time = new Date().toISOString()
+  const event = (cls: string, name: string) => ({
+    id: crypto.randomUUID(),
+    class: cls,
+    event: name,
+    domain: domain.id,
+    time,
+    objects: [],
+    data: { n: 1 },
+  })
+  for (const e of [event('callevents', 'call_start'), event('customevents', 'ping'), event('statesevents', 'changed')])
+    await t.deps.bus.publish(e)
+  const got = async (c: WsClient, n: number) => {
+    const classes: unknown[] = []
+    while (classes.length < n) classes.push((await c.next(isEvent))[1].class)
+    return classes
+  }
+  expect(await got(admin, 3)).toEqual(['callevents', 'customevents', 'statesevents'])
+  expect(await got(user, 1)).toEqual(['statesevents']) // published last: the others were left out
+  expect(await subscribe(user, { id: 'probe', expires: 1, events: ['custom.ping'] })).toMatchObject({ id: 'probe' })
+  expect(user.pending(isEvent)).toEqual([])
+  for (const c of [user, admin]) c.close()
+})

@@ -13,7 +13,7 @@ import { ConnectionCap } from './connection-cap'
 import type { Answer } from '../hooks/answers'
 import { inlineAnswers } from './inline-answers'
 import { type Chunk, type Conn, flushQueue, queued, send, TurnReads, TurnWrites } from './connection'
-import { RequestStream } from './request-stream'
+import { RequestStream, type RouteLimits } from './request-stream'
 import { ResponseStream } from './response-stream'
 import { startTimeouts } from './timeouts'
 
@@ -28,6 +28,8 @@ export interface FrontOptions {
   headTimeoutMs?: number
   /** The largest body any route takes (MAX_BODY_BYTES, FILES_MAX_BYTES): a body or chunk declared larger is answered 413. */
   maxBodyBytes: number
+  /** Each route's own limit: a declared length past it is answered 413 without the app. */
+  routeLimits?: RouteLimits
   /** Open connections one client address may hold (0: no cap); trusted proxies are not capped. */
   maxConnectionsPerAddress?: number
   /** TRUST_PROXY: the addresses of proxies, which carry many clients' connections. */
@@ -315,7 +317,7 @@ export function startFront(options: FrontOptions): Front {
           client,
           peer,
           up: null,
-          stream: new RequestStream(Buffer.from(`X-Real-IP: ${peer}\r\n`), options.maxBodyBytes),
+          stream: new RequestStream(Buffer.from(`X-Real-IP: ${peer}\r\n`), options.maxBodyBytes, options.routeLimits),
           responses: new ResponseStream(),
           pending: [],
           awaiting: null,

@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import type { Config } from '../../config'
 import type { Answer } from '../hooks/answers'
 import { type Front, startFront } from './front'
+import type { RouteLimits } from './request-stream'
 
 export interface Gateway {
   port: number
@@ -28,6 +29,8 @@ interface Listenable {
   listen(options: Record<string, unknown>): Listening
   /** Answers one request in-process. */
   answer(request: Request): Promise<Answer>
+  /** Its routes' body limits (../body-limits.ts). */
+  bodyLimits?: RouteLimits
 }
 
 /** How long the server must have had no request in flight before a drain counts it idle. */
@@ -88,6 +91,7 @@ export async function startGateway(
       headTimeoutMs: options.headTimeoutMs,
       idleTimeoutMs: options.idleTimeoutMs,
       maxBodyBytes: config.maxBodyBytes,
+      routeLimits: app.bodyLimits,
       maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress ?? 0,
       trustedProxies: config.trustProxy ?? [],
       serve: (request) => app.answer(request),

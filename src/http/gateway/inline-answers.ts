@@ -14,6 +14,7 @@ import {
   inlineHead,
   NO_HOST,
   noHostAnswer,
+  tooLargeAnswer,
 } from './inline'
 import type { RequestStart } from './request-stream'
 
@@ -96,6 +97,13 @@ export function inlineAnswers(serve: (request: Request) => Promise<Answer>, io: 
         c.awaiting = { head: start.head, inline: true }
         const method = start.scanned.line.slice(0, start.scanned.line.indexOf(' '))
         void answer(c, head === NO_HOST ? noHostAnswer() : asteriskAnswer(method), start.head, true)
+        return 'taken'
+      }
+      if (start.refused !== undefined) {
+        // its body is dropped as it comes (./request-stream.ts): the connection goes on after it
+        c.pending.splice(0, start.parts)
+        c.awaiting = { head: start.head, inline: true }
+        void answer(c, tooLargeAnswer(start.refused), start.head, head?.close ?? false)
         return 'taken'
       }
       if (!head || start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'

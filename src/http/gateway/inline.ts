@@ -173,6 +173,22 @@ export const noHostAnswer = (): Answer => ({
   bytes: NO_HOST_BODY.length,
 })
 
+/** The answer to a declared body larger than its route takes: the app's own 413 (payloadTooLarge), without the app. */
+export function tooLargeAnswer(limit: number): Answer {
+  const body = JSON.stringify({
+    error_code: 1413,
+    error_message: `request body is larger than the limit of ${limit} bytes`,
+    error_details: { field: 'body' },
+  })
+  return {
+    status: 413,
+    headers: { 'content-type': 'application/json', 'x-request-id': newRequestId() },
+    cookies: [],
+    body,
+    bytes: body.length,
+  }
+}
+
 const SERVED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, LOOKUP, SYNC, CLEAR'
 const ASTERISK_BODY = JSON.stringify({
   error_code: 1400,

@@ -5,6 +5,7 @@
  * every head. Everything else passes through as the same bytes. It must be at least as strict as
  * Bun's own parser, so both always agree on where a request ends (reference/gateway-findings.md).
  */
+import { rawPathOf } from '../body-limits'
 import { CUSTOM_METHODS, type CustomMethod, type Head, type KnownLines, scanHead } from './head'
 
 const CR = 13
@@ -68,6 +69,24 @@ export interface RequestStart {
   bodyBytes: number
   /** Its head as scanned: request line and fields (names in lower case) as the client sent them, not rewritten. */
   scanned: Head
+  /** Its declared body is larger than its route takes (this limit): answered 413, the body dropped unsent. */
+  refused?: number
+}
+
+/** The routes' own limits (../body-limits.ts), asked only of a body larger than the smallest of them. */
+export interface RouteLimits {
+  smallest: number
+  /** `overridable`: a POST that may carry a client's X-HTTP-Method-Override. */
+  of(method: string, rawPath: string, overridable: boolean): number
+}
+
+/** The limit of the route a head names. */
+function routeLimit(limits: RouteLimits, head: Head): number {
+  const { line, custom } = head
+  const sp = line.indexOf(' ')
+  const target = line.slice(sp + 1, line.lastIndexOf(' '))
+  const method = custom ?? line.slice(0, sp)
+  return limits.of(method, rawPathOf(target), !custom && method === 'POST')
 }
 
 /**
@@ -90,17 +109,24 @@ export class RequestStream {
   private digits = 0
   private requests = 0
   private failStatus: FailStatus = 400
+  /** The body being read is dropped, not sent on (a refused one). */
+  private dropping = false
+  /** The limit of the chunked body being read: no chunk may be larger. */
+  private chunkLimit = 0
   /** The last head's header lines (./head.ts): the next head that sends the same is not scanned again. */
   private lastLines: KnownLines | null = null
 
   /**
    * `realIp` is the complete header line added to every head: `X-Real-IP: 1.2.3.4\r\n`.
    * `maxBodyBytes`, the largest body any route takes, caps a declared Content-Length and a single
-   * chunk (the whole body may not be larger anyway).
+   * chunk (the whole body may not be larger anyway). `routes`: each route's own limit, which a
+   * declared length past it gets a 413 for without the app seeing the request (a chunked body is
+   * counted by the app as it reads it; here only each chunk's size is held to the limit).
    */
   constructor(
     private readonly realIp: Buffer,
     private readonly maxBodyBytes: number,
+    private readonly routes?: RouteLimits,
   ) {}
 
   get waitingForHead(): boolean {
@@ -167,6 +193,11 @@ export class RequestStream {
           if (head.headEnd - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), starts, 431)
           // a body no route takes: refused before the app sees its head
           if (head.contentLength > this.maxBodyBytes) return this.failWith((flush(), out), starts, 413)
+          const limit =
+            this.routes && (head.chunked || head.contentLength > this.routes.smallest)
+              ? Math.min(routeLimit(this.routes, head), this.maxBodyBytes)
+              : this.maxBodyBytes
+          const refused = head.contentLength > limit ? limit : undefined
           flush()
           this.requests++
           const hasBody = head.chunked || head.contentLength > 0
@@ -178,17 +209,19 @@ export class RequestStream {
           if (head.custom)
             out.push(POST, copyOf(buf, p + head.custom.length, tail), OVERRIDE_LINE[head.custom], this.realIp, CRLF)
           else out.push(copyOf(buf, p, tail), this.realIp, CRLF)
-          const bodyBytes = head.chunked || upgrade ? -1 : head.contentLength
-          starts.push({ at, head: head.head, parts: out.length - at, bodyBytes, scanned: head })
+          const bodyBytes = head.chunked || upgrade ? -1 : refused ? 0 : head.contentLength
+          starts.push({ at, head: head.head, parts: out.length - at, bodyBytes, scanned: head, refused })
           p = seg = head.headEnd
           if (upgrade) {
             this.state = 'upgrade'
             return { out, starts, held: buf.subarray(p) }
           }
+          this.chunkLimit = limit
           if (head.chunked) this.startChunk()
           else if (head.contentLength > 0) {
             this.state = 'body'
             this.remaining = head.contentLength
+            this.dropping = refused !== undefined
           }
           break
         }
@@ -197,7 +230,11 @@ export class RequestStream {
           const n = Math.min(this.remaining, buf.length - p)
           p += n
           this.remaining -= n
-          if (this.remaining === 0) this.state = this.state === 'body' ? 'head' : 'chunk-data-cr'
+          if (this.dropping) seg = p
+          if (this.remaining === 0) {
+            this.state = this.state === 'body' ? 'head' : 'chunk-data-cr'
+            this.dropping = false
+          }
           break
         }
         case 'upgrade':
@@ -241,7 +278,7 @@ export class RequestStream {
         if (hex >= 0) {
           if (++this.digits > MAX_CHUNK_SIZE_DIGITS) return 400
           this.remaining = this.remaining * 16 + hex
-          return this.remaining > this.maxBodyBytes ? 413 : 0
+          return this.remaining > this.chunkLimit ? 413 : 0
         }
         if (this.digits === 0) return 400
         if (b === CR) this.state = 'chunk-size-lf'

@@ -12,6 +12,9 @@ import { type Method, OVERRIDE_HEADER, OVERRIDE_METHODS, type RouteModule } from
 import { VALID_HOST } from '../gateway/head'
 import { InlineRequest } from '../inline-request'
 import { newRequestId } from '../request-id'
+import { rawPathOf } from '../body-limits'
+
+export { rawPathOf }
 import { logsRequest } from './request-log'
 
 /** A Request made by the service itself: the method it means, and what it knows of the caller. */
@@ -55,15 +58,6 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
 export function requestIdOf(request: Request): string {
   const given = request.headers.get('x-request-id')
   return given !== null && SANE_REQUEST_ID.test(given) ? given : newRequestId()
-}
-
-/** The URL path of a request URL as sent (Bun.serve gives the bare target for a request without Host). */
-export function rawPathOf(url: string): string {
-  const start = url.charCodeAt(0) === 47 /* / */ ? 0 : url.indexOf('/', url.indexOf('//') + 2)
-  let end = url.indexOf('?', start)
-  const hash = url.indexOf('#', start)
-  if (end < 0 || (hash >= 0 && hash < end)) end = hash
-  return url.slice(start, end < 0 ? undefined : end)
 }
 
 /**
