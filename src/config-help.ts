@@ -55,6 +55,10 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
     meaning:
       'largest upload request to channel files (/rest/v1/fs/targets/token), so also its largest file; 413 beyond',
   },
+  FILES_QUOTA_BYTES: {
+    meaning: "each domain's channel files together hold at most this many bytes (0: no bound); 507 beyond",
+  },
+  FILES_QUOTA_FILES: { meaning: 'each domain holds at most this many channel files (0: no bound); 507 beyond' },
   SESSION_IDLE_TIMEOUT_SEC: { meaning: 'sliding idle lifetime of a session' },
   SESSION_MAX_PER_USER: { meaning: 'concurrent sessions per user; the oldest is ended beyond it' },
   SHUTDOWN_GRACE_SEC: { meaning: 'on a stop, how long requests in flight may take to finish' },

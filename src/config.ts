@@ -90,6 +90,8 @@ export const EnvSchema = v.object({
   WEBAPPS_DIR: v.optional(v.string()),
   MAX_BODY_BYTES: v.optional(integer(1024, 1 << 30), String(16 * 1024 * 1024)),
   FILES_MAX_BYTES: v.optional(integer(1024, 2 ** 40), String(2 ** 30)),
+  FILES_QUOTA_BYTES: v.optional(integer(0, 2 ** 50), String(10 * 2 ** 30)),
+  FILES_QUOTA_FILES: v.optional(integer(0, 1_000_000_000), '100000'),
   SESSION_IDLE_TIMEOUT_SEC: v.optional(integer(60, 30 * 86400), '1800'),
   SESSION_MAX_PER_USER: v.optional(integer(1, 1000), '10'),
   SHUTDOWN_GRACE_SEC: v.optional(integer(0, 3600), '10'),
@@ -211,6 +213,8 @@ export interface Config {
   maxBodyBytes: number
   /** Largest request body of an upload to channel files (they stream to disk, so it may exceed maxBodyBytes). */
   filesMaxBytes: number
+  /** Each domain's channel files together: bytes and files at most (0: no bound). */
+  filesQuota: { bytes: number; files: number }
   sessionIdleTimeoutSec: number
   sessionMaxPerUser: number
   shutdownGraceSec: number
@@ -300,6 +304,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webappsDir: e.WEBAPPS_DIR ?? join(dataDir, 'webapps'),
     maxBodyBytes: e.MAX_BODY_BYTES,
     filesMaxBytes: e.FILES_MAX_BYTES,
+    filesQuota: { bytes: e.FILES_QUOTA_BYTES, files: e.FILES_QUOTA_FILES },
     sessionIdleTimeoutSec: e.SESSION_IDLE_TIMEOUT_SEC,
     sessionMaxPerUser: e.SESSION_MAX_PER_USER,
     shutdownGraceSec: e.SHUTDOWN_GRACE_SEC,

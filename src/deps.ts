@@ -79,6 +79,7 @@ export function createDeps(parts: {
       return repo
     },
   }
+  const longWork = new LongWork(log)
   return {
     ...store,
     config,
@@ -89,14 +90,14 @@ export function createDeps(parts: {
       idleTimeoutSec: config.sessionIdleTimeoutSec,
       maxPerUser: config.sessionMaxPerUser,
     }),
-    access: new AccessCache(store, kv, clock),
+    access: new AccessCache(store, kv, clock, longWork),
     model: new ModelRegistry(store, kv, clock),
     bus: new EventBus(kv, log),
     nodes: new NodeRegistry(kv, clock, log, config),
     sockets: new WsHub(),
     scripts: new ScriptHandlers(),
     signals: new Signals(),
-    longWork: new LongWork(log),
+    longWork,
     routes: new Router(parts.routes),
     trustedProxies: config.trustProxy.map((c) => parseCidr(c)!),
     metrics: new Metrics(),

@@ -9,8 +9,16 @@ import type { Clock } from './clock'
 const TTL_MS = 30_000
 const MAX_ENTRIES = 50_000
 
-/** A cache of one kind of value: answers synchronously on a hit, loads (and keeps) on a miss. */
-export type DomainCache<T> = (domain: string, key: string, load: () => Promise<T>) => T | Promise<T>
+/**
+ * A cache of one kind of value: answers synchronously on a hit, loads (and keeps) on a miss. A value
+ * `keep` refuses is answered to its callers but not kept.
+ */
+export type DomainCache<T> = (
+  domain: string,
+  key: string,
+  load: () => Promise<T>,
+  keep?: (value: T) => boolean,
+) => T | Promise<T>
 
 interface Entry<T> {
   gen: number
@@ -64,12 +72,13 @@ export class DomainCaches {
   cache<T>(): DomainCache<T> {
     const map = new Map<string, Entry<T>>()
     this.maps.push(map as Map<string, Entry<unknown>>)
-    return (domain, key, load) => {
+    return (domain, key, load, keep) => {
       const gen = this.generations.get(domain) ?? 0
       const now = this.clock.now()
       const hit = map.get(key)
       if (hit && hit.gen === gen && hit.until > now) return hit.value
       return load().then((value) => {
+        if (keep && !keep(value)) return value
         if (map.size >= MAX_ENTRIES) map.clear()
         map.set(key, { gen, until: now + TTL_MS, value })
         return value

@@ -63,13 +63,15 @@ export async function listFiles(dir: string): Promise<StoredFile[]> {
 /**
  * Writes `chunks` as the file `name`, awaiting each write (so a fast sender waits for the disk
  * instead of filling memory). `create` never replaces an existing file (`placed` false then);
- * `replace` swaps the new content in atomically.
+ * `replace` swaps the new content in atomically. `admit` is told the size once the content is on
+ * disk, before it is placed: it may refuse it (throw), and nothing of it stays.
  */
 export async function writeFileAtomic(
   dir: string,
   name: string,
   chunks: AsyncIterable<Uint8Array>,
   mode: 'create' | 'replace',
+  admit?: (size: number) => Promise<void>,
 ): Promise<{ size: number; placed: boolean }> {
   const target = pathOf(dir, name)
   await mkdir(dir, { recursive: true })
@@ -91,6 +93,7 @@ export async function writeFileAtomic(
     }
     await fh.datasync()
     await fh.close()
+    await admit?.(size)
     if (mode === 'replace') await rename(temp, target)
     else {
       try {

@@ -9,6 +9,7 @@ import { purgeEdges } from '~storage/directory-edges'
 import { purgeJournal } from '~storage/journal'
 import { dropRecordTable, recordTablesOf } from '~storage/model-tables'
 import { purgeGeneration } from '~storage/model-generations'
+import { purgeUsage } from '~storage/file-usage'
 import { purgeQueue } from '~storage/queue'
 import { purgeRequests } from '~storage/requests'
 import { purgeRuns } from '~storage/task-runs'
@@ -40,6 +41,7 @@ export function* purgeDomain(u: Unit, domain: string): TxStep<void> {
   yield* purgeQueue(domain)
   yield* purgeRuns(domain)
   yield* purgeGeneration(domain)
+  yield* purgeUsage(domain)
 }
 
 /** After the deletion commits: its webhook subscriptions and handler records, which would come back with its id. */

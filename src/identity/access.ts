@@ -11,6 +11,7 @@ import { domainCreated, findDomainById, isBlocked, isMasterDomain } from '../dir
 import { roles } from '../directory/roles'
 import { type DomainCache, DomainCaches } from '../domain-cache'
 import { chainOf } from '../entities/tree'
+import type { LongWork } from '../long-work'
 import { compilePathPattern, matchesPath, type PathPattern, pathSegments } from './path-pattern'
 import type { Session } from './sessions'
 
@@ -48,6 +49,7 @@ export class AccessCache {
     private readonly store: Store,
     kv: Kv,
     clock: Clock,
+    private readonly longWork: LongWork,
   ) {
     this.caches = new DomainCaches(kv, clock, CHANNEL)
     this.roles = this.caches.cache()
@@ -96,19 +98,29 @@ export class AccessCache {
     })
   }
 
+  /**
+   * A domain read as missing while long work runs is not kept: a deletion in flight shows this
+   * process's reads its uncommitted rows, and kept, a deletion that then rolled back left its domain
+   * refused (401) to every session and channel until the entry lapsed.
+   */
   domainInfo(domainId: string): DomainInfo | null | Promise<DomainInfo | null> {
-    return this.domains(domainId, domainId, async () => {
-      const d = await findDomainById(this.store, domainId)
-      if (!d) return null
-      return {
-        id: d.id,
-        name: d.name,
-        isMaster: isMasterDomain(d),
-        blocked: isBlocked(d),
-        solution: (d.doc.solution as string | undefined) ?? 'platform',
-        created: domainCreated(d),
-      }
-    })
+    return this.domains(
+      domainId,
+      domainId,
+      async () => {
+        const d = await findDomainById(this.store, domainId)
+        if (!d) return null
+        return {
+          id: d.id,
+          name: d.name,
+          isMaster: isMasterDomain(d),
+          blocked: isBlocked(d),
+          solution: (d.doc.solution as string | undefined) ?? 'platform',
+          created: domainCreated(d),
+        }
+      },
+      (info) => info !== null || !this.longWork.idle(),
+    )
   }
 
   /**

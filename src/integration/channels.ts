@@ -227,9 +227,19 @@ export async function channelSecret(deps: Deps, domain: string, id: string): Pro
   return (hidden?.secret as string | null | undefined) ?? null
 }
 
-/** The channel a local token belongs to, in whichever domain (one indexed read: a deleted channel is gone at once). */
+/**
+ * The channel a local token belongs to, in whichever domain (one indexed read: a deleted channel is
+ * gone at once). Read before any domain is known, so before admission's gate: long work (a domain
+ * deletion purging in time slices) shows this connection its uncommitted rows, and a token read
+ * meanwhile was refused although a crash, a stop or a failure then rolled the deletion back. A row
+ * found, or missed, while such work runs is read again once it has ended.
+ */
 export async function channelByToken(deps: Deps, token: string): Promise<{ domain: string; channel: Channel } | null> {
   if (!/^[0-9a-f]{32}$/.test(token)) return null
-  const [row] = await deps.repo(channels.table).findBy(null, 'token_local', token, 1)
-  return row ? { domain: row.domain, channel: row.doc as Channel } : null
+  for (;;) {
+    const [row] = await deps.repo(channels.table).findBy(null, 'token_local', token, 1)
+    const held = row ? deps.longWork.gate(row.domain) : deps.longWork.idle()
+    if (!held) return row ? { domain: row.domain, channel: row.doc as Channel } : null
+    await held
+  }
 }

@@ -4,16 +4,7 @@
  * `formData()`), within FILES_MAX_BYTES per request rather than MAX_BODY_BYTES; downloads stream
  * from disk. Who may use the area is decided in one place, `filesContext`.
  */
-import {
-  domainFilesDir,
-  filePath,
-  listFiles,
-  removeDomainFiles,
-  removeFile,
-  type StoredFile,
-  statFile,
-  writeFileAtomic,
-} from '~storage/files'
+import { domainFilesDir, filePath, listFiles, removeDomainFiles, type StoredFile, statFile } from '~storage/files'
 import * as v from 'valibot'
 import type { Ctx } from '../context'
 import { DEFAULT_LIMITS } from '../entities/entity'
@@ -29,6 +20,7 @@ import { defineRoute } from '../http/route'
 import { answer, ANY_MEDIA, errors, NoContent } from '../http/schemas'
 import { rolesGrant } from '../identity/authenticate'
 import { channels } from './channels'
+import { removeCounted, writeCounted } from './file-quota'
 import { formDataBoundary, MultipartReader } from './multipart'
 
 const FIELDS = new FieldSet(['name', 'size', 'last_modified'])
@@ -179,8 +171,10 @@ const UploadResult = v.strictObject({
   name: v.string(),
   size: v.pipe(v.number(), v.description('bytes received')),
   status: v.pipe(
-    v.picklist(['ok', 'exists', 'invalid_name']),
-    v.description('ok: stored; exists: a file of the name is kept as it was; invalid_name: refused'),
+    v.picklist(['ok', 'exists', 'invalid_name', 'over_quota']),
+    v.description(
+      "ok: stored; exists: a file of the name is kept as it was; invalid_name: refused; over_quota: the domain's quota is full",
+    ),
   ),
 })
 type UploadResult = v.InferOutput<typeof UploadResult>
@@ -188,19 +182,20 @@ type UploadResult = v.InferOutput<typeof UploadResult>
 /**
  * POST: every file part is stored under its own file name, never over an existing file. Answers 200
  * with each file's result when at least one was stored; otherwise the error of the first failure
- * (409 `exists`, 400 `invalid_name`) with the results in `error_details.files`.
+ * (409 `exists`, 400 `invalid_name`, 507 `over_quota`) with the results in `error_details.files`.
  */
 export const uploadFilesRoute = defineRoute({
   access: 'session',
   summary: 'Upload files',
   description:
     'multipart/form-data: each file part is stored under its file name, never over an existing file. 200 with ' +
-    "each file's result when one was stored; else the first failure's 409 (exists) or 400 (invalid name), with " +
+    "each file's result when one was stored; else the first failure's 409 (exists), 400 (invalid name) or 507 " +
+    "(the domain's files quota, FILES_QUOTA_BYTES or FILES_QUOTA_FILES, is full), with " +
     `the results in \`error_details.files\`. ${WHO}`,
   parse: 'none', // streamed to disk, multipart
   maxBody: 'files',
   query: NoQuery,
-  response: { 200: answer(v.array(UploadResult)), ...errors(409) },
+  response: { 200: answer(v.array(UploadResult)), ...errors(409, 507) },
   async handle(req) {
     const ctx = await filesContext(req)
     const boundary = formDataBoundary(req.header('content-type'))
@@ -208,6 +203,7 @@ export const uploadFilesRoute = defineRoute({
     const dir = dirOf(ctx)
     const parts = new MultipartReader(req.stream(req.bodyLimit), boundary)
     const results: UploadResult[] = []
+    let overQuota: ApiError | undefined
     try {
       for (let head = await parts.next(); head; head = await parts.next()) {
         if (head.filename === null) continue // a plain form field
@@ -217,10 +213,11 @@ export const uploadFilesRoute = defineRoute({
           continue
         }
         // an existing name is not even written (link() below still settles a race between two uploads)
-        const { size, placed } = (await statFile(dir, name))
-          ? { size: await drainSize(parts.body()), placed: false }
-          : await written(ctx, () => writeFileAtomic(dir, name, parts.body(), 'create'))
-        results.push({ name, size, status: placed ? 'ok' : 'exists' })
+        const { size, placed, refused } = (await statFile(dir, name))
+          ? { size: await drainSize(parts.body()), placed: false, refused: undefined }
+          : await written(ctx, () => writeCounted(ctx, dir, name, parts.body(), 'create'))
+        overQuota ??= refused
+        results.push({ name, size, status: placed ? 'ok' : refused ? 'over_quota' : 'exists' })
       }
     } finally {
       await parts.cancel()
@@ -230,6 +227,8 @@ export const uploadFilesRoute = defineRoute({
     const first = results[0]!
     const details = { field: 'name', files: results }
     if (first.status === 'exists') throw new ApiError(409, `file ${first.name} already exists`, details)
+    if (first.status === 'over_quota')
+      throw new ApiError(507, overQuota!.message, { ...overQuota!.details, ...details })
     throw new ApiError(400, `name: ${nameProblem(first.name)}`, details)
   },
 })
@@ -272,14 +271,18 @@ export const putFileRoute = defineRoute({
   maxBody: 'files',
   params: NameParams,
   query: NoQuery,
-  response: { 204: NoContent },
+  response: { 204: NoContent, ...errors(507) },
   async handle(req) {
     const ctx = await filesContext(req)
     const name = fileName(req.params.name)
     const boundary = formDataBoundary(req.header('content-type'))
     const body = req.stream(req.bodyLimit)
+    const put = async (chunks: AsyncIterable<Uint8Array>) => {
+      const { refused } = await written(ctx, () => writeCounted(ctx, dirOf(ctx), name, chunks, 'replace'))
+      if (refused) throw refused
+    }
     if (!boundary) {
-      await written(ctx, () => writeFileAtomic(dirOf(ctx), name, chunksOf(body), 'replace'))
+      await put(chunksOf(body))
       return undefined
     }
     const parts = new MultipartReader(body, boundary)
@@ -287,7 +290,7 @@ export const putFileRoute = defineRoute({
       let head = await parts.next()
       while (head && head.filename === null) head = await parts.next()
       if (!head) throw badRequest('the multipart body holds no file part (a part with a filename)', 'file')
-      await written(ctx, () => writeFileAtomic(dirOf(ctx), name, parts.body(), 'replace'))
+      await put(parts.body())
     } finally {
       await parts.cancel()
     }
@@ -305,7 +308,7 @@ export const deleteFileRoute = defineRoute({
   async handle(req) {
     const ctx = await filesContext(req)
     const name = fileName(req.params.name)
-    if (!(await removeFile(dirOf(ctx), name))) throw notFound(`file ${name} not found`)
+    if (!(await removeCounted(ctx, dirOf(ctx), name))) throw notFound(`file ${name} not found`)
     return undefined
   },
 })

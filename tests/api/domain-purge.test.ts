@@ -93,6 +93,9 @@ async function populate(domain: { id: string; name: string }): Promise<void> {
   expect(reset.status).toBe(200)
   // a product-layer order, registered and queued (no worker runs in these tests unless asked)
   expect((await t.call('POST', '/rest/v1/domain/product_layer', { token, body: { prefix: 'purge' } })).status).toBe(200)
+  // a channel file: the domain's running total of its files
+  const file = await t.call('PUT', '/rest/v1/fs/targets/token/purge.txt', { token, raw: 'bytes' })
+  expect(file.status).toBe(204)
   // what journal retention leaves behind once it removed some of the domain's records
   await t.service.deps.db.run('INSERT INTO journal_horizons (domain, seq, dtutc) VALUES (?, 1, ?)', [
     domain.id,

@@ -1,6 +1,7 @@
 import { channels } from '~/integration/channels'
-import { patch, read, remove } from '~/http/resource'
+import { readChannelRoute } from '~/integration/channels-api'
+import { patch, remove } from '~/http/resource'
 
-export const GET = read(channels)
+export const GET = readChannelRoute
 export const PATCH = patch(channels)
 export const DELETE = remove(channels)
