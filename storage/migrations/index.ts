@@ -20,6 +20,7 @@ import journalChannelTokens from './0017_journal_channel_tokens.sql' with { type
 import requestKeys from './0018_request_keys.sql' with { type: 'text' }
 import modelGenerations from './0019_model_generations.sql' with { type: 'text' }
 import modelGenerationSequence from './0020_model_generation_sequence.sql' with { type: 'text' }
+import queueOpen from './0021_queue_open.sql' with { type: 'text' }
 
 export const migrations: { id: string; sql: string }[] = [
   { id: '0001_core', sql: core },
@@ -40,4 +41,5 @@ export const migrations: { id: string; sql: string }[] = [
   { id: '0018_request_keys', sql: requestKeys },
   { id: '0019_model_generations', sql: modelGenerations },
   { id: '0020_model_generation_sequence', sql: modelGenerationSequence },
+  { id: '0021_queue_open', sql: queueOpen },
 ]
