@@ -73,6 +73,16 @@ for (const [name, open] of drivers) {
       expect((await claim(db, 10, { full: ['a', 'b', 'c'] })).jobs).toEqual([])
     })
 
+    test('with nothing due, a claim writes nothing (answers kept until the next write stay kept)', async () => {
+      const db = await fresh()
+      await add(db, 'a', 2, { runAt: T0 + 10 }) // not due yet
+      const generation = db.generation?.()
+      const writes = db.writeTransaction?.()
+      expect((await claim(db, 10)).jobs).toEqual([])
+      expect(db.generation?.()).toBe(generation)
+      expect(db.writeTransaction?.()).toBe(writes)
+    })
+
     test('serial jobs wait for the earlier job of their serial', async () => {
       const db = await fresh()
       await add(db, 'a', 3, { serial: 's' })
