@@ -32,26 +32,31 @@ const DUE_DOMAINS = `SELECT domain FROM (WITH RECURSIVE ${walk('a', '?2')}, ${wa
   UNION ALL SELECT domain FROM b WHERE ${due('b')} AND b.domain <= ?2
   LIMIT ?5)`
 
+/** The due jobs of domain ?2, oldest first, at most ?5; a job waits while an earlier job of its serial is open (as claimJobs). */
+const DOMAIN_DUE = `SELECT e.seq FROM queue e
+  WHERE e.kind = ?3 AND e.status IN ('pending', 'running') AND e.domain = ?2 AND e.run_at <= ?4
+    AND (e.serial IS NULL OR NOT EXISTS (
+      SELECT 1 FROM queue s WHERE s.kind = e.kind AND s.serial = e.serial AND s.seq < e.seq
+        AND s.status IN ('pending', 'running')))
+  ORDER BY e.run_at, e.seq LIMIT ?5`
+
+const CLAIMED = `UPDATE queue SET status = 'running', attempts = attempts + 1, run_at = ?1 WHERE seq IN`
+
 /**
  * Claims the jobs of ?2 (a JSON array of [domain, room]): each domain's due jobs oldest first, at
- * most its room, taken one per domain a round in the array's order until ?5 are taken. A job
- * waits while an earlier job of its serial is not finished (as claimJobs).
+ * most its room, taken one per domain a round in the array's order until ?5 are taken.
  */
-const CLAIM = `UPDATE queue SET status = 'running', attempts = attempts + 1, run_at = ?1
-  WHERE seq IN (
+const CLAIM = `${CLAIMED} (
     SELECT seq FROM (
       SELECT q.seq, d.key AS pos, json_extract(d.value, '$[1]') AS room,
         row_number() OVER (PARTITION BY d.key ORDER BY q.run_at, q.seq) AS round
-      FROM json_each(?2) d JOIN queue q ON q.seq IN (
-        SELECT e.seq FROM queue e
-        WHERE e.kind = ?3 AND e.status IN ('pending', 'running') AND e.domain = json_extract(d.value, '$[0]')
-          AND e.run_at <= ?4
-          AND (e.serial IS NULL OR NOT EXISTS (
-            SELECT 1 FROM queue s WHERE s.kind = e.kind AND s.serial = e.serial AND s.seq < e.seq
-              AND s.status IN ('pending', 'running')))
-        ORDER BY e.run_at, e.seq LIMIT ?5))
+      FROM json_each(?2) d JOIN queue q
+        ON q.seq IN (${DOMAIN_DUE.replace('e.domain = ?2', "e.domain = json_extract(d.value, '$[0]')")}))
     WHERE round <= room ORDER BY round, pos LIMIT ?5)
   RETURNING ${COLUMNS}`
+
+/** The claim when one domain has due jobs (the usual case), without the rounds: ?2 is the domain, ?5 its room. */
+const CLAIM_ONE = `${CLAIMED} (${DOMAIN_DUE}) RETURNING ${COLUMNS}`
 
 /** What a fair claim may take: where the round robin goes on, and each domain's room. */
 export interface Shares {
@@ -80,7 +85,12 @@ export async function claimFairly(
   const domains = (await db.all(DUE_DOMAINS, [kind, shares.after, now, full, limit])).map((r) => r[0] as string)
   const rooms = domains.map((d) => [d, Math.min(limit, shares.room(d))] as const).filter(([, room]) => room > 0)
   if (!rooms.length) return { jobs: [], after: shares.after }
-  const jobs = (await db.all(CLAIM, [leaseUntil, JSON.stringify(rooms), kind, now, limit])).map(toJob)
+  const [one] = rooms
+  const rows =
+    rooms.length === 1
+      ? await db.all(CLAIM_ONE, [leaseUntil, one![0], kind, now, one![1]])
+      : await db.all(CLAIM, [leaseUntil, JSON.stringify(rooms), kind, now, limit])
+  const jobs = rows.map(toJob)
   // the round robin goes on after the last domain (in walk order) that got a job
   const served = new Set(jobs.map((j) => j.domain))
   const after = rooms.findLast(([d]) => served.has(d))?.[0] ?? shares.after

@@ -90,16 +90,18 @@ for (const [name, open] of drivers) {
       expect((await claim(db, 10)).jobs).toEqual([])
     })
 
-    test('both statements read through the index of open jobs', async () => {
+    test('its statements read through the index of open jobs', async () => {
       const db = await fresh()
       await add(db, 'a', 3)
       await add(db, 'b', 3)
       const ran: { sql: string; args: SqlValue[] }[] = []
       const all = db.all.bind(db)
       db.all = (sql, args = []) => (ran.push({ sql, args }), all(sql, args))
-      await claim(db, 4)
+      await claim(db, 2) // two domains
+      await claim(db, 2, { full: ['b'] }) // one: a statement of its own
       db.all = all
-      expect(ran).toHaveLength(2)
+      expect(ran).toHaveLength(4)
+      expect(ran[1]!.sql).not.toBe(ran[3]!.sql)
       for (const { sql, args } of ran) {
         // the claim's rows are chosen by its subquery: the update itself goes by rowid
         const select = sql.startsWith('UPDATE') ? sql.slice(sql.indexOf('SELECT'), sql.lastIndexOf(')')) : sql
