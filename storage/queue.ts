@@ -34,8 +34,8 @@ export interface Job {
   result: Doc | null
 }
 
-const COLUMNS = 'id, kind, domain, payload, status, attempts, created, finished, error, result'
-const toJob = (r: unknown[]): Job => ({
+export const COLUMNS = 'id, kind, domain, payload, status, attempts, created, finished, error, result'
+export const toJob = (r: unknown[]): Job => ({
   id: r[0] as string,
   kind: r[1] as string,
   domain: r[2] as string,

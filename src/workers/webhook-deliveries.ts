@@ -4,41 +4,31 @@
  * backoff and jitter for network errors, 408, 429 and 5xx (other answers end it for good), and
  * private, loopback, link-local and reserved targets refused unless WEBHOOK_ALLOW_PRIVATE lists them,
  * checked on the resolved addresses and the call pinned to the checked ones (../http/outbound.ts).
- * Every process runs it, each job claimed by one. Deliveries run in the background of the step, at
- * most PER_HOST at once to one host; a few more wait here for its next free slot and the rest go
- * back to the queue untried, so one slow receiver cannot take every slot.
+ * Every process runs it, each job claimed by one, a share per domain (round robin over the domains
+ * with due jobs, ~storage/queue-fair). Deliveries run in the background of the step, within the
+ * slots of ../integration/delivery-slots.ts: a few to one host at once (its name and its address
+ * both counted, per domain), a few more waiting here for a slot and the rest back to the queue
+ * untried, and a bounded number held per domain, so one tenant's slow receivers cannot take every slot.
  */
 import { createHmac } from 'node:crypto'
-import { claimJobs, completeJob, failJob, type Job, LostClaim, releaseJob } from '~storage/queue'
+import { completeJob, failJob, type Job, LostClaim, releaseJob } from '~storage/queue'
+import { claimFairly } from '~storage/queue-fair'
 import { isoTime } from '../clock'
 import type { Deps } from '../deps'
 import { parseCidr } from '../http/cidr'
-import { checkedAddresses, fetchPinned, NotPublic } from '../http/outbound'
+import { checkedAddresses, fetchPinned, NotPublic, type Resolve, resolveAll } from '../http/outbound'
+import { DeliverySlots, MAX_HELD, type Target, targetOf } from '../integration/delivery-slots'
 import { type Channel, channelSecret, channels } from '../integration/channels'
 import { type DeliveryPayload, WEBHOOK } from '../integration/deliveries'
 import type { Worker } from './runner'
 
 export const MAX_ATTEMPTS = 8
-export const PER_HOST = 4
-const MAX_IN_FLIGHT = 64
+export { PER_HOST } from '../integration/delivery-slots'
+/** Jobs one claim takes at most. */
+const CLAIM_MAX = 32
 const TIMEOUT_MS = 10_000
 const LEASE_MS = 60_000
 const BUSY_RETRY_MS = 1000
-/**
- * Claimed jobs that may wait here for a busy host's slot (beyond them a job goes back to the queue
- * for BUSY_RETRY_MS). Waiting here instead of re-queueing keeps a backlog to one host flowing at its
- * PER_HOST pace, while the bound leaves the rest of MAX_IN_FLIGHT to other hosts: as many as the
- * host takes in WAIT_BUDGET_MS at its pace (a moving average of its deliveries' durations), at
- * least WAITING_MIN and at most WAITING_MAX. A slow host holds WAITING_MIN, whose wait fits in the
- * lease (WAITING_MIN / PER_HOST rounds of at most TIMEOUT_MS each); a fast one takes what a backlog
- * needs: with 16 for every host, 5,000 journal changes for one local receiver were claimed and
- * given back until a second later, over and over, and went out at 250 a second.
- */
-const WAITING_MIN = 16
-const WAITING_MAX = MAX_IN_FLIGHT - PER_HOST
-const WAIT_BUDGET_MS = 250
-/** The pace of a host not yet measured. */
-const FIRST_PACE_MS = 100
 const BASE_BACKOFF_MS = 15_000
 const MAX_BACKOFF_MS = 3_600_000
 
@@ -60,14 +50,25 @@ interface Outcome {
   result: { url: string; http_status: number | null; latency_ms: number | null }
 }
 
-async function attempt(deps: Deps, job: Job, target: string, secret: string): Promise<Outcome> {
-  const p = job.payload as unknown as DeliveryPayload
-  const result: Outcome['result'] = { url: target, http_status: null, latency_ms: null }
-  const url = new URL(target)
-  const started = performance.now()
+/** The addresses of the target, checked; or why the delivery cannot go there. */
+async function resolved(deps: Deps, s: State, target: string, url: URL): Promise<string[] | Outcome> {
+  const result = { url: target, http_status: null, latency_ms: null }
   try {
     const allowed = deps.config.webhookAllowPrivate.flatMap((c) => parseCidr(c) ?? [])
-    const addresses = await checkedAddresses(url, allowed)
+    return await checkedAddresses(url, allowed, s.resolve)
+  } catch (err) {
+    if (err instanceof NotPublic)
+      return { ok: false, retry: false, error: `${err.message}, outside WEBHOOK_ALLOW_PRIVATE`, result }
+    return { ok: false, retry: true, error: `network: ${(err as Error).message}`, result }
+  }
+}
+
+async function attempt(job: Job, target: string, addresses: string[], secret: string): Promise<Outcome> {
+  const p = job.payload as unknown as DeliveryPayload
+  const url = new URL(target)
+  const result: Outcome['result'] = { url: target, http_status: null, latency_ms: null }
+  const started = performance.now()
+  try {
     const body = JSON.stringify(p.envelope)
     // real time, not the service clock: receivers compare it with their own clocks
     const timestamp = Math.floor(Date.now() / 1000)
@@ -93,8 +94,6 @@ async function attempt(deps: Deps, job: Job, target: string, secret: string): Pr
     return { ok: false, retry, error: `the receiver answered ${res.status}${why}`, result }
   } catch (err) {
     result.latency_ms = Math.round(performance.now() - started)
-    if (err instanceof NotPublic)
-      return { ok: false, retry: false, error: `${err.message}, outside WEBHOOK_ALLOW_PRIVATE`, result }
     return { ok: false, retry: true, error: `network: ${(err as Error).message}`, result }
   }
 }
@@ -115,57 +114,23 @@ async function record(deps: Deps, job: Job, o: Outcome): Promise<void> {
     log.warn('webhook delivery failed', { job: job.id, attempt: job.attempts, error: o.error, retry: retryAt !== null })
 }
 
-/** This process's deliveries in flight, how many go to each host, and the jobs waiting for a host's slot. */
+/** This process's deliveries in flight, their slots, and where the round robin of claims stands. */
 interface State {
   inFlight: Set<Promise<void>>
-  perHost: Map<string, number>
-  waiting: Map<string, (() => void)[]>
-  /** How long a delivery to each host lasts, a moving average in ms. */
-  pace: Map<string, number>
+  slots: DeliverySlots
+  after: string
+  /** How target names are resolved: node's resolver unless a test answers for names of its own. */
+  resolve: Resolve
 }
 const states = new WeakMap<Deps, State>()
 const stateOf = (deps: Deps): State => {
   let s = states.get(deps)
-  if (!s) states.set(deps, (s = { inFlight: new Set(), perHost: new Map(), waiting: new Map(), pace: new Map() }))
+  if (!s) states.set(deps, (s = { inFlight: new Set(), slots: new DeliverySlots(), after: '', resolve: resolveAll }))
   return s
 }
 
-/** How many claimed jobs may wait here for the host: what it takes in WAIT_BUDGET_MS at its pace. */
-function waitingFor(s: State, host: string): number {
-  const fits = Math.floor((PER_HOST * WAIT_BUDGET_MS) / (s.pace.get(host) ?? FIRST_PACE_MS))
-  return Math.max(WAITING_MIN, Math.min(WAITING_MAX, fits))
-}
-
-function measured(s: State, host: string, ms: number): void {
-  if (s.pace.size >= 10_000 && !s.pace.has(host)) s.pace.clear()
-  const pace = s.pace.get(host)
-  s.pace.set(host, pace === undefined ? ms : pace * 0.8 + ms * 0.2)
-}
-
-/** Takes one of the host's PER_HOST slots, waiting for one if the wait list has room; false when it has none. */
-async function slot(s: State, host: string): Promise<boolean> {
-  const busy = s.perHost.get(host) ?? 0
-  if (busy < PER_HOST) {
-    s.perHost.set(host, busy + 1)
-    return true
-  }
-  const queue = s.waiting.get(host) ?? []
-  if (queue.length >= waitingFor(s, host)) return false
-  s.waiting.set(host, queue)
-  await new Promise<void>((resolve) => queue.push(resolve))
-  return true // the slot was handed over by `free`
-}
-
-/** Gives the slot to the next waiting job, or back to the host (then the worker may claim more). */
-function free(deps: Deps, s: State, host: string): void {
-  const next = s.waiting.get(host)?.shift()
-  if (next) return next()
-  s.waiting.delete(host)
-  const left = (s.perHost.get(host) ?? 1) - 1
-  if (left) s.perHost.set(host, left)
-  else s.perHost.delete(host)
-  deps.signals.raise(`queue:${WEBHOOK}`) // a slot is free
-}
+/** Tests: this service's deliveries resolve target names with `resolve`. */
+export const resolveTargetsWith = (deps: Deps, resolve: Resolve) => void (stateOf(deps).resolve = resolve)
 
 /** Delivers one claimed job (or gives it back to the queue when its host is too busy). */
 async function handle(deps: Deps, s: State, job: Job): Promise<void> {
@@ -185,14 +150,18 @@ async function handle(deps: Deps, s: State, job: Job): Promise<void> {
       result: { url: target, http_status: null, latency_ms: null },
     })
   }
-  const host = new URL(target).host
-  if (!(await slot(s, host))) return void (await releaseJob(deps.db, job, deps.clock.now() + BUSY_RETRY_MS))
+  const url = new URL(target)
+  // resolved before a slot is taken: the host is known by its address as well as by its name
+  const addresses = await resolved(deps, s, target, url)
+  if (!Array.isArray(addresses)) return record(deps, job, addresses)
+  const host: Target = targetOf(job.domain, url, addresses[0]!)
+  if (!(await s.slots.take(host))) return void (await releaseJob(deps.db, job, deps.clock.now() + BUSY_RETRY_MS))
   const started = performance.now()
   try {
-    await record(deps, job, await attempt(deps, job, target, secret))
+    await record(deps, job, await attempt(job, target, addresses, secret))
   } finally {
-    measured(s, host, performance.now() - started)
-    free(deps, s, host)
+    // a slot no waiting job took: the worker may claim more
+    if (!s.slots.give(host, performance.now() - started)) deps.signals.raise(`queue:${WEBHOOK}`)
   }
 }
 
@@ -209,14 +178,21 @@ export const webhookDeliveries: Worker = {
   lease: 'none',
   async step(deps) {
     const s = stateOf(deps)
-    const room = Math.min(MAX_IN_FLIGHT - s.inFlight.size, 32)
+    const { slots } = s
+    const room = Math.min(MAX_HELD - slots.heldInAll, CLAIM_MAX)
     if (room <= 0) return 0
     const now = deps.clock.now()
-    const batch = await claimJobs(deps.db, WEBHOOK, now, now + LEASE_MS, room)
-    for (const job of batch) {
+    const shares = { after: s.after, room: (d: string) => slots.room(d), full: slots.full() }
+    const claimed = await claimFairly(deps.db, WEBHOOK, now, now + LEASE_MS, room, shares)
+    s.after = claimed.after
+    for (const job of claimed.jobs) {
+      slots.hold(job.domain)
       const run: Promise<void> = handle(deps, s, job)
         .catch((err: unknown) => deps.log.error('webhook outcome not recorded', { job: job.id, error: String(err) }))
-        .then(() => void s.inFlight.delete(run))
+        .then(() => {
+          slots.drop(job.domain)
+          s.inFlight.delete(run)
+        })
       s.inFlight.add(run)
     }
     // one batch per pass: claiming again at once while a host is full would only bounce jobs; the

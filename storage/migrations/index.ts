@@ -21,6 +21,7 @@ import requestKeys from './0018_request_keys.sql' with { type: 'text' }
 import modelGenerations from './0019_model_generations.sql' with { type: 'text' }
 import modelGenerationSequence from './0020_model_generation_sequence.sql' with { type: 'text' }
 import channelFileUsage from './0021_channel_file_usage.sql' with { type: 'text' }
+import queueOpen from './0022_queue_open.sql' with { type: 'text' }
 
 export const migrations: { id: string; sql: string }[] = [
   { id: '0001_core', sql: core },
@@ -42,4 +43,5 @@ export const migrations: { id: string; sql: string }[] = [
   { id: '0019_model_generations', sql: modelGenerations },
   { id: '0020_model_generation_sequence', sql: modelGenerationSequence },
   { id: '0021_channel_file_usage', sql: channelFileUsage },
+  { id: '0022_queue_open', sql: queueOpen },
 ]

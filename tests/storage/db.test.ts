@@ -286,6 +286,8 @@ for (const [name, open] of drivers) {
         '0018_request_keys',
         '0019_model_generations',
         '0020_model_generation_sequence',
+        '0021_channel_file_usage',
+        '0022_queue_open',
       ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])
