@@ -25,9 +25,9 @@ test('route table', () => {
   expect(routeRows(routes).map((r) => r.join(' '))).toMatchSnapshot()
 })
 
-test('the README endpoint map lists every route with its methods', async () => {
-  const readme = await Bun.file(`${import.meta.dir}/../README.md`).text()
-  const rows = readme.split('\n').filter((l) => l.startsWith('| '))
+test('the endpoint map (docs/api/README.md) lists every route with its methods', async () => {
+  const map = await Bun.file(`${import.meta.dir}/../docs/api/README.md`).text()
+  const rows = map.split('\n').filter((l) => l.startsWith('| '))
   for (const r of routes) {
     const methods = METHODS.filter((m) => r.module[m]).join(', ')
     const row = rows.find((l) => l.includes(`\`${r.url}\``))
