@@ -75,7 +75,7 @@ export function openRemoteDb(url: string, authToken?: string): Db {
     get: (sql, args = []) => guarded(async () => rows(await client.execute(statement(sql, args)))[0]),
     checkpoint: async () => null, // the server checkpoints its own log
     backupTo: async () => {
-      throw new Error("a libSQL server's database is backed up by the server (see README, Operations)")
+      throw new Error("a libSQL server's database is backed up by the server (see docs/operations.md, Backups)")
     },
     // other processes write the database: nothing read can be kept
     getCached: (sql, args) => guarded(async () => rows(await client.execute(statement(sql, args)))[0]),

@@ -2,7 +2,7 @@
  * Collections and entities. A collection is a table of the standard shape that lists, reads and
  * looks up like every other; an entity is a collection clients write, with its body schema and its
  * hooks. The table spec (storage layout) lives here, next to the fields it stores. Adding a
- * resource starts here (see README, "Adding a resource").
+ * resource starts here (see docs/ARCHITECTURE.md, "Adding a resource").
  */
 import * as v from 'valibot'
 import type { SqlValue, TxStep } from '~storage/db'

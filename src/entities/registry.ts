@@ -25,7 +25,7 @@ import { svctasks } from '../scripts/svctasks'
 import { settingsTable } from '../settings/settings'
 import type { AnyEntity, Collection } from './entity'
 
-/** The entities clients write, in the order a reader meets them in the README. */
+/** The entities clients write, in the order a reader meets them in docs/api/. */
 export const entities = (): AnyEntity[] => [
   domains,
   users,

@@ -26,7 +26,7 @@ export const CountParam = v.pipe(
   v.regex(/^\d{1,16}$/, (issue) => `must be a non-negative integer, ${got(issue)}`),
 )
 
-/** The list parameters, shared by every collection's GET (what each means: README "Lists"). */
+/** The list parameters, shared by every collection's GET (what each means: docs/api/errors-and-lists.md). */
 export const LIST_PARAMS = {
   filter: v.optional(
     v.pipe(

@@ -1,4 +1,4 @@
-// The PATCH rule (README, Conventions): top-level fields are replaced, `opts` and `ext` are merged
+// The PATCH rule (docs/api/errors-and-lists.md): top-level fields are replaced, `opts` and `ext` are merged
 // one level deep, and a null member of them removes it (for a model class: returns it to its
 // default). A null where the field may not be null is a 400 naming it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'

@@ -86,7 +86,7 @@ describe('registry specs and migrations', () => {
   })
 
   test('the key columns that name an entity are unique in its domain', async () => {
-    // the README's "unique in the domain" keys (a duplicate is a 409 only because of these indexes)
+    // the documented (docs/api/) "unique in the domain" keys (a duplicate is a 409 only because of these indexes)
     const uniqueKeys: [table: string, columns: string[]][] = [
       ['domains', ['name']],
       ['users', ['domain', 'login']],
