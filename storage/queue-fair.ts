@@ -2,7 +2,7 @@
  * Fair claims on the durable queue (storage/queue.ts): round robin over the domains with due jobs,
  * so one domain's backlog cannot hold every other domain's jobs behind it (claiming oldest first
  * did: a tenant with hanging receivers delayed another's deliveries by minutes). Both statements
- * go through the partial index `queue_open` (migration 0021): the walk steps from one domain with
+ * go through the partial index `queue_open` (migration 0022): the walk steps from one domain with
  * open jobs to the next, and each domain's due jobs are read oldest first, at most `limit` of them.
  */
 import type { Db } from './db'
