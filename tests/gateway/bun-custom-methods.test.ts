@@ -1,5 +1,5 @@
 // Canary for oven-sh/bun#6556: Bun.serve drops a request whose method it does not know before any JS
-// runs, which is the only reason the gateway (src/http/gateway) exists. This test fails the day Bun
+// runs, which is the only reason the gateway (src/gateway) exists. This test fails the day Bun
 // hands LOOKUP to a fetch handler by itself; the gateway can then be removed (README, "LOOKUP, SYNC
 // and CLEAR on the wire").
 import { afterAll, beforeAll, expect, test } from 'bun:test'
@@ -52,6 +52,6 @@ test('Bun.serve still refuses LOOKUP by itself (oven-sh/bun#6556)', async () => 
   await exchange('LOOKUP')
   expect(
     methodsSeen,
-    'Bun now accepts LOOKUP/SYNC/CLEAR natively (oven-sh/bun#6556), so the gateway (src/http/gateway) can be removed — see README',
+    'Bun now accepts LOOKUP/SYNC/CLEAR natively (oven-sh/bun#6556), so the gateway (src/gateway) can be removed — see README',
   ).not.toContain('LOOKUP')
 })

@@ -9,8 +9,8 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Config } from '../../config'
-import type { Answer } from '../hooks/answers'
+import type { Config } from '../config'
+import type { Answer } from '../http/hooks/answers'
 import { type Front, startFront } from './front'
 import type { RouteLimits } from './request-stream'
 
@@ -29,7 +29,7 @@ interface Listenable {
   listen(options: Record<string, unknown>): Listening
   /** Answers one request in-process. */
   answer(request: Request): Promise<Answer>
-  /** Its routes' body limits (../body-limits.ts). */
+  /** Its routes' body limits (../http/body-limits.ts). */
   bodyLimits?: RouteLimits
 }
 

@@ -5,7 +5,7 @@
  * every head. Everything else passes through as the same bytes. It must be at least as strict as
  * Bun's own parser, so both always agree on where a request ends (reference/gateway-findings.md).
  */
-import { rawPathOf } from '../body-limits'
+import { rawPathOf } from '../http/body-limits'
 import { CUSTOM_METHODS, type CustomMethod, type Head, type KnownLines, scanHead } from './head'
 
 const CR = 13
@@ -73,7 +73,7 @@ export interface RequestStart {
   refused?: number
 }
 
-/** The routes' own limits (../body-limits.ts), asked only of a body larger than the smallest of them. */
+/** The routes' own limits (../http/body-limits.ts), asked only of a body larger than the smallest of them. */
 export interface RouteLimits {
   smallest: number
   /** `overridable`: a POST that may carry a client's X-HTTP-Method-Override. */

@@ -7,10 +7,10 @@
  * Bun.serve drops a connection when it parses a request behind an answer still pending. Those
  * responses pass back untouched.
  */
-import { LINGER } from '../body'
+import { LINGER } from '../http/body'
 import { badGateway, failResponse } from './answers'
 import { ConnectionCap } from './connection-cap'
-import type { Answer } from '../hooks/answers'
+import type { Answer } from '../http/hooks/answers'
 import { inlineAnswers } from './inline-answers'
 import { type Chunk, type Conn, flushQueue, queued, send, TurnReads, TurnWrites } from './connection'
 import { RequestStream, type RouteLimits } from './request-stream'

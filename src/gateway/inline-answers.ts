@@ -3,7 +3,7 @@
  * its queue is taken once its body is whole, the app answers it, and the answer goes to the client,
  * a large one (a file) as the client takes it. The front then goes on with what is queued.
  */
-import type { Answer } from '../hooks/answers'
+import type { Answer } from '../http/hooks/answers'
 import type { Chunk, Conn } from './connection'
 import {
   ASTERISK,
