@@ -159,6 +159,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
         // each app process counts the connections the kernel gave it
         gatewayMaxConnectionsPerAddress: Math.ceil(cap / config.appProcesses),
         trustProxy: config.trustProxy,
+        gatewayInline: config.gatewayInline,
       },
       { reusePort: config.appProcesses === 1 ? undefined : started ? 'join' : 'first' },
     ).catch((err) => {

@@ -60,7 +60,7 @@ export function privateSocketDir(): string {
 export async function startGateway(
   app: Listenable,
   config: Pick<Config, 'host' | 'port' | 'maxBodyBytes'> &
-    Partial<Pick<Config, 'gatewayMaxConnectionsPerAddress' | 'trustProxy'>>,
+    Partial<Pick<Config, 'gatewayMaxConnectionsPerAddress' | 'trustProxy' | 'gatewayInline'>>,
   options: {
     headTimeoutMs?: number
     /** How long a connection with nothing in flight is kept. */
@@ -94,6 +94,7 @@ export async function startGateway(
       routeLimits: app.bodyLimits,
       maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress ?? 0,
       trustedProxies: config.trustProxy ?? [],
+      inline: config.gatewayInline ?? true,
       serve: (request) => app.answer(request),
     })
   } catch (err) {
