@@ -101,7 +101,7 @@ const cases: [string, string, number, true?][] = [
 function asRelayed(r: ReturnType<typeof comparable>, closes: boolean) {
   const headers = r.headers
     .filter(([name, value]) => !(closes && name === 'connection' && value === 'close'))
-    .map(([name, value]) => [name, Buffer.from(value!, 'latin1').toString('utf8')])
+    .map(([name, value]): [string, string] => [name, Buffer.from(value, 'latin1').toString('utf8')])
   return { ...r, headers }
 }
 
