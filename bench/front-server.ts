@@ -1,6 +1,6 @@
-// The gateway's front alone (src/http/gateway/front.ts) answering the raw baseline's object in-process,
+// The gateway's front alone (src/gateway/front.ts) answering the raw baseline's object in-process,
 // whatever the path: what reading heads and writing answers on Bun.listen costs, with no app behind it.
-import { startFront } from '../src/http/gateway/front'
+import { startFront } from '../src/gateway/front'
 
 const body = JSON.stringify({ id: '0192a3b4-0000-7000-8000-000000000001', type: 'bench', opts: { title: 'x' } })
 const answer = {

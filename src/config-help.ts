@@ -41,6 +41,10 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   GATEWAY: {
     meaning: 'off binds Bun.serve directly (no LOOKUP/SYNC/CLEAR on the wire, no pipelining, no connection cap)',
   },
+  GATEWAY_INLINE: {
+    meaning:
+      "off: the gateway relays every request to the app's Bun.serve instead of answering in-process (slower; to tell a bug of one path from the other)",
+  },
   BACKGROUND: { meaning: 'off: this process serves requests only; background work runs in other processes' },
   WORKERS: {
     meaning: 'app processes sharing the public port, the database and REDIS_URL (required above 1): about one per core',

@@ -83,6 +83,7 @@ export const EnvSchema = v.object({
   LOG_LEVEL: v.optional(v.picklist(LOG_LEVELS, `must be ${LOG_LEVELS.join(', ')}`), 'info'),
   WEBHOOK_ALLOW_PRIVATE: v.optional(cidrList, ''),
   GATEWAY: v.optional(onOff, 'on'),
+  GATEWAY_INLINE: v.optional(onOff, 'on'),
   CHECK_ANSWERS: v.optional(onOff, 'off'),
   BACKGROUND: v.optional(onOff, 'on'),
   WORKERS: v.optional(integer(1, 64), '1'),
@@ -200,6 +201,8 @@ export interface Config {
   logLevel: LogLevel
   webhookAllowPrivate: string[]
   gateway: boolean
+  /** The gateway answers what it can take whole in-process; off relays every request to Bun.serve (to bisect a bug). */
+  gatewayInline: boolean
   /** Every answer is checked against the schema its route declares for its status (tests). */
   checkAnswers: boolean
   /** Whether this process runs background work (off: it serves requests only, other processes do the work). */
@@ -297,6 +300,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     gateway: e.GATEWAY === 'on',
+    gatewayInline: e.GATEWAY_INLINE === 'on',
     checkAnswers: e.CHECK_ANSWERS === 'on',
     background: e.BACKGROUND === 'on',
     appProcesses: e.WORKERS,

@@ -18,7 +18,7 @@ import { type Clock, isoTime, systemClock } from './clock'
 import { type Config, largestBody } from './config'
 import { createDeps, type Deps } from './deps'
 import { type AppProcesses, type AppProcessRole, serviceCommand, startAppProcesses } from './cluster/app-processes'
-import { drain, type Gateway, startGateway } from './http/gateway/index'
+import { drain, type Gateway, startGateway } from './gateway/index'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
 import { listenForWebhooks } from './integration/deliveries'
 import { createLogger, type Logger } from './log'
@@ -159,6 +159,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
         // each app process counts the connections the kernel gave it
         gatewayMaxConnectionsPerAddress: Math.ceil(cap / config.appProcesses),
         trustProxy: config.trustProxy,
+        gatewayInline: config.gatewayInline,
       },
       { reusePort: config.appProcesses === 1 ? undefined : started ? 'join' : 'first' },
     ).catch((err) => {

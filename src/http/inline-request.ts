@@ -1,5 +1,5 @@
 /**
- * The request the gateway hands the app for what it answers in-process (src/http/gateway/inline.ts):
+ * The request the gateway hands the app for what it answers in-process (src/gateway/inline.ts):
  * a view of the head it scanned and the body it read, with the parts of a Request that the app and
  * Elysia read (method, url, headers, the body). Not a native Request: making one, and its Headers,
  * for every request cost a point read more than a third of its time (profiled under load).
@@ -62,7 +62,7 @@ export class InlineRequest {
     /** The method as the front passes it on (POST for a LOOKUP sent with the override header). */
     readonly wireMethod: string,
     readonly url: string,
-    /** Made once for the header lines a connection keeps sending (src/http/gateway/inline.ts). */
+    /** Made once for the header lines a connection keeps sending (src/gateway/inline.ts). */
     readonly headers: InlineHeaders,
     private readonly bytes: Buffer | null,
   ) {}

@@ -1,7 +1,7 @@
 // A request the front sends on to the app (here a chunked body) when the app's socket cannot be
 // reached: a 502 of the gateway's own, with a request id, and the connection ends.
 import { afterAll, expect, test } from 'bun:test'
-import { startFront } from '~/http/gateway/front'
+import { startFront } from '~/gateway/front'
 import { RawClient } from '../helpers/raw-http'
 
 const front = startFront({

@@ -1,7 +1,7 @@
 // Canary for oven-sh/bun#6556: Bun.serve drops a request whose method it does not know before any JS
-// runs, which is the only reason the gateway (src/http/gateway) exists. This test fails the day Bun
-// hands LOOKUP to a fetch handler by itself; the gateway can then be removed (docs/ARCHITECTURE.md,
-// "The gateway", its exit plan).
+// runs, which is the only reason the gateway (src/gateway) exists. This test fails the day Bun
+// hands LOOKUP to a fetch handler by itself; the gateway can then be removed (src/gateway/README.md,
+// its exit plan).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { connect } from 'node:net'
 
@@ -52,6 +52,6 @@ test('Bun.serve still refuses LOOKUP by itself (oven-sh/bun#6556)', async () => 
   await exchange('LOOKUP')
   expect(
     methodsSeen,
-    'Bun now accepts LOOKUP/SYNC/CLEAR natively (oven-sh/bun#6556), so the gateway (src/http/gateway) can be removed — see docs/ARCHITECTURE.md, The gateway',
+    'Bun now accepts LOOKUP/SYNC/CLEAR natively (oven-sh/bun#6556), so the gateway (src/gateway) can be removed — see src/gateway/README.md, the exit plan',
   ).not.toContain('LOOKUP')
 })

@@ -2,7 +2,7 @@
 // IPv4 by address, IPv6 by /64, trusted proxies never capped, a released slot usable again.
 import { expect, test } from 'bun:test'
 import { hostKey } from '~/http/cidr'
-import { ConnectionCap } from '~/http/gateway/connection-cap'
+import { ConnectionCap } from '~/gateway/connection-cap'
 
 test('a host is an IPv4 address (mapped or not) or an IPv6 /64', () => {
   expect(hostKey('203.0.113.7')).toBe('203.0.113.7')

@@ -3,8 +3,8 @@
 // MAX_BODY_BYTES are refused.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createApp } from '~/app'
-import { startGateway, type Gateway } from '~/http/gateway/index'
-import { MAX_HEAD_BYTES } from '~/http/gateway/request-stream'
+import { startGateway, type Gateway } from '~/gateway/index'
+import { MAX_HEAD_BYTES } from '~/gateway/request-stream'
 import { echoModule } from '../helpers/echo-route'
 import { httpRequest, RawClient } from '../helpers/raw-http'
 import { testService, type TestService } from '../helpers/service'

@@ -2,8 +2,8 @@
 // in-process, upgrades and streaming bodies still cross the unix socket, all in order on one connection.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createApp } from '~/app'
-import { startGateway, type Gateway } from '~/http/gateway/index'
-import { INLINE_MAX_BODY } from '~/http/gateway/inline'
+import { startGateway, type Gateway } from '~/gateway/index'
+import { INLINE_MAX_BODY } from '~/gateway/inline'
 import { TEST_ROUTE } from '../helpers/test-route'
 import { defineRoute } from '~/http/route'
 import { echoModule } from '../helpers/echo-route'

@@ -3,8 +3,8 @@
 // method, URL and headers, whatever the client sent (spoofed X-Real-IP, custom methods, repeated or
 // oddly cased lines, Upgrade on a request that is no upgrade).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { inlineHead } from '~/http/gateway/inline'
-import { RequestStream } from '~/http/gateway/request-stream'
+import { inlineHead } from '~/gateway/inline'
+import { RequestStream } from '~/gateway/request-stream'
 import { RawClient } from '../helpers/raw-http'
 
 const PEER = '203.0.113.9'
@@ -48,7 +48,7 @@ const requests = [
 for (const raw of requests) {
   test(`read the same in-process and relayed: ${raw.split('\r\n')[0]}`, async () => {
     const stream = new RequestStream(Buffer.from(`X-Real-IP: ${PEER}\r\n`), 1 << 20)
-    // twice on one connection: the second head's lines are the first's, known (src/http/gateway/head.ts)
+    // twice on one connection: the second head's lines are the first's, known (src/gateway/head.ts)
     for (let i = 0; i < 2; i++) {
       const r = stream.push(Buffer.from(raw, 'latin1'), 0)
       expect(r.fail).toBeUndefined()

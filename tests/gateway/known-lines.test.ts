@@ -1,8 +1,8 @@
 // A head whose header lines are the same bytes as the connection's last head's is not scanned again
-// (src/http/gateway/head.ts KnownLines): the app must still read exactly what each request sent.
+// (src/gateway/head.ts KnownLines): the app must still read exactly what each request sent.
 import { expect, test } from 'bun:test'
-import { type InlineHead, inlineHead } from '~/http/gateway/inline'
-import { RequestStream } from '~/http/gateway/request-stream'
+import { type InlineHead, inlineHead } from '~/gateway/inline'
+import { RequestStream } from '~/gateway/request-stream'
 
 const PEER = '203.0.113.9'
 const newStream = () => new RequestStream(Buffer.from(`X-Real-IP: ${PEER}\r\n`), 1 << 20)

@@ -1,6 +1,6 @@
 // The table the RequestStream test replays: inputs with the exact bytes the gateway sends upstream,
 // holds after an upgrade, its failure status, and whether a head is still pending.
-import { type FailStatus, MAX_CHUNK_SIZE_DIGITS, MAX_HEAD_BYTES } from '~/http/gateway/request-stream'
+import { type FailStatus, MAX_CHUNK_SIZE_DIGITS, MAX_HEAD_BYTES } from '~/gateway/request-stream'
 
 export const IP = 'X-Real-IP: 203.0.113.7\r\n'
 /** Small, so cases can show both sides of the limit. */

@@ -3,7 +3,7 @@
 // pending. Every case is also replayed split at every byte offset and byte by byte, because TCP may cut
 // a client's bytes anywhere and the result must not depend on where.
 import { describe, expect, test } from 'bun:test'
-import { RequestStream } from '~/http/gateway/request-stream'
+import { RequestStream } from '~/gateway/request-stream'
 import { BODY_LIMIT, bytes, type Case, cases, chunkedHead, expected, IP, type Outcome } from './request-stream.cases'
 
 /** Feeds the pieces the way front.ts does: stop at a failure; after an upgrade, hold or replay. */

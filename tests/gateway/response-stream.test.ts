@@ -1,7 +1,7 @@
 // ResponseStream, which tells the gateway where the app's answers end (so it can send the next
 // pipelined request): each case is also replayed split at every byte offset, as TCP may cut anywhere.
 import { describe, expect, test } from 'bun:test'
-import { ResponseStream } from '~/http/gateway/response-stream'
+import { ResponseStream } from '~/gateway/response-stream'
 
 interface Case {
   name: string

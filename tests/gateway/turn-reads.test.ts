@@ -1,7 +1,7 @@
 // When the front takes what clients sent: all of a turn's reading first, then each piece in the
 // order it came, a client's end after what it sent before; one connection's failure ends it alone.
 import { expect, test } from 'bun:test'
-import { type Conn, TurnReads, TurnWrites } from '~/http/gateway/connection'
+import { type Conn, TurnReads, TurnWrites } from '~/gateway/connection'
 
 const conn = (name: string) => ({ name, client: { end: () => ended.push(name) }, toClient: [] }) as unknown as Conn
 const nameOf = (c: Conn) => (c as unknown as { name: string }).name

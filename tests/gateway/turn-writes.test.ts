@@ -2,7 +2,7 @@
 // turn's end, together; answers released after the reading (a group commit, at the turn's end) go
 // out in that same turn, a connection's first one at once and the rest at the next turn's end.
 import { expect, test } from 'bun:test'
-import { type Conn, TurnWrites } from '~/http/gateway/connection'
+import { type Conn, TurnWrites } from '~/gateway/connection'
 
 function recorder() {
   const written: string[] = []

@@ -19,7 +19,7 @@ import { corsHeaders } from './cors'
 
 /**
  * An answer before it is a Response. The gateway, which answers in-process, writes it as bytes
- * itself (src/http/gateway/inline.ts): for its requests the Response carries no headers or body of
+ * itself (src/gateway/inline.ts): for its requests the Response carries no headers or body of
  * its own, only this.
  */
 export interface Answer {

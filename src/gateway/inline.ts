@@ -1,6 +1,6 @@
 /**
  * Requests the front answers itself, on the app's own thread: the head as ./head.ts scanned it
- * becomes a view of the request for the app (../inline-request.ts: no native Request is made), and
+ * becomes a view of the request for the app (../http/inline-request.ts: no native Request is made), and
  * the answer the app leaves on it becomes bytes on the client's connection (no Response either,
  * unless the route made its own).
  * Nothing crosses the app's unix socket, which cost as much CPU as the request itself. Requests
@@ -8,10 +8,10 @@
  * upgrade requests, still go to Bun.serve over the unix socket.
  */
 import { STATUS_CODES } from 'node:http'
-import { type Answer, toHttpResponse } from '../hooks/answers'
-import { InlineHeaders, InlineRequest } from '../inline-request'
+import { type Answer, toHttpResponse } from '../http/hooks/answers'
+import { InlineHeaders, InlineRequest } from '../http/inline-request'
 import type { Head, KnownLines } from './head'
-import { newRequestId } from '../request-id'
+import { newRequestId } from '../http/request-id'
 
 /** Bodies up to this size are read whole before the app sees them; larger ones stream through Bun.serve. */
 export const INLINE_MAX_BODY = 256 * 1024
@@ -297,7 +297,7 @@ export function inlineAnswer(
   if (noBody(status)) return { bytes: textBytes(`${head}\r\n`, made.ascii), rest: null, close: made.close }
   const body = headRequest ? null : answer.body
   if (typeof body === 'string') {
-    // `bytes` is the text's length in UTF-8 (../hooks/answers.ts): the same as its length when it is ASCII
+    // `bytes` is the text's length in UTF-8 (../http/hooks/answers.ts): the same as its length when it is ASCII
     head += `content-length: ${answer.bytes}\r\n\r\n`
     return { bytes: textBytes(head + body, made.ascii && answer.bytes === body.length), rest: null, close: made.close }
   }

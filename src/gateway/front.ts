@@ -7,10 +7,10 @@
  * Bun.serve drops a connection when it parses a request behind an answer still pending. Those
  * responses pass back untouched.
  */
-import { LINGER } from '../body'
+import { LINGER } from '../http/body'
 import { badGateway, failResponse } from './answers'
 import { ConnectionCap } from './connection-cap'
-import type { Answer } from '../hooks/answers'
+import type { Answer } from '../http/hooks/answers'
 import { inlineAnswers } from './inline-answers'
 import { type Chunk, type Conn, flushQueue, queued, send, TurnReads, TurnWrites } from './connection'
 import { RequestStream, type RouteLimits } from './request-stream'
@@ -36,6 +36,8 @@ export interface FrontOptions {
   trustedProxies?: string[]
   /** The app's request handler, for the requests answered in-process; the upstream is connected when the first other one comes. */
   serve: (request: Request) => Promise<Answer>
+  /** False (GATEWAY_INLINE=off): every request goes to the app's Bun.serve; only the front's own answers stay. */
+  inline?: boolean
   /**
    * Connections with nothing in flight are closed after this long: the app's listener keeps its side
    * open (its own idle timeout would end a client between requests).
@@ -149,11 +151,11 @@ export function startFront(options: FrontOptions): Front {
     c.up.shutdown() // the app answers what it has, then closes
   }
 
-  const inline = inlineAnswers(options.serve, {
-    toClient,
-    pump: (c) => pump(c),
-    finishClient: (c) => finishClient(c),
-  })
+  const inline = inlineAnswers(
+    options.serve,
+    { toClient, pump: (c) => pump(c), finishClient: (c) => finishClient(c) },
+    options.inline ?? true,
+  )
 
   const fail = (c: Conn, status: number) => {
     if (c.mode === 'failing' || c.mode === 'closed') return

@@ -3,7 +3,7 @@
  * its queue is taken once its body is whole, the app answers it, and the answer goes to the client,
  * a large one (a file) as the client takes it. The front then goes on with what is queued.
  */
-import type { Answer } from '../hooks/answers'
+import type { Answer } from '../http/hooks/answers'
 import type { Chunk, Conn } from './connection'
 import {
   ASTERISK,
@@ -34,7 +34,12 @@ export interface InlineAnswers {
   inFlight(): number
 }
 
-export function inlineAnswers(serve: (request: Request) => Promise<Answer>, io: FrontIo): InlineAnswers {
+/** `appInline` false: no request goes to `serve`; the front's own answers (no Host, `*`, a refused body) stay. */
+export function inlineAnswers(
+  serve: (request: Request) => Promise<Answer>,
+  io: FrontIo,
+  appInline: boolean,
+): InlineAnswers {
   let inFlight = 0
   /** The connection ended (also while an answer was awaited: a check after an `await`). */
   const gone = (c: Conn) => c.mode === 'closed'
@@ -106,7 +111,7 @@ export function inlineAnswers(serve: (request: Request) => Promise<Answer>, io: 
         void answer(c, tooLargeAnswer(start.refused), start.head, head?.close ?? false)
         return 'taken'
       }
-      if (!head || start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'
+      if (!appInline || !head || start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'
       let end = start.parts
       let have = 0
       while (have < start.bodyBytes && end < c.pending.length && !c.pending[end]!.start)

@@ -5,7 +5,7 @@
  * every head. Everything else passes through as the same bytes. It must be at least as strict as
  * Bun's own parser, so both always agree on where a request ends (reference/gateway-findings.md).
  */
-import { rawPathOf } from '../body-limits'
+import { rawPathOf } from '../http/body-limits'
 import { CUSTOM_METHODS, type CustomMethod, type Head, type KnownLines, scanHead } from './head'
 
 const CR = 13
@@ -73,7 +73,7 @@ export interface RequestStart {
   refused?: number
 }
 
-/** The routes' own limits (../body-limits.ts), asked only of a body larger than the smallest of them. */
+/** The routes' own limits (../http/body-limits.ts), asked only of a body larger than the smallest of them. */
 export interface RouteLimits {
   smallest: number
   /** `overridable`: a POST that may carry a client's X-HTTP-Method-Override. */
@@ -122,11 +122,13 @@ export class RequestStream {
    * chunk (the whole body may not be larger anyway). `routes`: each route's own limit, which a
    * declared length past it gets a 413 for without the app seeing the request (a chunked body is
    * counted by the app as it reads it; here only each chunk's size is held to the limit).
+   * `knownLines` false scans every head anew: the reference the head cache is fuzzed against.
    */
   constructor(
     private readonly realIp: Buffer,
     private readonly maxBodyBytes: number,
     private readonly routes?: RouteLimits,
+    private readonly knownLines = true,
   ) {}
 
   get waitingForHead(): boolean {
@@ -189,7 +191,7 @@ export class RequestStream {
             return { out, starts }
           }
           if (head === 'bad') return this.failWith((flush(), out), starts, 400)
-          this.lastLines = head.known
+          if (this.knownLines) this.lastLines = head.known
           if (head.headEnd - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), starts, 431)
           // a body no route takes: refused before the app sees its head
           if (head.contentLength > this.maxBodyBytes) return this.failWith((flush(), out), starts, 413)

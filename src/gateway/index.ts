@@ -9,8 +9,8 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Config } from '../../config'
-import type { Answer } from '../hooks/answers'
+import type { Config } from '../config'
+import type { Answer } from '../http/hooks/answers'
 import { type Front, startFront } from './front'
 import type { RouteLimits } from './request-stream'
 
@@ -29,7 +29,7 @@ interface Listenable {
   listen(options: Record<string, unknown>): Listening
   /** Answers one request in-process. */
   answer(request: Request): Promise<Answer>
-  /** Its routes' body limits (../body-limits.ts). */
+  /** Its routes' body limits (../http/body-limits.ts). */
   bodyLimits?: RouteLimits
 }
 
@@ -60,7 +60,7 @@ export function privateSocketDir(): string {
 export async function startGateway(
   app: Listenable,
   config: Pick<Config, 'host' | 'port' | 'maxBodyBytes'> &
-    Partial<Pick<Config, 'gatewayMaxConnectionsPerAddress' | 'trustProxy'>>,
+    Partial<Pick<Config, 'gatewayMaxConnectionsPerAddress' | 'trustProxy' | 'gatewayInline'>>,
   options: {
     headTimeoutMs?: number
     /** How long a connection with nothing in flight is kept. */
@@ -94,6 +94,7 @@ export async function startGateway(
       routeLimits: app.bodyLimits,
       maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress ?? 0,
       trustedProxies: config.trustProxy ?? [],
+      inline: config.gatewayInline ?? true,
       serve: (request) => app.answer(request),
     })
   } catch (err) {

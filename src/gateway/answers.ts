@@ -1,5 +1,5 @@
 /** The answers the gateway gives itself, in the service's error body (the app's own use the same codes). */
-import { newRequestId } from '../request-id'
+import { newRequestId } from '../http/request-id'
 
 const FAIL_BODY: Record<number, string> = {
   400: '{"error_code":1400,"error_message":"malformed HTTP request"}',
