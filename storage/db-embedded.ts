@@ -60,7 +60,7 @@ export function openEmbeddedDb(
         { exec: (sql: string) => (assertOpen(), conn.exec(sql)) },
         BUSY_TIMEOUT_MS,
         WRITE_LOCK_WAIT_MS,
-        () => pins.end(),
+        () => endPin(), // confirmed first: one refusal may be another process's commit landing meanwhile
       )
     : null
   // a read between two attempts at the lock may have begun a read snapshot: it ends first
