@@ -12,7 +12,7 @@
  */
 import { KvUnavailable } from '~storage/kv/kv'
 import { storeUnavailable, tooManyRequests } from '../errors'
-import { hostKey } from '../http/cidr'
+import { hostKey } from '../net/cidr'
 import type { Req } from '../http/req'
 
 export const FAILURE_WINDOW_MS = 3 * 60_000
