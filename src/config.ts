@@ -6,7 +6,7 @@ import * as v from 'valibot'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { login } from './directory/schemas'
-import { parseAddress, parseCidr } from './http/cidr'
+import { parseAddress, parseCidr } from './net/cidr'
 import { LOG_LEVELS, type LogLevel } from './log'
 import { type LicenceKey, parseLicenceKey } from './master/licence-key'
 

@@ -1,7 +1,7 @@
-// Imports go routes -> src -> storage, never back; route files hold no SQL.
+// Imports go routes -> src -> storage, never back; route files hold no SQL; the domain does not import HTTP.
 import { expect, test } from 'bun:test'
 import { Glob } from 'bun'
-import { join } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 
 const root = join(import.meta.dir, '..')
 const files = (dir: string) =>
@@ -27,4 +27,48 @@ test('route files import only from src/ (no storage, no SQL)', async () => {
     for (const spec of await imports(path)) expect(`${name}: ${spec}`).toMatch(/: ~\//)
     expect(await Bun.file(path).text()).not.toMatch(/\b(select|insert into|delete from|update \w+ set)\b/i)
   }
+})
+
+/**
+ * The domain does not know HTTP: outside src/http only route adapters (`*-api.ts`, beside the area
+ * they serve) and the transport and composition listed here import src/http or an adapter's routing
+ * code. Each entry of DEBT is a file that still does; the list may only shrink.
+ */
+const TRANSPORT = [
+  /^app\.ts$/, // the Elysia app: hooks and the manifest's routes
+  /^service\.ts$/, // composition: starts the gateway
+  /^deps\.ts$/, // composition: holds the router
+  /^gateway\//, // the public port (src/gateway)
+  /^ops\//, // probes and the API description (OpenAPI, AsyncAPI) read the routes
+  /^pages\/layout\.ts$/, // the system web pages are routes
+  /^ws\/(hub|frames)\.ts$/, // a websocket frame runs a route through dispatch, admitted as over HTTP
+]
+const DEBT = [
+  'callbacks/order-schemas.ts', // route schemas: belong in an adapter
+  'model/record-schemas.ts', // route schemas: belong in an adapter
+  'entities/entity.ts', // value schemas (Uuid, Instant, objectBody) and DomainKind filed in src/http
+  'directory/groups.ts', // Uuid from http/schemas
+  'directory/roles.ts', // METHODS from http/route
+  'integration/webhooks.ts', // objectBody from http/schemas
+  'layers/orders.ts', // objectBody from http/schemas
+  'scripts/svcscripts.ts', // Uuid from http/schemas
+]
+const ADAPTER = /-api\.ts$/
+
+test('no domain file imports src/http; only route adapters and the transport do', async () => {
+  const found: string[] = []
+  for (const [name, path] of files('src')) {
+    if (name.startsWith('http/') || ADAPTER.test(name) || TRANSPORT.some((t) => t.test(name))) continue
+    const http = (await imports(path)).filter((spec) => {
+      const target = spec.startsWith('~/')
+        ? spec.slice(2)
+        : spec.startsWith('.')
+          ? relative(join(root, 'src'), resolve(dirname(path), spec))
+          : null
+      return target !== null && target.startsWith('http/')
+    })
+    if (http.length) found.push(name)
+  }
+  expect(found.filter((f) => !DEBT.includes(f))).toEqual([])
+  expect(DEBT.filter((f) => !found.includes(f))).toEqual([]) // a file off the debt list leaves it
 })

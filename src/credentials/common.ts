@@ -1,7 +1,8 @@
 /**
  * What the credential flows share (SPEC "Password change and recovery", "Invitations",
  * "Self-registration"): the success envelope, rate limits per key held in the KV store, the guard
- * for an external authorization script, and the links the mails carry.
+ * for an external authorization script, and the links the mails carry. Their routes and answer
+ * schemas are the `*-api.ts` files beside this one.
  */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
@@ -23,8 +24,6 @@ import { commit } from '../entities/unit'
 import { issuePath } from '../entities/validate'
 import { patchStep, preparePatch } from '../entities/writes'
 import { ApiError, conflict, fieldInvalid, tooManyRequests } from '../errors'
-import type { Req } from '../http/req'
-import { answer, errors } from '../http/schemas'
 import { enqueueMail, type OutgoingMail } from '../mail/mail'
 import { settingValue } from '../settings/settings'
 
@@ -39,22 +38,6 @@ export interface Envelope {
 
 export const envelope = (result_msg: string, user?: { domain: string; login: string }): Envelope =>
   user ? { error_code: 0, result: true, result_msg, user } : { error_code: 0, result: true, result_msg }
-
-const Done = v.strictObject({
-  error_code: v.literal(0),
-  result: v.literal(true),
-  result_msg: v.pipe(v.string(), v.description('what was done, in a sentence')),
-})
-/** 200 of a first step (a mail sent) or of a password change. */
-export const DoneAnswer = answer(Done)
-/** 200 of a second step: the account the link was for, by its domain's name and its login. */
-export const DoneForAccountAnswer = answer(
-  v.strictObject({ ...Done.entries, user: v.strictObject({ domain: v.string(), login: v.string() }) }),
-)
-/** 412: a field refused (error_code 1501, the field in error_details), or what the key names not found (1413). */
-export const FIELD_ERRORS = errors(412)
-/** 404: the request the link names is used, expired or unknown. */
-export const LINK_ERRORS = errors(404, 412)
 
 /** Field validation in the credential areas: 412 with error_code 1501 naming the field. */
 export function validateFields<S extends v.GenericSchema>(schema: S, body: unknown): v.InferOutput<S> {
@@ -76,16 +59,21 @@ export function validateFields<S extends v.GenericSchema>(schema: S, body: unkno
  * earlier one. The request's own entry is written first and taken back when refused, so two
  * requests racing each other cannot both pass.
  */
-export async function limitRate(req: Req, action: string, keys: string[], windowMs: number): Promise<void> {
-  const now = req.deps.clock.now()
+export async function limitRate(
+  deps: Pick<Deps, 'clock' | 'kv'>,
+  action: string,
+  keys: string[],
+  windowMs: number,
+): Promise<void> {
+  const now = deps.clock.now()
   const entry = `${now}:${crypto.randomUUID()}`
   const written: string[] = []
   for (const key of keys) {
     const k = `limit:${action}:${key}`
     written.push(k)
-    const times = await req.deps.kv.window(k, now, windowMs, entry)
+    const times = await deps.kv.window(k, now, windowMs, entry)
     if (times.length > 1) {
-      for (const w of written) await req.deps.kv.zrem(w, entry)
+      for (const w of written) await deps.kv.zrem(w, entry)
       throw tooManyRequests(
         `${action}: one request per ${windowMs / 60_000} minute(s); try again later`,
         Math.max(1, Math.ceil((times[0]! + windowMs - now) / 1000)),
@@ -123,16 +111,16 @@ export async function openRequest(ctx: Ctx, request: NewRequest, mail: OutgoingM
   })
 }
 
-/** The request a mailed link names (`/<id>` of the path), while it is current; else 404. */
+/** The request a mailed link names (its id), while it is current; else 404. */
 export async function pendingRequest(
-  req: Req<{ id: string }>,
+  deps: Deps,
+  id: string,
   kind: RequestKind,
   what: string,
 ): Promise<{ pending: StoredRequest; now: number }> {
-  await refuseWithExternalAuth(req.deps)
-  const { id } = req.params
-  const now = req.deps.clock.now()
-  const pending = await findRequest(req.deps.db, id, kind, now)
+  await refuseWithExternalAuth(deps)
+  const now = deps.clock.now()
+  const pending = await findRequest(deps.db, id, kind, now)
   if (!pending) throw new ApiError(404, `${what} not found or expired`)
   return { pending, now }
 }

@@ -6,8 +6,8 @@
 import { isPlainObject, type Doc } from '~storage/doc'
 import type { FilterNode } from '~storage/query'
 import { badRequest } from '../errors'
-import { pick } from '../http/present'
-import { filterHolds } from './filter-eval'
+import { pick } from '../query/present'
+import { filterHolds } from '../query/filter-eval'
 import type { PlatformEvent } from './event'
 
 /** `{class, event}` of `CLASS.EVENT`; `event` is ANY_EVENT for `CLASS.*`. */

@@ -3,7 +3,7 @@
  * so one address cannot take every file descriptor. Counted by TCP peer: an IPv4 address, an IPv6
  * /64 (hostKey). Trusted proxies (TRUST_PROXY) carry many clients' connections and are not capped.
  */
-import { type Cidr, hostKey, inCidrs, parseCidr } from '../http/cidr'
+import { type Cidr, hostKey, inCidrs, parseCidr } from '../net/cidr'
 
 export class ConnectionCap {
   private readonly open = new Map<string, number>()

@@ -3,11 +3,11 @@
  * once, and the rule that a parameter an endpoint does not take is a 400 naming it (names starting
  * with `_` pass: clients add them to defeat caches). Values arrive as the strings of the URL; what
  * they name (fields of the collection, limits) is checked where the collection is known
- * (./list-query.ts). A query issue is told as a sentence beginning with the parameter's name
+ * (../query/list-query.ts). A query issue is told as a sentence beginning with the parameter's name
  * (./hooks/errors.ts).
  */
 import * as v from 'valibot'
-import { MAX_MASK_ITEMS, MAX_ORDER_ITEMS } from './list-query'
+import { MAX_MASK_ITEMS, MAX_ORDER_ITEMS } from '../query/list-query'
 
 const got = (issue: { input: unknown }) => `got ${JSON.stringify(issue.input)}`
 

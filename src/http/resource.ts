@@ -4,19 +4,18 @@
  * shapes the answer. Entity-specific rules live in the entity definition, not here.
  */
 import type { Doc } from '~storage/doc'
-import type { FilterNode, Literal } from '~storage/query'
-import type { ColumnRange, Repository } from '~storage/repository'
+import type { Literal } from '~storage/query'
 import type { Collection, Entity } from '../entities/entity'
 import { countList, readListPage } from '../entities/lists'
+import { lookupIds } from '../entities/lookup'
 import { createEntity, patchEntity, readEntity, removeEntity, viewOf, type WriteCheck } from '../entities/writes'
-import { ApiError, badRequest, notFound } from '../errors'
-import { isUuid } from '../ids'
+import { notFound } from '../errors'
 import { etagOf, JsonText } from '~storage/json-text'
 import { ifMatchTag } from './if-match'
 import { pageText } from './json'
 import { itemAnswer, listAnswer, NOT_FOUND, pluralOf, WRITE_ERRORS } from './collection-schemas'
-import { encodeCursor, parseFlat, parseListParams, parseMask } from './list-query'
-import { present } from './present'
+import { encodeCursor, parseFlat, parseListParams, parseMask, withEqualities } from '../query/list-query'
+import { present } from '../query/present'
 import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from './query-schemas'
 import type { Req } from './req'
 import { type Access, defineRoute } from './route'
@@ -33,16 +32,6 @@ interface Options<A extends Responses = {}> {
 const anItem = (c: { name: string }) => {
   const words = c.name.replaceAll('_', ' ')
   return `${/^[aeiou]/i.test(words) ? 'an' : 'a'} ${words}`
-}
-
-/** The client's filter with equality conditions ANDed in: the client cannot widen what they allow. */
-export function withEqualities(filter: FilterNode | null, equal: Record<string, Literal>): FilterNode {
-  const conds: FilterNode[] = Object.entries(equal).map(([field, value]) => ({
-    op: '==',
-    left: { field },
-    right: { value },
-  }))
-  return { op: 'and', args: filter ? [...conds, filter] : conds }
 }
 
 /** `match` adds equality conditions taken from the request (a path segment) to the client's filter. */
@@ -191,36 +180,6 @@ export function remove<T extends Doc, D, B, P>(entity: Entity<T, D, B, P>, optio
       return undefined
     },
   })
-}
-
-/** A key and its other spelling: 5 also finds "5", and "5" also finds 5 (keys are stored either way). */
-function keyForms(key: string | number): (string | number)[] {
-  if (typeof key === 'number') return [key, String(key)]
-  const n = Number(key)
-  return key.trim() !== '' && Number.isFinite(n) && String(n) === key ? [key, n] : [key]
-}
-
-/**
- * The ids whose key fields equal a LOOKUP key (a JSON string or number); `id` is compared only
- * with keys that are UUIDs. Nothing found is 404 `lookup failed`.
- */
-export async function lookupIds(
-  repo: Repository,
-  domain: string,
-  fields: readonly string[],
-  key: unknown,
-  now?: number,
-  range?: ColumnRange,
-): Promise<string[]> {
-  if (typeof key !== 'string' && typeof key !== 'number')
-    throw badRequest('LOOKUP body must be a JSON string or number', 'body')
-  const uuid = typeof key === 'string' && isUuid(key)
-  const usable = fields.filter((f) => f !== 'id' || uuid)
-  const ids = usable.length
-    ? await repo.lookup(domain, usable, keyForms(uuid ? key.toLowerCase() : key), now, range)
-    : []
-  if (ids.length === 0) throw new ApiError(404, 'lookup failed')
-  return ids
 }
 
 /** A LOOKUP's body: the key, a JSON string or number. */

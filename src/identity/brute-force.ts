@@ -12,8 +12,8 @@
  */
 import { KvUnavailable } from '~storage/kv/kv'
 import { storeUnavailable, tooManyRequests } from '../errors'
-import { hostKey } from '../http/cidr'
-import type { Req } from '../http/req'
+import { hostKey } from '../net/cidr'
+import type { Deps } from '../deps'
 
 export const FAILURE_WINDOW_MS = 3 * 60_000
 export const MAX_FAILURES = 5
@@ -42,11 +42,17 @@ export interface SignInAttempt {
 
 type Verdict = { go: true } | { go: false; key: string; freeAt: number | null }
 
+/** Who signs in: an HTTP request is one, and so is a websocket's upgrade (no route types needed). */
+export interface Caller {
+  deps: Pick<Deps, 'kv' | 'clock' | 'log'>
+  clientAddress: string
+}
+
 /**
  * Whether the sign-in may go on, or what holds it back. `ahead` holds, per key, the sign-ins that
  * were in flight when it entered the key's pending log: those still there go before it.
  */
-async function verdict(req: Req, keys: string[], ahead: Set<string>[], now: number): Promise<Verdict> {
+async function verdict(req: Caller, keys: string[], ahead: Set<string>[], now: number): Promise<Verdict> {
   const { kv } = req.deps
   for (const [i, k] of keys.entries()) {
     // in flight, then failed: a sign-in that fails meanwhile (failure added, then pending removed) counts once at least
@@ -63,7 +69,7 @@ async function verdict(req: Req, keys: string[], ahead: Set<string>[], now: numb
  * Starts a sign-in; refuses with 429 and Retry-After when the address is banned, or the account
  * (`account`: domain and user id, for a password proven by a signed-in user) has had too many.
  */
-export async function beginSignIn(req: Req, account?: string): Promise<SignInAttempt> {
+export async function beginSignIn(req: Caller, account?: string): Promise<SignInAttempt> {
   const { kv, clock } = req.deps
   const keys = [key(req.clientAddress), ...(account ? [`auth-failures:account:${account}`] : [])]
   const waitUntil = performance.now() + WAIT_MS // real time: the service clock may be a test's
@@ -125,7 +131,7 @@ function failClosed(err: unknown): never {
 }
 
 /** A request (or a websocket upgrade) that named a session that does not exist. */
-export async function recordFailure(req: Pick<Req, 'deps' | 'clientAddress'>): Promise<void> {
+export async function recordFailure(req: Caller): Promise<void> {
   const now = req.deps.clock.now()
   await req.deps.kv.window(key(req.clientAddress), now, FAILURE_WINDOW_MS, newEntry(now)).catch(failClosed)
 }

@@ -15,7 +15,7 @@ import { requireIds, requireRoles } from '../directory/maintain'
 import { roleList, uuid } from '../directory/schemas'
 import { users } from '../directory/users'
 import { notFound } from '../errors'
-import { parseCidr } from '../http/cidr'
+import { parseCidr } from '../net/cidr'
 import { NIL_UUID } from '../ids'
 import { enforceLimit } from '../master/licence'
 

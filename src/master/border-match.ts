@@ -3,7 +3,7 @@
  * anchored case-insensitive regular expressions, and the choice of the rule that applies. The
  * entity validates with the same parsers, so whatever is stored compiles here.
  */
-import { parseAddress, parseCidr } from '../http/cidr'
+import { parseAddress, parseCidr } from '../net/cidr'
 
 /** Longest pattern a rule may hold (a regular expression is compiled for every check). */
 export const MAX_PATTERN = 255

@@ -1,6 +1,6 @@
 /** Routes of /rest/v1/master/license (master domain only). */
 import * as v from 'valibot'
-import { parseBoolParam } from '../http/list-query'
+import { parseBoolParam } from '../query/list-query'
 import { BoolParam, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
 import { answer, Instant, Uuid } from '../http/schemas'

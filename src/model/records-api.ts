@@ -5,6 +5,7 @@
  * the API description lists each class's properties for a signed-in caller.
  */
 import * as v from 'valibot'
+import type { Ctx } from '../context'
 import { badRequest, notFound } from '../errors'
 import type { Req } from '../http/req'
 import { ifMatchDoc } from '../http/if-match'
@@ -17,13 +18,21 @@ import {
   clearRecords,
   createRecord,
   deleteRecord,
-  listRecordsText,
+  type ListOptions,
+  type Query,
+  recordsPage,
+  repoOf,
+  serialOf,
   lookupRecords,
   patchRecord,
   readRecord,
   replaceRecord,
 } from './records'
 import { DATE, listPartitions, type Target } from './partitions'
+import { withCurrentModel } from './current-model'
+import type { JsonText } from '~storage/json-text'
+import { pageText } from '../http/json'
+import { type KeptAnswer, keptAnswer } from '../http/kept-answers'
 import type { ClassModel } from './class-model'
 import {
   Cleared,
@@ -34,6 +43,43 @@ import {
   RecordBody,
   RECORD_WRITE_ERRORS,
 } from './record-schemas'
+
+/**
+ * `listRecords` as the text HTTP sends, its headers told through `options`. A list asked again before
+ * any write is answered as before (../http/kept-answers.ts), but where records expire; a page read
+ * again is not presented again either.
+ */
+function listRecordsText(
+  ctx: Ctx,
+  model: ClassModel,
+  t: Target,
+  params: Query,
+  options: ListOptions = {},
+): Promise<JsonText> {
+  return withCurrentModel(ctx, model, (m) => recordsText(ctx, m, t, params, options))
+}
+
+async function recordsText(ctx: Ctx, model: ClassModel, t: Target, params: Query, options: ListOptions) {
+  const make = async (): Promise<KeptAnswer> => {
+    const headers: Record<string, string> = {}
+    const told = {
+      ...options,
+      total: (n: number) => (headers['x-total-count'] = String(n)),
+      next: (cursor: string) => (headers['x-next-after'] = cursor),
+    }
+    const { docs, shape, presented } = await recordsPage(ctx, model, t, params, told)
+    return { text: pageText(docs, presented, () => docs.map(shape)), headers }
+  }
+  const repo = repoOf(ctx, model)
+  // the time alone ends an expiring record: such lists are never kept
+  const keep = !repo.spec.expiring && !options.scope && !options.defaultOrder
+  const key = `${ctx.domain}\u0000${serialOf(model)}\u0000${t.date ?? ''}\u0000${JSON.stringify(params)}`
+  const answer = keep ? await keptAnswer(repo.db, key, make) : await make()
+  const { 'x-total-count': total, 'x-next-after': next } = answer.headers
+  if (total !== undefined) options.total?.(Number(total))
+  if (next !== undefined) options.next?.(next)
+  return answer.text
+}
 
 async function resolve(req: Req): Promise<{ model: ClassModel; target: Target }> {
   let segments: string[]

@@ -1,6 +1,7 @@
 /**
  * Records of model classes: list, read, create, replace, patch, delete, lookup and clear, each
- * through the class's repository (so every change is journaled) and by the class's rules.
+ * through the class's repository (so every change is journaled) and by the class's rules. Answers
+ * are documents; the HTTP answer (a list's text, kept until the next write) is ./records-api.ts's.
  */
 import type { Doc } from '~storage/doc'
 import type { Literal, OrderItem } from '~storage/query'
@@ -10,11 +11,9 @@ import { commit, commitLong } from '../entities/unit'
 import { bodyObject, sameId } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
 import { JsonText } from '~storage/json-text'
-import { pageText } from '../http/json'
-import { type KeptAnswer, keptAnswer } from '../http/kept-answers'
-import { encodeCursor, parseFlat, parseListParams, parseMask } from '../http/list-query'
-import { present } from '../http/present'
-import { lookupIds, withEqualities } from '../http/resource'
+import { encodeCursor, parseFlat, parseListParams, parseMask, withEqualities } from '../query/list-query'
+import { present } from '../query/present'
+import { lookupIds } from '../entities/lookup'
 import { givenId, newId } from '../ids'
 import type { ClassModel } from './class-model'
 import { countList } from '../entities/lists'
@@ -23,7 +22,8 @@ import { validateRecord } from './properties'
 import { definitionsCurrent, withCurrentModel } from './current-model'
 import { checkAddressing, inDay, rangeOf, type Target } from './partitions'
 
-type Query = Record<string, string | undefined>
+/** The list language's parameters (src/query/list-query.ts), as strings. */
+export type Query = Record<string, string | undefined>
 
 /**
  * The records a caller may reach, as equalities on properties (a SIP account's callback orders
@@ -33,7 +33,7 @@ export type Scope = Record<string, Literal>
 
 const inScope = (doc: Doc, scope: Scope) => Object.entries(scope).every(([k, v]) => doc[k] === v)
 
-function repoOf(ctx: Ctx, model: ClassModel) {
+export function repoOf(ctx: Ctx, model: ClassModel) {
   if (!model.table) throw badRequest(`${model.classname} is an abstract class: it has no records`, 'classname')
   return ctx.deps.repo(model.table)
 }
@@ -52,7 +52,7 @@ export interface ListOptions {
  */
 const modelSerials = new WeakMap<ClassModel, number>()
 let lastSerial = 0
-function serialOf(model: ClassModel): number {
+export function serialOf(model: ClassModel): number {
   let serial = modelSerials.get(model)
   if (serial === undefined) modelSerials.set(model, (serial = ++lastSerial))
   return serial
@@ -66,43 +66,10 @@ export function listRecords(ctx: Ctx, model: ClassModel, t: Target, params: Quer
 }
 
 /**
- * `listRecords` as the text HTTP sends, its headers told through `options`. A list asked again before
- * any write is answered as before (../http/kept-answers.ts), but where records expire; a page read
- * again is not presented again either.
+ * A page of records: the docs as stored, how to present one (`shape`), and a key of that presentation
+ * (`presented`: the class as loaded, the mask and flat), which the adapter keeps texts by.
  */
-export function listRecordsText(
-  ctx: Ctx,
-  model: ClassModel,
-  t: Target,
-  params: Query,
-  options: ListOptions = {},
-): Promise<JsonText> {
-  return withCurrentModel(ctx, model, (m) => recordsText(ctx, m, t, params, options))
-}
-
-async function recordsText(ctx: Ctx, model: ClassModel, t: Target, params: Query, options: ListOptions) {
-  const make = async (): Promise<KeptAnswer> => {
-    const headers: Record<string, string> = {}
-    const told = {
-      ...options,
-      total: (n: number) => (headers['x-total-count'] = String(n)),
-      next: (cursor: string) => (headers['x-next-after'] = cursor),
-    }
-    const { docs, shape, presented } = await recordsPage(ctx, model, t, params, told)
-    return { text: pageText(docs, presented, () => docs.map(shape)), headers }
-  }
-  const repo = repoOf(ctx, model)
-  // the time alone ends an expiring record: such lists are never kept
-  const keep = !repo.spec.expiring && !options.scope && !options.defaultOrder
-  const key = `${ctx.domain}\u0000${serialOf(model)}\u0000${t.date ?? ''}\u0000${JSON.stringify(params)}`
-  const answer = keep ? await keptAnswer(repo.db, key, make) : await make()
-  const { 'x-total-count': total, 'x-next-after': next } = answer.headers
-  if (total !== undefined) options.total?.(Number(total))
-  if (next !== undefined) options.next?.(next)
-  return answer.text
-}
-
-async function recordsPage(ctx: Ctx, model: ClassModel, t: Target, params: Query, options: ListOptions) {
+export async function recordsPage(ctx: Ctx, model: ClassModel, t: Target, params: Query, options: ListOptions) {
   const repo = repoOf(ctx, model)
   checkAddressing(model, t)
   const { query, mask, flat, count } = parseListParams(params, {

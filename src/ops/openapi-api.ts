@@ -12,7 +12,7 @@ import * as v from 'valibot'
 // @ts-expect-error TS7016
 import scalarFile from '../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'file' }
 import type { ClassModel } from '../model/class-model'
-import { authenticate } from '../identity/authenticate'
+import { authenticate } from '../http/authenticate'
 import { NoQuery } from '../http/query-schemas'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'

@@ -2,11 +2,11 @@
  * A script's `http(request)`: only to hosts SCRIPT_HTTP_ALLOW names (a name, `*.suffix`, or an
  * address block), never to a private, loopback, link-local or reserved address unless a listed
  * block holds it (checked on every address the name resolves to, and the call pinned to the checked
- * ones: ../http/outbound.ts), no redirects followed, a timeout, and the response read up to a size cap.
+ * ones: ../net/outbound.ts), no redirects followed, a timeout, and the response read up to a size cap.
  */
 import { badRequest } from '../errors'
-import { type Cidr, inCidrs, parseAddress, parseCidr } from '../http/cidr'
-import { bareHost, checkedAddresses, fetchPinned, NotPublic, type Resolve } from '../http/outbound'
+import { type Cidr, inCidrs, parseAddress, parseCidr } from '../net/cidr'
+import { bareHost, checkedAddresses, fetchPinned, NotPublic, type Resolve } from '../net/outbound'
 
 export interface ScriptRequest {
   url: string

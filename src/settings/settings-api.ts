@@ -1,9 +1,9 @@
 /** Routes of /rest/v1/domain/settings. */
 import * as v from 'valibot'
 import { DEFAULT_LIMITS } from '../entities/entity'
-import { FieldSet } from '../http/fields'
-import { parseFlat, parseListParams, parseMask } from '../http/list-query'
-import { present } from '../http/present'
+import { FieldSet } from '../query/fields'
+import { parseFlat, parseListParams, parseMask } from '../query/list-query'
+import { present } from '../query/present'
 import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
 import { answer, errors, objectBody } from '../http/schemas'

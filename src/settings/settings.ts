@@ -15,7 +15,7 @@ import { commit, type Unit } from '../entities/unit'
 import { validate } from '../entities/validate'
 import { mergeMembers } from '../entities/writes'
 import { badRequest, notFound } from '../errors'
-import { FieldSet } from '../http/fields'
+import { FieldSet } from '../query/fields'
 import { DEFAULT_WORKING_HOURS } from '../scripts/task-schedule'
 import { workingHours } from '../scripts/time-windows'
 

@@ -3,7 +3,7 @@
  * Webhooks with the channel's secret, a timeout, no redirects followed, retries with exponential
  * backoff and jitter for network errors, 408, 429 and 5xx (other answers end it for good), and
  * private, loopback, link-local and reserved targets refused unless WEBHOOK_ALLOW_PRIVATE lists them,
- * checked on the resolved addresses and the call pinned to the checked ones (../http/outbound.ts).
+ * checked on the resolved addresses and the call pinned to the checked ones (../net/outbound.ts).
  * Every process runs it, each job claimed by one, a share per domain (round robin over the domains
  * with due jobs, ~storage/queue-fair). Deliveries run in the background of the step, within the
  * slots of ../integration/delivery-slots.ts: a few to one host at once (its name and its address
@@ -15,8 +15,8 @@ import { completeJob, failJob, type Job, LostClaim, releaseJob } from '~storage/
 import { claimFairly } from '~storage/queue-fair'
 import { isoTime } from '../clock'
 import type { Deps } from '../deps'
-import { parseCidr } from '../http/cidr'
-import { checkedAddresses, fetchPinned, NotPublic, type Resolve, resolveAll } from '../http/outbound'
+import { parseCidr } from '../net/cidr'
+import { checkedAddresses, fetchPinned, NotPublic, type Resolve, resolveAll } from '../net/outbound'
 import { DeliverySlots, MAX_HELD, type Target, targetOf } from '../integration/delivery-slots'
 import { type Channel, channelSecret, channels } from '../integration/channels'
 import { type DeliveryPayload, WEBHOOK } from '../integration/deliveries'

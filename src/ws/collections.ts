@@ -11,7 +11,7 @@ import type { Ctx } from '../context'
 import { entities } from '../entities/registry'
 import { badRequest } from '../errors'
 import { dataClassOf } from '../events/event'
-import { FieldSet } from '../http/fields'
+import { FieldSet } from '../query/fields'
 import { grants } from '../identity/access'
 import { withoutTrailingSlashes } from './frames'
 

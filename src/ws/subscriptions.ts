@@ -9,8 +9,8 @@ import type { Ctx } from '../context'
 import { badRequest } from '../errors'
 import type { PlatformEvent } from '../events/event'
 import { type EventObject, parseEventMasks, parseObjects, type SubscriptionTerms } from '../events/match'
-import { FieldSet, isValidPath } from '../http/fields'
-import { parseFilter, parseMask } from '../http/list-query'
+import { FieldSet, isValidPath } from '../query/fields'
+import { parseFilter, parseMask } from '../query/list-query'
 import { type PushTarget, resolveClasspath } from './collections'
 
 export const MAX_EXPIRES_SEC = 3600

@@ -1,9 +1,9 @@
 // Credential flows over HTTP: password change and recovery, invitations, self-registration; their
 // mails (through a Resend stand-in), limits, lifetimes (test clock), and every error of the spec.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { INVITATION_LIFETIME_MS } from '~/credentials/invitations'
-import { RESET_LIFETIME_MS } from '~/credentials/password-reset'
-import { SELF_REGISTRATION_LIFETIME_MS } from '~/credentials/self-registration'
+import { INVITATION_LIFETIME_MS } from '~/credentials/invitations-api'
+import { RESET_LIFETIME_MS } from '~/credentials/password-reset-api'
+import { SELF_REGISTRATION_LIFETIME_MS } from '~/credentials/self-registration-api'
 import { startMailCapture } from '../helpers/mail-capture'
 import { testService, type TestService } from '../helpers/service'
 

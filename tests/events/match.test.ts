@@ -1,5 +1,5 @@
 // The subscription matcher, table-driven: masks and objects as both sources send them, and which
-// events a subscription's terms let through with which data. Filter operators: filter-eval.test.ts.
+// events a subscription's terms let through with which data. Filter operators: ../query/filter-eval.test.ts.
 import { describe, expect, test } from 'bun:test'
 import { ApiError } from '~/errors'
 import { matches, parseEventMasks, parseObjects, shape, type SubscriptionTerms } from '~/events/match'

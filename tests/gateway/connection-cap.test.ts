@@ -1,7 +1,7 @@
 // The gateway's per-address connection cap, directly (its use over real sockets is in transport-edges):
 // IPv4 by address, IPv6 by /64, trusted proxies never capped, a released slot usable again.
 import { expect, test } from 'bun:test'
-import { hostKey } from '~/http/cidr'
+import { hostKey } from '~/net/cidr'
 import { ConnectionCap } from '~/gateway/connection-cap'
 
 test('a host is an IPv4 address (mapped or not) or an IPv6 /64', () => {

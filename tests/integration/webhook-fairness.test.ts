@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { ManualClock } from '~/clock'
 import type { PlatformEvent } from '~/events/event'
 import { enqueueEvent } from '~/integration/deliveries'
-import { resolveAll } from '~/http/outbound'
+import { resolveAll } from '~/net/outbound'
 import { PER_HOST, resolveTargetsWith } from '~/workers/webhook-deliveries'
 import { testService, type TestService } from '../helpers/service'
 

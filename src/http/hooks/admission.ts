@@ -3,7 +3,7 @@
  * domain, and the schemas of its path parameters and query). It runs at Elysia's transform step,
  * after routing and before the body is validated, so a caller who may not call a route learns
  * nothing of what it takes. HTTP callers are authenticated from their credentials
- * (src/identity/authenticate.ts); a call dispatched for a known actor (a websocket frame, a script's
+ * (src/http/authenticate.ts); a call dispatched for a known actor (a websocket frame, a script's
  * data call) is admitted as that actor, whose session must still be alive. Then the path's
  * parameters and the query are validated here, with the route's schemas: the query as
  * URLSearchParams reads it (Elysia's reading splits commas and parses JSON-looking values, which
@@ -13,7 +13,7 @@
 import * as v from 'valibot'
 import { sessionCtx } from '../../context'
 import { unauthorized } from '../../errors'
-import { admit, authenticate } from '../../identity/authenticate'
+import { admit, authenticate } from '../authenticate'
 import { parseQuery } from '../query-string'
 import type { Req } from '../req'
 import type { Admission } from '../route'

@@ -1,5 +1,5 @@
 import { classes } from '~/model/classes'
-import { syncClasses } from '~/model/sync'
+import { syncClasses } from '~/model/sync-api'
 import { create, list, lookup } from '~/http/resource'
 
 export const GET = list(classes)

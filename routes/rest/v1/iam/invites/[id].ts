@@ -1,3 +1,3 @@
-import { acceptInvitation } from '~/credentials/invitations'
+import { acceptInvitation } from '~/credentials/invitations-api'
 
 export const PATCH = acceptInvitation

@@ -1,3 +1,3 @@
-import { createInvitation } from '~/credentials/invitations'
+import { createInvitation } from '~/credentials/invitations-api'
 
 export const POST = createInvitation

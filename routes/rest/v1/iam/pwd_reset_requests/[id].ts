@@ -1,3 +1,3 @@
-import { completePasswordReset } from '~/credentials/password-reset'
+import { completePasswordReset } from '~/credentials/password-reset-api'
 
 export const PATCH = completePasswordReset

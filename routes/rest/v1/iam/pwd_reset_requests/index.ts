@@ -1,3 +1,3 @@
-import { createPasswordReset } from '~/credentials/password-reset'
+import { createPasswordReset } from '~/credentials/password-reset-api'
 
 export const POST = createPasswordReset

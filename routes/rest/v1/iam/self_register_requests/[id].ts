@@ -1,3 +1,3 @@
-import { confirmSelfRegistration } from '~/credentials/self-registration'
+import { confirmSelfRegistration } from '~/credentials/self-registration-api'
 
 export const PATCH = confirmSelfRegistration

@@ -1,3 +1,3 @@
-import { createSelfRegistration } from '~/credentials/self-registration'
+import { createSelfRegistration } from '~/credentials/self-registration-api'
 
 export const POST = createSelfRegistration

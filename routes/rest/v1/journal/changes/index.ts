@@ -1,3 +1,3 @@
-import { listChanges } from '~/journal/changes'
+import { listChanges } from '~/journal/changes-api'
 
 export const GET = listChanges

@@ -1,4 +1,4 @@
-import { deleteFileRoute, putFileRoute, readFileRoute } from '~/integration/files'
+import { deleteFileRoute, putFileRoute, readFileRoute } from '~/integration/files-api'
 
 export const GET = readFileRoute
 export const HEAD = readFileRoute

@@ -1,4 +1,4 @@
-import { listFilesRoute, uploadFilesRoute } from '~/integration/files'
+import { listFilesRoute, uploadFilesRoute } from '~/integration/files-api'
 
 export const GET = listFilesRoute
 export const POST = uploadFilesRoute

@@ -13,16 +13,13 @@ import { checkedByHandler, errors, IdParams } from '../http/schemas'
 import { users } from '../directory/users'
 import { accountCtx } from '../context'
 import { invitationMail } from '../mail/templates'
+import { DoneAnswer, DoneForAccountAnswer, FIELD_ERRORS, LINK_ERRORS } from './answers-api'
 import {
   accountEnvelope,
   consume,
   DAY_MS,
-  DoneAnswer,
-  DoneForAccountAnswer,
   emailOf,
   envelope,
-  FIELD_ERRORS,
-  LINK_ERRORS,
   limitRate,
   openRequest,
   pageLink,
@@ -62,7 +59,12 @@ export const createInvitation = defineRoute({
     if (!user) throw new ApiError(412, `there is no user ${userid} in this domain`, { field: 'userid' }, 1413)
     const email = emailOf(user)
     if (!email) throw fieldInvalid('userid', 'the user has no e-mail address to send the invitation to')
-    await limitRate(req, 'invitation', [`address:${req.clientAddress}`, `email:${email}`], INVITATION_RATE_WINDOW_MS)
+    await limitRate(
+      req.deps,
+      'invitation',
+      [`address:${req.clientAddress}`, `email:${email}`],
+      INVITATION_RATE_WINDOW_MS,
+    )
 
     const now = req.deps.clock.now()
     const id = crypto.randomUUID()
@@ -104,7 +106,7 @@ export const acceptInvitation = defineRoute({
   maxBody: SMALL_BODY,
   response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
-    const { pending, now } = await pendingRequest(req, 'invite', 'invitation')
+    const { pending, now } = await pendingRequest(req.deps, req.params.id, 'invite', 'invitation')
     const body = validateFields(Accept, req.body)
     const account = { id: pending.doc.userId as string, name: pending.doc.login as string }
     const updated = await setPassword(accountCtx(req.deps, pending.domain, account, req.requestId), body.pwd, {

@@ -1,7 +1,7 @@
 // The list-parameter parser, table-driven: what each input becomes, and which inputs are refused and why.
 import { describe, expect, test } from 'bun:test'
 import { ApiError } from '~/errors'
-import { FieldSet } from '~/http/fields'
+import { FieldSet } from '~/query/fields'
 import {
   MAX_FILTER_DEPTH,
   MAX_FILTER_NODES,
@@ -9,7 +9,7 @@ import {
   MAX_MASK_ITEMS,
   parseListParams,
   type ListShape,
-} from '~/http/list-query'
+} from '~/query/list-query'
 
 const shape: ListShape = {
   fields: new FieldSet(['id', 'type', 'status', 'n', 'opts.title', 'opts.isblocked', 'ext.ct', 'ext.lwt', 'value.*']),

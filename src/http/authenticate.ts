@@ -9,13 +9,13 @@
 import { KvUnavailable } from '~storage/kv/kv'
 import { type Ctx, sessionCtx } from '../context'
 import { type ApiError, domainGone, forbidden, unauthorized } from '../errors'
-import type { Req } from '../http/req'
-import type { Admission } from '../http/route'
-import { channelCtxFor } from '../integration/tokens'
-import { type DomainInfo, grants } from './access'
-import { recordFailure } from './brute-force'
+import type { Req } from './req'
+import type { Admission } from './route'
+import { channelCtx } from '../integration/tokens'
+import { type DomainInfo, grants } from '../identity/access'
+import { recordFailure } from '../identity/brute-force'
 import { cookieRules, crossSiteRefusal, sessionCookie } from './cookies'
-import type { Session } from './sessions'
+import type { Session } from '../identity/sessions'
 
 export interface Credential {
   kind: 'token' | 'cookie'
@@ -71,7 +71,8 @@ export async function authenticate(req: Req, def: Admission): Promise<void> {
     if (sliding) await sliding
     return
   }
-  const channel = cred?.kind === 'token' && cred.id ? await channelCtxFor(req, cred.id) : null
+  const channel =
+    cred?.kind === 'token' && cred.id ? await channelCtx(req.deps, cred.id, req.clientAddress, req.requestId) : null
   if (channel) return admit(req, channel, def)
   if (cred) await recordFailure(req)
   throw unauthorized(cred ? 'session not found or expired' : 'authorization required')

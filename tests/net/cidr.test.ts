@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { inCidrs, parseAddress, parseCidr } from '~/http/cidr'
+import { inCidrs, parseAddress, parseCidr } from '~/net/cidr'
 
 test('addresses parse, including IPv4-mapped IPv6 and compressed forms', () => {
   expect(parseAddress('127.0.0.1')).toBe(parseAddress('::ffff:127.0.0.1'))

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseCidr } from '~/http/cidr'
-import { checkedAddresses, NotPublic } from '~/http/outbound'
+import { parseCidr } from '~/net/cidr'
+import { checkedAddresses, NotPublic } from '~/net/outbound'
 import { scriptFetch } from '~/scripts/http'
 
 let echo: ReturnType<typeof Bun.serve>
@@ -129,7 +129,7 @@ test('https pinned to an address still checks the certificate against the name',
     )
     writeFileSync(
       join(dir, 'child.ts'),
-      `import { fetchPinned } from ${JSON.stringify(join(import.meta.dir, '../../src/http/outbound.ts'))}
+      `import { fetchPinned } from ${JSON.stringify(join(import.meta.dir, '../../src/net/outbound.ts'))}
 const server = Bun.serve({ hostname: '127.0.0.1', port: 0, tls: { cert: Bun.file('srv.pem'), key: Bun.file('srv.key') },
   fetch: (r) => new Response(r.headers.get('host')) })
 const call = (name: string) => fetchPinned(new URL('https://' + name + ':' + server.port + '/'), ['127.0.0.1'], {})

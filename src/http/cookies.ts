@@ -4,7 +4,7 @@
  */
 import type { Config } from '../config'
 import { ApiError } from '../errors'
-import type { Req } from '../http/req'
+import type { Req } from './req'
 
 export interface CookieRules {
   secure: boolean
@@ -17,7 +17,7 @@ export const cookieRules = (config: Pick<Config, 'publicUrl' | 'cookieSameSite'>
   sameSite: config.cookieSameSite,
 })
 
-export { readCookie, SESSION_COOKIE } from '../http/req'
+export { readCookie, SESSION_COOKIE } from './req'
 
 const sameSite = { Strict: 'strict', Lax: 'lax', None: 'none' } as const
 

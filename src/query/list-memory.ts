@@ -5,7 +5,7 @@
  */
 import { getPath, type Doc } from '~storage/doc'
 import type { ListQuery } from '~storage/query'
-import { compareFields, filterHolds } from '../events/filter-eval'
+import { compareFields, filterHolds } from './filter-eval'
 
 /** `tiebreak` orders documents the client's order leaves equal (a table list's is the id). */
 export function applyListQuery<T extends Doc>(docs: readonly T[], query: ListQuery, tiebreak: string): T[] {

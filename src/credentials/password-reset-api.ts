@@ -15,19 +15,16 @@ import { NoQuery } from '../http/query-schemas'
 import { SMALL_BODY } from '../http/body-limits'
 import { defineRoute } from '../http/route'
 import { checkedByHandler, errors, IdParams } from '../http/schemas'
-import { credentialOf, sessionFor } from '../identity/authenticate'
+import { credentialOf, sessionFor } from '../http/authenticate'
 import { verifyPassword } from '../identity/passwords'
 import { resetPasswordMail } from '../mail/templates'
+import { DoneAnswer, DoneForAccountAnswer, FIELD_ERRORS, LINK_ERRORS } from './answers-api'
 import {
   accountEnvelope,
   consume,
-  DoneAnswer,
-  DoneForAccountAnswer,
   emailOf,
   envelope,
-  FIELD_ERRORS,
   HOUR_MS,
-  LINK_ERRORS,
   limitRate,
   openRequest,
   pageLink,
@@ -99,7 +96,7 @@ async function changeOwnPassword(req: Req, body: Doc) {
 
 /** Two steps, first: find the account by login (with domain) or e-mail, and mail it a link. */
 async function requestReset(req: Req, body: Doc | undefined) {
-  await limitRate(req, 'password recovery', [req.clientAddress], RESET_RATE_WINDOW_MS)
+  await limitRate(req.deps, 'password recovery', [req.clientAddress], RESET_RATE_WINDOW_MS)
   const { key, domain: domainName } = validateFields(TwoStep, body)
   const domain = domainName ? await findDomainByName(req.deps, domainName) : null
   if (domainName && !domain) throw fieldInvalid('domain', `there is no domain ${domainName}`)
@@ -150,7 +147,7 @@ export const completePasswordReset = defineRoute({
   maxBody: SMALL_BODY,
   response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
-    const { pending, now } = await pendingRequest(req, 'pwd_reset', 'password reset request')
+    const { pending, now } = await pendingRequest(req.deps, req.params.id, 'pwd_reset', 'password reset request')
     const { pwd } = validateFields(NewPassword, req.body)
     const login = pending.doc.login as string
     const account = accountCtx(

@@ -2,7 +2,7 @@
  * Evaluates a list filter (storage/query.ts FilterNode) against one JSON document in memory, with
  * the same result as the SQL that compileFilter produces over `json_extract(doc, '$.' + path)`:
  * subscriptions filter events this way, and a row a list would return must be an event they get.
- * tests/events/filter-eval.test.ts runs both over the same documents so the two cannot drift.
+ * tests/query/filter-eval.test.ts runs both over the same documents so the two cannot drift.
  *
  * Where JSON and SQLite differ, SQLite wins:
  * - A field reads as json_extract does: missing and JSON null are NULL; true/false are 1/0;

@@ -22,15 +22,12 @@ import { defineRoute } from '../http/route'
 import { checkedByHandler, IdParams } from '../http/schemas'
 import { selfRegistrationMail } from '../mail/templates'
 import { settingValue } from '../settings/settings'
+import { DoneAnswer, DoneForAccountAnswer, FIELD_ERRORS, LINK_ERRORS } from './answers-api'
 import {
   accountEnvelope,
   consume,
   DAY_MS,
-  DoneAnswer,
-  DoneForAccountAnswer,
   envelope,
-  FIELD_ERRORS,
-  LINK_ERRORS,
   limitRate,
   openRequest,
   pageLink,
@@ -69,7 +66,7 @@ export const createSelfRegistration = defineRoute({
   response: { 200: DoneAnswer, ...FIELD_ERRORS },
   async handle(req) {
     await refuseWithExternalAuth(req.deps)
-    await limitRate(req, 'self-registration', [req.clientAddress], SELF_REGISTRATION_RATE_WINDOW_MS)
+    await limitRate(req.deps, 'self-registration', [req.clientAddress], SELF_REGISTRATION_RATE_WINDOW_MS)
     const body = validateFields(Register, req.body)
     const domain = await findDomainByName(req.deps, body.domain)
     if (
@@ -115,7 +112,7 @@ export const confirmSelfRegistration = defineRoute({
   maxBody: SMALL_BODY,
   response: { 200: DoneForAccountAnswer, ...LINK_ERRORS },
   async handle(req) {
-    const { pending, now } = await pendingRequest(req, 'self_register', 'registration request')
+    const { pending, now } = await pendingRequest(req.deps, req.params.id, 'self_register', 'registration request')
     const { pwd } = validateFields(Confirm, req.body)
     // the account is made by the service, on behalf of the person who confirmed the link
     const ctx = systemCtx(req.deps, pending.domain, req.requestId, { ...SYSTEM_ACTOR, name: 'self-registration' })

@@ -321,3 +321,13 @@ function objectFilter(obj: Record<string, unknown>, fields: FieldSet): FilterNod
   if (conds.length === 0) return null
   return conds.length === 1 ? conds[0]! : { op: 'and', args: conds }
 }
+
+/** The client's filter with equality conditions ANDed in: the client cannot widen what they allow. */
+export function withEqualities(filter: FilterNode | null, equal: Record<string, Literal>): FilterNode {
+  const conds: FilterNode[] = Object.entries(equal).map(([field, value]) => ({
+    op: '==',
+    left: { field },
+    right: { value },
+  }))
+  return { op: 'and', args: filter ? [...conds, filter] : conds }
+}

@@ -2,7 +2,7 @@
 // may hold such a key, nested) reached Object.prototype and wrote to it for the whole process, and
 // `constructor` read Object's own function.
 import { afterEach, expect, test } from 'bun:test'
-import { pick, present } from '~/http/present'
+import { pick, present } from '~/query/present'
 
 afterEach(() => {
   delete (Object.prototype as Record<string, unknown>).journal
