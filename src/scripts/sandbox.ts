@@ -122,6 +122,8 @@ class Sandbox {
       body()
     } catch (err) {
       if (this.heapSpent()) return this.memorySpent()
+      // deep recursion can overflow the host's stack (running the VM's WebAssembly) before the VM's own limit
+      if (err instanceof RangeError && /stack/i.test(err.message)) return this.stackSpent()
       this.end({ status: 'failed', error: `the script could not go on: ${(err as Error).name ?? 'Error'}` })
     }
   }
@@ -129,6 +131,10 @@ class Sandbox {
   /** The thread was asked to end this handler (it has already been answered for). */
   private stopAsked(): boolean {
     return Atomics.load(this.control.stop, 0) !== 0
+  }
+
+  private stackSpent(): void {
+    this.end({ status: 'limit', limit: 'stack', error: 'the stack overflowed (too deep a recursion)' })
   }
 
   private memorySpent(): void {
@@ -230,8 +236,7 @@ class Sandbox {
       typeof dumped === 'object' && dumped ? `${dumped.name ?? 'Error'}: ${dumped.message}` : String(dumped)
     // a heap too full to make the error leaves none (null), after a growth refused at the limit
     if (message.includes('out of memory') || (dumped === null && this.heapSpent())) return this.memorySpent()
-    if (message.includes('stack overflow'))
-      return this.end({ status: 'limit', limit: 'stack', error: 'the stack overflowed (too deep a recursion)' })
+    if (message.includes('stack overflow')) return this.stackSpent()
     this.end({ status: 'failed', error: message.slice(0, 2000) })
   }
 
