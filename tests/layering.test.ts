@@ -46,12 +46,6 @@ const TRANSPORT = [
 const DEBT = [
   'callbacks/order-schemas.ts', // route schemas: belong in an adapter
   'model/record-schemas.ts', // route schemas: belong in an adapter
-  'entities/entity.ts', // value schemas (Uuid, Instant, objectBody) and DomainKind filed in src/http
-  'directory/groups.ts', // Uuid from http/schemas
-  'directory/roles.ts', // METHODS from http/route
-  'integration/webhooks.ts', // objectBody from http/schemas
-  'layers/orders.ts', // objectBody from http/schemas
-  'scripts/svcscripts.ts', // Uuid from http/schemas
 ]
 const ADAPTER = /-api\.ts$/
 

@@ -1,6 +1,7 @@
 /** Schemas of the callback order routes: their paths, the one change they take, and the orders they answer. */
 import * as v from 'valibot'
-import { answer, Instant, JsonObject, Uuid, UuidParam } from '../http/schemas'
+import { answer, UuidParam } from '../http/schemas'
+import { Instant, JsonObject, Uuid } from '../values'
 import { CALLBACK_STATUSES } from '../model/builtin'
 import { DATE } from '../model/partitions'
 

@@ -14,7 +14,8 @@ import { NoQuery } from '../http/query-schemas'
 import type { Req } from '../http/req'
 import { SMALL_BODY } from '../http/body-limits'
 import { defineRoute } from '../http/route'
-import { answer, errors, objectBody, Uuid } from '../http/schemas'
+import { answer, errors } from '../http/schemas'
+import { objectBody, Uuid } from '../values'
 
 async function account(req: Req): Promise<Doc> {
   const s = req.session

@@ -4,7 +4,8 @@
  * per domain (the API description for a signed-in caller).
  */
 import * as v from 'valibot'
-import { answer, errors, JsonObject, Uuid } from '../http/schemas'
+import { answer, errors } from '../http/schemas'
+import { JsonObject, Uuid } from '../values'
 
 /** The rest of the path: the classname (slashes and all), then an optional partition and record id. */
 export const ModelPath = v.object({
