@@ -32,7 +32,7 @@ test('route files import only from src/ (no storage, no SQL)', async () => {
 /**
  * The domain does not know HTTP: outside src/http only route adapters (`*-api.ts`, beside the area
  * they serve) and the transport and composition listed here import src/http or an adapter's routing
- * code. Each entry of DEBT is a file that still does; the list may only shrink.
+ * code.
  */
 const TRANSPORT = [
   /^app\.ts$/, // the Elysia app: hooks and the manifest's routes
@@ -42,10 +42,6 @@ const TRANSPORT = [
   /^ops\//, // probes and the API description (OpenAPI, AsyncAPI) read the routes
   /^pages\/layout\.ts$/, // the system web pages are routes
   /^ws\/(hub|frames)\.ts$/, // a websocket frame runs a route through dispatch, admitted as over HTTP
-]
-const DEBT = [
-  'callbacks/order-schemas.ts', // route schemas: belong in an adapter
-  'model/record-schemas.ts', // route schemas: belong in an adapter
 ]
 const ADAPTER = /-api\.ts$/
 
@@ -63,6 +59,5 @@ test('no domain file imports src/http; only route adapters and the transport do'
     })
     if (http.length) found.push(name)
   }
-  expect(found.filter((f) => !DEBT.includes(f))).toEqual([])
-  expect(DEBT.filter((f) => !found.includes(f))).toEqual([]) // a file off the debt list leaves it
+  expect(found).toEqual([])
 })
