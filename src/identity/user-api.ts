@@ -2,7 +2,7 @@
 import * as v from 'valibot'
 import type { Doc } from '~storage/doc'
 import { inDomain } from '../context'
-import { usersCaches } from '../directory/caches-api'
+import { usersCaches } from '../directory/cache-collections'
 import { groups as groupsEntity } from '../directory/groups'
 import { BUILTIN_ROLES } from '../directory/maintain'
 import { roles } from '../directory/roles'
