@@ -42,6 +42,7 @@ const TRANSPORT = [
   /^ops\//, // probes and the API description (OpenAPI, AsyncAPI) read the routes
   /^pages\/layout\.ts$/, // the system web pages are routes
   /^ws\/(hub|frames)\.ts$/, // a websocket frame runs a route through dispatch, admitted as over HTTP
+  /^scripts\/host-calls\.ts$/, // a script's data calls run routes through dispatch, with their checks and journal
 ]
 const ADAPTER = /-api\.ts$/
 
