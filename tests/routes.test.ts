@@ -3,7 +3,7 @@ import { expect, test } from 'bun:test'
 import { routes } from '../routes/_manifest.gen'
 import { MANIFEST, renderManifest, urlOf } from '../scripts/routes'
 import { routeRows } from '~/http/route-table'
-import { METHODS } from '~/http/route'
+import { METHODS } from '~/values'
 
 test('the committed manifest matches routes/ (run `bun run routes --write` after adding a route file)', async () => {
   expect(await Bun.file(MANIFEST).text()).toBe(await renderManifest())

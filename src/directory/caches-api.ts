@@ -1,9 +1,9 @@
-/** The derived caches as collections (read-only), and the one write they allow: a user's direct groups. */
+/**
+ * The routes of the derived caches (./cache-collections.ts) beyond the standard factories: a
+ * subordination read by its top, and the one write the caches allow, a user's direct groups.
+ */
 import * as v from 'valibot'
-import { GROUP_USERS, SUBORDINATES } from '~storage/directory-edges'
 import type { Doc } from '~storage/doc'
-import type { AssembledField } from '~storage/table'
-import { defineCollection } from '../entities/entity'
 import { patchEntity, sameId } from '../entities/writes'
 import { ApiError, badRequest, notFound } from '../errors'
 import { itemAnswer, NOT_FOUND } from '../http/collection-schemas'
@@ -11,65 +11,11 @@ import { parseFlat, parseMask } from '../query/list-query'
 import { present } from '../query/present'
 import { ITEM_PARAMS, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { answer, IdParams, JsonObject, Uuid, UuidParam } from '../http/schemas'
+import { answer, IdParams, UuidParam } from '../http/schemas'
+import { JsonObject, Uuid } from '../values'
+import { subordinationsCaches, USER_CACHE, usersCaches } from './cache-collections'
 import { uuidList } from './schemas'
 import { users } from './users'
-
-/**
- * A cache table: derived data, rewritten row by row by the directory changes that affect it
- * (./refresh.ts) and never journaled; member lists are assembled from indexed edges when read.
- */
-const cache = (
-  name: string,
-  table: string,
-  idField: string,
-  members: v.ObjectEntries,
-  assembled?: Record<string, AssembledField>,
-) =>
-  defineCollection({
-    name,
-    table: { table, objtype: name, idField, stamps: false, journal: false, bare: true, assembled },
-    fields: Object.keys(members),
-    listFields: Object.keys(members),
-    lookupFields: [idField],
-    doc: v.strictObject(members),
-  })
-
-const ids = v.array(Uuid)
-const roleNames = v.array(v.string())
-
-const USER_CACHE = {
-  id: Uuid,
-  direct_groups: ids,
-  direct_roles: roleNames,
-  deep_groups: ids,
-  deep_roles: roleNames,
-}
-export const usersCaches = cache('user cache', 'users_caches', 'id', USER_CACHE)
-export const groupsCaches = cache(
-  'group cache',
-  'groups_caches',
-  'id',
-  {
-    id: Uuid,
-    direct_parents: ids,
-    direct_children: ids,
-    direct_users: ids,
-    direct_roles: roleNames,
-    deep_parents: ids,
-    deep_children: ids,
-    deep_users: ids,
-    deep_roles: roleNames,
-  },
-  GROUP_USERS,
-)
-export const subordinationsCaches = cache(
-  'subordination cache',
-  'subordinations_caches',
-  'top',
-  { top: Uuid, sub: ids },
-  SUBORDINATES,
-)
 
 /** GET /subordinations_caches/<top>: keyed by the superior's user id. */
 export const readSubordination = defineRoute({

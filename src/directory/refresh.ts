@@ -21,7 +21,7 @@ import { directMembers, dropEdges, setMemberships, setRoles } from '~storage/dir
 import type { Doc } from '~storage/doc'
 import type { Unit } from '../entities/unit'
 import { computeCaches } from './caches'
-import { groupsCaches, subordinationsCaches, usersCaches } from './caches-api'
+import { groupsCaches, subordinationsCaches, usersCaches } from './cache-collections'
 import { groups } from './groups'
 import { strings } from './maintain'
 import { users } from './users'

@@ -10,7 +10,7 @@ import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../e
 import { ancestorsOf, byParentId } from '../entities/tree'
 import type { Unit } from '../entities/unit'
 import { badRequest } from '../errors'
-import { METHODS } from '../http/route'
+import { METHODS } from '../values'
 import { NIL_UUID } from '../ids'
 import { groups } from './groups'
 import { BUILTIN_ROLES, editList, isBuiltinRole } from './maintain'

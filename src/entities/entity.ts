@@ -11,8 +11,7 @@ import type { TableSpec } from '~storage/repository'
 import type { Ctx } from '../context'
 import { FieldSet } from '../query/fields'
 import type { ListLimits } from '../query/list-query'
-import type { DomainKind } from '../http/route'
-import { Instant, JsonObject, named, objectBody, pascal, Uuid } from '../http/schemas'
+import { type DomainKind, Instant, JsonObject, named, objectBody, pascal, Uuid } from '../values'
 import type { Unit } from './unit'
 
 /** `D`: one item as the API answers it. */

@@ -8,7 +8,7 @@
  * some of those import the registry back.
  */
 import type { TableSpec } from '~storage/repository'
-import { groupsCaches, subordinationsCaches, usersCaches } from '../directory/caches-api'
+import { groupsCaches, subordinationsCaches, usersCaches } from '../directory/cache-collections'
 import { domains } from '../directory/domains'
 import { groups } from '../directory/groups'
 import { roles } from '../directory/roles'

@@ -4,7 +4,8 @@
  * (./body.ts), so a public route cannot be made to parse megabytes of JSON on the app's thread.
  */
 import type { Config } from '../config'
-import type { Method, RouteModule, RouteSpec } from './route'
+import type { RouteModule, RouteSpec } from './route'
+import type { Method } from '../values'
 import type { Router } from './router'
 
 /** Sign-in, tokens, passwords and the like: a few fields of at most a KiB each. */

@@ -6,7 +6,8 @@
  */
 import * as v from 'valibot'
 import type { Collection } from '../entities/entity'
-import { answer, errors, named, pascal, project } from './schemas'
+import { answer, errors, project } from './schemas'
+import { named, pascal } from '../values'
 
 /** Every member optional at every depth: what a mask may leave of an item. */
 export type DeepPartial<T> = T extends readonly (infer U)[]

@@ -1,5 +1,6 @@
 /** The route table (method, URL, file) as text: printed by `bun run routes`, snapshotted by a test. */
-import { METHODS, type RouteEntry } from './route'
+import { type RouteEntry } from './route'
+import { METHODS } from '../values'
 
 export function routeRows(routes: RouteEntry[]): [method: string, url: string, file: string][] {
   return routes.flatMap((r) =>

@@ -10,10 +10,10 @@ import type * as v from 'valibot'
 import { type BodyLimit, SMALL_BODY } from './body-limits'
 import type { Req } from './req'
 import { type AnswerSchema, errors, type Responses } from './schemas'
+import type { DomainKind, Method } from '../values'
 
 /** public: anyone; session: any signed-in user; permission: a role must grant the route. */
 export type Access = 'public' | 'session' | 'permission'
-export type DomainKind = 'any' | 'master' | 'working'
 
 /** Who a route admits: the value of its `admit` macro. */
 export interface Admission {
@@ -141,10 +141,6 @@ export function defineRoute<
   const maxBody = def.maxBody ?? (hook.admit.access === 'public' ? SMALL_BODY : undefined)
   return { hook, handle: def.handle, ...(maxBody === undefined ? {} : { maxBody }) }
 }
-
-/** Methods a route file may export, in the order the route table lists them. */
-export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'LOOKUP', 'SYNC', 'CLEAR'] as const
-export type Method = (typeof METHODS)[number]
 
 /** Methods Bun's HTTP parser drops; they travel as POST + X-HTTP-Method-Override. */
 export const OVERRIDE_METHODS = new Set<string>(['LOOKUP', 'SYNC', 'CLEAR'])

@@ -5,23 +5,7 @@
  * check its own answers (a list of a thousand records would cost more than reading it).
  */
 import * as v from 'valibot'
-
-/**
- * Names of schemas that the API description holds once, as components, and refers to wherever they
- * are used (an item of a collection, a body, the error body).
- */
-const NAMES = new WeakMap<object, string>()
-
-/** `schema`, known by `name` in the API description. */
-export function named<S extends v.GenericSchema>(schema: S, name: string): S {
-  NAMES.set(schema, name)
-  return schema
-}
-
-export const nameOf = (schema: object): string | undefined => NAMES.get(schema)
-
-/** `a user cache` -> `UserCache`: a component's name from a collection's. */
-export const pascal = (words: string) => words.replace(/(^|[\s_-]+)(\w)/g, (_, _s, c: string) => c.toUpperCase())
+import { named, UUID } from '../values'
 
 /** A schema of an answer: the valibot schema behind it, and a Standard Schema that lets every value pass. */
 export interface AnswerSchema<S extends v.GenericSchema = v.GenericSchema> {
@@ -79,9 +63,6 @@ export function errors<const S extends number>(...statuses: S[]): Record<S, Answ
 /** 204: no body. */
 export const NoContent = answer(v.undefined())
 
-const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i
-/** A UUID in a body or an answer. */
-export const Uuid = v.pipe(v.string(), v.regex(UUID, 'must be a UUID'))
 /** A UUID in the path: taken in lower case. */
 export const UuidParam = v.pipe(
   v.string(),
@@ -90,33 +71,6 @@ export const UuidParam = v.pipe(
 )
 /** The path of an item: its id. */
 export const IdParams = v.object({ id: UuidParam })
-
-/** An instant as the service writes it: ISO 8601 UTC with milliseconds. */
-export const Instant = v.pipe(v.string(), v.isoTimestamp())
-/** What the server sets on every stored item: when it was created and last written. */
-export const Ext = v.object({ ct: Instant, lwt: Instant })
-
-/** A body that must be a JSON object (an array is one to valibot's object schemas): what a body schema pipes from. */
-export const JsonObject = v.custom<Record<string, unknown>>(
-  (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
-  'must be a JSON object',
-)
-
-/** An object body of these members and no other. */
-export const objectBody = <const E extends v.ObjectEntries>(entries: E) => v.pipe(JsonObject, v.strictObject(entries))
-
-/**
- * Any JSON value (a script's answer, a setting's value): described as the union of JSON's kinds, so
- * a typed client reads one of them, not `unknown`.
- */
-export const JsonValue = v.union([
-  v.string(),
-  v.number(),
-  v.boolean(),
-  v.null(),
-  v.array(v.unknown()),
-  v.record(v.string(), v.unknown()),
-])
 
 // ---- shaping an item's schema as the list and mask shape the item ----
 

@@ -6,7 +6,7 @@
 import type { Kv } from '~storage/kv/kv'
 import type { Clock } from '../clock'
 import type { Store } from '../deps'
-import { usersCaches } from '../directory/caches-api'
+import { usersCaches } from '../directory/cache-collections'
 import { domainCreated, findDomainById, isBlocked, isMasterDomain } from '../directory/domains'
 import { roles } from '../directory/roles'
 import { type DomainCache, DomainCaches } from '../domain-cache'

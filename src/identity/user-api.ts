@@ -2,7 +2,7 @@
 import * as v from 'valibot'
 import type { Doc } from '~storage/doc'
 import { inDomain } from '../context'
-import { usersCaches } from '../directory/caches-api'
+import { usersCaches } from '../directory/cache-collections'
 import { groups as groupsEntity } from '../directory/groups'
 import { BUILTIN_ROLES } from '../directory/maintain'
 import { roles } from '../directory/roles'
@@ -14,7 +14,8 @@ import { NoQuery } from '../http/query-schemas'
 import type { Req } from '../http/req'
 import { SMALL_BODY } from '../http/body-limits'
 import { defineRoute } from '../http/route'
-import { answer, errors, objectBody, Uuid } from '../http/schemas'
+import { answer, errors } from '../http/schemas'
+import { objectBody, Uuid } from '../values'
 
 async function account(req: Req): Promise<Doc> {
   const s = req.session

@@ -10,7 +10,8 @@ import * as v from 'valibot'
 import { ApiError, forbidden } from '../errors'
 import type { Req } from '../http/req'
 import { defineRoute } from '../http/route'
-import { answer, errors, JsonValue } from '../http/schemas'
+import { answer, errors } from '../http/schemas'
+import { JsonValue } from '../values'
 import { channels } from './channels'
 
 const DEFAULT_TIMEOUT_SEC = 30

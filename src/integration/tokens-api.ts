@@ -4,7 +4,8 @@ import { ApiError } from '../errors'
 import { NOT_FOUND } from '../http/collection-schemas'
 import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { answer, Uuid } from '../http/schemas'
+import { answer } from '../http/schemas'
+import { Uuid } from '../values'
 import { channelByToken, channels } from './channels'
 
 const TokenAnswer = v.strictObject({

@@ -13,7 +13,7 @@ import type { Ctx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError, forbidden } from '../errors'
 import { parseEventMasks, parseObjects, type SubscriptionTerms } from '../events/match'
-import { objectBody } from '../http/schemas'
+import { objectBody } from '../values'
 import { type Channel, channels } from './channels'
 
 export const MAX_EXPIRES_SEC = 86_400

@@ -13,7 +13,8 @@ import { present } from '../query/present'
 import type { Req } from '../http/req'
 import { listQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { answer, errors, Instant } from '../http/schemas'
+import { answer, errors } from '../http/schemas'
+import { Instant } from '../values'
 import { isUuid } from '../ids'
 
 const FIELDS = new FieldSet([

@@ -2,7 +2,8 @@
 import * as v from 'valibot'
 import { listQuery, NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { answer, errors, Instant } from '../http/schemas'
+import { answer, errors } from '../http/schemas'
+import { Instant } from '../values'
 import { listLayers, Order, orderLayer } from './orders'
 
 const names = v.array(v.string())

@@ -3,7 +3,8 @@ import * as v from 'valibot'
 import { parseBoolParam } from '../query/list-query'
 import { BoolParam, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { answer, Instant, Uuid } from '../http/schemas'
+import { answer } from '../http/schemas'
+import { Instant, Uuid } from '../values'
 import { getLicence, installLicence, LicenceSchema } from './licence'
 
 const { dql, sqf } = LicenceSchema.entries

@@ -7,7 +7,8 @@ import { applyListQuery } from '../query/list-memory'
 import { present } from '../query/present'
 import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { answer, errors, Instant, NoContent, objectBody } from '../http/schemas'
+import { answer, errors, NoContent } from '../http/schemas'
+import { Instant, objectBody } from '../values'
 import { LOG_LEVELS } from '../log'
 
 const FIELDS = new FieldSet([

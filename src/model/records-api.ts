@@ -10,7 +10,7 @@ import { badRequest, notFound } from '../errors'
 import type { Req } from '../http/req'
 import { ifMatchDoc } from '../http/if-match'
 import { isUuid } from '../ids'
-import { errors, NoContent, type Responses } from '../http/schemas'
+import { answer, errors, NoContent, type Responses } from '../http/schemas'
 import { LookupAnswer, LookupKey } from '../http/resource'
 import { NoQuery, queryOf, listQuery } from '../http/query-schemas'
 import { defineRoute, type ReqOf, type RouteDefinition } from '../http/route'
@@ -34,15 +34,44 @@ import type { JsonText } from '~storage/json-text'
 import { pageText } from '../http/json'
 import { type KeptAnswer, keptAnswer } from '../http/kept-answers'
 import type { ClassModel } from './class-model'
-import {
-  Cleared,
-  Interval,
-  ModelGetAnswer,
-  ModelPath,
-  RecordAnswer,
-  RecordBody,
-  RECORD_WRITE_ERRORS,
-} from './record-schemas'
+import { JsonObject, Uuid } from '../values'
+
+// ---- the schemas of the record routes ----
+
+/** The rest of the path: the classname (slashes and all), then an optional partition and record id. */
+const ModelPath = v.object({
+  '*': v.pipe(
+    v.string(),
+    v.description(
+      '<classname>[/<YYYY-MM-DD>][/<id>]: the classname may hold slashes; the partition is a day, month or year',
+    ),
+  ),
+})
+
+/** `interval` of a partitioned class's list or LOOKUP. */
+const Interval = v.optional(
+  v.pipe(v.string(), v.description('partitioned classes: JSON ["from","to"], dates or instants, both ends included')),
+)
+
+/** A record as stored: its id and the properties of its class. */
+const StoredRecord = v.looseObject({ id: Uuid })
+/** A record as a GET presents it: a mask, or the class's opts.max_mask, may leave the id out. */
+const PresentedRecord = v.looseObject({ id: v.optional(Uuid) })
+const Partition = v.strictObject({
+  partition: v.pipe(v.string(), v.description('YYYY, YYYY-MM or YYYY-MM-DD, by the partition_interval of the class')),
+  records: v.pipe(v.number(), v.integer()),
+})
+
+/** A write's body: the record's properties (checked against the class), and the id a create may give. */
+const RecordBody = JsonObject
+
+/** GET: the list (on the class or a partition), one record (on /<id>), or the partitions (on a path ending in /). */
+const ModelGetAnswer = answer(v.union([v.array(PresentedRecord), PresentedRecord, v.array(Partition)]))
+const RecordAnswer = answer(StoredRecord)
+const Cleared = answer(v.strictObject({ deleted: v.pipe(v.number(), v.integer()) }))
+
+/** 404: no such class or record; 405: a transaction log's records do not change; 412: If-Match. */
+const RECORD_WRITE_ERRORS = errors(404, 405, 412)
 
 /**
  * `listRecords` as the text HTTP sends, its headers told through `options`. A list asked again before

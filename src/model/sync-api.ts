@@ -7,7 +7,8 @@ import * as v from 'valibot'
 import { ApiError } from '../errors'
 import { NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { answer, errors, objectBody } from '../http/schemas'
+import { answer, errors } from '../http/schemas'
+import { objectBody } from '../values'
 
 const Body = v.optional(
   objectBody({

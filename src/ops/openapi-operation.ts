@@ -6,7 +6,8 @@
  */
 import { toJsonSchema } from '@valibot/to-json-schema'
 import type * as v from 'valibot'
-import { type Method, OVERRIDE_METHODS, type RouteSpec } from '../http/route'
+import { OVERRIDE_METHODS, type RouteSpec } from '../http/route'
+import type { Method } from '../values'
 import type { AnswerSchema } from '../http/schemas'
 
 export type Json = Record<string, unknown>

@@ -8,8 +8,8 @@
  */
 import type * as v from 'valibot'
 import pkg from '../../package.json' with { type: 'json' }
-import { METHODS, type Method, OVERRIDE_METHODS, type RouteEntry } from '../http/route'
-import { nameOf } from '../http/schemas'
+import { OVERRIDE_METHODS, type RouteEntry } from '../http/route'
+import { METHODS, type Method, nameOf } from '../values'
 import type { ClassModel } from '../model/class-model'
 import { classPaths } from './openapi-classes'
 import { type Components, type Json, jsonSchema, operationOf } from './openapi-operation'

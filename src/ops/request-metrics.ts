@@ -8,7 +8,7 @@
  */
 
 import type { Registry } from 'prom-client'
-import { METHODS } from '../http/route'
+import { METHODS } from '../values'
 
 /** The methods the service serves (preflights included); the label of every other one is `other`. */
 const SERVED = new Set<string>([...METHODS, 'OPTIONS'])

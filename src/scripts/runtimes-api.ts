@@ -7,7 +7,8 @@ import { parseListParams } from '../query/list-query'
 import { present } from '../query/present'
 import { listQuery, NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { answer, errors, IdParams, Instant, NoContent, objectBody, Uuid } from '../http/schemas'
+import { answer, errors, IdParams, NoContent } from '../http/schemas'
+import { Instant, objectBody, Uuid } from '../values'
 
 const FIELDS = new FieldSet(['id', 'site', 'node', 'domain', 'type', 'code', 'name', 'starttime'])
 const listShape = { fields: FIELDS, output: FIELDS, limits: DEFAULT_LIMITS }

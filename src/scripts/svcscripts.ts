@@ -10,7 +10,7 @@ import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, withDefaults } fr
 import { requireIds } from '../directory/maintain'
 import { enforceLimit } from '../master/licence'
 import { projects } from '../projects/projects'
-import { Uuid } from '../http/schemas'
+import { Uuid } from '../values'
 
 /** A script's code, also how a service task names the script it runs. */
 export const scriptCode = v.pipe(

@@ -6,7 +6,8 @@ import { parseFlat, parseListParams, parseMask } from '../query/list-query'
 import { present } from '../query/present'
 import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
-import { answer, errors, objectBody } from '../http/schemas'
+import { answer, errors } from '../http/schemas'
+import { objectBody } from '../values'
 import {
   getSetting,
   knownSetting,

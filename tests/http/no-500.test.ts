@@ -2,7 +2,7 @@
 // bodies, parameters and ids, by an administrator in the master domain and in a working domain.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { routes } from '../../routes/_manifest.gen'
-import { METHODS } from '~/http/route'
+import { METHODS } from '~/values'
 import { testService, type TestService } from '../helpers/service'
 
 let t: TestService

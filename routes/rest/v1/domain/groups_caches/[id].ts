@@ -1,4 +1,4 @@
-import { groupsCaches } from '~/directory/caches-api'
+import { groupsCaches } from '~/directory/cache-collections'
 import { read } from '~/http/resource'
 
 export const GET = read(groupsCaches)

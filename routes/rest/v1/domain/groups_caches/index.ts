@@ -1,4 +1,4 @@
-import { groupsCaches } from '~/directory/caches-api'
+import { groupsCaches } from '~/directory/cache-collections'
 import { list } from '~/http/resource'
 
 export const GET = list(groupsCaches)

@@ -1,4 +1,4 @@
-import { subordinationsCaches } from '~/directory/caches-api'
+import { subordinationsCaches } from '~/directory/cache-collections'
 import { list } from '~/http/resource'
 
 export const GET = list(subordinationsCaches)

@@ -1,4 +1,5 @@
-import { patchUserCache, usersCaches } from '~/directory/caches-api'
+import { usersCaches } from '~/directory/cache-collections'
+import { patchUserCache } from '~/directory/caches-api'
 import { read } from '~/http/resource'
 
 export const GET = read(usersCaches)

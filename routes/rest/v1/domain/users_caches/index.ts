@@ -1,4 +1,4 @@
-import { usersCaches } from '~/directory/caches-api'
+import { usersCaches } from '~/directory/cache-collections'
 import { list } from '~/http/resource'
 
 export const GET = list(usersCaches)
