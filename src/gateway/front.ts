@@ -131,8 +131,8 @@ export function startFront(options: FrontOptions): Front {
   /** The client can take more (its socket drained, or the turn's writes are due): what waits for that goes on. */
   const written = (c: Conn, now: number) => {
     const backlogged = !flushQueue(c.client, c.toClient)
-    const drained = backlogged ? undefined : c.onDrained
-    c.onDrained = backlogged ? c.onDrained : undefined
+    const drained = backlogged ? undefined : c.onDrained // a large answer waiting for the drain
+    if (drained) c.onDrained = undefined
     run(c, { on: 'client-written', backlogged, waiter: drained !== undefined, now })
     drained?.()
   }
