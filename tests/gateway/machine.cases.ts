@@ -231,6 +231,22 @@ export const cases: MachineCase[] = [
     actions: closing,
     state: { mode: 'closed' },
   },
+  {
+    name: 'a failure behind an in-process answer: the failure goes out once that answer is',
+    events: [
+      { on: 'client-data', text: `${get('/a')}GET / HTTP/1.1\r\nHost : x\r\n\r\n` },
+      { on: 'answered', close: false },
+    ],
+    actions: ['fail-timer 2000', 'serve GET /a', 'resume-client when sent', 'resume-client when sent', ...closing],
+    state: { mode: 'closed', failStatus: 400 },
+  },
+  {
+    name: 'an error on the upstream: the client is closed once its queue is out',
+    from: { upstream: 'open' },
+    events: [{ on: 'up-error' }],
+    actions: ['close-client'],
+    state: { finishing: true },
+  },
   // the client's end and writes
   {
     name: "the client's FIN goes up only after all it sent did",
@@ -331,6 +347,20 @@ export const cases: MachineCase[] = [
   {
     name: 'an answer awaited is not idleness',
     from: { lastActive: 1000, upstream: 'open', awaiting: { head: false } },
+    events: [{ on: 'tick', now: 5000 }],
+    actions: [],
+  },
+  {
+    name: 'a body stalled past the idle timeout: ended',
+    events: [
+      { on: 'client-data', text: 'POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab' },
+      { on: 'tick', now: 1101 },
+    ],
+    actions: ['resume-client', 'end-client'],
+  },
+  {
+    name: 'an upstream being connected is not idleness',
+    from: { lastActive: 1000, upstream: 'connecting' },
     events: [{ on: 'tick', now: 5000 }],
     actions: [],
   },
