@@ -1,47 +1,16 @@
 /** One client connection of the gateway's front: its state, and writes that queue what the socket cannot take yet. */
 import type { Socket } from 'bun'
-import type { RequestStart, RequestStream } from './request-stream'
-import type { ResponseStream } from './response-stream'
+import type { Chunk, ConnState } from './conn-state'
 
-/** Request bytes for the app; `start` marks the first bytes of a request. */
-export interface Segment {
-  data: Buffer
-  start?: RequestStart
-}
-
-export interface Conn {
+/** The connection record: the machine's state (./conn-state.ts) and what only the socket adapter (./front.ts) touches. */
+export interface Conn extends ConnState {
   client: Socket<Conn>
-  /** The client's address, as the app is told it (X-Real-IP). */
-  peer: string
   up: Socket<Conn> | null
-  stream: RequestStream
-  responses: ResponseStream
-  /** Request bytes not yet sent to the app: a new request waits until the last one's answer ended. */
-  pending: Segment[]
-  /** The request sent to the app (or answered in-process) whose answer has not ended yet. */
-  awaiting: { head: boolean; inline?: true } | null
-  /** Being connected to the app (serving in-process, the upstream comes with the first request that needs it). */
-  connecting?: boolean
-  /** When the client last sent something or was last answered (the idle timeout, ./timeouts.ts). */
-  lastActive: number
-  /** When the client last took all that was queued for it (./timeouts.ts cuts one that takes nothing). */
-  lastWrite: number
   /** A large in-process answer waits for the client to take what is queued. */
   onDrained?: () => void
   toUp: Chunk[]
   /** What the client has not taken yet, or (until the turn ends) not been written yet. */
   toClient: Chunk[]
-  /** The client's socket took less than it was given: nothing more is answered until it drains. */
-  backlogged?: boolean
-  /** Client bytes held while an upgrade request waits for the app's answer. */
-  held: Buffer[]
-  mode: 'http' | 'upgrade-wait' | 'tunnel' | 'failing' | 'closed'
-  failStatus: number
-  clientEnded: boolean
-  /** The app got our FIN: it answers what it has, then closes. */
-  upEnded?: boolean
-  /** Nothing more goes to the client but what is queued: it is closed once the queue is out. */
-  finishing?: boolean
   /**
    * Answered and half-closed: what the client still sends is read and dropped (a lingering close,
    * see LINGER) until it ends, LINGER.ms pass or LINGER.bytes arrive, so it reads the answer
@@ -54,16 +23,10 @@ export interface Conn {
   refused?: true
 }
 
-/** Bytes for a socket: ASCII text (a byte a character) goes to it without a buffer of ours. */
-export type Chunk = Buffer | string
-
 /** Pieces queued together are joined into one write up to this size. */
 const JOIN_MAX = 64 * 1024
 
 const asBuffer = (chunk: Chunk) => (typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk)
-
-/** How many bytes a queue holds. */
-export const queued = (queue: Chunk[]) => queue.reduce((n, chunk) => n + chunk.length, 0)
 
 /** Writes what it can; queues the rest and calls `backlog` (which pauses the other side) until `drain`. */
 export function send(sock: Socket<Conn>, queue: Chunk[], data: Chunk, backlog: () => void): void {

@@ -1,21 +1,20 @@
 /**
- * The gateway's sockets: a Bun.listen front on the public port, on the app's thread. Requests go
- * through RequestStream and are answered one at a time, in order: in-process when the front can take
- * them whole (./inline.ts), otherwise over one Bun.connect upstream per client connection to the
- * app's Bun.serve on its private unix socket, bytes relayed both ways with backpressure. A request
- * sent upstream waits until the app's answer to the last one has ended (ResponseStream), since
- * Bun.serve drops a connection when it parses a request behind an answer still pending. Those
- * responses pass back untouched.
+ * The gateway's sockets: a Bun.listen front on the public port, on the app's thread, and one
+ * Bun.connect upstream per client connection to the app's Bun.serve on its private unix socket.
+ * What a connection does is decided by its state machine (./machine.ts); this adapter turns socket
+ * callbacks, timers and in-process answers into its events and performs the actions it returns:
+ * writes (batched per turn, queued with backpressure), pauses, connects, closes and lingering.
  */
 import { LINGER } from '../http/body'
-import { badGateway, failResponse } from './answers'
+import { failResponse } from './answers'
 import { ConnectionCap } from './connection-cap'
 import type { Answer } from '../http/hooks/answers'
 import { inlineAnswers } from './inline-answers'
-import { type Chunk, type Conn, flushQueue, queued, send, TurnReads, TurnWrites } from './connection'
+import { type Conn, flushQueue, send, TurnReads, TurnWrites } from './connection'
+import type { Action, Chunk, Event } from './conn-state'
+import { step } from './machine'
 import { RequestStream, type RouteLimits } from './request-stream'
 import { ResponseStream } from './response-stream'
-import { startTimeouts } from './timeouts'
 
 export interface FrontOptions {
   hostname: string
@@ -53,133 +52,89 @@ export interface Front {
   inFlight(): number
 }
 
-/** What may wait for the turn's end on one connection before its next pipelined request is taken. */
-const PIPELINED_MAX = 64 * 1024
-
-/** How long a failed connection waits for the app to answer what was already forwarded. */
-const FAIL_GRACE_MS = 2000
-
 export function startFront(options: FrontOptions): Front {
-  const headTimeoutMs = options.headTimeoutMs ?? 10_000
-  const idleTimeoutMs = options.idleTimeoutMs ?? 10_000
-  const waitingHeads = new Set<Conn>()
-  /** The open connections, for the idle timeouts. */
+  const headMs = options.headTimeoutMs ?? 10_000
+  const idleMs = options.idleTimeoutMs ?? 10_000
+  /** The open connections, for the timeouts. */
   const connections = new Set<Conn>()
   const cap = new ConnectionCap(options.maxConnectionsPerAddress ?? 0, options.trustedProxies)
 
-  const toUpstream = (c: Conn, data: Buffer) => send(c.up!, c.toUp, data, () => c.client.pause())
-  const writes = new TurnWrites((c, now) => connections.has(c) && written(c, now))
-  const toClient = (c: Conn, data: Chunk) => writes.add(c, data)
-  /** The client can take more (its socket drained, or the turn's writes are due): what waits for that goes on. */
-  const written = (c: Conn, now: number) => {
-    c.lastWrite = now // the client takes what it is sent, however slowly
-    c.backlogged = !flushQueue(c.client, c.toClient)
-    if (c.backlogged) return void c.up?.pause()
-    c.up?.resume()
-    const drained = c.onDrained
-    c.onDrained = undefined
-    if (drained) drained()
-    else if (!c.finishing && (c.mode === 'http' || c.mode === 'failing')) pump(c)
-    if (c.finishing && c.toClient.length === 0) closeClient(c) // an answer pump just queued goes out first
-  }
-  /** The client is read again once nothing it sent waits: no backlog upstream, no request held back. */
-  const resumeClient = (c: Conn) => {
-    if (c.toUp.length === 0 && c.pending.length === 0 && c.mode !== 'upgrade-wait') c.client.resume()
-  }
-
   /**
-   * Sends what may go to the app now: everything up to the next request while an answer is awaited.
-   * Serving in-process, a request whose body is whole is answered here instead; one whose body is
-   * still arriving is read on until it is.
+   * Events raised while actions are performed (an answer the front makes at once reports its end
+   * while `serve` is performed) wait until the actions decided before them are done.
    */
-  const pump = (c: Conn) => {
-    const batch: Buffer[] = []
-    let collecting = false
-    let answered = false
-    while (c.pending.length) {
-      const seg = c.pending[0]!
-      if (seg.start) {
-        // the next request waits for the last answer, for a client that stopped taking answers, and
-        // for the turn's end when much is queued for this one
-        if (c.awaiting || c.backlogged || queued(c.toClient) > PIPELINED_MAX) break
-        const taken = inline.take(c, seg.start)
-        if (taken === 'incomplete') {
-          // a body that can no longer come whole (the client ended): nothing more is answered
-          if (c.clientEnded) {
-            c.pending.length = 0
-            return finishClient(c)
-          }
-          collecting = true
+  const later: [Conn, Event][] = []
+  let performing = false
+  const run = (c: Conn, e: Event) => {
+    if (performing) return void later.push([c, e])
+    performing = true
+    try {
+      perform(c, step(c, e).actions)
+    } finally {
+      performing = false
+      const next = later.shift() // also after a throw: the other connections' events still run
+      if (next) run(next[0], next[1])
+    }
+  }
+  const perform = (c: Conn, actions: Action[]) => {
+    for (const a of actions) {
+      switch (a.do) {
+        case 'to-client':
+          writes.add(c, a.data)
           break
-        }
-        if (taken === 'taken') {
-          answered = true
-          continue
-        }
-        if (!c.up) {
+        case 'to-up':
+          send(c.up!, c.toUp, a.data, () => c.client.pause())
+          break
+        case 'serve':
+          inline.answer(c, a.request, a.head, a.close)
+          break
+        case 'connect':
           connect(c)
           break
-        }
-        c.awaiting = seg.start
-      } else if (!c.up) break // the body of a request whose upstream is connecting
-      batch.push(seg.data)
-      c.pending.shift()
+        case 'shutdown-up':
+          c.up?.shutdown()
+          break
+        case 'end-up':
+          c.up?.end()
+          break
+        case 'pause-client':
+          c.client.pause()
+          break
+        case 'resume-client':
+          // not while the app's socket holds back what the client sent: its drain resumes it
+          if (!a.whenSent || c.toUp.length === 0) c.client.resume()
+          break
+        case 'pause-up':
+          c.up?.pause()
+          break
+        case 'resume-up':
+          c.up?.resume()
+          break
+        case 'close-client':
+          if (c.toClient.length === 0) closeClient(c) // else once the queue is written
+          break
+        case 'end-client':
+          c.client.end()
+          break
+        case 'terminate':
+          c.client.terminate()
+          break
+        case 'fail-timer':
+          setTimeout(() => run(c, { on: 'fail-grace' }), a.ms).unref()
+          break
+      }
     }
-    if (batch.length) toUpstream(c, batch.length === 1 ? batch[0]! : Buffer.concat(batch))
-    // a head that began behind held requests had no way to go on: its time starts now
-    if ((batch.length || answered) && c.stream.waitingForHead) c.stream.partialSince = Date.now()
-    if (collecting) c.client.resume()
-    else if (c.pending.length) c.client.pause()
-    else {
-      resumeClient(c)
-      endUpstreamWhenDone(c)
-    }
-  }
-  /** A client that ended (or failed) has its FIN passed on once all it sent went to the app. */
-  const endUpstreamWhenDone = (c: Conn) => {
-    // an in-process answer in flight comes first: its end calls this again
-    if (c.upEnded || c.pending.length || c.mode === 'upgrade-wait' || c.awaiting?.inline) return
-    if (!c.clientEnded && c.mode !== 'failing') return
-    if (!c.up) {
-      // nothing is upstream: once the last answer is out, the failure goes out, or the ended client is closed
-      if (c.connecting || c.awaiting) return
-      if (c.mode === 'failing') finishFail(c)
-      else if (c.mode === 'http') finishClient(c)
-      return
-    }
-    c.upEnded = true
-    c.up.shutdown() // the app answers what it has, then closes
+    if (c.upstream === 'none') c.up = null
   }
 
-  const inline = inlineAnswers(
-    options.serve,
-    { toClient, pump: (c) => pump(c), finishClient: (c) => finishClient(c) },
-    options.inline ?? true,
-  )
-
-  const fail = (c: Conn, status: number) => {
-    if (c.mode === 'failing' || c.mode === 'closed') return
-    c.mode = 'failing'
-    c.failStatus = status
-    waitingHeads.delete(c)
-    // nothing is being answered: the failure goes out at once
-    if (!c.up && !c.connecting && !c.awaiting && !c.pending.length) return finishFail(c)
-    endUpstreamWhenDone(c)
-    // an in-process answer still in flight goes first: its end sends the failure
-    setTimeout(() => c.awaiting?.inline || finishFail(c), FAIL_GRACE_MS).unref()
-  }
-  const finishFail = (c: Conn) => {
-    if (c.mode === 'closed') return
-    c.mode = 'closed'
-    toClient(c, failResponse(c.failStatus))
-    c.up?.end()
-    finishClient(c)
-  }
-  /** Closes the client connection once what is queued for it is written. */
-  const finishClient = (c: Conn) => {
-    if (c.finishing) return
-    c.finishing = true
-    if (c.toClient.length === 0) closeClient(c)
+  const writes = new TurnWrites((c, now) => connections.has(c) && written(c, now))
+  /** The client can take more (its socket drained, or the turn's writes are due): what waits for that goes on. */
+  const written = (c: Conn, now: number) => {
+    const backlogged = !flushQueue(c.client, c.toClient)
+    const drained = backlogged ? undefined : c.onDrained // a large answer waiting for the drain
+    if (drained) c.onDrained = undefined
+    run(c, { on: 'client-written', backlogged, waiter: drained !== undefined, now })
+    drained?.()
   }
   /** A client that may still be sending is half-closed and lingers; one that ended is closed. */
   const closeClient = (c: Conn) => {
@@ -190,70 +145,30 @@ export function startFront(options: FrontOptions): Front {
     c.lingering = { dropped: 0, timer: setTimeout(() => c.client.end(), LINGER.ms) }
   }
 
-  const fromClient = (c: Conn, data: Buffer) => {
-    if (c.mode === 'tunnel') return toUpstream(c, data)
-    if (c.mode === 'upgrade-wait') {
-      c.held.push(data)
-      return c.client.pause()
-    }
-    if (c.mode !== 'http') return
-    const r = c.stream.push(data, Date.now())
-    let next = 0
-    for (let i = 0; i < r.out.length; i++) {
-      const start = r.starts[next]?.at === i ? r.starts[next++] : undefined
-      c.pending.push(start ? { data: r.out[i]!, start } : { data: r.out[i]! })
-    }
-    if (r.fail) fail(c, r.fail)
-    else if (r.held) {
-      c.mode = 'upgrade-wait'
-      if (r.held.length) c.held.push(r.held)
-    }
-    pump(c)
-    if (c.stream.waitingForHead && c.mode === 'http') waitingHeads.add(c)
-    else waitingHeads.delete(c)
-  }
+  const inline = inlineAnswers(options.serve, {
+    toClient: (c: Conn, data: Chunk) => writes.add(c, data),
+    answered: (c, close) => run(c, { on: 'answered', close, now: Date.now() }),
+  })
 
-  const clientEnded = (c: Conn) => {
-    c.clientEnded = true
-    if (c.lingering) return void c.client.end()
-    // requests still held (behind an answer or a pending upgrade) go to the app first
-    endUpstreamWhenDone(c)
-  }
-  const reads = new TurnReads((c, data) => {
-    if (!c.lingering) return fromClient(c, data)
-    c.lingering.dropped += data.length
-    if (c.lingering.dropped > LINGER.bytes) c.client.end()
-  }, clientEnded)
+  const reads = new TurnReads(
+    (c, data) => {
+      if (!c.lingering) return run(c, { on: 'client-data', data, now: Date.now() })
+      c.lingering.dropped += data.length
+      if (c.lingering.dropped > LINGER.bytes) c.client.end()
+    },
+    (c) => run(c, { on: 'client-end' }),
+  )
 
-  const fromUpstream = (c: Conn, data: Buffer) => {
-    if (c.mode === 'closed') return
-    if (c.mode === 'tunnel') return toClient(c, data)
-    const seen = c.responses.observe(data, c.awaiting?.head ?? false)
-    toClient(c, data)
-    if (seen.switched) {
-      c.mode = 'tunnel'
-      c.awaiting = null
-      for (const h of c.held.splice(0)) toUpstream(c, h)
-      resumeClient(c)
-      return endUpstreamWhenDone(c)
-    }
-    if (seen.completed === 0) return
-    c.awaiting = null
-    c.lastActive = Date.now()
-    if (c.mode === 'upgrade-wait') {
-      // the app answered the upgrade request without switching: what the client sent since is HTTP
-      c.mode = 'http'
-      c.stream.upgradeDeclined()
-      for (const h of c.held.splice(0)) fromClient(c, h)
-    }
-    pump(c)
-  }
-
-  const timeouts = startTimeouts({ connections, waitingHeads, headTimeoutMs, idleTimeoutMs, fail })
+  const timer = setInterval(
+    () => {
+      const now = Date.now()
+      for (const c of connections) run(c, { on: 'tick', now, headMs, idleMs })
+    },
+    Math.min(1000, headMs / 2),
+  )
+  timer.unref() // a timer of the process's own sockets, not background work
 
   const connect = (c: Conn) => {
-    if (c.connecting || c.up) return
-    c.connecting = true
     let opened = false // until then a failure is the connect's own: the client gets a 502
     Bun.connect<Conn>({
       unix: options.upstream,
@@ -261,41 +176,20 @@ export function startFront(options: FrontOptions): Front {
       socket: {
         open(up) {
           opened = true
-          c.connecting = false
-          if (c.mode === 'closed') return void up.end() // the client left while it connected
           c.up = up
-          pump(c)
-          endUpstreamWhenDone(c)
+          run(c, { on: 'up-open', now: Date.now() })
         },
         data: (_up, data) => {
           writes.readingNow()
-          fromUpstream(c, data)
+          run(c, { on: 'up-data', data, now: Date.now() })
         },
         drain(up) {
-          if (flushQueue(up, c.toUp)) resumeClient(c)
+          if (flushQueue(up, c.toUp)) run(c, { on: 'up-drained' })
         },
-        close() {
-          if (!opened) return
-          if (c.awaiting?.inline) {
-            // nothing is awaited from the app: the in-process answer goes out, then the connection goes on or ends
-            c.up = null
-            c.upEnded = false
-            return
-          }
-          if (c.mode === 'failing') return finishFail(c)
-          c.mode = 'closed'
-          waitingHeads.delete(c)
-          finishClient(c)
-        },
-        error: () => void (opened && finishClient(c)),
+        close: () => void (opened && run(c, { on: 'up-closed' })),
+        error: () => void (opened && run(c, { on: 'up-error' })),
       },
-    }).catch(() => {
-      c.connecting = false
-      if (c.mode === 'closed') return // the client left meanwhile
-      c.mode = 'closed'
-      toClient(c, badGateway())
-      finishClient(c)
-    })
+    }).catch(() => run(c, { on: 'up-failed' }))
   }
 
   const listener = Bun.listen<Conn>({
@@ -319,6 +213,8 @@ export function startFront(options: FrontOptions): Front {
           client,
           peer,
           up: null,
+          upstream: 'none',
+          inline: options.inline ?? true,
           stream: new RequestStream(Buffer.from(`X-Real-IP: ${peer}\r\n`), options.maxBodyBytes, options.routeLimits),
           responses: new ResponseStream(),
           pending: [],
@@ -329,6 +225,8 @@ export function startFront(options: FrontOptions): Front {
           mode: 'http',
           failStatus: 0,
           clientEnded: false,
+          finishing: false,
+          backlogged: false,
           capKey,
           lastActive: Date.now(),
           lastWrite: 0,
@@ -358,10 +256,8 @@ export function startFront(options: FrontOptions): Front {
         if (c.refused) return // never counted
         clearTimeout(c.lingering?.timer)
         cap.release(c.capKey)
-        waitingHeads.delete(c)
         connections.delete(c)
-        c.mode = 'closed'
-        c.up?.end()
+        run(c, { on: 'client-closed' })
         c.onDrained?.()
       },
       error: (client) => void client.end(),
@@ -370,7 +266,7 @@ export function startFront(options: FrontOptions): Front {
   return {
     port: listener.port,
     stop(force?: boolean) {
-      timeouts.stop()
+      clearInterval(timer)
       listener.stop(force)
     },
     inFlight: () => inline.inFlight(),

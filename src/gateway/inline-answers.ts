@@ -1,17 +1,18 @@
 /**
- * The front's requests answered in-process, one connection's at a time: the request at the head of
- * its queue is taken once its body is whole, the app answers it, and the answer goes to the client,
- * a large one (a file) as the client takes it. The front then goes on with what is queued.
+ * The front's requests answered in-process (the machine, ./machine.ts, decides which and when with
+ * `planInline`): the app answers, and the answer goes to the client, a large one (a file) as the
+ * client takes it. Its end is reported back, and the machine goes on with what is queued.
  */
 import type { Answer } from '../http/hooks/answers'
-import type { Chunk, Conn } from './connection'
+import type { Chunk } from './conn-state'
+import type { Conn } from './connection'
 import {
   ASTERISK,
   asteriskAnswer,
   INLINE_MAX_BODY,
   inlineAnswer,
-  inlineRequest,
   inlineHead,
+  inlineRequest,
   NO_HOST,
   noHostAnswer,
   tooLargeAnswer,
@@ -21,30 +22,22 @@ import type { RequestStart } from './request-stream'
 /** What of the front the answers use. */
 export interface FrontIo {
   toClient(c: Conn, data: Chunk): void
-  /** Goes on with the connection's queued requests (or sends its failure, or ends it). */
-  pump(c: Conn): void
-  /** Closes the client once what is queued for it is written. */
-  finishClient(c: Conn): void
+  /** The answer is out (`close`: the connection must end after it). */
+  answered(c: Conn, close: boolean): void
 }
 
 export interface InlineAnswers {
-  /** Takes the request at the head of `pending` when it is one to answer in-process and its body is whole. */
-  take(c: Conn, start: RequestStart): 'taken' | 'incomplete' | 'upstream'
+  /** Answers a request in-process (or sends the front's own answer); reports its end to `answered`. */
+  answer(c: Conn, request: Request | Answer, headRequest: boolean, close: boolean): void
   /** Requests being answered. */
   inFlight(): number
 }
 
-/** `appInline` false: no request goes to `serve`; the front's own answers (no Host, `*`, a refused body) stay. */
-export function inlineAnswers(
-  serve: (request: Request) => Promise<Answer>,
-  io: FrontIo,
-  appInline: boolean,
-): InlineAnswers {
+export function inlineAnswers(serve: (request: Request) => Promise<Answer>, io: FrontIo): InlineAnswers {
   let inFlight = 0
   /** The connection ended (also while an answer was awaited: a check after an `await`). */
   const gone = (c: Conn) => c.mode === 'closed'
 
-  /** Sends the app's answer to the request (or the front's own answer) and goes on with the connection. */
   const answer = async (c: Conn, request: Request | Answer, headRequest: boolean, close: boolean) => {
     inFlight++
     try {
@@ -60,15 +53,7 @@ export function inlineAnswers(
     } finally {
       inFlight--
     }
-    c.awaiting = null
-    c.lastActive = Date.now()
-    if (c.mode === 'failing') return io.pump(c) // what came before the failure is answered first
-    if (c.mode !== 'http') return
-    if (close) {
-      c.mode = 'closed'
-      return io.finishClient(c)
-    }
-    io.pump(c)
+    io.answered(c, close)
   }
 
   /**
@@ -94,36 +79,43 @@ export function inlineAnswers(
   }
 
   return {
-    take(c, start) {
-      const head = inlineHead(start.scanned, c.peer)
-      if (head === NO_HOST || head === ASTERISK) {
-        // answered whatever its body: the connection ends after the answer, and what follows is dropped
-        c.pending.length = 0
-        c.awaiting = { head: start.head, inline: true }
-        const method = start.scanned.line.slice(0, start.scanned.line.indexOf(' '))
-        void answer(c, head === NO_HOST ? noHostAnswer() : asteriskAnswer(method), start.head, true)
-        return 'taken'
-      }
-      if (start.refused !== undefined) {
-        // its body is dropped as it comes (./request-stream.ts): the connection goes on after it
-        c.pending.splice(0, start.parts)
-        c.awaiting = { head: start.head, inline: true }
-        void answer(c, tooLargeAnswer(start.refused), start.head, head?.close ?? false)
-        return 'taken'
-      }
-      if (!appInline || !head || start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'
-      let end = start.parts
-      let have = 0
-      while (have < start.bodyBytes && end < c.pending.length && !c.pending[end]!.start)
-        have += c.pending[end++]!.data.length
-      if (have < start.bodyBytes) return 'incomplete'
-      const parts = c.pending.slice(start.parts, end).map((s) => s.data)
-      const body = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : Buffer.concat(parts)
-      c.pending.splice(0, end)
-      c.awaiting = { head: start.head, inline: true }
-      void answer(c, inlineRequest(head, body), start.head, head.close)
-      return 'taken'
-    },
+    answer: (c, request, headRequest, close) => void answer(c, request, headRequest, close),
     inFlight: () => inFlight,
   }
+}
+
+/** How a request at the head of a connection's queue is taken in-process: `drop` segments leave the queue. */
+export interface InlinePlan {
+  drop: number
+  request: Request | Answer
+  close: boolean
+}
+
+/**
+ * Whether the request starting `pending` is answered in-process, and with what (pure: the machine,
+ * ./machine.ts, decides with it). `incomplete`: it is, once the rest of its body came.
+ */
+export function planInline(
+  pending: readonly { data: Buffer; start?: RequestStart }[],
+  start: RequestStart,
+  peer: string,
+  appInline: boolean,
+): InlinePlan | 'incomplete' | 'upstream' {
+  const head = inlineHead(start.scanned, peer)
+  if (head === NO_HOST || head === ASTERISK) {
+    // answered whatever its body: the connection ends after the answer, and what follows is dropped
+    const method = start.scanned.line.slice(0, start.scanned.line.indexOf(' '))
+    return { drop: pending.length, request: head === NO_HOST ? noHostAnswer() : asteriskAnswer(method), close: true }
+  }
+  // its body is dropped as it comes (./request-stream.ts): the connection goes on after it
+  if (start.refused !== undefined)
+    return { drop: start.parts, request: tooLargeAnswer(start.refused), close: head?.close ?? false }
+  if (!appInline || !head || start.bodyBytes < 0 || start.bodyBytes > INLINE_MAX_BODY) return 'upstream'
+  let end = start.parts
+  let have = 0
+  while (have < start.bodyBytes && end < pending.length && !pending[end]!.start) have += pending[end++]!.data.length
+  if (have < start.bodyBytes) return 'incomplete'
+  const parts = pending.slice(start.parts, end).map((s) => s.data)
+  const body = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : Buffer.concat(parts)
+  return { drop: end, request: inlineRequest(head, body), close: head.close }
 }

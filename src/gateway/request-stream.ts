@@ -103,7 +103,7 @@ function copyOf(buf: Buffer, from: number, to: number): Buffer {
 export class RequestStream {
   private state: State = 'head'
   private partial: Buffer | null = null
-  /** When the pending incomplete head started arriving (for the 408, ./timeouts.ts). */
+  /** When the pending incomplete head started arriving (for the 408: the machine's tick, ./machine.ts). */
   partialSince = 0
   private remaining = 0
   private digits = 0
