@@ -34,7 +34,13 @@ function decodeParam(raw: string): string {
   }
 }
 
-export class Router {
+/** What callers need of the route table: the routes, and the one serving a path. */
+export interface RouteTable {
+  readonly routes: readonly RouteEntry[]
+  match(rawPath: string): RouteMatch | null
+}
+
+export class Router implements RouteTable {
   private readonly root = newNode()
 
   constructor(readonly routes: readonly RouteEntry[]) {

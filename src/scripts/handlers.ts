@@ -9,6 +9,7 @@
  */
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
+import type { HandlerInfo, HandlerOutcome, ScriptRunner, StartRequest } from '../ports'
 import { ApiError, forbidden, notFound, tooManyRequests } from '../errors'
 import { newId } from '../ids'
 import type { NodeRecord } from '../master/nodes'
@@ -18,30 +19,7 @@ import type { Outcome, Running, SandboxLimits } from './sandbox'
 import { svcscripts } from './svcscripts'
 import { ScriptThreads } from './threads'
 
-/** A handler as /rest/v1/service/svcscript_runtimes shows it. */
-export type HandlerInfo = {
-  id: string
-  site: string
-  node: string
-  domain: string
-  type: 'svc'
-  code: string
-  name: string
-  starttime: string
-}
-
-/** How a handler ended, kept OUTCOME_TTL_MS after the end. */
-export type HandlerOutcome = HandlerInfo & Outcome & { endtime: string; durationMs: number }
-
-export interface StartRequest {
-  domainId: string
-  code: string
-  params: unknown[]
-  /** Who asked (the journal's modifier of the request is the handler itself). */
-  reason?: string
-  /** Overrides the wall-clock limit (a token login waits seconds, not an hour). */
-  durationMs?: number
-}
+export type { HandlerInfo, HandlerOutcome, StartRequest } from '../ports'
 
 const RECORD_TTL_MS = 15_000
 export const OUTCOME_TTL_MS = 24 * 3600 * 1000
@@ -64,7 +42,7 @@ interface Local {
 /** How deep `call()` may nest. */
 const MAX_NESTING = 8
 
-export class ScriptHandlers {
+export class ScriptHandlers implements ScriptRunner {
   private deps!: Deps
   private threads!: ScriptThreads
   private readonly local = new Map<string, Local>()
