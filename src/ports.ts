@@ -116,8 +116,6 @@ export interface ScriptRunner {
   list(domainId: string): Promise<HandlerInfo[]>
   isRunning(domainId: string, id: string): Promise<boolean>
   read(domainId: string, id: string): Promise<HandlerInfo | HandlerOutcome>
-  /** Renews the records of this process's handlers (the node heartbeat). */
-  refresh(): Promise<void>
 }
 
 /** Events of every domain, fanned out to every process. */

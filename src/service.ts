@@ -140,7 +140,12 @@ export async function startService(config: Config, manifest: Manifest, options: 
   // the hub and the scripts first: workers (ws-sessions, svc-tasks) use them from their first pass
   deps.sockets.start(deps)
   own.scripts.start(deps)
-  const workers = new WorkerRunner(deps, options.workers ?? WORKERS)
+  // the workers' own context: the two handles only background work uses, beside the services
+  const workers = new WorkerRunner(deps, options.workers ?? WORKERS, {
+    deps,
+    sockets: deps.sockets,
+    scripts: own.scripts,
+  })
   own.metrics.provide({
     db,
     sockets: () => deps.sockets.stats(),

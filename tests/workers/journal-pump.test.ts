@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { PlatformEvent } from '~/events/event'
 import { journalPump } from '~/workers/journal-pump'
+import type { WorkerContext } from '~/workers/runner'
 import { journalCursor } from '~storage/journal'
 import { testService, type TestService } from '../helpers/service'
 
@@ -61,7 +62,7 @@ test('a pass that lost its lease before publishing publishes nothing and leaves 
   await create(4)
   const lost = new AbortController()
   lost.abort()
-  expect(await journalPump.step(t.service.deps, lost.signal)).toBe(0)
+  expect(await journalPump.step({ deps: t.service.deps } as WorkerContext, lost.signal)).toBe(0)
   expect(messages).toHaveLength(0)
   expect(await journalCursor(t.service.deps.db, 'events')).toBe(before)
   expect(await t.run('journal-pump')).toBe(1)
