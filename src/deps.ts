@@ -23,7 +23,6 @@ import type {
   SignalPort,
   Store,
 } from './ports'
-import type { WsHub } from './ws/hub'
 
 export type { Store } from './ports'
 
@@ -41,8 +40,6 @@ export interface Deps extends Store {
   nodes: ClusterNodes
   /** Script handlers: started, listed and stopped across the cluster. */
   scripts: ScriptRunner
-  /** The open websockets of this process and their subscriptions (started by the service). */
-  sockets: WsHub
   /** Wake-ups for workers in this process (a commit, a queued job). */
   signals: SignalPort
   /** Long write transactions running now: the domains they gate and their progress. */

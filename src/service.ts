@@ -46,6 +46,8 @@ import { ensureDataDir, listenError, StartError, withRetries } from './startup'
 
 export interface Service {
   deps: Deps
+  /** The open websockets of this process and their subscriptions (owned here, not in Deps). */
+  sockets: WsHub
   app: HttpApp
   workers: WorkerRunner
   /** The bus listener that enqueues webhook deliveries; `idle()` resolves once what it received is enqueued. */
@@ -138,17 +140,13 @@ export async function startService(config: Config, manifest: Manifest, options: 
   options.onBootstrap?.(first)
   await completeBuiltinClasses(deps)
   // the hub and the scripts first: workers (ws-sessions, svc-tasks) use them from their first pass
-  deps.sockets.start(deps)
+  const sockets = new WsHub(deps)
   own.scripts.start(deps)
   // the workers' own context: the two handles only background work uses, beside the services
-  const workers = new WorkerRunner(deps, options.workers ?? WORKERS, {
-    deps,
-    sockets: deps.sockets,
-    scripts: own.scripts,
-  })
+  const workers = new WorkerRunner(deps, options.workers ?? WORKERS, { deps, sockets, scripts: own.scripts })
   own.metrics.provide({
     db,
-    sockets: () => deps.sockets.stats(),
+    sockets: () => sockets.stats(),
     workers: () => workers.stats(),
     sessionsCached: () => own.sessions.cachedCount(),
   })
@@ -156,7 +154,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
   if (options.schedule !== false) workers.start({ onlyAlways: !config.background })
   // enqueueing is background work: a BACKGROUND=off process leaves it to the others (they dedupe anyway)
   const webhooks = config.background ? listenForWebhooks(deps) : { idle: async () => {}, stop: async () => {} }
-  const app = createApp(deps, manifest).ws('/ws', deps.sockets.handlers(), {
+  const app = createApp(deps, manifest).ws('/ws', sockets.handlers(), {
     idleTimeoutSec: config.wsIdleTimeoutSec,
     maxPayloadLength: config.wsMaxFrameBytes,
     backpressureLimit: config.wsBackpressureBytes,
@@ -215,6 +213,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
   let stopped: Promise<void> | undefined
   const service: Service = {
     deps,
+    sockets,
     app,
     workers,
     webhooks,
@@ -229,7 +228,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
         const cut = setTimeout(() => db.stopLong?.(new Stopping()), graceMs)
         control?.stop()
         await own.nodes.stop().catch(() => {})
-        deps.sockets.stop()
+        sockets.stop()
         // the other processes drain their own requests while this one drains its
         await Promise.all([gateway?.stop(graceMs + ANSWER_MS), others?.stop(graceMs)])
         if (server) {
@@ -298,7 +297,6 @@ export function compose(parts: {
     model,
     bus,
     nodes,
-    sockets: new WsHub(),
     scripts,
     signals: new Signals(),
     longWork,
