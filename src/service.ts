@@ -139,9 +139,8 @@ export async function startService(config: Config, manifest: Manifest, options: 
   const first = await bootstrap(deps)
   options.onBootstrap?.(first)
   await completeBuiltinClasses(deps)
-  // the hub and the scripts first: workers (ws-sessions, svc-tasks) use them from their first pass
+  // the hub before the workers: ws-sessions sweeps it from its first pass
   const sockets = new WsHub(deps)
-  own.scripts.start(deps)
   // the workers' own context: the two handles only background work uses, beside the services
   const workers = new WorkerRunner(deps, options.workers ?? WORKERS, { deps, sockets, scripts: own.scripts })
   own.metrics.provide({
@@ -284,7 +283,17 @@ export function compose(parts: {
   const model = new ModelRegistry(store, kv, clock)
   const bus = new EventBus(kv, log)
   const nodes = new NodeRegistry(kv, clock, log, config)
-  const scripts = new ScriptHandlers()
+  // a script's context carries these deps, which hold the handlers: made when a script starts
+  const scripts = new ScriptHandlers({
+    kv,
+    log,
+    clock,
+    config,
+    nodes,
+    access,
+    repo: store.repo,
+    scriptCtx: (fields) => ({ deps, ...fields }),
+  })
   const metrics = new Metrics()
   const deps: Deps = {
     ...store,

@@ -26,7 +26,7 @@ export function refusalFor(info: DomainInfo | null, created: string): Refusal | 
   return info.blocked ? { why: `its domain ${info.name} is blocked`, gone: false } : null
 }
 
-export async function refusalOf(deps: Deps, domain: string, created: string): Promise<Refusal | null> {
+export async function refusalOf(deps: Pick<Deps, 'access'>, domain: string, created: string): Promise<Refusal | null> {
   return refusalFor(await deps.access.domainInfo(domain), created)
 }
 

@@ -42,17 +42,24 @@ interface Local {
 /** How deep `call()` may nest. */
 const MAX_NESTING = 8
 
+/** What the handlers use, handed over by the service that owns them. */
+export interface HandlerNeeds extends Pick<Deps, 'kv' | 'log' | 'clock' | 'config' | 'nodes' | 'access' | 'repo'> {
+  /**
+   * The context a script acts in. It carries the service's Deps, and those hold these handlers (a
+   * script may run a route that starts a script), so the service makes it when a script starts.
+   */
+  scriptCtx(fields: Omit<Ctx, 'deps'>): Ctx
+}
+
 export class ScriptHandlers implements ScriptRunner {
-  private deps!: Deps
-  private threads!: ScriptThreads
+  private readonly threads: ScriptThreads
   private readonly local = new Map<string, Local>()
   /** Starts under way (between the cap check and the handler's registration), by domain. */
   private readonly reserved = new Map<string, string>()
-  private offDomainChange?: () => void
+  private readonly offDomainChange: () => void
 
-  /** Offers starting and stopping handlers here to the other processes. */
-  start(deps: Deps): void {
-    this.deps = deps
+  /** Offers starting and stopping handlers here to the other processes from the start. */
+  constructor(private readonly deps: HandlerNeeds) {
     this.threads = new ScriptThreads(deps.config.script.threads)
     deps.nodes.serve('script-start', (p) => this.startHere(p as StartRequest).then((h) => h.info))
     deps.nodes.serve('script-stop', async (p) => this.stopHere((p as { id: string }).id))
@@ -61,10 +68,10 @@ export class ScriptHandlers implements ScriptRunner {
 
   /** Ends every handler of this process (the service is stopping). */
   async stop(): Promise<void> {
-    this.offDomainChange?.()
+    this.offDomainChange()
     for (const h of this.local.values()) h.running?.end({ status: 'stopped', error: 'the node stopped' })
     await Promise.all([...this.local.values()].map((h) => h.done))
-    this.threads?.stop()
+    this.threads.stop()
   }
 
   /** Renews the records of this process's handlers (with the node heartbeat). */
@@ -144,13 +151,12 @@ export class ScriptHandlers implements ScriptRunner {
     await deps.kv.set(recordKey(request.domainId, id), JSON.stringify(info), RECORD_TTL_MS)
     await deps.kv.sadd(indexKey(request.domainId), id)
     this.local.set(id, local)
-    const ctx: Ctx = {
-      deps,
+    const ctx = deps.scriptCtx({
       domain: request.domainId,
       actor: { type: 'script', id, name: `script ${script.code}` },
       roles: ['admin'],
       requestId: `script-${id}`,
-    }
+    })
     const limits = { ...config.script, durationMs: request.durationMs ?? config.script.durationMs }
     const host = hostApi({
       ctx,
@@ -305,13 +311,12 @@ export class ScriptHandlers implements ScriptRunner {
     if (!this.local.has(h.info.id)) throw new Error('the handler has ended')
     const outer = { code: h.info.code, name: h.info.name }
     Object.assign(h.info, { code: script.code, name: script.name })
-    const ctx: Ctx = {
-      deps: this.deps,
+    const ctx = this.deps.scriptCtx({
       domain: h.domainId,
       actor: { type: 'script', id: h.info.id, name: `script ${script.code}` },
       roles: ['admin'],
       requestId: `script-${h.info.id}`,
-    }
+    })
     const host = hostApi({
       ctx,
       handlerId: h.info.id,
