@@ -6,7 +6,7 @@
  */
 import { delPrefix, type Kv } from '~storage/kv/kv'
 import type { Deps } from '../deps'
-import type { DomainInfo } from '../identity/access'
+import type { DomainInfo } from '../ports'
 
 export const recordKey = (domain: string, id: string) => `handler:${domain}:${id}`
 export const indexKey = (domain: string) => `handlers:${domain}`
