@@ -6,7 +6,6 @@
  */
 import type { Kv } from '~storage/kv/kv'
 import type { Config } from './config'
-import type { RouteTable } from './http/router'
 import type { Cidr } from './net/cidr'
 import type {
   AccessReader,
@@ -18,6 +17,7 @@ import type {
   LongWorkGate,
   MetricsPort,
   ModelCatalog,
+  ReadAccess,
   ScriptRunner,
   Sessions,
   SignalPort,
@@ -44,8 +44,8 @@ export interface Deps extends Store {
   signals: SignalPort
   /** Long write transactions running now: the domains they gate and their progress. */
   longWork: LongWorkGate
-  /** The route files by URL: what a URL serves (Allow, the method override). */
-  routes: RouteTable
+  /** How the route serving a path admits a read (websocket pushes decide with it). */
+  readAccess: ReadAccess
   /** The HTTP app, once made (src/app.ts): calls dispatched without HTTP go through it (src/http/dispatch.ts). */
   http?: HttpHandler
   /** TRUST_PROXY, parsed: peers whose X-Forwarded-For is believed. */

@@ -165,6 +165,14 @@ export interface MetricsPort {
   observe(route: string, method: string, status: number, seconds: number): void
 }
 
+/**
+ * How the GET route serving a path admits callers (`permission`: by the roles' grants), or null when
+ * none serves it: what a websocket push asks of the route table, without the table's types.
+ */
+export interface ReadAccess {
+  of(path: string): string | null
+}
+
 /** The HTTP app, for calls dispatched without HTTP (src/http/dispatch.ts). */
 export interface HttpHandler {
   handle(request: Request): Promise<Response>

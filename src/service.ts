@@ -18,7 +18,7 @@ import { createApp, type HttpApp, type Manifest } from './app'
 import type { RouteEntry } from './http/route'
 import { type Clock, isoTime, systemClock } from './clock'
 import { EventBus } from './events/bus'
-import { Router } from './http/router'
+import { type HttpDeps, Router, readAccessOf } from './http/router'
 import { AccessCache } from './identity/access'
 import { SessionStore } from './identity/sessions'
 import { LongWork } from './long-work'
@@ -30,7 +30,7 @@ import { ScriptHandlers } from './scripts/handlers'
 import { Signals } from './signals'
 import { WsHub } from './ws/hub'
 import { type Config, largestBody } from './config'
-import type { Deps, Store } from './deps'
+import type { Store } from './deps'
 import { type AppProcesses, type AppProcessRole, serviceCommand, startAppProcesses } from './cluster/app-processes'
 import { drain, type Gateway, startGateway } from './gateway/index'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
@@ -45,7 +45,8 @@ import { startControl } from './ops/control'
 import { ensureDataDir, listenError, StartError, withRetries } from './startup'
 
 export interface Service {
-  deps: Deps
+  /** The services of its calls, with the route table the HTTP layer uses. */
+  deps: HttpDeps
   /** The open websockets of this process and their subscriptions (owned here, not in Deps). */
   sockets: WsHub
   app: HttpApp
@@ -295,7 +296,8 @@ export function compose(parts: {
     scriptCtx: (fields) => ({ deps, ...fields }),
   })
   const metrics = new Metrics()
-  const deps: Deps = {
+  const routes = new Router(parts.routes)
+  const deps: HttpDeps = {
     ...store,
     config,
     kv,
@@ -309,7 +311,8 @@ export function compose(parts: {
     scripts,
     signals: new Signals(),
     longWork,
-    routes: new Router(parts.routes),
+    routes,
+    readAccess: readAccessOf(routes),
     trustedProxies: config.trustProxy.map((c) => parseCidr(c)!),
     metrics,
   }

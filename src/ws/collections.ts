@@ -56,13 +56,13 @@ export function collectionPathOf(objtypeOrClass: string): string | undefined {
 export function mayRead(ctx: Ctx, collectionPath: string | undefined, id: string): boolean | Promise<boolean> {
   if (ctx.roles.includes('admin')) return true
   if (!collectionPath) return false
-  const { routes, access } = ctx.deps
+  const { readAccess, access } = ctx.deps
   const paths = [collectionPath, `${collectionPath}/${id}`]
   const guarded: string[] = []
   for (const path of paths) {
-    const def = routes.match(path)?.entry.module.GET
-    if (!def) continue
-    if (def.hook.admit.access !== 'permission') return true
+    const rule = readAccess.of(path)
+    if (rule === null) continue
+    if (rule !== 'permission') return true
     guarded.push(path)
   }
   if (!guarded.length) return false
