@@ -5,13 +5,12 @@
  */
 import type { Kv } from '~storage/kv/kv'
 import type { Clock } from '../clock'
-import type { AccessReader, DomainInfo, RouteGrant, Store } from '../ports'
+import type { AccessReader, DomainInfo, LongWorkGate, RouteGrant, Store } from '../ports'
 import { usersCaches } from '../directory/caches-api'
 import { domainCreated, findDomainById, isBlocked, isMasterDomain } from '../directory/domains'
 import { roles } from '../directory/roles'
 import { type DomainCache, DomainCaches } from '../domain-cache'
 import { chainOf } from '../entities/tree'
-import type { LongWork } from '../long-work'
 import { compilePathPattern, matchesPath, pathSegments } from './path-pattern'
 import type { Session } from './sessions'
 
@@ -35,7 +34,7 @@ export class AccessCache implements AccessReader {
     private readonly store: Store,
     kv: Kv,
     clock: Clock,
-    private readonly longWork: LongWork,
+    private readonly longWork: LongWorkGate,
   ) {
     this.caches = new DomainCaches(kv, clock, CHANNEL)
     this.roles = this.caches.cache()
