@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { systemClock } from '~/clock'
 import { loadConfig } from '~/config'
 import { systemCtx } from '~/context'
-import { createDeps } from '~/deps'
+import { compose } from '~/service'
 import { findMasterDomain } from '~/directory/domains'
 import { commit } from '~/entities/unit'
 import { createLogger } from '~/log'
@@ -18,7 +18,7 @@ const [dataDir, classname, countArg] = process.argv.slice(2)
 const count = Number(countArg)
 const db = openEmbeddedDb(join(dataDir!, 'platform.db'))
 const config = loadConfig({ DATA_DIR: dataDir })
-const deps = createDeps({
+const { deps } = compose({
   config,
   db,
   kv: createMemoryKv(),

@@ -9,7 +9,6 @@
  */
 import type { Server, ServerWebSocket } from 'bun'
 import { Elysia } from 'elysia'
-import type { Deps } from './deps'
 import { badRequest } from './errors'
 import { RequestBody } from './http/body'
 import { bodyLimitOf, limitOf } from './http/body-limits'
@@ -23,7 +22,7 @@ import { logRequest } from './http/hooks/request-log'
 import { clientAddressOf, type Origin } from './http/req'
 import type { RouteEntry } from './http/route'
 import { mountEntries, routeBase } from './http/route-base'
-import { Router } from './http/router'
+import { type HttpDeps, Router, readAccessOf } from './http/router'
 
 // biome-ignore lint/suspicious/noExplicitAny: any Elysia instance of routes
 type AnyRoutes = Elysia<any, any, any, any, any, any, any>
@@ -35,7 +34,7 @@ export interface Manifest<R extends AnyRoutes = AnyRoutes> {
 }
 
 /** The Elysia app over `routes`; `native` says where requests a listener parsed come from (its server, set at listen). */
-export function elysiaApp<const R extends AnyRoutes>(deps: Deps, routes: R, native: Origin) {
+export function elysiaApp<const R extends AnyRoutes>(deps: HttpDeps, routes: R, native: Origin) {
   // a host may be shorter than the four characters Elysia assumes by default when it cuts the path from the URL
   return (
     new Elysia({ name: 'platform', handler: { standardHostname: false } })
@@ -55,7 +54,7 @@ export function elysiaApp<const R extends AnyRoutes>(deps: Deps, routes: R, nati
  * The method override and HEAD, before routing (an Elysia `wrap`). Elysia asks a wrap for the handler
  * on every request; the same one is given each time.
  */
-function beforeRouting(deps: Deps) {
+function beforeRouting(deps: HttpDeps) {
   let routed: (request: Request) => unknown
   let wrapped: ((request: Request) => unknown) | undefined
   return (route: (request: Request) => unknown) => {
@@ -119,11 +118,12 @@ export interface HttpApp {
 }
 
 /** The app over the service's routes, or (tests) over route files of their own. */
-export function createApp(service: Deps, routes: Manifest | readonly RouteEntry[]): HttpApp {
+export function createApp(service: HttpDeps, routes: Manifest | readonly RouteEntry[]): HttpApp {
   const native: Origin = {}
   const own = Array.isArray(routes)
   // route files of a test's own are the app's whole route table (Allow, overrides)
-  const deps = own ? { ...service, routes: new Router(routes) } : service
+  const table = own ? new Router(routes) : null
+  const deps = table ? { ...service, routes: table, readAccess: readAccessOf(table) } : service
   const api = own ? mountEntries(new Elysia().use(routeBase), routes) : (routes as Manifest).api
   const app = elysiaApp(deps, api, native)
   const handle = (request: Request) => app.handle(request)

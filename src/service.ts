@@ -5,6 +5,7 @@
  */
 import type { Server } from 'bun'
 import { type Db, Stopping } from '~storage/db'
+import { Repository, type TableSpec } from '~storage/repository'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { openRemoteDb } from '~storage/db-remote'
 import type { Kv } from '~storage/kv/kv'
@@ -14,9 +15,22 @@ import { ensureInstallation } from '~storage/installation'
 import { migrate } from '~storage/migrate'
 import { releaseAllClaims } from '~storage/queue'
 import { createApp, type HttpApp, type Manifest } from './app'
+import type { RouteEntry } from './http/route'
 import { type Clock, isoTime, systemClock } from './clock'
+import { EventBus } from './events/bus'
+import { type HttpDeps, Router, readAccessOf } from './http/router'
+import { AccessCache } from './identity/access'
+import { SessionStore } from './identity/sessions'
+import { LongWork } from './long-work'
+import { NodeRegistry } from './master/nodes'
+import { ModelRegistry } from './model/registry'
+import { parseCidr } from './net/cidr'
+import { Metrics } from './ops/metrics'
+import { ScriptHandlers } from './scripts/handlers'
+import { Signals } from './signals'
+import { WsHub } from './ws/hub'
 import { type Config, largestBody } from './config'
-import { createDeps, type Deps } from './deps'
+import type { Store } from './deps'
 import { type AppProcesses, type AppProcessRole, serviceCommand, startAppProcesses } from './cluster/app-processes'
 import { drain, type Gateway, startGateway } from './gateway/index'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
@@ -31,7 +45,10 @@ import { startControl } from './ops/control'
 import { ensureDataDir, listenError, StartError, withRetries } from './startup'
 
 export interface Service {
-  deps: Deps
+  /** The services of its calls, with the route table the HTTP layer uses. */
+  deps: HttpDeps
+  /** The open websockets of this process and their subscriptions (owned here, not in Deps). */
+  sockets: WsHub
   app: HttpApp
   workers: WorkerRunner
   /** The bus listener that enqueues webhook deliveries; `idle()` resolves once what it received is enqueued. */
@@ -111,32 +128,33 @@ export async function startService(config: Config, manifest: Manifest, options: 
   const clock = options.clock ?? systemClock
   // the id a licence is bound to: made once, at the first start
   await ensureInstallation(db, crypto.randomUUID(), isoTime(clock.now()))
-  const deps = createDeps({ config, db, kv, clock, log, routes: manifest.routes })
-  await deps.sessions.start()
-  await deps.access.start()
-  await deps.model.start()
-  await deps.bus.start()
-  await deps.nodes.start()
+  const own = compose({ config, db, kv, clock, log, routes: manifest.routes })
+  const { deps } = own
+  await own.sessions.start()
+  await own.access.start()
+  await own.model.start()
+  await own.bus.start()
+  await own.nodes.start()
   await startJournalCursor(db)
   await startWebhookCursor(db) // after the pump's: it starts where that one stands
   const first = await bootstrap(deps)
   options.onBootstrap?.(first)
   await completeBuiltinClasses(deps)
-  // the hub and the scripts first: workers (ws-sessions, svc-tasks) use them from their first pass
-  deps.sockets.start(deps)
-  deps.scripts.start(deps)
-  const workers = new WorkerRunner(deps, options.workers ?? WORKERS)
-  deps.metrics.provide({
+  // the hub before the workers: ws-sessions sweeps it from its first pass
+  const sockets = new WsHub(deps)
+  // the workers' own context: the two handles only background work uses, beside the services
+  const workers = new WorkerRunner(deps, options.workers ?? WORKERS, { deps, sockets, scripts: own.scripts })
+  own.metrics.provide({
     db,
-    sockets: () => deps.sockets.stats(),
+    sockets: () => sockets.stats(),
     workers: () => workers.stats(),
-    sessionsCached: () => deps.sessions.cachedCount(),
+    sessionsCached: () => own.sessions.cachedCount(),
   })
   // BACKGROUND=off leaves this process only the work that keeps itself going (its heartbeat)
   if (options.schedule !== false) workers.start({ onlyAlways: !config.background })
   // enqueueing is background work: a BACKGROUND=off process leaves it to the others (they dedupe anyway)
   const webhooks = config.background ? listenForWebhooks(deps) : { idle: async () => {}, stop: async () => {} }
-  const app = createApp(deps, manifest).ws('/ws', deps.sockets.handlers(), {
+  const app = createApp(deps, manifest).ws('/ws', sockets.handlers(), {
     idleTimeoutSec: config.wsIdleTimeoutSec,
     maxPayloadLength: config.wsMaxFrameBytes,
     backpressureLimit: config.wsBackpressureBytes,
@@ -195,6 +213,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
   let stopped: Promise<void> | undefined
   const service: Service = {
     deps,
+    sockets,
     app,
     workers,
     webhooks,
@@ -208,8 +227,8 @@ export async function startService(config: Config, manifest: Manifest, options: 
         // a request doing it is still open for its 503 (the drains below wait ANSWER_MS more)
         const cut = setTimeout(() => db.stopLong?.(new Stopping()), graceMs)
         control?.stop()
-        await deps.nodes.stop().catch(() => {})
-        deps.sockets.stop()
+        await own.nodes.stop().catch(() => {})
+        sockets.stop()
         // the other processes drain their own requests while this one drains its
         await Promise.all([gateway?.stop(graceMs + ANSWER_MS), others?.stop(graceMs)])
         if (server) {
@@ -223,14 +242,81 @@ export async function startService(config: Config, manifest: Manifest, options: 
         db.stopLong?.(new Stopping())
         await webhooks.stop()
         await workers.stop() // first: the scheduler must not start a run on threads that are going
-        await deps.scripts.stop()
-        await deps.bus.stop().catch(() => {}) // an unreachable store must not hold the shutdown
+        await own.scripts.stop()
+        await own.bus.stop().catch(() => {}) // an unreachable store must not hold the shutdown
         await kv.close()
         await db.close()
       })()),
   }
   deps.nodes.onTerminate = () => (options.onTerminate ? options.onTerminate(service) : void service.stop())
   return service
+}
+
+/**
+ * The composition: the one place that names the concrete services behind the ports of Deps. The
+ * service keeps the concrete ones for what only it does (start, stop, stats).
+ */
+export function compose(parts: {
+  config: Config
+  db: Db
+  kv: Kv
+  clock: Clock
+  log: Logger
+  routes: readonly RouteEntry[]
+}) {
+  const { config, db, kv, clock, log } = parts
+  // weak: a model class gets a new table spec whenever it changes, and the old one must not stay alive
+  const repos = new WeakMap<TableSpec, Repository>()
+  const store: Store = {
+    db,
+    repo(table) {
+      let repo = repos.get(table)
+      if (!repo) repos.set(table, (repo = new Repository(db, table)))
+      return repo
+    },
+  }
+  const longWork = new LongWork(log)
+  const sessions = new SessionStore(kv, clock, {
+    idleTimeoutSec: config.sessionIdleTimeoutSec,
+    maxPerUser: config.sessionMaxPerUser,
+  })
+  const access = new AccessCache(store, kv, clock, longWork)
+  const model = new ModelRegistry(store, kv, clock)
+  const bus = new EventBus(kv, log)
+  const nodes = new NodeRegistry(kv, clock, log, config)
+  // a script's context carries these deps, which hold the handlers: made when a script starts
+  const scripts = new ScriptHandlers({
+    kv,
+    log,
+    clock,
+    config,
+    nodes,
+    access,
+    repo: store.repo,
+    scriptCtx: (fields) => ({ deps, ...fields }),
+  })
+  const metrics = new Metrics()
+  const routes = new Router(parts.routes)
+  const deps: HttpDeps = {
+    ...store,
+    config,
+    kv,
+    clock,
+    log,
+    sessions,
+    access,
+    model,
+    bus,
+    nodes,
+    scripts,
+    signals: new Signals(),
+    longWork,
+    routes,
+    readAccess: readAccessOf(routes),
+    trustedProxies: config.trustProxy.map((c) => parseCidr(c)!),
+    metrics,
+  }
+  return { deps, sessions, access, model, bus, nodes, scripts, metrics }
 }
 
 /** How long past the grace a request whose long work was rolled back has to be answered (503). */

@@ -15,7 +15,7 @@ import { CALLBACK_REQUESTS } from '../model/builtin'
 import type { ClassModel } from '../model/class-model'
 import { validateRecord } from '../model/properties'
 import { withCurrentModel } from '../model/current-model'
-import type { PushTarget } from '../ws/collections'
+import type { PushTarget } from '../ws/push-target'
 import { changeRecord, deleteRecord, listRecords, type RecordCheck, readRecord, type Scope } from '../model/records'
 import type { Target } from '../model/partitions'
 

@@ -6,7 +6,7 @@
 import type { Config } from '../config'
 import type { RouteModule, RouteSpec } from './route'
 import type { Method } from '../values'
-import type { Router } from './router'
+import type { RouteTable } from './router'
 
 /** Sign-in, tokens, passwords and the like: a few fields of at most a KiB each. */
 export const SMALL_BODY = 8 * 1024
@@ -32,7 +32,7 @@ const POST_AS: Method[] = ['POST', 'LOOKUP', 'SYNC', 'CLEAR']
  * `overridable`: a POST whose override header was not read yet (the gateway's view).
  */
 export function bodyLimitOf(
-  router: Router,
+  router: RouteTable,
   config: Limits,
   method: string,
   rawPath: string,

@@ -156,6 +156,12 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 const JSON_MEDIA = /^application\/([\w.-]+\+)?json\s*(;|$)/i
 
 /**
+ * What the `jsonBody` parser (src/http/route-base.ts) gives for a request without a body: Elysia parses the body again its own
+ * way when a parser gives undefined. Admission (at transform, before validation) makes it undefined.
+ */
+export const NO_BODY = Symbol('no body')
+
+/**
  * The parsed JSON body, or undefined when the body is empty. A body declared as something else
  * (a form, plain text) is a 415: it was not meant as JSON, so it is not guessed at. A body without
  * a Content-Type is read as JSON.

@@ -9,7 +9,7 @@ import type { Context } from 'elysia'
 import { type Cookie, createCookieJar } from 'elysia/cookies'
 import type { Ctx } from '../context'
 import { largestBody } from '../config'
-import type { Deps } from '../deps'
+import type { HttpDeps } from './router'
 import { badRequest, unauthorized } from '../errors'
 import type { Session } from '../identity/sessions'
 import { type Cidr, inCidrs } from '../net/cidr'
@@ -69,7 +69,7 @@ export class Req<P = any, Q = any, B = any> {
   logged = false
 
   constructor(
-    readonly deps: Deps,
+    readonly deps: HttpDeps,
     readonly request: Request,
     /** Elysia's response set: extra headers and cookies go there. */
     readonly set: ResponseSet,

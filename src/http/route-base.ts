@@ -4,16 +4,10 @@
  * no service instance: what a call uses of one comes with its Req (./hooks/call.ts).
  */
 import { Elysia } from 'elysia'
-import { readJsonBody } from './body'
+import { NO_BODY, readJsonBody } from './body'
 import { admitCall } from './hooks/admission'
 import type { Req } from './req'
 import type { Admission, RouteEntry, RouteSpec } from './route'
-
-/**
- * What the `jsonBody` parser gives for a request without a body: Elysia parses the body again its own
- * way when a parser gives undefined. Admission (at transform, before validation) makes it undefined.
- */
-export const NO_BODY = Symbol('no body')
 
 /** The parser a route's `parse: 'jsonBody'` names: JSON within the route's limit, JSON types only (src/http/body.ts). */
 const readBody = async ({ req }: { req: Req }) =>

@@ -3,6 +3,8 @@
  * without HTTP (websocket frames, scripts). Static segments win over `:param`, which wins over `*`
  * (the rest of the path); one trailing slash is ignored.
  */
+import type { Deps } from '../deps'
+import type { ReadAccess } from '../ports'
 import type { RouteEntry } from './route'
 
 interface Node {
@@ -34,7 +36,27 @@ function decodeParam(raw: string): string {
   }
 }
 
-export class Router {
+/** What callers need of the route table: the routes, and the one serving a path. */
+export interface RouteTable {
+  readonly routes: readonly RouteEntry[]
+  match(rawPath: string): RouteMatch | null
+}
+
+/**
+ * What the HTTP layer uses: the services a call may use and the route table. The table is not in
+ * Deps, since its entries' handlers take a Req that carries Deps (domain code never needs it).
+ */
+export interface HttpDeps extends Deps {
+  /** The route files by URL: what a URL serves (Allow, the method override). */
+  routes: RouteTable
+}
+
+/** The read access a route table gives (Deps carries this, not the table). */
+export function readAccessOf(table: RouteTable): ReadAccess {
+  return { of: (path) => table.match(path)?.entry.module.GET?.hook.admit.access ?? null }
+}
+
+export class Router implements RouteTable {
   private readonly root = newNode()
 
   constructor(readonly routes: readonly RouteEntry[]) {

@@ -5,41 +5,26 @@
  */
 import type { Kv } from '~storage/kv/kv'
 import type { Clock } from '../clock'
-import type { Store } from '../deps'
+import type { AccessReader, DomainInfo, LongWorkGate, RouteGrant, Store } from '../ports'
 import { usersCaches } from '../directory/cache-collections'
 import { domainCreated, findDomainById, isBlocked, isMasterDomain } from '../directory/domains'
 import { roles } from '../directory/roles'
 import { type DomainCache, DomainCaches } from '../domain-cache'
 import { chainOf } from '../entities/tree'
-import type { LongWork } from '../long-work'
-import { compilePathPattern, matchesPath, type PathPattern, pathSegments } from './path-pattern'
+import { compilePathPattern, matchesPath, pathSegments } from './path-pattern'
 import type { Session } from './sessions'
 
 const CHANNEL = 'access-invalidate'
 /** The roles of a master administrator switched into another domain (one array, so it compares equal). */
 const ADMIN_ONLY = ['admin']
 
-export interface DomainInfo {
-  id: string
-  name: string
-  isMaster: boolean
-  blocked: boolean
-  solution: string
-  /** When it was created (ext.ct): a domain created again with the same id is another one. */
-  created: string
-}
-
-/** A role's grant: a path pattern (`*` one segment, `**` any number) and its methods (`*` = all). */
-export interface RouteGrant {
-  pattern: PathPattern
-  methods: Set<string> | null
-}
+export type { DomainInfo, RouteGrant } from '../ports'
 
 export function compileGrant(path: string, methods: readonly string[]): RouteGrant {
   return { pattern: compilePathPattern(path), methods: methods.includes('*') ? null : new Set(methods) }
 }
 
-export class AccessCache {
+export class AccessCache implements AccessReader {
   private readonly caches: DomainCaches
   private readonly roles: DomainCache<string[]>
   private readonly grantMaps: DomainCache<Map<string, RouteGrant[]>>
@@ -49,7 +34,7 @@ export class AccessCache {
     private readonly store: Store,
     kv: Kv,
     clock: Clock,
-    private readonly longWork: LongWork,
+    private readonly longWork: LongWorkGate,
   ) {
     this.caches = new DomainCaches(kv, clock, CHANNEL)
     this.roles = this.caches.cache()

@@ -6,7 +6,7 @@ import type { Kv } from '~storage/kv/kv'
 import { modelGeneration } from '~storage/model-generations'
 import { createRecordTable } from '~storage/model-tables'
 import type { Clock } from '../clock'
-import type { Store } from '../deps'
+import type { ModelCatalog, Store } from '../ports'
 import { type DomainCache, DomainCaches } from '../domain-cache'
 import { notFound } from '../errors'
 import { buildModels, type ClassModel } from './class-model'
@@ -14,7 +14,7 @@ import { classes } from './classes'
 
 const CHANNEL = 'model-invalidate'
 
-export class ModelRegistry {
+export class ModelRegistry implements ModelCatalog {
   private readonly caches: DomainCaches
   private readonly models: DomainCache<Map<string, ClassModel>>
   /** The generation each domain's definitions were read at (a domain without classes has no model to tell it). */

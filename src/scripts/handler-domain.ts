@@ -6,7 +6,7 @@
  */
 import { delPrefix, type Kv } from '~storage/kv/kv'
 import type { Deps } from '../deps'
-import type { DomainInfo } from '../identity/access'
+import type { DomainInfo } from '../ports'
 
 export const recordKey = (domain: string, id: string) => `handler:${domain}:${id}`
 export const indexKey = (domain: string) => `handlers:${domain}`
@@ -26,7 +26,7 @@ export function refusalFor(info: DomainInfo | null, created: string): Refusal | 
   return info.blocked ? { why: `its domain ${info.name} is blocked`, gone: false } : null
 }
 
-export async function refusalOf(deps: Deps, domain: string, created: string): Promise<Refusal | null> {
+export async function refusalOf(deps: Pick<Deps, 'access'>, domain: string, created: string): Promise<Refusal | null> {
   return refusalFor(await deps.access.domainInfo(domain), created)
 }
 

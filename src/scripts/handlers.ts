@@ -9,6 +9,7 @@
  */
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
+import type { HandlerInfo, HandlerOutcome, ScriptRunner, StartRequest } from '../ports'
 import { ApiError, forbidden, notFound, tooManyRequests } from '../errors'
 import { newId } from '../ids'
 import type { NodeRecord } from '../master/nodes'
@@ -18,30 +19,7 @@ import type { Outcome, Running, SandboxLimits } from './sandbox'
 import { svcscripts } from './svcscripts'
 import { ScriptThreads } from './threads'
 
-/** A handler as /rest/v1/service/svcscript_runtimes shows it. */
-export type HandlerInfo = {
-  id: string
-  site: string
-  node: string
-  domain: string
-  type: 'svc'
-  code: string
-  name: string
-  starttime: string
-}
-
-/** How a handler ended, kept OUTCOME_TTL_MS after the end. */
-export type HandlerOutcome = HandlerInfo & Outcome & { endtime: string; durationMs: number }
-
-export interface StartRequest {
-  domainId: string
-  code: string
-  params: unknown[]
-  /** Who asked (the journal's modifier of the request is the handler itself). */
-  reason?: string
-  /** Overrides the wall-clock limit (a token login waits seconds, not an hour). */
-  durationMs?: number
-}
+export type { HandlerInfo, HandlerOutcome, StartRequest } from '../ports'
 
 const RECORD_TTL_MS = 15_000
 export const OUTCOME_TTL_MS = 24 * 3600 * 1000
@@ -64,17 +42,24 @@ interface Local {
 /** How deep `call()` may nest. */
 const MAX_NESTING = 8
 
-export class ScriptHandlers {
-  private deps!: Deps
-  private threads!: ScriptThreads
+/** What the handlers use, handed over by the service that owns them. */
+export interface HandlerNeeds extends Pick<Deps, 'kv' | 'log' | 'clock' | 'config' | 'nodes' | 'access' | 'repo'> {
+  /**
+   * The context a script acts in. It carries the service's Deps, and those hold these handlers (a
+   * script may run a route that starts a script), so the service makes it when a script starts.
+   */
+  scriptCtx(fields: Omit<Ctx, 'deps'>): Ctx
+}
+
+export class ScriptHandlers implements ScriptRunner {
+  private readonly threads: ScriptThreads
   private readonly local = new Map<string, Local>()
   /** Starts under way (between the cap check and the handler's registration), by domain. */
   private readonly reserved = new Map<string, string>()
-  private offDomainChange?: () => void
+  private readonly offDomainChange: () => void
 
-  /** Offers starting and stopping handlers here to the other processes. */
-  start(deps: Deps): void {
-    this.deps = deps
+  /** Offers starting and stopping handlers here to the other processes from the start. */
+  constructor(private readonly deps: HandlerNeeds) {
     this.threads = new ScriptThreads(deps.config.script.threads)
     deps.nodes.serve('script-start', (p) => this.startHere(p as StartRequest).then((h) => h.info))
     deps.nodes.serve('script-stop', async (p) => this.stopHere((p as { id: string }).id))
@@ -83,10 +68,10 @@ export class ScriptHandlers {
 
   /** Ends every handler of this process (the service is stopping). */
   async stop(): Promise<void> {
-    this.offDomainChange?.()
+    this.offDomainChange()
     for (const h of this.local.values()) h.running?.end({ status: 'stopped', error: 'the node stopped' })
     await Promise.all([...this.local.values()].map((h) => h.done))
-    this.threads?.stop()
+    this.threads.stop()
   }
 
   /** Renews the records of this process's handlers (with the node heartbeat). */
@@ -166,13 +151,12 @@ export class ScriptHandlers {
     await deps.kv.set(recordKey(request.domainId, id), JSON.stringify(info), RECORD_TTL_MS)
     await deps.kv.sadd(indexKey(request.domainId), id)
     this.local.set(id, local)
-    const ctx: Ctx = {
-      deps,
+    const ctx = deps.scriptCtx({
       domain: request.domainId,
       actor: { type: 'script', id, name: `script ${script.code}` },
       roles: ['admin'],
       requestId: `script-${id}`,
-    }
+    })
     const limits = { ...config.script, durationMs: request.durationMs ?? config.script.durationMs }
     const host = hostApi({
       ctx,
@@ -327,13 +311,12 @@ export class ScriptHandlers {
     if (!this.local.has(h.info.id)) throw new Error('the handler has ended')
     const outer = { code: h.info.code, name: h.info.name }
     Object.assign(h.info, { code: script.code, name: script.name })
-    const ctx: Ctx = {
-      deps: this.deps,
+    const ctx = this.deps.scriptCtx({
       domain: h.domainId,
       actor: { type: 'script', id: h.info.id, name: `script ${script.code}` },
       roles: ['admin'],
       requestId: `script-${h.info.id}`,
-    }
+    })
     const host = hostApi({
       ctx,
       handlerId: h.info.id,

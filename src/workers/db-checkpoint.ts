@@ -16,7 +16,7 @@ export const dbCheckpoint: Worker = {
   name: 'db-checkpoint',
   every: 1000,
   lease: 'cluster', // one process of a service whose app processes share the file (WORKERS > 1) is enough
-  async step(deps) {
+  async step({ deps }) {
     warnOfRefusals(deps.log, await deps.db.checkpoint())
     return 0
   },
@@ -44,7 +44,7 @@ export const dbPinnedRead: Worker = {
   every: 1000,
   lease: 'none',
   always: true, // the process's own health, BACKGROUND=off too
-  async step(deps) {
+  async step({ deps }) {
     deps.db.endPinnedRead?.()
     return 0
   },

@@ -23,7 +23,7 @@ export const eventIngest: Worker = {
   name: 'event-ingest',
   every: 500,
   lease: 'cluster',
-  async step(deps, signal) {
+  async step({ deps }, signal) {
     const { kv } = deps
     let entries = await kv.xreadgroup(INGEST_STREAM, GROUP, CONSUMER, { count: BATCH, pending: true })
     if (entries.length === 0)

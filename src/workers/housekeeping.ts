@@ -15,7 +15,7 @@ export const housekeeping: Worker = {
   name: 'housekeeping',
   cron: '0 * * * * *',
   lease: 'cluster',
-  async step(deps) {
+  async step({ deps }) {
     const now = deps.clock.now()
     await purgeExpiredRequests(deps.db, now)
     await pruneJobs(deps.db, isoTime(now - FINISHED_JOBS_KEPT_MS))

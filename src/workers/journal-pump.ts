@@ -20,7 +20,7 @@ export const journalPump: Worker = {
   every: 500,
   wakeOn: ['journal'],
   lease: 'cluster',
-  async step(deps, signal) {
+  async step({ deps }, signal) {
     const cursor = await journalCursor(deps.db, CURSOR)
     const changes = await committed(deps, () => journalTextAfter(deps.db, cursor, BATCH))
     // a pass that lost the cluster lease stops: another process pumps from the cursor on

@@ -13,7 +13,7 @@ export const journalRetention: Worker = {
   name: 'journal-retention',
   cron: '0 */10 * * * *',
   lease: 'cluster',
-  async step(deps, signal) {
+  async step({ deps }, signal) {
     const { journalKeepDays: days, journalKeepPerDomain: perDomain } = deps.config
     let removed = 0
     if (days > 0) removed += await sweepOlderThan(deps.db, isoTime(deps.clock.now() - days * DAY_MS), RETENTION_BATCH)

@@ -18,7 +18,7 @@ export const layerOrders: Worker = {
   every: 2000,
   wakeOn: [`queue:${LAYER_ORDER}`],
   lease: 'none',
-  async step(deps) {
+  async step({ deps }) {
     const now = deps.clock.now()
     const [job] = await claimJobs(deps.db, LAYER_ORDER, now, now + LEASE_MS, 1)
     if (!job) return 0

@@ -61,7 +61,7 @@ export const mailOutbox: Worker = {
   every: 1000,
   wakeOn: [`queue:${MAIL}`],
   lease: 'none',
-  async step(deps) {
+  async step({ deps }) {
     const resend = resendOf(deps)
     if (!resend) return 0 // without a provider, messages are logged when they are queued
     const now = deps.clock.now()

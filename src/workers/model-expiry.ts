@@ -13,7 +13,7 @@ export const modelExpiry: Worker = {
   name: 'model-expiry',
   every: 5000,
   lease: 'cluster',
-  async step(deps, signal) {
+  async step({ deps }, signal) {
     const now = deps.clock.now()
     let removed = 0
     for (const domain of await deps.repo(classes.table).domainsWhere('opts.expires_mode', 'create')) {

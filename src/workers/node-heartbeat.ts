@@ -10,9 +10,9 @@ export const nodeHeartbeat: Worker = {
   every: HEARTBEAT_MS,
   lease: 'none',
   always: true,
-  async step(deps) {
+  async step({ deps, scripts }) {
     await deps.nodes.heartbeat()
-    await deps.scripts.refresh() // a handler's record lives while its node beats
+    await scripts.refresh() // a handler's record lives while its node beats
     return 0
   },
 }

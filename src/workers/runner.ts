@@ -13,7 +13,23 @@ import { KvUnavailable, type Lock } from '~storage/kv/kv'
 import type { Deps } from '../deps'
 import type { SignalName } from '../signals'
 
-export interface Worker {
+/**
+ * What a worker's step receives, built by the service: the services a call may use, and the two
+ * handles only background work needs (they are not in Deps, so domain code cannot reach them).
+ */
+export interface WorkerContext {
+  deps: Deps
+  /** This process's websockets: those whose session expired are closed (ws-sessions). */
+  sockets: { sweep(): Promise<number> }
+  /** This process's script handlers: their records are renewed with the heartbeat (node-heartbeat). */
+  scripts: { refresh(): Promise<void> }
+}
+
+/** The ports the runner itself uses: leases, wake-ups, the long-work gate and the log. */
+export type RunnerPorts = Pick<Deps, 'kv' | 'log' | 'signals' | 'longWork'>
+
+/** `C` is what the step receives: the service's WorkerContext (tests of the runner give their own). */
+export interface Worker<C = WorkerContext> {
   name: string
   /** Runs every `every` ms when nothing wakes it earlier... */
   every?: number
@@ -28,9 +44,9 @@ export interface Worker {
   /** Runs even where BACKGROUND=off: work that keeps the process itself going (its node heartbeat). */
   always?: boolean
   /** One batch of work; how much it did (more than zero: there may be more, so it runs again at once). */
-  step(deps: Deps, signal: AbortSignal): Promise<number>
+  step(context: C, signal: AbortSignal): Promise<number>
   /** Work a step started and left running (deliveries in flight): `stop()` waits for it. */
-  drain?(deps: Deps): Promise<void>
+  drain?(context: C): Promise<void>
 }
 
 export interface RunnerOptions {
@@ -40,8 +56,8 @@ export interface RunnerOptions {
   maxStepsPerPass?: number
 }
 
-interface State {
-  worker: Worker
+interface State<C> {
+  worker: Worker<C>
   running: Promise<number> | null
   again: boolean
   timer?: ReturnType<typeof setTimeout>
@@ -52,16 +68,17 @@ interface State {
   storeDown?: boolean
 }
 
-export class WorkerRunner {
-  private readonly states = new Map<string, State>()
+export class WorkerRunner<C = WorkerContext> {
+  private readonly states = new Map<string, State<C>>()
   private readonly unsubscribe: (() => void)[] = []
   private stopping = false
   private readonly leaseMs: number
   private readonly maxSteps: number
 
   constructor(
-    private readonly deps: Deps,
-    workers: readonly Worker[],
+    private readonly deps: RunnerPorts,
+    workers: readonly Worker<C>[],
+    private readonly context: C,
     options: RunnerOptions = {},
   ) {
     this.leaseMs = options.leaseMs ?? 30_000
@@ -114,7 +131,7 @@ export class WorkerRunner {
       state.cron?.stop()
     }
     await Promise.all([...this.states.values()].map((s) => s.running))
-    await Promise.all([...this.states.values()].map((s) => s.worker.drain?.(this.deps)))
+    await Promise.all([...this.states.values()].map((s) => s.worker.drain?.(this.context)))
   }
 
   /** Passes (including those that found another process holding the lease) and failures of each worker since start. */
@@ -124,20 +141,20 @@ export class WorkerRunner {
     )
   }
 
-  private state(name: string): State {
+  private state(name: string): State<C> {
     const state = this.states.get(name)
     if (!state) throw new Error(`no worker named ${name}`)
     return state
   }
 
-  private schedule(state: State): void {
+  private schedule(state: State<C>): void {
     clearTimeout(state.timer)
     if (this.stopping || state.worker.every === undefined) return
     state.timer = setTimeout(() => this.wake(state.worker.name), state.worker.every)
     state.timer.unref?.()
   }
 
-  private pass(state: State): Promise<number> {
+  private pass(state: State<C>): Promise<number> {
     const run = this.runPass(state.worker).finally(() => {
       state.running = null
       state.runs++
@@ -150,7 +167,7 @@ export class WorkerRunner {
     return run
   }
 
-  private async runPass(worker: Worker): Promise<number> {
+  private async runPass(worker: Worker<C>): Promise<number> {
     const abort = new AbortController()
     let lock: Lock | null = null
     let renewal: ReturnType<typeof setInterval> | undefined
@@ -170,7 +187,7 @@ export class WorkerRunner {
         // long work's uncommitted rows are visible to reads across domains: a step waits for its end
         const busy = worker.always ? undefined : this.deps.longWork.idle()
         if (busy) await busy
-        const done = await worker.step(this.deps, abort.signal)
+        const done = await worker.step(this.context, abort.signal)
         total += done
         if (done === 0) break
       }

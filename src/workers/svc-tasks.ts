@@ -7,7 +7,7 @@ export const svcTasks: Worker = {
   every: 1000,
   // every svc process looks; the database claim makes each run happen once
   lease: 'none',
-  async step(deps) {
+  async step({ deps }) {
     await startDueRuns(deps)
     return 0 // one look per tick: a run started now is not due again this period
   },

@@ -176,7 +176,7 @@ export const webhookDeliveries: Worker = {
   every: 1000,
   wakeOn: [`queue:${WEBHOOK}`],
   lease: 'none',
-  async step(deps) {
+  async step({ deps }) {
     const s = stateOf(deps)
     const { slots } = s
     const room = Math.min(MAX_HELD - slots.heldInAll, CLAIM_MAX)
@@ -199,5 +199,5 @@ export const webhookDeliveries: Worker = {
     // next pass comes when a host's slot frees (or on the schedule)
     return 0
   },
-  drain: deliveriesSettled,
+  drain: ({ deps }) => deliveriesSettled(deps),
 }

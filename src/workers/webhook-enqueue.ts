@@ -22,7 +22,7 @@ export const webhookEnqueue: Worker = {
   every: 500,
   wakeOn: ['journal'],
   lease: 'cluster',
-  async step(deps, signal) {
+  async step({ deps }, signal) {
     const cursor = await startWebhookCursor(deps.db)
     const heads = await committed(deps, () => journalDomainsAfter(deps.db, cursor, BATCH))
     // a pass that lost the cluster lease stops: another process goes on from the cursor

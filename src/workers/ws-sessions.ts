@@ -10,8 +10,8 @@ export const wsSessions: Worker = {
   every: 30_000,
   lease: 'none',
   always: true,
-  async step(deps) {
-    await deps.sockets.sweep()
+  async step({ sockets }) {
+    await sockets.sweep()
     return 0
   },
 }

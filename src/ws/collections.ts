@@ -5,35 +5,16 @@
  * (`/rest/v1/model/<classname>`). Reading is decided as a GET of the collection or of the record
  * would be: the route serving that path, and the subscriber's roles read live.
  */
-import type { FilterNode } from '~storage/query'
 import { accountOrdersTarget } from '../callbacks/orders'
 import type { Ctx } from '../context'
 import { entities } from '../entities/registry'
 import { badRequest } from '../errors'
 import { dataClassOf } from '../events/event'
-import { FieldSet } from '../query/fields'
 import { grants } from '../identity/access'
 import { withoutTrailingSlashes } from './frames'
+import type { PushTarget } from './push-target'
 
 const MODEL_PREFIX = '/rest/v1/model/'
-
-export interface PushTarget {
-  /** The REST path of the collection, as subscribed. */
-  classpath: string
-  /** The data class its changes carry (`data.class`): an entity's objtype or a model classname. */
-  dataClass: string
-  /** Paths a subscription's filter and order may name. */
-  fields: FieldSet
-  /** Conditions every pushed instance must also meet (a collection that is a view of a class). */
-  where?: FilterNode
-  /**
-   * Whether the subscriber may still see this view at delivery (the account is still theirs and
-   * still has the number the view was made for); asked once per event and subscriber.
-   */
-  guard?: (ctx: Ctx) => boolean | Promise<boolean>
-  /** The journal's objtype of the data class, to replay only this collection's changes. */
-  objtype: string
-}
 
 /** Collections other than an entity's or a model class's whose changes can be pushed: views over a class. */
 const SPECIAL: ((ctx: Ctx, classpath: string) => Promise<PushTarget | null>)[] = [accountOrdersTarget]
@@ -75,13 +56,13 @@ export function collectionPathOf(objtypeOrClass: string): string | undefined {
 export function mayRead(ctx: Ctx, collectionPath: string | undefined, id: string): boolean | Promise<boolean> {
   if (ctx.roles.includes('admin')) return true
   if (!collectionPath) return false
-  const { routes, access } = ctx.deps
+  const { readAccess, access } = ctx.deps
   const paths = [collectionPath, `${collectionPath}/${id}`]
   const guarded: string[] = []
   for (const path of paths) {
-    const def = routes.match(path)?.entry.module.GET
-    if (!def) continue
-    if (def.hook.admit.access !== 'permission') return true
+    const rule = readAccess.of(path)
+    if (rule === null) continue
+    if (rule !== 'permission') return true
     guarded.push(path)
   }
   if (!guarded.length) return false

@@ -38,24 +38,27 @@ interface Caller {
 }
 
 export class WsHub {
-  private deps!: Deps
-  private fanout!: Fanout
+  private readonly fanout: Fanout
   private readonly sockets = new Set<Socket>()
   private readonly byDomain = new Map<string, Set<Socket>>()
   private readonly bySession = new Map<string, Set<Socket>>()
   private readonly queue: PlatformEvent[] = []
   private draining = false
-  private readonly off: (() => void)[] = []
+  private readonly off: (() => void)[]
   private nextId = 0
 
-  /** Listens to the bus, to session ends and to domain changes. */
-  start(deps: Deps): void {
-    this.deps = deps
+  /**
+   * Listens to the bus, to session ends and to domain changes from the start. `deps` are the services
+   * the contexts of its frames carry (a frame runs a route as HTTP would).
+   */
+  constructor(private readonly deps: Deps) {
     this.fanout = new Fanout(deps.log)
     const guard = (what: string) => (err: unknown) => deps.log.error(`websocket ${what} failed`, { error: String(err) })
-    this.off.push(deps.bus.on((event) => this.enqueue(event)))
-    this.off.push(deps.sessions.onInvalidate((id) => void this.recheckSession(id).catch(guard('session check'))))
-    this.off.push(deps.access.onChange((domain) => void this.recheckDomain(domain).catch(guard('domain check'))))
+    this.off = [
+      deps.bus.on((event) => this.enqueue(event)),
+      deps.sessions.onInvalidate((id) => void this.recheckSession(id).catch(guard('session check'))),
+      deps.access.onChange((domain) => void this.recheckDomain(domain).catch(guard('domain check'))),
+    ]
   }
 
   /** Closes every socket ("going away") and stops listening. */

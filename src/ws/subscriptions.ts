@@ -11,7 +11,8 @@ import type { PlatformEvent } from '../events/event'
 import { type EventObject, parseEventMasks, parseObjects, type SubscriptionTerms } from '../events/match'
 import { FieldSet, isValidPath } from '../query/fields'
 import { parseFilter, parseMask } from '../query/list-query'
-import { type PushTarget, resolveClasspath } from './collections'
+import { resolveClasspath } from './collections'
+import type { PushTarget } from './push-target'
 
 export const MAX_EXPIRES_SEC = 3600
 export const MAX_SUBSCRIPTIONS_PER_SOCKET = 100

@@ -12,10 +12,10 @@ import { PinnedReads } from '~storage/db-pinned-read'
 import { type Statement, Statements } from '~storage/db-statements'
 import type { Db } from '~storage/db'
 import { dbPinnedRead } from '~/workers/db-checkpoint'
-import type { Deps } from '~/deps'
+import type { WorkerContext } from '~/workers/runner'
 
 /** The worker's step reads only the database of its deps. */
-const fakeDeps = (db: Db) => ({ db }) as unknown as Deps
+const fakeContext = (db: Db) => ({ deps: { db } }) as unknown as WorkerContext
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-pinned-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -138,7 +138,7 @@ test('a pinned service connection is ended by the db-pinned-read worker, or by t
   pin()
   other.prepare('INSERT INTO t (v) VALUES (?)').run(['a'])
   expect(await count()).toBe(300)
-  expect(await dbPinnedRead.step(fakeDeps(db), new AbortController().signal)).toBe(0)
+  expect(await dbPinnedRead.step(fakeContext(db), new AbortController().signal)).toBe(0)
   await Bun.sleep(0)
   expect(await count()).toBe(301)
   expect(ended).toEqual([1])

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { PlatformEvent } from '~/events/event'
 import { journalPump } from '~/workers/journal-pump'
+import type { WorkerContext } from '~/workers/runner'
 import { journalCursor } from '~storage/journal'
 import { testService, type TestService } from '../helpers/service'
 
@@ -29,6 +30,13 @@ beforeAll(async () => {
   }
 })
 afterAll(() => t.close())
+
+/** The context the service gives its workers (the pump uses only its deps). */
+const contextOf = (t: TestService): WorkerContext => ({
+  deps: t.service.deps,
+  sockets: t.service.sockets,
+  scripts: { refresh: async () => {} },
+})
 
 const create = async (n: number) =>
   (await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type: 'p', value: { n } } })).body.id as string
@@ -61,7 +69,7 @@ test('a pass that lost its lease before publishing publishes nothing and leaves 
   await create(4)
   const lost = new AbortController()
   lost.abort()
-  expect(await journalPump.step(t.service.deps, lost.signal)).toBe(0)
+  expect(await journalPump.step(contextOf(t), lost.signal)).toBe(0)
   expect(messages).toHaveLength(0)
   expect(await journalCursor(t.service.deps.db, 'events')).toBe(before)
   expect(await t.run('journal-pump')).toBe(1)

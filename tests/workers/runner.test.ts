@@ -1,11 +1,10 @@
 // WorkerRunner with small fake workers: wake-ups, single flight, repeated steps, errors, stop,
 // schedules (interval and cron), and the cluster lease over a real Redis shared by two runners.
 import { afterAll, describe, expect, test } from 'bun:test'
-import type { Deps } from '~/deps'
 import { LongWork } from '~/long-work'
 import type { Logger } from '~/log'
 import { Signals } from '~/signals'
-import { type RunnerOptions, type Worker, WorkerRunner } from '~/workers/runner'
+import { type RunnerOptions, type RunnerPorts, type Worker as AnyWorker, WorkerRunner } from '~/workers/runner'
 import type { Kv, Lock } from '~storage/kv/kv'
 import { testPrefix, testRedisKv } from '../helpers/redis'
 
@@ -38,9 +37,12 @@ async function fakeDeps(prefix = testPrefix(), kv?: Kv) {
     debug: at('debug'),
     request: () => {},
   }
-  const deps = { kv, log, signals: new Signals(), longWork: new LongWork(log) } as unknown as Deps
+  const deps: RunnerPorts = { kv, log, signals: new Signals(), longWork: new LongWork(log) }
   return { deps, logged, kv, prefix }
 }
+
+/** The fake workers need no context: the runner gives them `null`. */
+type Worker = AnyWorker<null>
 
 const worker = (step: Worker['step'], more: Partial<Worker> = {}): Worker => ({
   name: 'fake',
@@ -52,7 +54,7 @@ const worker = (step: Worker['step'], more: Partial<Worker> = {}): Worker => ({
 /** A runner over fake deps, stopped at the end of the file. */
 async function runnerOf(workers: Worker[], options?: RunnerOptions, deps?: Awaited<ReturnType<typeof fakeDeps>>) {
   const d = deps ?? (await fakeDeps())
-  const runner = new WorkerRunner(d.deps, workers, options)
+  const runner = new WorkerRunner(d.deps, workers, null, options)
   cleanups.unshift(() => runner.stop())
   return { runner, ...d }
 }
@@ -165,7 +167,7 @@ describe('wake-ups and single flight', () => {
     const { runner } = await runnerOf([worker(async () => 0)])
     expect(() => runner.wake('nope')).toThrow('no worker named nope')
     const { deps } = await fakeDeps()
-    expect(() => new WorkerRunner(deps, [worker(async () => 0), worker(async () => 0)])).toThrow(
+    expect(() => new WorkerRunner(deps, [worker(async () => 0), worker(async () => 0)], null)).toThrow(
       'two workers are named fake',
     )
   })

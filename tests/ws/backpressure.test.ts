@@ -38,17 +38,17 @@ test('a subscriber that stops reading is closed with 4008 once its backlog passe
   c.write(clientFrame(JSON.stringify(['subscribe', { id: 's', expires: 60, events: ['statesevents.*'] }])))
   while (!c.raw().includes('"subscribe"')) await Bun.sleep(5)
   c.socket.pause() // reads nothing more: the kernel's buffers fill, then the service's
-  expect(t.deps.sockets.stats().sockets).toBe(1)
+  expect(t.service.sockets.stats().sockets).toBe(1)
   const data = { blob: 'x'.repeat(64 * 1024) }
   const time = new Date().toISOString()
   const domain = (await t.deps.access.domainInfo(t.master.id))!.id
-  for (let i = 0; i < 1000 && t.deps.sockets.stats().sockets > 0; i++) {
+  for (let i = 0; i < 1000 && t.service.sockets.stats().sockets > 0; i++) {
     await t.deps.bus.publish({ class: 'statesevents', event: 'changed', domain, time, objects: [], data })
     if (i % 20 === 19) await Bun.sleep(10) // the pushes go out meanwhile
   }
   const until = Date.now() + 5000
-  while (t.deps.sockets.stats().sockets > 0 && Date.now() < until) await Bun.sleep(20)
-  expect(t.deps.sockets.stats().sockets).toBe(0)
+  while (t.service.sockets.stats().sockets > 0 && Date.now() < until) await Bun.sleep(20)
+  expect(t.service.sockets.stats().sockets).toBe(0)
   // once it reads again, the close frame is at the end of what was held for it
   c.socket.resume()
   expect(await c.closedWithin(5000)).toBe(true)

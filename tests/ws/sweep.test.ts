@@ -16,11 +16,11 @@ test('a silently expired session closes its socket (4001); a live one keeps it',
   const quiet = await openWs(`${wsUrl}?token=${await t.login('master', 'admin', ADMIN_PASSWORD)}`)
   quiet.send(['subscribe', { id: 'x', expires: 60, events: ['custom.ping'] }])
   await quiet.next((f) => f[0] === 'subscribe')
-  expect(t.deps.sockets.stats()).toEqual({ sockets: 1, subscriptions: 1 })
+  expect(t.service.sockets.stats()).toEqual({ sockets: 1, subscriptions: 1 })
 
   t.clock.advance(61_000) // the subscription lapsed; the session (30 min idle) lives on
   await t.run('ws-sessions')
-  expect(t.deps.sockets.stats()).toEqual({ sockets: 1, subscriptions: 0 })
+  expect(t.service.sockets.stats()).toEqual({ sockets: 1, subscriptions: 0 })
 
   const busy = await openWs(`${wsUrl}?token=${await t.login('master', 'admin', ADMIN_PASSWORD)}`)
   t.clock.advance(t.config.sessionIdleTimeoutSec * 1000 - 1000)

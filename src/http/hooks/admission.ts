@@ -14,10 +14,10 @@ import * as v from 'valibot'
 import { sessionCtx } from '../../context'
 import { unauthorized } from '../../errors'
 import { admit, authenticate } from '../authenticate'
+import { NO_BODY } from '../body'
 import { parseQuery } from '../query-string'
 import type { Req } from '../req'
 import type { Admission } from '../route'
-import { NO_BODY } from '../route-base'
 import { schemaRefusal } from './errors'
 
 /** The query of a URL without one: shared, never changed. */

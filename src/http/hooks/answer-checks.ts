@@ -8,7 +8,7 @@ import * as v from 'valibot'
 import { JsonText } from '~storage/json-text'
 import { issuePath } from '../../entities/validate'
 import type { Req } from '../req'
-import type { Router } from '../router'
+import type { RouteTable } from '../router'
 import { ANY_MEDIA, type AnswerSchema, answer as answerOf, deepPartial, ErrorBody, type Responses } from '../schemas'
 
 /** What an answer no route gave (no route at the URL, a method it does not serve) is. */
@@ -29,7 +29,7 @@ function unflatten(doc: unknown): unknown {
 }
 
 /** Why the answer does not match what its route declares, or null when it does. */
-export function answerViolation(routes: Router, req: Req, status: number, value: unknown): string | null {
+export function answerViolation(routes: RouteTable, req: Req, status: number, value: unknown): string | null {
   const where = `${req.method} ${req.route || req.rawPath}`
   const spec = req.route ? routes.match(req.rawPath)?.entry.module[req.method as 'GET'] : undefined
   const declared: Responses | undefined = spec?.hook.response

@@ -9,7 +9,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import { serializeCookie } from 'elysia/cookies'
 import { etagOf, JsonText } from '~storage/json-text'
 import type { Config } from '../../config'
-import type { Deps } from '../../deps'
+import type { HttpDeps } from '../router'
 import { answerViolation } from './answer-checks'
 import { inlineOf } from '../inline-request'
 import type { Req, ResponseSet } from '../req'
@@ -62,7 +62,7 @@ export function toHttpResponse(answer: Answer): Response {
  * mapResponse: the value a handler returned (or the error body onError made) as the answer. Elysia
  * is handed back a Response and an empty `set`, so it adds nothing of its own to it.
  */
-export function answerCall(deps: Pick<Deps, 'config' | 'routes' | 'log'>, answered: (req: Req) => void) {
+export function answerCall(deps: Pick<HttpDeps, 'config' | 'routes' | 'log'>, answered: (req: Req) => void) {
   const { config } = deps
   const check = config.checkAnswers ? checked(deps) : undefined
   return ({ responseValue, set, req }: { responseValue: unknown; set: ResponseSet; req: Req }) => {
@@ -80,7 +80,7 @@ export function answerCall(deps: Pick<Deps, 'config' | 'routes' | 'log'>, answer
 }
 
 /** The value, or the error body that says how it differs from what its route declares (CHECK_ANSWERS=on). */
-function checked(deps: Pick<Deps, 'routes' | 'log'>) {
+function checked(deps: Pick<HttpDeps, 'routes' | 'log'>) {
   return (req: Req, set: ResponseSet, value: unknown): unknown => {
     let status = typeof set.status === 'number' ? set.status : 200
     if (value === undefined && status === 200) status = 204

@@ -5,7 +5,7 @@
  * `dispatch` make CallRequests themselves, with the method meant and what they know of the caller.
  * `startCall` (onRequest) then makes the call's Req: its request id, effective method and origin.
  */
-import type { Deps } from '../../deps'
+import type { HttpDeps } from '../router'
 import { type ApiError, badRequest } from '../../errors'
 import { Req, type Origin, type ResponseSet } from '../req'
 import { OVERRIDE_HEADER, OVERRIDE_METHODS, type RouteModule } from '../route'
@@ -68,7 +68,7 @@ export function requestIdOf(request: Request): string {
  * 405); any other value is a 400, and so is the header on another method than POST where the URL
  * serves that method. The URL is found first: an override to no resource is a 404.
  */
-export function effectiveRequest(deps: Pick<Deps, 'routes'>, given: Request): Request {
+export function effectiveRequest(deps: Pick<HttpDeps, 'routes'>, given: Request): Request {
   // Bun.serve gives the bare target for a request without Host (HTTP/1.0): the app routes absolute URLs
   const request =
     given.url.charCodeAt(0) === 47 /* / */
@@ -79,7 +79,7 @@ export function effectiveRequest(deps: Pick<Deps, 'routes'>, given: Request): Re
   return (calledOf(overridden) ?? new CallRequest(overridden, undefined, 'HEAD')).mean('GET')
 }
 
-function withOverride(deps: Pick<Deps, 'routes'>, request: Request): Request {
+function withOverride(deps: Pick<HttpDeps, 'routes'>, request: Request): Request {
   const override = request.headers.get(OVERRIDE_HEADER)
   if (override === null) return request
   const module = deps.routes.match(rawPathOf(request.url))?.entry.module
@@ -107,7 +107,7 @@ export function allowedMethods(module: RouteModule): string {
 }
 
 /** The call's Req, made at onRequest; a request refused before routing fails here (./errors.ts answers). */
-export function startCall(deps: Deps, native: Origin) {
+export function startCall(deps: HttpDeps, native: Origin) {
   return (c: { request: Request; set: ResponseSet; req: Req }) => {
     const request = c.request
     const called = calledOf(request)

@@ -4,7 +4,7 @@
  * route runs. Any other origin gets no CORS header: the browser keeps the answer from its page.
  */
 import type { Config } from '../../config'
-import type { Deps } from '../../deps'
+import type { HttpDeps } from '../router'
 import { allowedMethods, rawPathOf } from './call'
 
 /** The headers that let `origin` read the answer, when CORS_ORIGINS lists it. */
@@ -36,7 +36,7 @@ function preflight(config: Pick<Config, 'corsOrigins'>, request: Request, allow:
 }
 
 /** onRequest: OPTIONS on a URL a route serves is answered here (an unknown URL goes on to its 404). */
-export function answerPreflight(deps: Pick<Deps, 'config' | 'routes'>) {
+export function answerPreflight(deps: Pick<HttpDeps, 'config' | 'routes'>) {
   return (c: { request: Request }): Response | undefined => {
     if (c.request.method !== 'OPTIONS') return undefined
     const match = deps.routes.match(rawPathOf(c.request.url))

@@ -10,7 +10,7 @@ import { DbBusy, Stopping } from '~storage/db'
 import { KvUnavailable } from '~storage/kv/kv'
 import { BadCursor } from '~storage/query'
 import { DuplicateError } from '~storage/repository'
-import type { Deps } from '../../deps'
+import type { HttpDeps } from '../router'
 import { describeIssue, issuePath } from '../../entities/validate'
 import { ApiError, badRequest, storeUnavailable } from '../../errors'
 import type { Req, ResponseSet } from '../req'
@@ -25,7 +25,7 @@ export interface Failure {
 }
 
 /** The ApiError a failure is answered with. */
-export function apiErrorOf(deps: Deps, failure: Failure): ApiError {
+export function apiErrorOf(deps: HttpDeps, failure: Failure): ApiError {
   const { code, error, request } = failure
   switch (code) {
     case 'NOT_FOUND':
@@ -42,7 +42,7 @@ export function apiErrorOf(deps: Deps, failure: Failure): ApiError {
 }
 
 /** A URL no route serves is a 404; a method the URL does not serve a 405 with Allow. */
-function notRouted(deps: Deps, request: Request): ApiError {
+function notRouted(deps: HttpDeps, request: Request): ApiError {
   const rawPath = rawPathOf(request.url)
   const match = deps.routes.match(rawPath)
   if (!match) return new ApiError(404, `no resource at ${rawPath}`)
@@ -72,7 +72,7 @@ export function schemaRefusal(part: string, issue: v.BaseIssue<unknown>): ApiErr
 }
 
 /** What the service's own code threw. */
-function thrown(deps: Deps, err: unknown, req: Req | undefined): ApiError {
+function thrown(deps: HttpDeps, err: unknown, req: Req | undefined): ApiError {
   if (err instanceof ApiError) return err
   if (err instanceof KvUnavailable) {
     deps.metrics.kvErrors.inc()
@@ -98,7 +98,7 @@ function thrown(deps: Deps, err: unknown, req: Req | undefined): ApiError {
 }
 
 /** onError: the error body, its status and headers in Elysia's `set`. */
-export function answerFailure(deps: Deps) {
+export function answerFailure(deps: HttpDeps) {
   // the context is taken apart: Elysia reads a hook's source, and a context handed on whole makes it
   // parse every request's headers and cookies for every route
   return ({ code, error, request, req, set }: Failure & { set: ResponseSet }) => {

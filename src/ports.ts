@@ -1,0 +1,179 @@
+/**
+ * The narrow services domain code depends on (ports). Each is an interface, so a unit test builds only
+ * the ones it uses, and this module imports nothing but storage types and leaf modules: the concrete
+ * classes (SessionStore, AccessCache, ModelRegistry, ScriptHandlers, …) are named only where the
+ * service is composed (src/service.ts). Deps (src/deps.ts) is the bag of these ports a Ctx carries.
+ */
+import type { Counter, Registry } from 'prom-client'
+import type { Db } from '~storage/db'
+import type { Repository, TableSpec } from '~storage/repository'
+import type { PlatformEvent } from './events/event'
+import type { PathPattern } from './identity/path-pattern'
+import type { NewSession, Session } from './identity/sessions'
+import type { LongWorkSpec, Progress } from './long-work'
+import type { LogLevel } from './log'
+import type { NodeRecord, NodeService } from './master/nodes'
+import type { ClassModel } from './model/class-model'
+import type { Outcome } from './scripts/sandbox'
+import type { SignalName } from './signals'
+
+export type { Clock } from './clock'
+export type { Logger } from './log'
+
+/** The database and the repository of each table: what storage-facing helpers need. */
+export interface Store {
+  db: Db
+  /** The repository of a table, created on first use. */
+  repo(table: TableSpec): Repository
+}
+
+/** Reads a session, and hears of sessions that end (wherever they ended). */
+export interface SessionReader {
+  get(id: string): Session | null | Promise<Session | null>
+  onInvalidate(listener: (id: string) => void): () => void
+}
+
+/** Sessions as sign-in, sign-out and the session routes use them. */
+export interface Sessions extends SessionReader {
+  readonly idleMs: number
+  readonly slideMs: number
+  create(data: NewSession, confirm?: () => Promise<boolean>): Promise<Session | null>
+  touch(session: Session): Promise<boolean>
+  update(id: string, changes: Partial<NewSession>): Promise<boolean>
+  destroy(id: string): Promise<void>
+  destroyUser(domain: string, userId: string, exceptId?: string): Promise<void>
+}
+
+export interface DomainInfo {
+  id: string
+  name: string
+  isMaster: boolean
+  blocked: boolean
+  solution: string
+  /** When it was created (ext.ct): a domain created again with the same id is another one. */
+  created: string
+}
+
+/** A role's grant: a path pattern (`*` one segment, `**` any number) and its methods (`*` = all). */
+export interface RouteGrant {
+  pattern: PathPattern
+  methods: Set<string> | null
+}
+
+/** Domains, roles and grants as admission reads them (cached; a value when cached, else a promise). */
+export interface AccessReader {
+  domainInfo(domainId: string): DomainInfo | null | Promise<DomainInfo | null>
+  rolesOf(domain: string, userId: string): string[] | Promise<string[]>
+  sessionRoles(s: Session): string[] | Promise<string[]>
+  grantsOf(domain: string): Map<string, RouteGrant[]> | Promise<Map<string, RouteGrant[]>>
+  /** Drops a domain's cached access in every process (after a commit that changed it). */
+  invalidate(domain: string): Promise<void>
+  onChange(listener: (domain: string) => void): () => void
+}
+
+/** The model classes of each domain, cached and reloaded when another process changes them. */
+export interface ModelCatalog {
+  classes(domain: string): Promise<Map<string, ClassModel>>
+  ready(domain: string): Promise<Map<string, ClassModel>>
+  resolve(domain: string, segments: string[]): Promise<{ model: ClassModel; rest: string[] } | null>
+  changedSince(domain: string, generation: number | undefined): Promise<boolean>
+  reloaded(domain: string, stale: ClassModel): Promise<ClassModel>
+  invalidate(domain: string): Promise<void>
+  forget(domain: string): void
+}
+
+/** A handler as /rest/v1/service/svcscript_runtimes shows it. */
+export type HandlerInfo = {
+  id: string
+  site: string
+  node: string
+  domain: string
+  type: 'svc'
+  code: string
+  name: string
+  starttime: string
+}
+
+/** How a handler ended, kept a day after the end. */
+export type HandlerOutcome = HandlerInfo & Outcome & { endtime: string; durationMs: number }
+
+export interface StartRequest {
+  domainId: string
+  code: string
+  params: unknown[]
+  /** Who asked (the journal's modifier of the request is the handler itself). */
+  reason?: string
+  /** Overrides the wall-clock limit (a token login waits seconds, not an hour). */
+  durationMs?: number
+}
+
+/** Script handlers of the cluster: started here or on a svc node, listed, read and stopped anywhere. */
+export interface ScriptRunner {
+  launch(ctx: { domain: string }, code: string, params: unknown[]): Promise<HandlerInfo>
+  startHere(request: StartRequest): Promise<{ info: HandlerInfo; done: Promise<HandlerOutcome> }>
+  runWithin(request: StartRequest & { durationMs: number }): Promise<HandlerOutcome | null>
+  stopAnywhere(domainId: string, id: string): Promise<void>
+  list(domainId: string): Promise<HandlerInfo[]>
+  isRunning(domainId: string, id: string): Promise<boolean>
+  read(domainId: string, id: string): Promise<HandlerInfo | HandlerOutcome>
+}
+
+/** Events of every domain, fanned out to every process. */
+export interface EventPublisher {
+  on(listener: (e: PlatformEvent) => void): () => void
+  publish(event: PlatformEvent): Promise<void>
+  publishAll(events: PlatformEvent[]): Promise<void>
+  /** Events already serialised (the journal pump's). */
+  publishTexts(texts: string[]): Promise<void>
+}
+
+/** Wake-ups for workers in this process (a commit, a queued job). */
+export interface SignalPort {
+  on(name: SignalName, listener: () => void): () => void
+  raise(name: SignalName): void
+}
+
+/** Long write transactions: the domains they gate, their progress, and the wait for them to end. */
+export interface LongWorkGate {
+  gate(domain: string): Promise<unknown> | undefined
+  enter(domain: string, requestId: string): () => void
+  idle(): Promise<unknown> | undefined
+  progress(domain: string, key: string): Progress | undefined
+  run<T>(spec: LongWorkSpec, work: (report: (done: number, total: number) => void) => Promise<T>): Promise<T>
+}
+
+/** This process's entry in the cluster's node registry, and commands to the other nodes. */
+export interface ClusterNodes {
+  readonly name: string
+  onTerminate: () => void
+  heartbeat(): Promise<void>
+  list(): Promise<NodeRecord[]>
+  find(name: string): Promise<NodeRecord>
+  setLogLevel(name: string, level: LogLevel): Promise<NodeRecord>
+  terminate(name: string): Promise<void>
+  serve(name: string, service: NodeService): void
+  call(node: string, name: string, payload: unknown): Promise<unknown>
+}
+
+/** Prometheus metrics of this process, as requests and probes touch them. */
+export interface MetricsPort {
+  readonly registry: Registry
+  readonly kvErrors: Counter
+  readonly internalErrors: Counter
+  /** The service has begun to stop: it is no longer ready for new work. */
+  stopping: boolean
+  observe(route: string, method: string, status: number, seconds: number): void
+}
+
+/**
+ * How the GET route serving a path admits callers (`permission`: by the roles' grants), or null when
+ * none serves it: what a websocket push asks of the route table, without the table's types.
+ */
+export interface ReadAccess {
+  of(path: string): string | null
+}
+
+/** The HTTP app, for calls dispatched without HTTP (src/http/dispatch.ts). */
+export interface HttpHandler {
+  handle(request: Request): Promise<Response>
+}
