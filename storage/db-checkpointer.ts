@@ -74,7 +74,7 @@ export function startCheckpointer(file: string, command: string[]): Checkpointer
     ended: () => exited,
     run: (mode) =>
       new Promise<CheckpointResult>((resolve, reject) => {
-        if (child.exitCode !== null) return reject(new Error('the checkpointer ended'))
+        if (exited) return reject(new Error('the checkpointer ended'))
         const id = ++next
         waiting.set(id, { resolve, reject })
         try {

@@ -11,12 +11,8 @@
  * waiting. Ended by letting go of every kept statement and collecting them (their
  * finalizers run on the next turn of the event loop), so a pin lasts at most about a second.
  */
+import { isBusy, isStaleSnapshot } from './db'
 import type { Statements } from './db-statements'
-
-/** SQLite's answer to a write asked for on a connection that reads an old snapshot. */
-export const isStaleSnapshot = (err: unknown): boolean => (err as { code?: string })?.code === 'SQLITE_BUSY_SNAPSHOT'
-
-const isBusy = (err: unknown) => /^SQLITE_BUSY/.test((err as { code?: string })?.code ?? '')
 
 /** Collections are at least this far apart: one takes milliseconds, and its finalizers a turn. */
 const COLLECT_EVERY_MS = 100

@@ -8,18 +8,12 @@
  * SQLITE_BUSY_SNAPSHOT is no other process's lock: this connection reads an old snapshot, which
  * `onStaleSnapshot` ends (./db-pinned-read.ts) before the next attempt.
  */
-import { DbBusy } from './db'
-import { isStaleSnapshot } from './db-pinned-read'
+import { DbBusy, isBusy, isStaleSnapshot } from './db'
 
 export const WRITE_LOCK_WAIT_MS = 30_000
 
 interface Connection {
   exec(sql: string): unknown
-}
-
-const isBusy = (err: unknown) => {
-  const e = err as { code?: string; message?: string }
-  return /SQLITE_BUSY|database is locked/.test(`${e?.code ?? ''} ${e?.message ?? ''}`)
 }
 
 export class WriteLock {

@@ -141,6 +141,15 @@ export class Stopping extends Error {
   }
 }
 
+/** SQLite refused a lock: another connection holds it, or (SQLITE_BUSY_SNAPSHOT) this one reads an old snapshot. */
+export function isBusy(err: unknown): boolean {
+  const e = err as { code?: string; message?: string }
+  return /SQLITE_BUSY|database is locked/.test(`${e?.code ?? ''} ${e?.message ?? ''}`)
+}
+
+/** SQLite's answer to a write asked for on a connection that reads an old snapshot (./db-pinned-read.ts). */
+export const isStaleSnapshot = (err: unknown): boolean => (err as { code?: string })?.code === 'SQLITE_BUSY_SNAPSHOT'
+
 /** Another process held the shared database file's write lock for longer than a write may wait (or this one's old snapshot could not be ended). */
 export class DbBusy extends Error {
   constructor(waitedMs: number, staleSnapshot = false) {
