@@ -16,10 +16,6 @@ const root = join(import.meta.dir, '..')
 const KNOWN = [
   // a route's handler takes a Req, whose answer checks read the route table (http/route.ts -> req.ts)
   'src/http/body-limits.ts src/http/hooks/answer-checks.ts src/http/hooks/answers.ts src/http/hooks/call.ts src/http/hooks/cors.ts src/http/hooks/request-log.ts src/http/inline-request.ts src/http/req.ts src/http/route.ts src/http/router.ts',
-  // directory entities cascade to one another (issue 36, item 4: declarations apart from rules)
-  'src/directory/groups.ts src/directory/maintain.ts src/directory/refresh.ts src/directory/roles.ts src/directory/sipusers.ts src/directory/users.ts',
-  // deleting a domain purges every registered table, and the registry holds the domains (item 4)
-  'src/directory/domains.ts src/directory/purge.ts src/entities/registry.ts',
 ]
 
 interface Edge {

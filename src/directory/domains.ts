@@ -1,43 +1,27 @@
 /**
- * Domains (/rest/v1/domain/domains), served in the master domain: the working domains below it.
- * A working domain's name ends with the master domain's name (`acme.master`) and cannot change. A
- * blocked domain (`opts.isblocked`) refuses sign-ins and requests (except from master
- * administrators). Deleting a domain deletes everything it holds. A domain row's `domain` column
- * holds its parent's id ('' for the master domain).
+ * The domains' rules, and the queries that find domains. A working domain's name ends with the
+ * master domain's name (`acme.master`) and cannot change. A blocked domain (`opts.isblocked`)
+ * refuses sign-ins and requests (except from master administrators). Deleting a domain deletes
+ * everything it holds. The entity's shape is in ./declarations.ts; the registry joins it with these
+ * hooks (src/entities/registry.ts), since the tables a deletion purges are the registry's.
  */
-import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
 import type { Doc } from '~storage/doc'
 import { removeDomainFiles } from '~storage/files'
+import type { TableSpec } from '~storage/repository'
 import type { Store } from '../ports'
-import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
+import type { DocOf, EntityHooks } from '../entities/entity'
 import { badRequest } from '../errors'
 import { enforceLimit } from '../master/licence'
 import { addBuiltinClasses } from '../model/builtin-install'
+import { declaredDomains, declaredUsers } from './declarations'
 import { forgetDomainKeys, purgeDomain } from './purge'
-import { users } from './users'
 
 const LABELS = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/
 
-export const domains = defineEntity({
-  name: 'domain',
-  table: { table: 'domains', objtype: 'domain', columns: { name: 'name' } },
-  path: '/rest/v1/domain/domains',
-  domainKind: 'master',
-  fields: [...COMMON_FIELDS, 'name', 'solution', 'opts.isblocked'],
-  listFields: ['id', 'name', 'solution', 'opts.title', 'opts.isblocked', 'ext.lwt', 'ext.ct'],
-  lookupFields: ['id', 'name'],
-  create: {
-    name: v.pipe(v.string(), v.trim(), v.toLowerCase(), v.maxLength(253)),
-    solution: v.optional(text(64)),
-    opts: opts({ isblocked: v.optional(v.boolean()) }),
-    ext,
-  },
-  finish: (doc) =>
-    withDefaults({ ...doc, opts: withDefaults(doc.opts ?? {}, { isblocked: false }) }, { solution: 'platform' }),
-  // a deletion purges everything the domain holds; the master domain's views wait for it too
-  long: { remove: 'domain deletion', gatesOwnDomain: true },
-  hooks: {
+/** The domains' hooks; `registered`: every table of the standard shape, which a deletion purges. */
+export function domainHooks(registered: () => readonly TableSpec[]): EntityHooks<DocOf<typeof declaredDomains>> {
+  return {
     async prepare(ctx, input) {
       if (input.name !== undefined) {
         const parent = (await ctx.deps.access.domainInfo(ctx.domain))?.name ?? ''
@@ -55,7 +39,8 @@ export const domains = defineEntity({
       const id = (after ?? before)!.id
       const { access, sessions } = u.ctx.deps
       // working domains are the rows below the master domain's (whose own row's parent is '')
-      if (!before && after) yield* enforceLimit(u, 'domains', yield* u.ctx.deps.repo(domains.table).countAll(''))
+      if (!before && after)
+        yield* enforceLimit(u, 'domains', yield* u.ctx.deps.repo(declaredDomains.table).countAll(''))
       u.afterCommit(`access:${id}`, () => access.invalidate(id))
       if (after) {
         // a working domain is born with the built-in classes (the master domain's row has no parent)
@@ -63,8 +48,13 @@ export const domains = defineEntity({
         return
       }
       // the sessions of a deleted domain's accounts end with it
-      const accounts = (yield* u.ctx.deps.repo(users.table).all(id)).map((d) => d.id as string)
-      yield* purgeDomain(u, id)
+      const accounts = (yield* u.ctx.deps.repo(declaredUsers.table).all(id)).map((d) => d.id as string)
+      // the domain's own row is the change being made (its parent's domain column holds it)
+      yield* purgeDomain(
+        u,
+        id,
+        registered().filter((spec) => spec !== declaredDomains.table),
+      )
       u.afterCommit(`sessions-of-domain:${id}`, async () => {
         for (const user of accounts) await sessions.destroyUser(id, user)
       })
@@ -73,8 +63,8 @@ export const domains = defineEntity({
       u.afterCommit(`files-of-domain:${id}`, () => removeDomainFiles(dataDir, id))
       u.afterCommit(`keys-of-domain:${id}`, () => forgetDomainKeys(u.ctx.deps, id))
     },
-  },
-})
+  }
+}
 
 export interface StoredDomain {
   /** Parent domain id; '' for the master domain. */
@@ -97,7 +87,7 @@ const stored = (row: { domain: string; doc: Doc }): StoredDomain => ({
 })
 
 async function findOne(deps: Store, field: 'name' | 'id', value: string): Promise<StoredDomain | null> {
-  const [row] = await deps.repo(domains.table).findBy(null, field, value, 1)
+  const [row] = await deps.repo(declaredDomains.table).findBy(null, field, value, 1)
   return row ? stored(row) : null
 }
 
@@ -105,7 +95,7 @@ export const findDomainByName = (deps: Store, name: string) => findOne(deps, 'na
 export const findDomainById = (deps: Store, id: string) => findOne(deps, 'id', id)
 
 export async function findMasterDomain(deps: Store): Promise<StoredDomain | null> {
-  const [master] = await deps.db.read(() => deps.repo(domains.table).all(''))
+  const [master] = await deps.db.read(() => deps.repo(declaredDomains.table).all(''))
   return master ? stored({ domain: '', doc: master }) : null
 }
 
@@ -113,7 +103,7 @@ export async function findMasterDomain(deps: Store): Promise<StoredDomain | null
 export async function listDomains(deps: Store): Promise<StoredDomain[]> {
   const master = await findMasterDomain(deps)
   if (!master) return []
-  const below = await deps.db.read(() => deps.repo(domains.table).all(master.id))
+  const below = await deps.db.read(() => deps.repo(declaredDomains.table).all(master.id))
   const working = below.map((doc) => stored({ domain: master.id, doc })).sort((a, b) => (a.name < b.name ? -1 : 1))
   return [master, ...working]
 }

@@ -7,18 +7,14 @@ import type { Doc } from '~storage/doc'
 import type { Entity } from '../entities/entity'
 import type { Unit } from '../entities/unit'
 import { badRequest } from '../errors'
-import { roles } from './roles'
-
-/** Roles every domain has without defining them. */
-export const BUILTIN_ROLES = ['admin', 'user'] as const
-export const isBuiltinRole = (name: string) => (BUILTIN_ROLES as readonly string[]).includes(name)
+import { declaredRoles, isBuiltinRole } from './declarations'
 
 /** An array member of a doc, or none. */
 export const strings = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : [])
 
 export function* requireRoles(u: Unit, names: unknown, field: string): TxStep<void> {
   const custom = strings(names).filter((n) => !isBuiltinRole(n))
-  const found = yield* u.ctx.deps.repo(roles.table).existing(u.w.domain, 'name', custom)
+  const found = yield* u.ctx.deps.repo(declaredRoles.table).existing(u.w.domain, 'name', custom)
   const missing = custom.find((n) => !found.has(n))
   if (missing !== undefined) throw badRequest(`${field}: there is no role '${missing}' in this domain`, field)
 }

@@ -1,10 +1,13 @@
 /**
  * Deleting a domain deletes everything it holds, inside the transaction that deletes the domain:
- * the rows of every registered table, its model classes' tables, its journal, its pending
- * credential requests, queued work, service-task runs, directory edges and model generation. tests/api/domain-purge.test.ts checks that no table keeps a row.
+ * the rows of every registered table (a list it is handed: the registry, which holds the domains,
+ * gives it to their hooks), its model classes' tables, its journal, its pending credential
+ * requests, queued work, service-task runs, directory edges and model generation.
+ * tests/api/domain-purge.test.ts checks that no table keeps a row.
  * What the KV store keeps of it goes after the commit (`forgetDomainKeys`).
  */
 import type { TxStep } from '~storage/db'
+import type { TableSpec } from '~storage/repository'
 import { purgeEdges } from '~storage/directory-edges'
 import { purgeJournal } from '~storage/journal'
 import { dropRecordTable, recordTablesOf } from '~storage/model-tables'
@@ -17,13 +20,10 @@ import type { Deps } from '../deps'
 import type { Unit } from '../entities/unit'
 import { forgetSubscriptions } from '../integration/webhooks'
 import { forgetHandlersOf } from '../scripts/handler-domain'
-import { tables } from '../entities/registry'
-import { domains } from './domains'
 
-export function* purgeDomain(u: Unit, domain: string): TxStep<void> {
+/** Purges `specs` (the registered tables but the domains') and the rest of what the domain holds. */
+export function* purgeDomain(u: Unit, domain: string, specs: readonly TableSpec[]): TxStep<void> {
   const { deps } = u.ctx
-  // the domain's own row is the change being made (its parent's domain column holds it)
-  const specs = tables().filter((spec) => spec !== domains.table)
   const records = yield* recordTablesOf(domain)
   const total = specs.length + records.length
   for (const [i, spec] of specs.entries()) {

@@ -22,9 +22,8 @@ import type { Doc } from '~storage/doc'
 import type { Unit } from '../entities/unit'
 import { computeCaches } from './caches'
 import { groupsCaches, subordinationsCaches, usersCaches } from './cache-collections'
-import { groups } from './groups'
+import { declaredGroups, declaredUsers } from './declarations'
 import { strings } from './maintain'
-import { users } from './users'
 
 export interface Affected {
   /** Users created, deleted, or whose own groups or roles changed. */
@@ -47,7 +46,7 @@ export function* refreshCaches(u: Unit, affected: Affected): TxStep<void> {
   const ids = [...refresh].sort()
   for (let at = 0; at < ids.length; at += CHUNK) {
     const chunk = ids.slice(at, at + CHUNK)
-    const docs = byId(yield* u.ctx.deps.repo(users.table).getMany(domain, chunk))
+    const docs = byId(yield* u.ctx.deps.repo(declaredUsers.table).getMany(domain, chunk))
     const before = byId(yield* u.ctx.deps.repo(usersCaches.table).getMany(domain, chunk))
     for (const id of chunk) yield* refreshUser(u, id, docs.get(id), before.get(id), groupCaches)
   }
@@ -62,7 +61,7 @@ export function* refreshCaches(u: Unit, affected: Affected): TxStep<void> {
 function* refreshGroups(u: Unit, refresh: Set<string>): TxStep<Map<string, Doc>> {
   const { repo } = u.ctx.deps
   const domain = u.w.domain
-  const graph = (yield* repo(groups.table).all(domain)).map((d) => ({
+  const graph = (yield* repo(declaredGroups.table).all(domain)).map((d) => ({
     id: d.id as string,
     parents: strings(d.parents),
     roles: strings(d.roles),

@@ -190,6 +190,14 @@ export function defineEntity<
   }
 }
 
+/**
+ * A declared entity (`defineEntity` without hooks) joined with its hooks. Declared apart, an
+ * entity can be named by the rules of the entities it cascades to without an import circle.
+ */
+export function withHooks<E extends AnyEntity>(declared: E, hooks: EntityHooks<DocOf<E>>): E {
+  return { ...declared, hooks }
+}
+
 /** Whether the entity's `opts` is the common one (`opts()` below: title and comment). */
 function hasCommonOpts(entries: v.ObjectEntries): boolean {
   const inner = (entries.opts as { wrapped?: { entries?: v.ObjectEntries } } | undefined)?.wrapped?.entries

@@ -4,12 +4,13 @@
  * the journal's object types come from it, and tests compare each spec with its migration.
  * (Model classes add one table each at run time; see src/model/class-model.ts.)
  *
- * Read through functions, not module-level constants: entities import what they cascade to, and
- * some of those import the registry back.
+ * It composes the domains entity, whose deletion purges the tables listed here: the domains' hooks
+ * receive the list, so no entity imports the registry back (tests/module-cycles.test.ts).
  */
 import type { TableSpec } from '~storage/repository'
 import { groupsCaches, subordinationsCaches, usersCaches } from '../directory/cache-collections'
-import { domains } from '../directory/domains'
+import { declaredDomains } from '../directory/declarations'
+import { domainHooks } from '../directory/domains'
 import { groups } from '../directory/groups'
 import { roles } from '../directory/roles'
 import { sipusers } from '../directory/sipusers'
@@ -23,7 +24,13 @@ import { extobjs } from '../reference/extobjs'
 import { svcscripts } from '../scripts/svcscripts'
 import { svctasks } from '../scripts/svctasks'
 import { settingsTable } from '../settings/settings'
-import type { AnyEntity, Collection } from './entity'
+import { type AnyEntity, type Collection, withHooks } from './entity'
+
+/** Domains (/rest/v1/domain/domains): a deletion purges every table below. */
+export const domains = withHooks(
+  declaredDomains,
+  domainHooks(() => tables()),
+)
 
 /** The entities clients write, in the order a reader meets them in docs/api/. */
 export const entities = (): AnyEntity[] => [

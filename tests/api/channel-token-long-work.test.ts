@@ -4,7 +4,7 @@
 // it was refused (401) meanwhile, although the deletion then failed and rolled back, the row intact.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { systemCtx } from '~/context'
-import { domains } from '~/directory/domains'
+import { domains } from '~/entities/registry'
 import { commitLong } from '~/entities/unit'
 import { removeStep } from '~/entities/writes'
 import { channels } from '~/integration/channels'

@@ -1,4 +1,4 @@
-import { domains } from '~/directory/domains'
+import { domains } from '~/entities/registry'
 import { patch, read, remove } from '~/http/resource'
 
 export const GET = read(domains)

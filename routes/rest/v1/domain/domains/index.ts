@@ -1,4 +1,4 @@
-import { domains } from '~/directory/domains'
+import { domains } from '~/entities/registry'
 import { create, list, lookup } from '~/http/resource'
 
 export const GET = list(domains)
