@@ -2,7 +2,7 @@
  * The vocabulary of a connection's state machine (./machine.ts): its state, the events it takes and
  * the actions it returns. Data only: the adapter (./front.ts) owns the sockets.
  */
-import type { Answer } from '../http/hooks/answers'
+import type { Answer } from '../http/answer'
 import type { RequestStart, RequestStream } from './request-stream'
 import type { ResponseStream } from './response-stream'
 

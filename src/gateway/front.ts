@@ -8,7 +8,7 @@
 import { LINGER } from '../http/body'
 import { failResponse } from './answers'
 import { ConnectionCap } from './connection-cap'
-import type { Answer } from '../http/hooks/answers'
+import type { Answer } from '../http/answer'
 import { inlineAnswers } from './inline-answers'
 import { type Conn, flushQueue, send, TurnReads, TurnWrites } from './connection'
 import type { Action, Chunk, Event } from './conn-state'

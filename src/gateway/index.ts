@@ -10,7 +10,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Config } from '../config'
-import type { Answer } from '../http/hooks/answers'
+import type { Answer } from '../http/answer'
 import { type Front, startFront } from './front'
 import type { RouteLimits } from './request-stream'
 

@@ -3,7 +3,7 @@
  * `planInline`): the app answers, and the answer goes to the client, a large one (a file) as the
  * client takes it. Its end is reported back, and the machine goes on with what is queued.
  */
-import type { Answer } from '../http/hooks/answers'
+import type { Answer } from '../http/answer'
 import type { Chunk } from './conn-state'
 import type { Conn } from './connection'
 import {

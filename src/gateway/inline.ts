@@ -8,7 +8,8 @@
  * upgrade requests, still go to Bun.serve over the unix socket.
  */
 import { STATUS_CODES } from 'node:http'
-import { type Answer, toHttpResponse } from '../http/hooks/answers'
+import type { Answer } from '../http/answer'
+import { toHttpResponse } from '../http/hooks/answers'
 import { InlineHeaders, InlineRequest } from '../http/inline-request'
 import type { Head, KnownLines } from './head'
 import { newRequestId } from '../http/request-id'

@@ -4,20 +4,17 @@
  * (./body.ts), so a public route cannot be made to parse megabytes of JSON on the app's thread.
  */
 import type { Config } from '../config'
-import type { RouteModule, RouteSpec } from './route'
+import type { DeclaredModule, DeclaredRoute } from './route-declaration'
 import type { Method } from '../values'
 import type { RouteTable } from './router'
 
 /** Sign-in, tokens, passwords and the like: a few fields of at most a KiB each. */
 export const SMALL_BODY = 8 * 1024
 
-/** Bytes, or `files`: FILES_MAX_BYTES (uploads stream to disk). Absent: MAX_BODY_BYTES. */
-export type BodyLimit = number | 'files'
-
 type Limits = Pick<Config, 'maxBodyBytes' | 'filesMaxBytes'>
 
 /** A route's limit under this configuration; MAX_BODY_BYTES bounds every declared number. */
-export function limitOf(spec: Pick<RouteSpec, 'maxBody'> | undefined, config: Limits): number {
+export function limitOf(spec: Pick<DeclaredRoute, 'maxBody'> | undefined, config: Limits): number {
   const declared = spec?.maxBody
   if (declared === undefined) return config.maxBodyBytes
   return declared === 'files' ? config.filesMaxBytes : Math.min(declared, config.maxBodyBytes)
@@ -38,7 +35,7 @@ export function bodyLimitOf(
   rawPath: string,
   overridable = false,
 ): number {
-  const module: RouteModule | undefined = router.match(rawPath)?.entry.module
+  const module: DeclaredModule | undefined = router.match(rawPath)?.entry.module
   const largest = Math.max(config.maxBodyBytes, config.filesMaxBytes)
   if (!module) return largest
   const methods = overridable && method === 'POST' ? POST_AS : [(method === 'HEAD' ? 'GET' : method) as Method]

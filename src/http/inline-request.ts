@@ -5,7 +5,7 @@
  * for every request cost a point read more than a third of its time (profiled under load).
  */
 import type { ApiError } from '../errors'
-import type { Answer } from './hooks/answers'
+import type { Answer } from './answer'
 import type { Origin } from './req'
 
 /** The headers of an inline request, by lower-case name, read as Headers reads them. */

@@ -15,7 +15,7 @@ import type { Session } from '../identity/sessions'
 import { type Cidr, inCidrs } from '../net/cidr'
 import { RequestBody } from './body'
 import { bodyLimitOf, rawPathOf } from './body-limits'
-import type { Answer } from './hooks/answers'
+import type { Answer } from './answer'
 
 /** The credential a call presents: a bearer token ('' when the header is malformed), a session cookie. */
 export interface Presented {

@@ -18,7 +18,8 @@ import { encodeCursor, parseFlat, parseListParams, parseMask, withEqualities } f
 import { present } from '../query/present'
 import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from './query-schemas'
 import type { Req } from './req'
-import { type Access, defineRoute } from './route'
+import { defineRoute } from './route'
+import type { Access } from './route-declaration'
 import { answer, errors, IdParams, NoContent, type Responses } from './schemas'
 import * as v from 'valibot'
 

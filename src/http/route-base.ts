@@ -7,7 +7,8 @@ import { Elysia } from 'elysia'
 import { NO_BODY, readJsonBody } from './body'
 import { admitCall } from './hooks/admission'
 import type { Req } from './req'
-import type { Admission, RouteEntry, RouteSpec } from './route'
+import type { RouteEntry, RouteSpec } from './route'
+import type { Admission } from './route-declaration'
 
 /** The parser a route's `parse: 'jsonBody'` names: JSON within the route's limit, JSON types only (src/http/body.ts). */
 const readBody = async ({ req }: { req: Req }) =>

@@ -1,43 +1,17 @@
 /**
  * What a route file exports: one RouteSpec per method (`export const GET = list(users)`). A spec is
- * an Elysia route without its URL: the schemas of its parameters, query, body and answers, who may
- * call it (the `admit` macro, ./hooks/admission.ts), its description, and the handler, which gets
- * the call as a `Req`. The generated manifest (routes/_manifest.gen.ts) mounts each spec on the app
+ * an Elysia route without its URL: what it declares (./route-declaration.ts: the schemas of its
+ * parameters, query, body and answers, who may call it, the `admit` macro of ./hooks/admission.ts,
+ * its description), and the handler, which gets the call as a `Req`. The generated manifest (routes/_manifest.gen.ts) mounts each spec on the app
  * at the URL its file names. Handlers return a value (sent as JSON with 200), a JsonText (sent as
  * is), undefined (204), or a Response.
  */
 import type * as v from 'valibot'
-import { type BodyLimit, SMALL_BODY } from './body-limits'
+import { SMALL_BODY } from './body-limits'
 import type { Req } from './req'
+import type { Access, BodyLimit, DeclaredEntry, DeclaredRoute, RouteHook } from './route-declaration'
 import { type AnswerSchema, errors, type Responses } from './schemas'
 import type { DomainKind, Method } from '../values'
-
-/** public: anyone; session: any signed-in user; permission: a role must grant the route. */
-export type Access = 'public' | 'session' | 'permission'
-
-/** Who a route admits: the value of its `admit` macro. */
-export interface Admission {
-  access: Access
-  domainKind: DomainKind
-  /** The route's schemas of its path parameters and query, which admission checks (./hooks/admission.ts). */
-  params?: v.GenericSchema
-  query?: v.GenericSchema
-  /**
-   * Served while long work runs in its domain (src/long-work.ts), which other routes wait for: it
-   * reads nothing that work changes before its last statements (the product-layer order status).
-   */
-  duringLongWork: boolean
-}
-
-/** What the API description says of a route besides its schemas. */
-export interface Detail {
-  summary: string
-  description?: string
-  /** The area it belongs to (`domain`, `iam`, ...): the first segment after /rest/v1 unless given. */
-  tags?: string[]
-  /** Left out of the API description (the description itself, pages, assets). */
-  hide?: boolean
-}
 
 type Schema = v.GenericSchema
 /** A body's schema: checked by Elysia, or (checkedByHandler) by the handler. */
@@ -51,28 +25,13 @@ export type ReqOf<P, Q, B> = Req<
   Out<B, unknown>
 >
 
-/** An Elysia hook object: what the manifest passes beside the handler. */
-export interface RouteHook<P, Q, B, R extends Responses> {
-  admit: Admission
-  // present in the type even when absent (undefined): an optional member would make Elysia type it unknown
-  params: P
-  query: Q
-  body: B
-  response: R
-  detail: Detail
-  /** `jsonBody`: the body is read as JSON within MAX_BODY_BYTES (./route-base.ts); `none`: the handler reads it. */
-  parse: 'jsonBody' | 'none'
-}
-
+/** A declared route (./route-declaration.ts) with its handler. */
 export interface RouteSpec<
   P = Schema | undefined,
   Q = Schema | undefined,
   B = Schema | undefined,
   R extends Responses = Responses,
-> {
-  hook: RouteHook<P, Q, B, R>
-  /** The largest body it takes (./body-limits.ts); absent: MAX_BODY_BYTES. */
-  maxBody?: BodyLimit
+> extends DeclaredRoute<P, Q, B, R> {
   handle(req: ReqOf<P, Q, B>): unknown
 }
 
@@ -149,10 +108,6 @@ export const OVERRIDE_HEADER = 'x-http-method-override'
 export type RouteModule = Partial<Record<Method, RouteSpec<any, any, any, any>>>
 
 /** A route file as the manifest lists it. */
-export interface RouteEntry {
-  /** URL pattern with `:param` segments (`*`: the rest of the path). */
-  url: string
-  /** Route file, relative to the project root. */
-  file: string
+export interface RouteEntry extends DeclaredEntry {
   module: RouteModule
 }

@@ -5,7 +5,7 @@
  */
 import type { Deps } from '../deps'
 import type { ReadAccess } from '../ports'
-import type { RouteEntry } from './route'
+import type { DeclaredEntry } from './route-declaration'
 
 interface Node {
   statics: Map<string, Node>
@@ -16,12 +16,12 @@ interface Node {
   byFirst: Map<number, [string, Node][]>
   param?: { name: string; node: Node }
   /** A `*` route below this node: takes the rest of the path, undecoded. */
-  rest?: RouteEntry
-  entry?: RouteEntry
+  rest?: DeclaredEntry
+  entry?: DeclaredEntry
 }
 
 export interface RouteMatch {
-  entry: RouteEntry
+  entry: DeclaredEntry
   params: Record<string, string>
 }
 
@@ -38,7 +38,7 @@ function decodeParam(raw: string): string {
 
 /** What callers need of the route table: the routes, and the one serving a path. */
 export interface RouteTable {
-  readonly routes: readonly RouteEntry[]
+  readonly routes: readonly DeclaredEntry[]
   match(rawPath: string): RouteMatch | null
 }
 
@@ -59,11 +59,11 @@ export function readAccessOf(table: RouteTable): ReadAccess {
 export class Router implements RouteTable {
   private readonly root = newNode()
 
-  constructor(readonly routes: readonly RouteEntry[]) {
+  constructor(readonly routes: readonly DeclaredEntry[]) {
     for (const entry of routes) this.add(entry)
   }
 
-  private add(entry: RouteEntry): void {
+  private add(entry: DeclaredEntry): void {
     let node = this.root
     for (const seg of entry.url.split('/').slice(1)) {
       if (seg === '*') {
@@ -96,7 +96,13 @@ export class Router implements RouteTable {
   }
 
   /** The entry below `node` for the segments of `path` from `at` (just after a slash) to `end`. */
-  private walk(node: Node, path: string, end: number, at: number, params: Record<string, string>): RouteEntry | null {
+  private walk(
+    node: Node,
+    path: string,
+    end: number,
+    at: number,
+    params: Record<string, string>,
+  ): DeclaredEntry | null {
     if (at > end) return node.entry ?? node.rest ?? null
     let segEnd = path.indexOf('/', at)
     if (segEnd < 0 || segEnd > end) segEnd = end

@@ -6,7 +6,8 @@
  */
 import { toJsonSchema } from '@valibot/to-json-schema'
 import type * as v from 'valibot'
-import { OVERRIDE_METHODS, type RouteSpec } from '../http/route'
+import { OVERRIDE_METHODS } from '../http/route'
+import type { DeclaredRoute } from '../http/route-declaration'
 import type { Method } from '../values'
 import type { AnswerSchema } from '../http/schemas'
 
@@ -70,7 +71,7 @@ function answerObject(status: number, answer: AnswerSchema, components: Componen
   return { description, content: { [media]: { schema } } }
 }
 
-function parametersOf(spec: RouteSpec, pathParams: string[], method: Method): Json[] {
+function parametersOf(spec: DeclaredRoute, pathParams: string[], method: Method): Json[] {
   const out: Json[] = []
   const params = entriesOf(spec.hook.params as v.GenericSchema | undefined)
   for (const name of pathParams)
@@ -120,7 +121,7 @@ function parametersOf(spec: RouteSpec, pathParams: string[], method: Method): Js
 
 /** The operation of `spec` at `path` (its `{param}` names in `pathParams`). */
 export function operationOf(
-  spec: RouteSpec,
+  spec: DeclaredRoute,
   method: Method,
   tag: string,
   operationId: string,

@@ -8,7 +8,8 @@
  */
 import type * as v from 'valibot'
 import pkg from '../../package.json' with { type: 'json' }
-import { OVERRIDE_METHODS, type RouteEntry } from '../http/route'
+import { OVERRIDE_METHODS } from '../http/route'
+import type { DeclaredEntry } from '../http/route-declaration'
 import { METHODS, type Method, nameOf } from '../values'
 import type { ClassModel } from '../model/class-model'
 import { classPaths } from './openapi-classes'
@@ -85,7 +86,7 @@ function componentsOf(schemas: Json): Components {
   }
 }
 
-export function openApiDocument(routes: readonly RouteEntry[], classes: ClassModel[] = []): Json {
+export function openApiDocument(routes: readonly DeclaredEntry[], classes: ClassModel[] = []): Json {
   const paths: Record<string, Json> = {}
   const schemas: Json = {}
   const components = componentsOf(schemas)

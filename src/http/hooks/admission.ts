@@ -17,7 +17,7 @@ import { admit, authenticate } from '../authenticate'
 import { NO_BODY } from '../body'
 import { parseQuery } from '../query-string'
 import type { Req } from '../req'
-import type { Admission } from '../route'
+import type { Admission } from '../route-declaration'
 import { schemaRefusal } from './errors'
 
 /** The query of a URL without one: shared, never changed. */

@@ -12,25 +12,11 @@ import type { Config } from '../../config'
 import type { HttpDeps } from '../router'
 import { answerViolation } from './answer-checks'
 import { inlineOf } from '../inline-request'
+import type { Answer } from '../answer'
 import type { Req, ResponseSet } from '../req'
 import { JSON_TYPE } from '../json'
 import { wireMethod } from './call'
 import { corsHeaders } from './cors'
-
-/**
- * An answer before it is a Response. The gateway, which answers in-process, writes it as bytes
- * itself (src/gateway/inline.ts): for its requests the Response carries no headers or body of
- * its own, only this.
- */
-export interface Answer {
-  status: number
-  headers: Record<string, string>
-  cookies: string[]
-  /** The body; a Response of the route's own (a file, a page) carries its body, status and headers itself. */
-  body: string | Uint8Array | null | Response
-  /** Bytes of the body as sent (compressed when it was); of a text, its length in UTF-8. */
-  bytes: number
-}
 
 /**
  * What the app answers a request whose caller writes the answer itself (the gateway's in-process

@@ -8,7 +8,8 @@
 import type { HttpDeps } from '../router'
 import { type ApiError, badRequest } from '../../errors'
 import { Req, type Origin, type ResponseSet } from '../req'
-import { OVERRIDE_HEADER, OVERRIDE_METHODS, type RouteModule } from '../route'
+import { OVERRIDE_HEADER, OVERRIDE_METHODS } from '../route'
+import type { DeclaredModule } from '../route-declaration'
 import type { Method } from '../../values'
 import { VALID_HOST } from '../../gateway/head'
 import { InlineRequest } from '../inline-request'
@@ -16,7 +17,6 @@ import { newRequestId } from '../request-id'
 import { rawPathOf } from '../body-limits'
 
 export { rawPathOf }
-import { logsRequest } from './request-log'
 
 /** A Request made by the service itself: the method it means, and what it knows of the caller. */
 export class CallRequest extends Request {
@@ -100,11 +100,15 @@ function withOverride(deps: Pick<HttpDeps, 'routes'>, request: Request): Request
 }
 
 /** The methods a route file serves, as Allow lists them (GET brings HEAD). */
-export function allowedMethods(module: RouteModule): string {
+export function allowedMethods(module: DeclaredModule): string {
   const methods = (Object.keys(module) as Method[]).flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]))
   const order = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'LOOKUP', 'SYNC', 'CLEAR']
   return order.filter((m) => methods.includes(m)).join(', ')
 }
+
+/** Whether this request gets a log line (./request-log.ts): decided at its start. */
+export const logsRequest = (deps: Pick<HttpDeps, 'log' | 'config'>) =>
+  deps.log.level !== 'error' && deps.log.level !== 'warn' && Math.random() < deps.config.logRequests
 
 /** The call's Req, made at onRequest; a request refused before routing fails here (./errors.ts answers). */
 export function startCall(deps: HttpDeps, native: Origin) {

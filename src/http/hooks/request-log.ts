@@ -1,15 +1,11 @@
 /**
  * Once an answer is made (./answers.ts): the request's duration into the metrics, and one JSON log
- * line for the share LOG_REQUESTS asks (whether a request is logged is decided when it starts, so
- * its client address is read while its socket is there).
+ * line for the share LOG_REQUESTS asks (whether a request is logged is decided when it starts, in
+ * ./call.ts, so its client address is read while its socket is there).
  */
 import type { Deps } from '../../deps'
 import type { Req } from '../req'
 import { wireMethod } from './call'
-
-/** Whether this request gets a log line: decided at its start. */
-export const logsRequest = (deps: Deps) =>
-  deps.log.level !== 'error' && deps.log.level !== 'warn' && Math.random() < deps.config.logRequests
 
 export function logRequest(deps: Deps) {
   return (req: Req) => {
