@@ -37,7 +37,7 @@ import { type BootstrapResult, bootstrap } from './identity/bootstrap'
 import { listenForWebhooks } from './integration/deliveries'
 import { createLogger, type Logger } from './log'
 import { completeBuiltinClasses } from './model/builtin-start'
-import { WORKERS } from './workers/index'
+import { createWorkers } from './workers/index'
 import { startJournalCursor } from './workers/journal-pump'
 import { startWebhookCursor } from './workers/webhook-enqueue'
 import { type Worker, WorkerRunner } from './workers/runner'
@@ -143,7 +143,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
   // the hub before the workers: ws-sessions sweeps it from its first pass
   const sockets = new WsHub(deps)
   // the workers' own context: the two handles only background work uses, beside the services
-  const workers = new WorkerRunner(deps, options.workers ?? WORKERS, { deps, sockets, scripts: own.scripts })
+  const workers = new WorkerRunner(deps, options.workers ?? createWorkers(), { deps, sockets, scripts: own.scripts })
   own.metrics.provide({
     db,
     sockets: () => sockets.stats(),

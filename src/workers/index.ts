@@ -1,11 +1,14 @@
-/** Every background worker of the service; src/service.ts runs them with one WorkerRunner. */
+/**
+ * Every background worker of the service; src/service.ts runs them with one WorkerRunner. Workers
+ * that keep state between passes are made here, once per service, by their factories.
+ */
 import { dbCheckpoint, dbPinnedRead } from './db-checkpoint'
 import { eventIngest } from './event-ingest'
 import { housekeeping } from './housekeeping'
 import { journalPump } from './journal-pump'
 import { journalRetention } from './journal-retention'
 import { layerOrders } from './layer-orders'
-import { mailOutbox } from './mail-outbox'
+import { createMailOutboxWorker } from './mail-outbox'
 import { modelExpiry } from './model-expiry'
 import { nodeHeartbeat } from './node-heartbeat'
 import type { Worker } from './runner'
@@ -14,19 +17,21 @@ import { webhookDeliveries } from './webhook-deliveries'
 import { webhookEnqueue } from './webhook-enqueue'
 import { wsSessions } from './ws-sessions'
 
-export const WORKERS: readonly Worker[] = [
-  journalPump,
-  eventIngest,
-  mailOutbox,
-  modelExpiry,
-  layerOrders,
-  housekeeping,
-  nodeHeartbeat,
-  wsSessions,
-  svcTasks,
-  webhookEnqueue,
-  webhookDeliveries,
-  journalRetention,
-  dbCheckpoint,
-  dbPinnedRead,
-]
+export function createWorkers(): Worker[] {
+  return [
+    journalPump,
+    eventIngest,
+    createMailOutboxWorker(),
+    modelExpiry,
+    layerOrders,
+    housekeeping,
+    nodeHeartbeat,
+    wsSessions,
+    svcTasks,
+    webhookEnqueue,
+    webhookDeliveries,
+    journalRetention,
+    dbCheckpoint,
+    dbPinnedRead,
+  ]
+}
