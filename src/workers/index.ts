@@ -2,6 +2,7 @@
  * Every background worker of the service; src/service.ts runs them with one WorkerRunner. Workers
  * that keep state between passes are made here, once per service, by their factories.
  */
+import type { Resolve } from '../net/outbound'
 import { dbCheckpoint, dbPinnedRead } from './db-checkpoint'
 import { eventIngest } from './event-ingest'
 import { housekeeping } from './housekeeping'
@@ -13,11 +14,16 @@ import { modelExpiry } from './model-expiry'
 import { nodeHeartbeat } from './node-heartbeat'
 import type { Worker } from './runner'
 import { svcTasks } from './svc-tasks'
-import { webhookDeliveries } from './webhook-deliveries'
+import { createWebhookDeliveriesWorker } from './webhook-deliveries'
 import { webhookEnqueue } from './webhook-enqueue'
 import { wsSessions } from './ws-sessions'
 
-export function createWorkers(): Worker[] {
+export interface WorkerOptions {
+  /** How webhook targets' names are resolved (tests answer for names of their own). */
+  resolveTargets?: Resolve
+}
+
+export function createWorkers(options: WorkerOptions = {}): Worker[] {
   return [
     journalPump,
     eventIngest,
@@ -29,7 +35,7 @@ export function createWorkers(): Worker[] {
     wsSessions,
     svcTasks,
     webhookEnqueue,
-    webhookDeliveries,
+    createWebhookDeliveriesWorker({ resolve: options.resolveTargets }),
     journalRetention,
     dbCheckpoint,
     dbPinnedRead,

@@ -5,7 +5,8 @@
  * the same rules: one pass at a time per process (a wake-up during a pass runs another pass after
  * it); a pass repeats its step while the step finds work; a cluster lease (a KV lock renewed while
  * the pass runs, the pass stopped if it is lost); errors logged with the worker's name; `stop()`
- * waits for passes in flight; `runOnce` for tests.
+ * waits for passes in flight; `runOnce` for tests. A worker is made by a factory where it keeps
+ * state (src/workers/index.ts): what it holds between passes lives in the factory's closure.
  */
 import { Cron } from 'croner'
 import { Stopping } from '~storage/db'
@@ -120,6 +121,11 @@ export class WorkerRunner<C = WorkerContext> {
     const state = this.state(name)
     while (state.running) await state.running
     return this.pass(state)
+  }
+
+  /** Waits for the work the worker's steps left running (its `drain`): for tests. */
+  async settled(name: string): Promise<void> {
+    await this.state(name).worker.drain?.(this.context)
   }
 
   /** Stops scheduling and waits for the passes in flight. */

@@ -7,7 +7,6 @@ import { Webhook } from 'standardwebhooks'
 import type { PlatformEvent } from '~/events/event'
 import type { Doc } from '~storage/doc'
 import { enqueueEvent } from '~/integration/deliveries'
-import { deliveriesSettled } from '~/workers/webhook-deliveries'
 import { jobsOf } from '~storage/queue'
 import { testPrefix } from '../helpers/redis'
 import { testService, type TestService } from '../helpers/service'
@@ -76,7 +75,7 @@ async function waitJobs(t: TestService, channel: string, n: number) {
 /** One pass of the worker and the deliveries it started. */
 async function deliver(t: TestService) {
   await t.run('webhook-deliveries')
-  await deliveriesSettled(t.deps)
+  await t.settled('webhook-deliveries')
 }
 
 beforeAll(async () => {
