@@ -4,9 +4,9 @@
  * channel and the event, and the queue's unique id refuses a second insert, so the processes of a
  * cluster that all receive an event enqueue it once, durably (a KV marker would lose the event if
  * its setter died before the insert). The journal's changes are enqueued by the webhook-enqueue
- * worker from a cursor of its own, other events (ingested ones, a script's `emit`) by the bus
- * listener here; src/workers/webhook-deliveries.ts sends the jobs, by the policy of
- * ./delivery-policy.ts. Here too: a channel's delivery log and replays.
+ * worker from a cursor of its own, other events (ingested ones, a script's `emit`) by the
+ * webhook-events worker as the bus brings them; src/workers/webhook-deliveries.ts sends the jobs,
+ * by the policy of ./delivery-policy.ts. Here too: a channel's delivery log and replays.
  */
 import { createHash } from 'node:crypto'
 import * as v from 'valibot'
@@ -100,33 +100,6 @@ export async function enqueueEvent(deps: Deps, event: PlatformEvent): Promise<nu
   await deps.db.write(() => enqueueDeliveries(jobs, deps.clock.now()))
   deps.signals.raise(`queue:${WEBHOOK.kind}`)
   return jobs.length
-}
-
-/**
- * Listens on the bus for this process, for the events that are not the journal's (ingested ones,
- * a script's `emit`): the journal's are enqueued from its own cursor (src/workers/webhook-enqueue.ts),
- * so none is lost to a crash between publication and enqueueing. Events are handled one at a time,
- * in the order they came, so a channel receives a domain's events in order of enqueueing.
- */
-export function listenForWebhooks(deps: Deps): { stop(): Promise<void>; idle(): Promise<void> } {
-  let chain: Promise<void> = Promise.resolve()
-  const off = deps.bus.on((event) => {
-    if (event.seq !== undefined) return
-    chain = chain
-      .then(() => enqueueEvent(deps, event))
-      .then(
-        () => {},
-        (err: unknown) =>
-          deps.log.error('webhook enqueue failed', { event: `${event.class}.${event.event}`, error: String(err) }),
-      )
-  })
-  return {
-    idle: () => chain,
-    async stop() {
-      off()
-      await chain
-    },
-  }
 }
 
 /** One line of a channel's delivery log. */

@@ -16,6 +16,7 @@ import type { Worker } from './runner'
 import { svcTasks } from './svc-tasks'
 import { createWebhookDeliveriesWorker } from './webhook-deliveries'
 import { webhookEnqueue } from './webhook-enqueue'
+import { createWebhookEventsWorker } from './webhook-events'
 import { wsSessions } from './ws-sessions'
 
 export interface WorkerOptions {
@@ -34,6 +35,7 @@ export function createWorkers(options: WorkerOptions = {}): Worker[] {
     nodeHeartbeat,
     wsSessions,
     svcTasks,
+    createWebhookEventsWorker(),
     webhookEnqueue,
     createWebhookDeliveriesWorker({ resolve: options.resolveTargets }),
     journalRetention,

@@ -4,7 +4,8 @@
  * the transaction that moves the cursor, so a crash before that commit makes the step again (the
  * job ids are derived from the channel and the journal seq: nothing doubles) and a change that
  * committed is never left without its deliveries. The bus listener, which got them from the event
- * pump before, lost the ones between publication and its own enqueueing when the process died.
+ * pump before, lost the ones between publication and its own enqueueing when the process died
+ * (the webhook-events worker takes the bus's other events).
  */
 import type { NewJob } from '~storage/queue'
 import { domainJournalBetween, journalCursor, journalDomainsAfter, moveCursor } from '~storage/journal'
