@@ -34,10 +34,9 @@ import type { Store } from './deps'
 import { type AppProcesses, type AppProcessRole, serviceCommand, startAppProcesses } from './cluster/app-processes'
 import { drain, type Gateway, startGateway } from './gateway/index'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
-import { listenForWebhooks } from './integration/deliveries'
 import { createLogger, type Logger } from './log'
 import { completeBuiltinClasses } from './model/builtin-start'
-import { WORKERS } from './workers/index'
+import { createWorkers } from './workers/index'
 import { startJournalCursor } from './workers/journal-pump'
 import { startWebhookCursor } from './workers/webhook-enqueue'
 import { type Worker, WorkerRunner } from './workers/runner'
@@ -51,8 +50,6 @@ export interface Service {
   sockets: WsHub
   app: HttpApp
   workers: WorkerRunner
-  /** The bus listener that enqueues webhook deliveries; `idle()` resolves once what it received is enqueued. */
-  webhooks: { idle(): Promise<void> }
   bootstrap: BootstrapResult
   /** Base URL of the public listener, when listening. */
   url?: string
@@ -143,17 +140,16 @@ export async function startService(config: Config, manifest: Manifest, options: 
   // the hub before the workers: ws-sessions sweeps it from its first pass
   const sockets = new WsHub(deps)
   // the workers' own context: the two handles only background work uses, beside the services
-  const workers = new WorkerRunner(deps, options.workers ?? WORKERS, { deps, sockets, scripts: own.scripts })
+  const workers = new WorkerRunner(deps, options.workers ?? createWorkers(), { deps, sockets, scripts: own.scripts })
   own.metrics.provide({
     db,
     sockets: () => sockets.stats(),
     workers: () => workers.stats(),
     sessionsCached: () => own.sessions.cachedCount(),
   })
-  // BACKGROUND=off leaves this process only the work that keeps itself going (its heartbeat)
-  if (options.schedule !== false) workers.start({ onlyAlways: !config.background })
-  // enqueueing is background work: a BACKGROUND=off process leaves it to the others (they dedupe anyway)
-  const webhooks = config.background ? listenForWebhooks(deps) : { idle: async () => {}, stop: async () => {} }
+  // BACKGROUND=off leaves this process only the work that keeps itself going (its heartbeat); the
+  // others enqueue the webhook deliveries of bus events (they dedupe anyway)
+  workers.start({ onlyAlways: !config.background, schedule: options.schedule !== false })
   const app = createApp(deps, manifest).ws('/ws', sockets.handlers(), {
     idleTimeoutSec: config.wsIdleTimeoutSec,
     maxPayloadLength: config.wsMaxFrameBytes,
@@ -216,7 +212,6 @@ export async function startService(config: Config, manifest: Manifest, options: 
     sockets,
     app,
     workers,
-    webhooks,
     bootstrap: first,
     url,
     stop: () =>
@@ -240,7 +235,6 @@ export async function startService(config: Config, manifest: Manifest, options: 
         await untilOrAfter(deps.longWork.idle(), graceEnds - performance.now())
         clearTimeout(cut)
         db.stopLong?.(new Stopping())
-        await webhooks.stop()
         await workers.stop() // first: the scheduler must not start a run on threads that are going
         await own.scripts.stop()
         await own.bus.stop().catch(() => {}) // an unreachable store must not hold the shutdown

@@ -1,9 +1,10 @@
 /**
- * Wake-ups inside one process: a commit raises `journal`, a queued job raises `queue:<kind>`, and
- * the worker runner wakes the workers listening for them. Losing one costs only latency: every
+ * Wake-ups inside one process: a commit raises `journal`, a queued job raises `queue:<kind>`, an
+ * event for the webhook-events worker's feed raises `bus`, and the worker runner wakes the workers
+ * listening for them. Losing one costs only latency: every
  * worker also runs on its own schedule, which is what other processes of a cluster rely on.
  */
-export type SignalName = 'journal' | `queue:${string}`
+export type SignalName = 'journal' | 'bus' | `queue:${string}`
 
 export class Signals {
   private readonly listeners = new Map<SignalName, Set<() => void>>()

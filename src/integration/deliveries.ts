@@ -1,34 +1,35 @@
 /**
- * From the event bus to the durable queue: every process listens, matches each event of a domain
- * against that domain's webhook subscriptions, and enqueues it once per channel whose subscriptions
- * match (one is enough, two do not double it). The job's id is derived from the channel and the
- * event, and the queue's unique id refuses a second insert, so the processes of a cluster that all
- * receive the event enqueue it once, durably (a KV marker would lose the event if its setter died
- * before the insert). The worker src/workers/webhook-deliveries.ts sends the jobs.
+ * From events to the durable queue: the delivery jobs of an event, one per channel whose
+ * subscriptions match it (one is enough, two do not double it). The job's id is derived from the
+ * channel and the event, and the queue's unique id refuses a second insert, so the processes of a
+ * cluster that all receive an event enqueue it once, durably (a KV marker would lose the event if
+ * its setter died before the insert). The journal's changes are enqueued by the webhook-enqueue
+ * worker from a cursor of its own, other events (ingested ones, a script's `emit`) by the
+ * webhook-events worker as the bus brings them; src/workers/webhook-deliveries.ts sends the jobs,
+ * by the policy of ./delivery-policy.ts. Here too: a channel's delivery log and replays.
  */
 import { createHash } from 'node:crypto'
+import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
-import { enqueueJob, type Job, jobById, jobsOf, type NewJob, retryFailedJob } from '~storage/queue'
-import type { Doc } from '~storage/doc'
+import { enqueueJob, type NewJob, retryFailedJob } from '~storage/queue'
 import { isoTime } from '../clock'
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError, notFound } from '../errors'
 import type { PlatformEvent } from '../events/event'
 import { matches } from '../events/match'
+import { type JobOf, jobOfKind, jobsOfKind, newJob, queueKind } from '../queue'
+import { JsonObject } from '../values'
 import { channels } from './channels'
 import { domainSubscriptions, type Subscription, termsOf } from './webhooks'
 
-export const WEBHOOK = 'webhook'
+/** A delivery job: the channel, the subscription's url ('' for the channel's), the event's name, the envelope sent. */
+export const WEBHOOK = queueKind(
+  'webhook',
+  v.object({ channel: v.string(), url: v.string(), event: v.string(), envelope: JsonObject }),
+)
+export type DeliveryJob = JobOf<v.InferOutput<typeof WEBHOOK.payload>>
 const LOG_LIMIT = 100
-
-/** What a delivery job carries: the channel, the subscription's url ('' for the channel's), the envelope sent. */
-export interface DeliveryPayload {
-  channel: string
-  url: string
-  event: string
-  envelope: Doc
-}
 
 /** What identifies an event across the processes that receive it: its journal seq, its id, else its content. */
 function eventKey(e: PlatformEvent): string {
@@ -46,6 +47,18 @@ function uuidFrom(name: string): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`
 }
 
+type Subscriptions = (domain: string) => Promise<Subscription[]>
+
+/** A domain's subscriptions read once, however many events of a batch ask (a worker's step). */
+export function subscriptionsOnce(deps: Deps): Subscriptions {
+  const read = new Map<string, Promise<Subscription[]>>()
+  return (domain) => {
+    let subs = read.get(domain)
+    if (!subs) read.set(domain, (subs = domainSubscriptions(deps, domain)))
+    return subs
+  }
+}
+
 /**
  * The delivery jobs of an event: one for every channel with a matching subscription (`subscriptions`
  * may answer a domain's from what it read for an earlier event of the same batch).
@@ -53,7 +66,7 @@ function uuidFrom(name: string): string {
 export async function deliveryJobs(
   deps: Deps,
   event: PlatformEvent,
-  subscriptions: (domain: string) => Promise<Subscription[]> = (domain) => domainSubscriptions(deps, domain),
+  subscriptions: Subscriptions = (domain) => domainSubscriptions(deps, domain),
 ): Promise<NewJob[]> {
   const subs = await subscriptions(event.domain)
   if (!subs.length) return []
@@ -69,8 +82,8 @@ export async function deliveryJobs(
     const id = uuidFrom(`${channel}:${key}`)
     const { class: cls, event: name, time, objects, data } = event
     const envelope = { id, class: cls, event: name, domain: domain?.name ?? event.domain, time, objects, data }
-    const payload: DeliveryPayload = { channel, url, event: `${cls}.${name}`, envelope }
-    jobs.push({ id, kind: WEBHOOK, domain: event.domain, payload: { ...payload }, runAt: now })
+    const payload = { channel, url, event: `${cls}.${name}`, envelope }
+    jobs.push(newJob(WEBHOOK, { id, domain: event.domain, payload, runAt: now }))
   }
   return jobs
 }
@@ -85,40 +98,13 @@ export async function enqueueEvent(deps: Deps, event: PlatformEvent): Promise<nu
   const jobs = await deliveryJobs(deps, event)
   if (!jobs.length) return 0
   await deps.db.write(() => enqueueDeliveries(jobs, deps.clock.now()))
-  deps.signals.raise(`queue:${WEBHOOK}`)
+  deps.signals.raise(`queue:${WEBHOOK.kind}`)
   return jobs.length
 }
 
-/**
- * Listens on the bus for this process, for the events that are not the journal's (ingested ones,
- * a script's `emit`): the journal's are enqueued from its own cursor (src/workers/webhook-enqueue.ts),
- * so none is lost to a crash between publication and enqueueing. Events are handled one at a time,
- * in the order they came, so a channel receives a domain's events in order of enqueueing.
- */
-export function listenForWebhooks(deps: Deps): { stop(): Promise<void>; idle(): Promise<void> } {
-  let chain: Promise<void> = Promise.resolve()
-  const off = deps.bus.on((event) => {
-    if (event.seq !== undefined) return
-    chain = chain
-      .then(() => enqueueEvent(deps, event))
-      .then(
-        () => {},
-        (err: unknown) =>
-          deps.log.error('webhook enqueue failed', { event: `${event.class}.${event.event}`, error: String(err) }),
-      )
-  })
-  return {
-    idle: () => chain,
-    async stop() {
-      off()
-      await chain
-    },
-  }
-}
-
 /** One line of a channel's delivery log. */
-function logLine(job: Job) {
-  const p = job.payload as unknown as DeliveryPayload
+function logLine(job: DeliveryJob) {
+  const p = job.payload
   const r = (job.result ?? {}) as { http_status?: number; latency_ms?: number; url?: string }
   return {
     id: job.id,
@@ -141,7 +127,7 @@ async function requireChannel(ctx: Ctx, id: string): Promise<void> {
 /** The channel's latest deliveries, newest first. */
 export async function deliveryLog(ctx: Ctx, channel: string) {
   await requireChannel(ctx, channel)
-  const jobs = await jobsOf(ctx.deps.db, WEBHOOK, { domain: ctx.domain, payload: { channel } }, LOG_LIMIT)
+  const jobs = await jobsOfKind(ctx.deps.db, WEBHOOK, { domain: ctx.domain, payload: { channel } }, LOG_LIMIT)
   return jobs.map(logLine)
 }
 
@@ -149,11 +135,10 @@ export async function deliveryLog(ctx: Ctx, channel: string) {
 export async function replayDelivery(ctx: Ctx, channel: string, id: string) {
   await requireChannel(ctx, channel)
   const { db, clock, signals } = ctx.deps
-  const job = await jobById(db, WEBHOOK, ctx.domain, id)
-  if (!job || (job.payload as unknown as DeliveryPayload).channel !== channel)
-    throw notFound(`delivery ${id} not found`)
-  if (!(await retryFailedJob(db, WEBHOOK, ctx.domain, id, clock.now())))
+  const job = await jobOfKind(db, WEBHOOK, ctx.domain, id)
+  if (!job || job.payload.channel !== channel) throw notFound(`delivery ${id} not found`)
+  if (!(await retryFailedJob(db, WEBHOOK.kind, ctx.domain, id, clock.now())))
     throw new ApiError(409, `only a failed delivery can be replayed; this one is ${job.status}`)
-  signals.raise(`queue:${WEBHOOK}`)
-  return logLine((await jobById(db, WEBHOOK, ctx.domain, id)) ?? job)
+  signals.raise(`queue:${WEBHOOK.kind}`)
+  return logLine((await jobOfKind(db, WEBHOOK, ctx.domain, id)) ?? job)
 }

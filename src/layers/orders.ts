@@ -10,9 +10,9 @@ import { join } from 'node:path'
 import * as v from 'valibot'
 import { Stopping, type TxStep } from '~storage/db'
 import { type Doc, UnstorableValue } from '~storage/doc'
-import { completeJob, type Job, LostClaim } from '~storage/queue'
+import { completeJob, LostClaim } from '~storage/queue'
 import type { TableSpec } from '~storage/repository'
-import { type Actor, type Ctx, SYSTEM_ACTOR } from '../context'
+import { type Ctx, SYSTEM_ACTOR } from '../context'
 import type { Deps } from '../deps'
 import { commit, commitLong, type Unit } from '../entities/unit'
 import { ApiError, badRequest, conflict, DomainGone } from '../errors'
@@ -21,11 +21,22 @@ import { objectBody } from '../values'
 import { parseListParams } from '../query/list-query'
 import { present } from '../query/present'
 import { newId } from '../ids'
-import { enqueue } from '../queue'
+import { enqueue, type JobOf, queueKind } from '../queue'
 import { applyLayer, type Installed, removeLayer } from './apply'
 import { LayerError, latestArchive, md5, readArchive } from './archive'
 
-export const LAYER_ORDER = 'layer-order'
+/** An order's job: the order's record, and who ordered it in which request (its changes are theirs). */
+export const LAYER_ORDER = queueKind(
+  'layer-order',
+  v.object({
+    opId: v.string(),
+    actor: v.optional(
+      v.object({ type: v.picklist(['user', 'integration', 'script', 'system']), id: v.string(), name: v.string() }),
+    ),
+    requestId: v.optional(v.string()),
+  }),
+)
+export type LayerOrderJob = JobOf<v.InferOutput<typeof LAYER_ORDER.payload>>
 /** An order whose carrying out crashed its process this often is given up as a failure. */
 const MAX_ATTEMPTS = 3
 
@@ -91,8 +102,9 @@ export async function orderLayer(ctx: Ctx, o: v.InferOutput<typeof Order>): Prom
     prefix = current.prefix as string
     file = current.file as string
   }
+  const opId = newId()
   const doc: Doc = {
-    id: newId(),
+    id: opId,
     operation,
     prefix,
     mode: o.mode ?? 'default',
@@ -109,16 +121,16 @@ export async function orderLayer(ctx: Ctx, o: v.InferOutput<typeof Order>): Prom
     yield* deps.repo(layersTable).insert(u.w, { ...doc, dt: u.w.now })
     yield* relabel(u)
     // the changes are the orderer's, made when the worker gets to them
-    const payload = { opId: doc.id, actor: ctx.actor, requestId: ctx.requestId }
-    yield* enqueue(u, { kind: LAYER_ORDER, serial: ctx.domain, payload })
+    const payload = { opId, actor: ctx.actor, requestId: ctx.requestId }
+    yield* enqueue(u, LAYER_ORDER, { serial: ctx.domain, payload })
   })
-  const { id: _id, ...shown } = (await deps.repo(layersTable).get(ctx.domain, doc.id as string))!
+  const { id: _id, ...shown } = (await deps.repo(layersTable).get(ctx.domain, opId))!
   return shown
 }
 
 /** The order's final state, its listing labels and its job's completion: the last step of carrying it out. */
-function* finishStep(u: Unit, job: Job, status: string, trace: string, installed?: Installed): TxStep<void> {
-  const { opId } = job.payload as { opId: string }
+function* finishStep(u: Unit, job: LayerOrderJob, status: string, trace: string, installed?: Installed): TxStep<void> {
+  const { opId } = job.payload
   const done = { status, trace, dt: u.w.now, ...(installed && { installed }) }
   yield* u.ctx.deps.repo(layersTable).update(u.w, opId, (doc) => ({ ...doc, ...done }))
   yield* relabel(u)
@@ -130,7 +142,7 @@ function* finishStep(u: Unit, job: Job, status: string, trace: string, installed
  * one transaction: a crash before it leaves the job to run again, a crash after it leaves nothing,
  * and a holder whose claim was taken over (LostClaim) changes nothing.
  */
-export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
+export async function carryOutOrder(deps: Deps, job: LayerOrderJob): Promise<void> {
   try {
     await carryOut(deps, job)
   } catch (err) {
@@ -140,8 +152,8 @@ export async function carryOutOrder(deps: Deps, job: Job): Promise<void> {
   }
 }
 
-async function carryOut(deps: Deps, job: Job): Promise<void> {
-  const payload = job.payload as { opId: string; actor?: Actor; requestId?: string }
+async function carryOut(deps: Deps, job: LayerOrderJob): Promise<void> {
+  const { payload } = job
   const ctx: Ctx = {
     deps,
     domain: job.domain,

@@ -4,20 +4,19 @@
  * it through Resend, or without RESEND_API_KEY writes it to the log, so every flow can be finished
  * locally from the log.
  */
+import * as v from 'valibot'
 import type { Db, TxStep } from '~storage/db'
-import { jobsOf } from '~storage/queue'
 import type { Unit } from '../entities/unit'
-import { enqueue } from '../queue'
+import { enqueue, jobsOfKind, queueKind } from '../queue'
 
-export const MAIL = 'mail'
+/** A message on the queue: its domain is the job's. */
+export const MAIL = queueKind(
+  'mail',
+  v.object({ recipient: v.string(), subject: v.string(), text: v.string(), html: v.string() }),
+)
 
-export interface OutgoingMail {
-  domain: string
-  recipient: string
-  subject: string
-  text: string
-  html: string
-}
+export type QueuedMail = v.InferOutput<typeof MAIL.payload>
+export type OutgoingMail = QueuedMail & { domain: string }
 
 /**
  * A transaction step: the message joins the queue with the change that causes it. Without a mail
@@ -28,8 +27,8 @@ export function* enqueueMail(u: Unit, mail: OutgoingMail): TxStep<string> {
   const { domain, ...message } = mail
   const { config, log } = u.ctx.deps
   const inDomain = u.inDomain(domain)
-  if (config.resendApiKey) return yield* enqueue(inDomain, { kind: MAIL, payload: message })
-  const id = yield* enqueue(inDomain, { kind: MAIL, payload: message, done: { logged: true } })
+  if (config.resendApiKey) return yield* enqueue(inDomain, MAIL, { payload: message })
+  const id = yield* enqueue(inDomain, MAIL, { payload: message, done: { logged: true } })
   u.afterCommit(`mail:${id}`, () =>
     log.info('mail (no RESEND_API_KEY: recorded in the outbox, not sent)', {
       to: message.recipient,
@@ -53,10 +52,10 @@ export interface MailRow extends OutgoingMail {
 
 /** The messages to an address, newest first (for tests and operators). */
 export async function mailTo(db: Db, recipient: string): Promise<MailRow[]> {
-  return (await jobsOf(db, MAIL, { payload: { recipient } })).map((job) => ({
+  return (await jobsOfKind(db, MAIL, { payload: { recipient } })).map((job) => ({
     id: job.id,
     domain: job.domain,
-    ...(job.payload as Omit<OutgoingMail, 'domain'>),
+    ...job.payload,
     created: job.created,
     status:
       job.status === 'running'

@@ -1,32 +1,45 @@
-/** Every background worker of the service; src/service.ts runs them with one WorkerRunner. */
+/**
+ * Every background worker of the service; src/service.ts runs them with one WorkerRunner. Workers
+ * that keep state between passes are made here, once per service, by their factories.
+ */
+import type { Resolve } from '../net/outbound'
 import { dbCheckpoint, dbPinnedRead } from './db-checkpoint'
 import { eventIngest } from './event-ingest'
 import { housekeeping } from './housekeeping'
 import { journalPump } from './journal-pump'
 import { journalRetention } from './journal-retention'
 import { layerOrders } from './layer-orders'
-import { mailOutbox } from './mail-outbox'
+import { createMailOutboxWorker } from './mail-outbox'
 import { modelExpiry } from './model-expiry'
 import { nodeHeartbeat } from './node-heartbeat'
 import type { Worker } from './runner'
 import { svcTasks } from './svc-tasks'
-import { webhookDeliveries } from './webhook-deliveries'
+import { createWebhookDeliveriesWorker } from './webhook-deliveries'
 import { webhookEnqueue } from './webhook-enqueue'
+import { createWebhookEventsWorker } from './webhook-events'
 import { wsSessions } from './ws-sessions'
 
-export const WORKERS: readonly Worker[] = [
-  journalPump,
-  eventIngest,
-  mailOutbox,
-  modelExpiry,
-  layerOrders,
-  housekeeping,
-  nodeHeartbeat,
-  wsSessions,
-  svcTasks,
-  webhookEnqueue,
-  webhookDeliveries,
-  journalRetention,
-  dbCheckpoint,
-  dbPinnedRead,
-]
+export interface WorkerOptions {
+  /** How webhook targets' names are resolved (tests answer for names of their own). */
+  resolveTargets?: Resolve
+}
+
+export function createWorkers(options: WorkerOptions = {}): Worker[] {
+  return [
+    journalPump,
+    eventIngest,
+    createMailOutboxWorker(),
+    modelExpiry,
+    layerOrders,
+    housekeeping,
+    nodeHeartbeat,
+    wsSessions,
+    svcTasks,
+    createWebhookEventsWorker(),
+    webhookEnqueue,
+    createWebhookDeliveriesWorker({ resolve: options.resolveTargets }),
+    journalRetention,
+    dbCheckpoint,
+    dbPinnedRead,
+  ]
+}

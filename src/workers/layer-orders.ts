@@ -3,8 +3,9 @@
  * orders of one domain run one at a time and in order (the job's serial is the domain).
  */
 import { Stopping } from '~storage/db'
-import { claimJobs, extendLeases, releaseJob } from '~storage/queue'
+import { extendLeases, releaseJob } from '~storage/queue'
 import { carryOutOrder, LAYER_ORDER } from '../layers/orders'
+import { claim } from '../queue'
 import type { Worker } from './runner'
 
 /**
@@ -16,11 +17,11 @@ const LEASE_MS = 60_000
 export const layerOrders: Worker = {
   name: 'layer-orders',
   every: 2000,
-  wakeOn: [`queue:${LAYER_ORDER}`],
+  wakeOn: [`queue:${LAYER_ORDER.kind}`],
   lease: 'none',
   async step({ deps }) {
     const now = deps.clock.now()
-    const [job] = await claimJobs(deps.db, LAYER_ORDER, now, now + LEASE_MS, 1)
+    const [job] = await claim(deps, LAYER_ORDER, now, now + LEASE_MS, 1)
     if (!job) return 0
     const renew = () => extendLeases(deps.db, [job], deps.clock.now() + LEASE_MS)
     const renewal = setInterval(() => void renew().catch(() => {}), LEASE_MS / 3)

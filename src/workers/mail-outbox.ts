@@ -4,10 +4,11 @@
  * message is claimed by one of them. (Without RESEND_API_KEY nothing is queued: see src/mail/mail.ts.)
  */
 import { Resend } from 'resend'
-import { claimJobs, completeJob, failJob, type Job, LostClaim } from '~storage/queue'
+import { completeJob, failJob, LostClaim } from '~storage/queue'
 import { isoTime } from '../clock'
 import type { Deps } from '../deps'
-import { MAIL, type OutgoingMail } from '../mail/mail'
+import { MAIL, type QueuedMail } from '../mail/mail'
+import { claim, type JobOf } from '../queue'
 import type { Worker } from './runner'
 
 export const MAX_ATTEMPTS = 5
@@ -15,20 +16,8 @@ const LEASE_MS = 5 * 60_000
 const BATCH = 20
 const backoffMs = (attempt: number) => 30_000 * 4 ** (attempt - 1)
 
-const clients = new WeakMap<Deps, Resend | null>()
-function resendOf(deps: Deps): Resend | null {
-  if (!clients.has(deps)) {
-    const { resendApiKey, resendBaseUrl } = deps.config
-    clients.set(
-      deps,
-      resendApiKey ? new Resend(resendApiKey, resendBaseUrl ? { baseUrl: resendBaseUrl } : undefined) : null,
-    )
-  }
-  return clients.get(deps)!
-}
-
-async function deliver(deps: Deps, resend: Resend, job: Job): Promise<void> {
-  const m = job.payload as unknown as Omit<OutgoingMail, 'domain'>
+async function deliver(deps: Deps, resend: Resend, job: JobOf<QueuedMail>): Promise<void> {
+  const m = job.payload
   const { db, clock, log, config } = deps
   let failure: string | null = null
   let providerId: string | null = null
@@ -56,20 +45,26 @@ async function deliver(deps: Deps, resend: Resend, job: Job): Promise<void> {
     log.warn('mail delivery failed', { mail: job.id, attempt: job.attempts, error: failure, retry: retryAt !== null })
 }
 
-export const mailOutbox: Worker = {
-  name: 'mail-outbox',
-  every: 1000,
-  wakeOn: [`queue:${MAIL}`],
-  lease: 'none',
-  async step({ deps }) {
-    const resend = resendOf(deps)
-    if (!resend) return 0 // without a provider, messages are logged when they are queued
-    const now = deps.clock.now()
-    const batch = await claimJobs(deps.db, MAIL, now, now + LEASE_MS, BATCH)
-    // each message on its own: one that fails to record its outcome does not stop the others
-    const outcomes = await Promise.allSettled(batch.map((job) => deliver(deps, resend, job)))
-    for (const o of outcomes)
-      if (o.status === 'rejected') deps.log.error('mail outcome not recorded', { error: String(o.reason) })
-    return batch.length
-  },
+/** The worker; its Resend client is made at its first step, from the configuration of the service it serves. */
+export function createMailOutboxWorker(): Worker {
+  let client: Resend | null | undefined
+  const resendOf = ({ resendApiKey, resendBaseUrl }: Deps['config']) =>
+    (client ??= resendApiKey ? new Resend(resendApiKey, resendBaseUrl ? { baseUrl: resendBaseUrl } : undefined) : null)
+  return {
+    name: 'mail-outbox',
+    every: 1000,
+    wakeOn: [`queue:${MAIL.kind}`],
+    lease: 'none',
+    async step({ deps }) {
+      const resend = resendOf(deps.config)
+      if (!resend) return 0 // without a provider, messages are logged when they are queued
+      const now = deps.clock.now()
+      const batch = await claim(deps, MAIL, now, now + LEASE_MS, BATCH)
+      // each message on its own: one that fails to record its outcome does not stop the others
+      const outcomes = await Promise.allSettled(batch.map((job) => deliver(deps, resend, job)))
+      for (const o of outcomes)
+        if (o.status === 'rejected') deps.log.error('mail outcome not recorded', { error: String(o.reason) })
+      return batch.length
+    },
+  }
 }

@@ -5,7 +5,8 @@
  * the same rules: one pass at a time per process (a wake-up during a pass runs another pass after
  * it); a pass repeats its step while the step finds work; a cluster lease (a KV lock renewed while
  * the pass runs, the pass stopped if it is lost); errors logged with the worker's name; `stop()`
- * waits for passes in flight; `runOnce` for tests.
+ * waits for passes in flight; `runOnce` for tests. A worker is made by a factory where it keeps
+ * state (src/workers/index.ts): what it holds between passes lives in the factory's closure.
  */
 import { Cron } from 'croner'
 import { Stopping } from '~storage/db'
@@ -47,6 +48,12 @@ export interface Worker<C = WorkerContext> {
   step(context: C, signal: AbortSignal): Promise<number>
   /** Work a step started and left running (deliveries in flight): `stop()` waits for it. */
   drain?(context: C): Promise<void>
+  /**
+   * What brings the worker work between passes, started with it and ended by `stop()` (the
+   * webhook-events worker's bus listener, which keeps what comes and raises its signal); answers
+   * how to end it. Started also where passes are not scheduled (tests run them with `runOnce`).
+   */
+  feed?(context: C): () => void
 }
 
 export interface RunnerOptions {
@@ -90,13 +97,17 @@ export class WorkerRunner<C = WorkerContext> {
   }
 
   /**
-   * Schedules every worker (`onlyAlways`: those marked `always`) and listens for their wake-ups. Interval workers make a first pass at
-   * once: work left by a previous process (queued jobs, unpublished journal) does not wait a period.
+   * Starts every worker's feed and schedules every worker (`onlyAlways`: those marked `always`;
+   * `schedule: false`: feeds only, passes run by `runOnce`) and listens for their wake-ups. Interval
+   * workers make a first pass at once: work left by a previous process (queued jobs, unpublished
+   * journal) does not wait a period.
    */
-  start(options: { onlyAlways?: boolean } = {}): void {
+  start(options: { onlyAlways?: boolean; schedule?: boolean } = {}): void {
     for (const state of this.states.values()) {
       const { worker } = state
       if (options.onlyAlways && !worker.always) continue
+      if (worker.feed) this.unsubscribe.push(worker.feed(this.context))
+      if (options.schedule === false) continue
       for (const signal of worker.wakeOn ?? [])
         this.unsubscribe.push(this.deps.signals.on(signal, () => this.wake(worker.name)))
       if (worker.cron) state.cron = new Cron(worker.cron, { protect: true }, () => this.wake(worker.name))
@@ -120,6 +131,11 @@ export class WorkerRunner<C = WorkerContext> {
     const state = this.state(name)
     while (state.running) await state.running
     return this.pass(state)
+  }
+
+  /** Waits for the work the worker's steps left running (its `drain`): for tests. */
+  async settled(name: string): Promise<void> {
+    await this.state(name).worker.drain?.(this.context)
   }
 
   /** Stops scheduling and waits for the passes in flight. */

@@ -4,13 +4,13 @@
  * the transaction that moves the cursor, so a crash before that commit makes the step again (the
  * job ids are derived from the channel and the journal seq: nothing doubles) and a change that
  * committed is never left without its deliveries. The bus listener, which got them from the event
- * pump before, lost the ones between publication and its own enqueueing when the process died.
+ * pump before, lost the ones between publication and its own enqueueing when the process died
+ * (the webhook-events worker takes the bus's other events).
  */
 import type { NewJob } from '~storage/queue'
 import { domainJournalBetween, journalCursor, journalDomainsAfter, moveCursor } from '~storage/journal'
 import { dataChanged } from '../events/event'
-import { deliveryJobs, enqueueDeliveries, WEBHOOK } from '../integration/deliveries'
-import { domainSubscriptions, type Subscription } from '../integration/webhooks'
+import { deliveryJobs, enqueueDeliveries, subscriptionsOnce, WEBHOOK } from '../integration/deliveries'
 import { committed } from './journal-pump'
 import type { Worker } from './runner'
 
@@ -28,13 +28,7 @@ export const webhookEnqueue: Worker = {
     // a pass that lost the cluster lease stops: another process goes on from the cursor
     if (heads.length === 0 || signal.aborted) return 0
     const last = heads.at(-1)!.seq
-    // a domain's subscriptions are read once a step
-    const read = new Map<string, Promise<Subscription[]>>()
-    const subscriptions = (domain: string) => {
-      let subs = read.get(domain)
-      if (!subs) read.set(domain, (subs = domainSubscriptions(deps, domain)))
-      return subs
-    }
+    const subscriptions = subscriptionsOnce(deps)
     // the records themselves only of domains with subscriptions (most have none), each domain's in order
     const jobs: NewJob[] = []
     for (const domain of new Set(heads.map((h) => h.domain))) {
@@ -47,7 +41,7 @@ export const webhookEnqueue: Worker = {
       yield* enqueueDeliveries(jobs, now)
       yield* moveCursor(CURSOR, last)
     })
-    if (jobs.length) deps.signals.raise(`queue:${WEBHOOK}`)
+    if (jobs.length) deps.signals.raise(`queue:${WEBHOOK.kind}`)
     return heads.length
   },
 }

@@ -7,7 +7,7 @@ import { strToU8, zipSync } from 'fflate'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { carryOutOrder, LAYER_ORDER } from '~/layers/orders'
-import { claimJobs } from '~storage/queue'
+import { claim } from '~/queue'
 import { ADMIN_PASSWORD, testService, type TestService } from '../helpers/service'
 
 let t: TestService
@@ -27,7 +27,7 @@ test('an order taken before its domain was deleted ends without an error', async
   expect(ordered.status).toBe(200)
   // taken, as a worker takes it; then the domain is deleted before the order is carried out
   const now = t.deps.clock.now()
-  const [job] = await claimJobs(t.deps.db, LAYER_ORDER, now, now + 60_000, 1)
+  const [job] = await claim(t.deps, LAYER_ORDER, now, now + 60_000, 1)
   expect(job?.domain).toBe(domain.id)
   const master = await t.login('master', 'admin', ADMIN_PASSWORD)
   const deleted = await t.call('DELETE', `/rest/v1/domain/domains/${domain.id}`, { token: master })

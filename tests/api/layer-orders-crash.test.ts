@@ -168,7 +168,7 @@ async function expectInstalledOnce(p: Awaited<ReturnType<typeof startProcess>>) 
 async function layerJob(dir: string) {
   const db = openEmbeddedDb(join(dir, 'platform.db'))
   try {
-    const [job] = await jobsOf(db, LAYER_ORDER)
+    const [job] = await jobsOf(db, LAYER_ORDER.kind)
     return job!
   } finally {
     await db.close()
@@ -317,7 +317,7 @@ describe('in one cluster', () => {
     expect(await b.run('layer-orders')).toBe(1)
     /** Each job, oldest first: whether it is the working domain's, and its status. */
     const statuses = async () =>
-      (await jobsOf(a.deps.db, LAYER_ORDER)).reverse().map((j) => [j.domain === domain.id, j.status])
+      (await jobsOf(a.deps.db, LAYER_ORDER.kind)).reverse().map((j) => [j.domain === domain.id, j.status])
     expect(await statuses()).toEqual([
       [true, 'running'],
       [true, 'pending'],

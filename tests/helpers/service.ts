@@ -17,6 +17,7 @@ import { OVERRIDE_HEADER } from '~/http/route'
 import { installationId, installLicence, type LicenceLimit } from '~/master/licence'
 import type { Logger } from '~/log'
 import { type Service, startService } from '~/service'
+import { createWorkers, type WorkerOptions } from '~/workers/index'
 import { openRemoteDb } from '~storage/db-remote'
 import type { Doc } from '~storage/doc'
 import type { Kv } from '~storage/kv/kv'
@@ -48,6 +49,8 @@ export interface TestOptions {
   dataDir?: string
   /** Limits of a licence installed at start, for tests that need more than the evaluation licence allows. */
   licence?: Partial<Record<LicenceLimit, number>>
+  /** The service's workers made with these options (a resolver of webhook targets' names). */
+  workers?: WorkerOptions
 }
 
 export interface RequestOptions {
@@ -94,6 +97,7 @@ export async function testService(options: TestOptions = {}) {
       listen: options.listen ?? false,
       log: options.log,
       schedule: options.schedule ?? false,
+      workers: options.workers && createWorkers(options.workers),
     },
   )
   const { deps, app } = service
@@ -172,6 +176,8 @@ export async function testService(options: TestOptions = {}) {
 
   /** One pass of a background worker (tests drive workers instead of waiting for their schedule). */
   const run = (worker: string) => service.workers.runOnce(worker)
+  /** The work a worker's passes left running has finished (webhook deliveries in flight). */
+  const settled = (worker: string) => service.workers.settled(worker)
 
   /** A token session of the master administrator switched into the given domain. */
   async function adminIn(domain: string): Promise<string> {
@@ -214,6 +220,7 @@ export async function testService(options: TestOptions = {}) {
     createDomain,
     createUser,
     run,
+    settled,
     journal,
     async close() {
       await service.stop()

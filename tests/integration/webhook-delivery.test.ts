@@ -7,7 +7,6 @@ import { Webhook } from 'standardwebhooks'
 import type { PlatformEvent } from '~/events/event'
 import type { Doc } from '~storage/doc'
 import { enqueueEvent } from '~/integration/deliveries'
-import { deliveriesSettled } from '~/workers/webhook-deliveries'
 import { jobsOf } from '~storage/queue'
 import { testPrefix } from '../helpers/redis'
 import { testService, type TestService } from '../helpers/service'
@@ -65,18 +64,20 @@ const greeted = (event = 'greeted', sipuser = '101'): PlatformEvent => ({
 
 const jobs = (t: TestService, channel: string) => jobsOf(t.deps.db, 'webhook', { payload: { channel } })
 
-/** Waits (bounded) until the bus has brought the channel `n` jobs. */
+/** Waits (bounded) until the bus has brought the channel `n` jobs, enqueued by passes of the webhook-events worker. */
 async function waitJobs(t: TestService, channel: string, n: number) {
   const deadline = Date.now() + 3000
-  while ((await jobs(t, channel)).length < n && Date.now() < deadline) await Bun.sleep(20)
-  await t.service.webhooks.idle()
-  return jobs(t, channel)
+  for (;;) {
+    await t.run('webhook-events')
+    if ((await jobs(t, channel)).length >= n || Date.now() > deadline) return jobs(t, channel)
+    await Bun.sleep(20)
+  }
 }
 
 /** One pass of the worker and the deliveries it started. */
 async function deliver(t: TestService) {
   await t.run('webhook-deliveries')
-  await deliveriesSettled(t.deps)
+  await t.settled('webhook-deliveries')
 }
 
 beforeAll(async () => {
@@ -184,7 +185,7 @@ describe('delivery', () => {
     await a.deps.bus.publish(greeted('cluster'))
     await waitJobs(a, ch.id, 1)
     await Bun.sleep(100)
-    await b.service.webhooks.idle()
+    await b.run('webhook-events')
     // and the same event offered by both at once: both match, one job
     const again = greeted('cluster')
     expect(await Promise.all([enqueueEvent(a.deps, again), enqueueEvent(b.deps, again)])).toEqual([1, 1])

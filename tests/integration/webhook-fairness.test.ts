@@ -8,7 +8,7 @@ import { ManualClock } from '~/clock'
 import type { PlatformEvent } from '~/events/event'
 import { enqueueEvent } from '~/integration/deliveries'
 import { resolveAll } from '~/net/outbound'
-import { PER_HOST, resolveTargetsWith } from '~/workers/webhook-deliveries'
+import { PER_HOST } from '~/integration/delivery-slots'
 import { testService, type TestService } from '../helpers/service'
 
 /** Time as it passes: the deliveries here are timed in real time (the receivers hang for real). */
@@ -57,9 +57,9 @@ beforeAll(async () => {
     clock: new RealClock(),
     schedule: true,
     licence: { webservice_subscr: 20 },
+    // the names hook-<n>.test are the tenant's own, all of them the one receiver on 127.0.0.1
+    workers: { resolveTargets: async (host) => (host.endsWith('.test') ? ['127.0.0.1'] : resolveAll(host)) },
   })
-  // the names hook-<n>.test are the tenant's own, all of them the one receiver on 127.0.0.1
-  resolveTargetsWith(t.deps, async (host) => (host.endsWith('.test') ? ['127.0.0.1'] : resolveAll(host)))
 })
 afterAll(async () => {
   for (const s of hanging) s.stop(true) // the hung deliveries end (and are retried later), so the service can stop

@@ -2,7 +2,7 @@
 // more than that at once, and every delivery still arrives.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { enqueueEvent } from '~/integration/deliveries'
-import { deliveriesSettled, PER_HOST } from '~/workers/webhook-deliveries'
+import { PER_HOST } from '~/integration/delivery-slots'
 import { testService, type TestService } from '../helpers/service'
 
 let t: TestService
@@ -57,7 +57,7 @@ test(`at most ${PER_HOST} deliveries to one host at once; all of them arrive`, a
   // passes of the worker until every job went out (a busy host's jobs come back after a second)
   for (let pass = 0; pass < 40 && seen.size < events; pass++) {
     await t.run('webhook-deliveries')
-    await deliveriesSettled(t.deps)
+    await t.settled('webhook-deliveries')
     if (seen.size < events) t.clock.advance(1000)
   }
   expect(seen.size).toBe(events)

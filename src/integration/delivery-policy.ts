@@ -1,0 +1,150 @@
+/**
+ * One webhook delivery and the policy around it (the webhook-deliveries worker runs it for each
+ * claimed job): a JSON POST signed per Standard Webhooks with the channel's secret, a timeout, no
+ * redirects followed; retries with exponential backoff and jitter for network errors, 408, 429 and
+ * 5xx, up to MAX_ATTEMPTS, while other answers end it for good; private, loopback, link-local and
+ * reserved targets refused unless WEBHOOK_ALLOW_PRIVATE lists them, checked on the resolved
+ * addresses and the call pinned to the checked ones (../net/outbound.ts); and the slots of
+ * ./delivery-slots.ts taken for the host (its name and its address both counted, per domain), or the
+ * job given back to the queue untried when the host is too busy.
+ */
+import { createHmac } from 'node:crypto'
+import { completeJob, failJob, LostClaim, releaseJob } from '~storage/queue'
+import { isoTime } from '../clock'
+import type { Deps } from '../deps'
+import { parseCidr } from '../net/cidr'
+import { checkedAddresses, fetchPinned, NotPublic, type Resolve } from '../net/outbound'
+import { type Channel, channelSecret, channels } from './channels'
+import { type DeliveryJob, WEBHOOK } from './deliveries'
+import { type DeliverySlots, type Target, targetOf } from './delivery-slots'
+
+export const MAX_ATTEMPTS = 8
+const TIMEOUT_MS = 10_000
+/** A job whose host had no slot free is due again this much later. */
+const BUSY_RETRY_MS = 1000
+const BASE_BACKOFF_MS = 15_000
+const MAX_BACKOFF_MS = 3_600_000
+
+/** Exponential from 15 s, capped at an hour, with jitter (half to all of it) so retries of many jobs spread out. */
+export const backoffMs = (attempt: number) =>
+  Math.min(BASE_BACKOFF_MS * 2 ** (attempt - 1), MAX_BACKOFF_MS) * (0.5 + Math.random() / 2)
+
+/** Answers another attempt may help with: the receiver was busy or broken for a while. */
+const retried = (status: number) => status >= 500 || status === 408 || status === 429
+
+/** The Standard Webhooks signature: HMAC-SHA256 of `id.timestamp.body` with the secret's key (base64 after `whsec_`). */
+export function signature(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64')
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`
+}
+
+/** An attempt's outcome: delivered, or an error and whether another attempt may help. */
+interface Outcome {
+  ok: boolean
+  retry: boolean
+  error?: string
+  result: { url: string; http_status: number | null; latency_ms: number | null }
+}
+
+/** What a process sends its deliveries within: its slots, and how target names are resolved. */
+export interface Sending {
+  slots: DeliverySlots
+  resolve: Resolve
+}
+
+/** The addresses of the target, checked; or why the delivery cannot go there. */
+async function resolved(deps: Deps, resolve: Resolve, target: string, url: URL): Promise<string[] | Outcome> {
+  const result = { url: target, http_status: null, latency_ms: null }
+  try {
+    const allowed = deps.config.webhookAllowPrivate.flatMap((c) => parseCidr(c) ?? [])
+    return await checkedAddresses(url, allowed, resolve)
+  } catch (err) {
+    if (err instanceof NotPublic)
+      return { ok: false, retry: false, error: `${err.message}, outside WEBHOOK_ALLOW_PRIVATE`, result }
+    return { ok: false, retry: true, error: `network: ${(err as Error).message}`, result }
+  }
+}
+
+async function attempt(job: DeliveryJob, target: string, addresses: string[], secret: string): Promise<Outcome> {
+  const url = new URL(target)
+  const result: Outcome['result'] = { url: target, http_status: null, latency_ms: null }
+  const started = performance.now()
+  try {
+    const body = JSON.stringify(job.payload.envelope)
+    // real time, not the service clock: receivers compare it with their own clocks
+    const timestamp = Math.floor(Date.now() / 1000)
+    const res = await fetchPinned(url, addresses, {
+      method: 'POST',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'platform-webhooks',
+        'webhook-id': job.id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signature(secret, job.id, timestamp, body),
+      },
+      body,
+    })
+    await res.body?.cancel()
+    result.http_status = res.status
+    result.latency_ms = Math.round(performance.now() - started)
+    if (res.status >= 200 && res.status < 300) return { ok: true, retry: false, result }
+    const why = res.status >= 300 && res.status < 400 ? ' (redirects are not followed)' : ''
+    return { ok: false, retry: retried(res.status), error: `the receiver answered ${res.status}${why}`, result }
+  } catch (err) {
+    result.latency_ms = Math.round(performance.now() - started)
+    return { ok: false, retry: true, error: `network: ${(err as Error).message}`, result }
+  }
+}
+
+/** Records the outcome through the claim; a lost claim belongs to the process that took the job over. */
+async function record(deps: Deps, job: DeliveryJob, o: Outcome): Promise<void> {
+  const { db, clock, log } = deps
+  const done = isoTime(clock.now())
+  // given up after MAX_ATTEMPTS, or at once when another attempt cannot help
+  const retryAt = o.retry && job.attempts < MAX_ATTEMPTS ? clock.now() + backoffMs(job.attempts) : null
+  try {
+    if (o.ok) await db.write(() => completeJob(job, done, o.result))
+    else await db.write(() => failJob(job, done, o.error ?? 'failed', retryAt, o.result))
+  } catch (err) {
+    if (err instanceof LostClaim) return log.warn('webhook claim lost', { job: job.id, attempt: job.attempts })
+    throw err
+  }
+  if (!o.ok)
+    log.warn('webhook delivery failed', { job: job.id, attempt: job.attempts, error: o.error, retry: retryAt !== null })
+}
+
+/** Delivers one claimed job (or gives it back to the queue when its host is too busy). */
+export async function deliver(deps: Deps, sending: Sending, job: DeliveryJob): Promise<void> {
+  const p = job.payload
+  const channel = (await deps.repo(channels.table).get(job.domain, p.channel)) as Channel | undefined
+  const secret = channel ? await channelSecret(deps, job.domain, p.channel) : null
+  const target = p.url || channel?.url || ''
+  const gone = !channel || channel.type !== 'subscr' || !secret
+  if (gone || !target) {
+    const error = gone
+      ? 'the channel is gone or no longer of type subscr'
+      : 'neither the subscription nor the channel has a url'
+    return record(deps, job, {
+      ok: false,
+      retry: false,
+      error,
+      result: { url: target, http_status: null, latency_ms: null },
+    })
+  }
+  const url = new URL(target)
+  // resolved before a slot is taken: the host is known by its address as well as by its name
+  const addresses = await resolved(deps, sending.resolve, target, url)
+  if (!Array.isArray(addresses)) return record(deps, job, addresses)
+  const host: Target = targetOf(job.domain, url, addresses[0]!)
+  const { slots } = sending
+  if (!(await slots.take(host))) return void (await releaseJob(deps.db, job, deps.clock.now() + BUSY_RETRY_MS))
+  const started = performance.now()
+  try {
+    await record(deps, job, await attempt(job, target, addresses, secret))
+  } finally {
+    // a slot no waiting job took: the worker may claim more
+    if (!slots.give(host, performance.now() - started)) deps.signals.raise(`queue:${WEBHOOK.kind}`)
+  }
+}
