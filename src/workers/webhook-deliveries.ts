@@ -125,12 +125,17 @@ interface State {
 const states = new WeakMap<Deps, State>()
 const stateOf = (deps: Deps): State => {
   let s = states.get(deps)
-  if (!s) states.set(deps, (s = { inFlight: new Set(), slots: new DeliverySlots(), after: '', resolve: resolveAll }))
+  if (!s) {
+    s = { inFlight: new Set(), slots: new DeliverySlots(), after: '', resolve: resolveAll }
+    states.set(deps, s)
+  }
   return s
 }
 
 /** Tests: this service's deliveries resolve target names with `resolve`. */
-export const resolveTargetsWith = (deps: Deps, resolve: Resolve) => void (stateOf(deps).resolve = resolve)
+export const resolveTargetsWith = (deps: Deps, resolve: Resolve) => {
+  stateOf(deps).resolve = resolve
+}
 
 /** Delivers one claimed job (or gives it back to the queue when its host is too busy). */
 async function handle(deps: Deps, s: State, job: Job): Promise<void> {

@@ -32,7 +32,10 @@ export const webhookEnqueue: Worker = {
     const read = new Map<string, Promise<Subscription[]>>()
     const subscriptions = (domain: string) => {
       let subs = read.get(domain)
-      if (!subs) read.set(domain, (subs = domainSubscriptions(deps, domain)))
+      if (!subs) {
+        subs = domainSubscriptions(deps, domain)
+        read.set(domain, subs)
+      }
       return subs
     }
     // the records themselves only of domains with subscriptions (most have none), each domain's in order

@@ -345,7 +345,10 @@ function readHead(message: string | Buffer): string | null {
 
 function index(map: Map<string, Set<Socket>>, key: string, socket: Socket): void {
   let set = map.get(key)
-  if (!set) map.set(key, (set = new Set()))
+  if (!set) {
+    set = new Set()
+    map.set(key, set)
+  }
   set.add(socket)
 }
 

@@ -41,7 +41,8 @@ export class Outgoing {
     let frame = this.frames.get(sub.id)
     if (frame === undefined) {
       this.data ??= JSON.stringify(this.event.data)
-      this.frames.set(sub.id, (frame = this.build(sub.id, this.data)))
+      frame = this.build(sub.id, this.data)
+      this.frames.set(sub.id, frame)
     }
     return frame
   }
