@@ -185,7 +185,10 @@ export class WsHub {
     let payload: Doc = {}
     try {
       const now = this.deps.clock.now()
-      if (now - socket.windowStart >= 1000) (socket.windowStart = now), (socket.frames = 0)
+      if (now - socket.windowStart >= 1000) {
+        socket.windowStart = now
+        socket.frames = 0
+      }
       const limit = this.deps.config.wsFramesPerSec
       if (++socket.frames > limit)
         throw tooManyRequests(`more than ${limit} frames a second: this frame was refused`, 1)

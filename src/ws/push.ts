@@ -98,7 +98,11 @@ function remembered(out: Outgoing, key: string, decide: () => boolean | Promise<
   const known = out.reads.get(key)
   if (known !== undefined) return known
   const decided = decide()
-  if (decided instanceof Promise) return decided.then((yes) => (out.reads.set(key, yes), yes))
+  if (decided instanceof Promise)
+    return decided.then((yes) => {
+      out.reads.set(key, yes)
+      return yes
+    })
   out.reads.set(key, decided)
   return decided
 }
