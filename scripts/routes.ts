@@ -20,7 +20,7 @@ export const MANIFEST = join(ROUTES, '_manifest.gen.ts')
 export function urlOf(file: string): string {
   const parts = file.replace(/\.ts$/, '').split('/')
   if (parts[parts.length - 1] === 'index') parts.pop()
-  return '/' + parts.map((p) => (/^\[\.\.\.\w+\]$/.test(p) ? '*' : p.replace(/^\[(\w+)\]$/, ':$1'))).join('/')
+  return `/${parts.map((p) => (/^\[\.\.\.\w+\]$/.test(p) ? '*' : p.replace(/^\[(\w+)\]$/, ':$1'))).join('/')}`
 }
 
 /** Route files, relative to routes/, skipping anything whose name starts with `_`. */

@@ -197,8 +197,9 @@ export const SESSION_COOKIE = 'RSession'
 /** Value of a cookie in a Cookie header, without parsing the rest. */
 export function readCookie(header: string | null, name: string): string | null {
   if (!header) return null
-  let at = header.indexOf(name + '=')
-  while (at > 0 && header[at - 1] !== ' ' && header[at - 1] !== ';') at = header.indexOf(name + '=', at + 1)
+  const pair = `${name}=`
+  let at = header.indexOf(pair)
+  while (at > 0 && header[at - 1] !== ' ' && header[at - 1] !== ';') at = header.indexOf(pair, at + 1)
   if (at < 0) return null
   const start = at + name.length + 1
   const end = header.indexOf(';', start)

@@ -143,7 +143,7 @@ async function handle(deps: Deps, s: State, job: Job): Promise<void> {
   const channel = (await deps.repo(channels.table).get(job.domain, p.channel)) as Channel | undefined
   const secret = channel ? await channelSecret(deps, job.domain, p.channel) : null
   const target = p.url || channel?.url || ''
-  const gone = !channel || channel.type !== 'subscr' || !secret
+  const gone = channel?.type !== 'subscr' || !secret
   if (gone || !target) {
     const error = gone
       ? 'the channel is gone or no longer of type subscr'
