@@ -24,7 +24,10 @@ try {
   let lastEventAt = 0
   const EVENT = Buffer.from('["event"')
   const socket = await connectBare(`${base.replace('http', 'ws')}/ws?token=${token}`, (payload) => {
-    if (!payload.subarray(0, EVENT.length).equals(EVENT)) return void (acked = true)
+    if (!payload.subarray(0, EVENT.length).equals(EVENT)) {
+      acked = true
+      return
+    }
     events++
     lastEventAt = performance.now()
   })

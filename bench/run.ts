@@ -58,7 +58,16 @@ async function spawnUntil(cmd: string[], env: Record<string, string>, pattern: R
       .text()
       .catch(() => '')
     const m = pattern.exec(out)
-    if (m) return { url: m[1]!, pid: proc.pid, log: logFile, stop: async () => void (proc.kill(), await proc.exited) }
+    if (m)
+      return {
+        url: m[1]!,
+        pid: proc.pid,
+        log: logFile,
+        stop: async () => {
+          proc.kill()
+          await proc.exited
+        },
+      }
     if (proc.exitCode !== null || proc.signalCode)
       throw new Error(`${cmd.join(' ')} exited before it was ready:\n${out}`)
     await Bun.sleep(20)

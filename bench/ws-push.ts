@@ -32,7 +32,7 @@ async function run(count: number): Promise<void> {
       if (!payload.subarray(0, EVENT.length).equals(EVENT)) return
       events++
       const at = payload.lastIndexOf('"w":')
-      const w = at < 0 ? undefined : Number.parseInt(payload.toString('latin1', at + 4, at + 12))
+      const w = at < 0 ? undefined : Number.parseInt(payload.toString('latin1', at + 4, at + 12), 10)
       const sent = w === undefined ? undefined : sentAt.get(w)
       if (sent !== undefined) latencies.push(performance.now() - sent)
     }

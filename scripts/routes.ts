@@ -20,7 +20,7 @@ export const MANIFEST = join(ROUTES, '_manifest.gen.ts')
 export function urlOf(file: string): string {
   const parts = file.replace(/\.ts$/, '').split('/')
   if (parts[parts.length - 1] === 'index') parts.pop()
-  return '/' + parts.map((p) => (/^\[\.\.\.\w+\]$/.test(p) ? '*' : p.replace(/^\[(\w+)\]$/, ':$1'))).join('/')
+  return `/${parts.map((p) => (/^\[\.\.\.\w+\]$/.test(p) ? '*' : p.replace(/^\[(\w+)\]$/, ':$1'))).join('/')}`
 }
 
 /** Route files, relative to routes/, skipping anything whose name starts with `_`. */
@@ -62,7 +62,9 @@ export async function renderManifest(files = routeFiles()): Promise<string> {
   const imports = files.map((f, i) => `import * as r${i} from './${f.replace(/\.ts$/, '')}'`)
   const entries = files.map((f, i) => `  { url: '${urlOf(f)}', file: 'routes/${f}', module: r${i} },`)
   const groups = new Map<string, number[]>()
-  files.forEach((f, i) => groups.set(groupOf(f), [...(groups.get(groupOf(f)) ?? []), i]))
+  files.forEach((f, i) => {
+    groups.set(groupOf(f), [...(groups.get(groupOf(f)) ?? []), i])
+  })
   const chains = [...groups].map(([group, members], g) => {
     const lines = members.flatMap((i) =>
       // HEAD runs as GET (src/http/hooks/call.ts)

@@ -1,7 +1,8 @@
 /**
- * `npm test [-- <bun test arguments>]`: checks the format and the types, provisions what the tests
- * need (Debian's chromium and redis-server, installed when missing; a private Redis on a free port
- * for this run only, unless TEST_REDIS_URL names one), runs `bun test` and exits with its status.
+ * `npm test [-- <bun test arguments>]`: checks the format, the lint and the types, provisions what
+ * the tests need (Debian's chromium and redis-server, installed when missing; a private Redis on a
+ * free port for this run only, unless TEST_REDIS_URL names one), runs `bun test` and exits with its
+ * status.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
@@ -97,6 +98,8 @@ async function startPrivateRedis(): Promise<string> {
 }
 
 mustPass([tool('biome'), 'format', '.'], 'format check (npm run format fixes it)')
+// errors only: an error fails the run, the warnings (mostly non-null assertions) would bury it
+mustPass([tool('biome'), 'lint', '--diagnostic-level=error', '.'], 'lint (biome lint . lists all it finds)')
 mustPass([tool('tsc'), '--noEmit', '-p', '.'], 'type check')
 
 // Without it the page tests fail, each naming the reason; the other suites still run.

@@ -39,7 +39,11 @@ export class DomainCaches {
 
   async start(): Promise<void> {
     await this.kv.subscribe(this.channel, (domain) => this.bump(domain))
-    this.kv.onSubscriberReset(() => this.maps.forEach((m) => m.clear()))
+    this.kv.onSubscriberReset(() =>
+      this.maps.forEach((m) => {
+        m.clear()
+      }),
+    )
   }
 
   /**

@@ -128,7 +128,10 @@ export function stdoutLine(line: string, urgent = false): void {
   }
   used += pending.write(line, used)
   pending[used++] = 10
-  if (urgent || (!ring && used > PENDING_MAX)) return flushLines(urgent)
+  if (urgent || (!ring && used > PENDING_MAX)) {
+    flushLines(urgent)
+    return
+  }
   // unref: pending lines never keep a process alive; the exit handler writes them
   timer ??= setTimeout(() => flushLines(), FLUSH_MS).unref()
 }

@@ -77,7 +77,10 @@ export class LongWork {
    */
   enter(domain: string, requestId: string): () => void {
     let calls = this.inFlight.get(domain)
-    if (!calls) this.inFlight.set(domain, (calls = new Set()))
+    if (!calls) {
+      calls = new Set()
+      this.inFlight.set(domain, calls)
+    }
     const call = { requestId }
     calls.add(call)
     return () => {

@@ -2,11 +2,11 @@
 import { CHECKPOINT_FILE_ENV, runCheckpointer } from '~storage/db-checkpointer'
 import { readCommandLine } from './cli'
 import { appProcessRole, endWithParent } from './cluster/app-processes'
-import { ConfigError, loadConfig } from './config'
+import { type Config, ConfigError, loadConfig } from './config'
 import type { Manifest } from './app'
 import type { BootstrapResult } from './identity/bootstrap'
 import { runOperation } from './ops/commands'
-import { startService } from './service'
+import { type Service, startService } from './service'
 import { shareStdout, writeLinesOffThread } from './log'
 import { StartError } from './startup'
 
@@ -23,7 +23,7 @@ export async function main(manifest: Manifest, args = process.argv.slice(2)): Pr
     console.error(command.message)
     process.exit(2)
   }
-  let config
+  let config: Config
   try {
     config = loadConfig()
   } catch (err) {
@@ -48,7 +48,7 @@ export async function main(manifest: Manifest, args = process.argv.slice(2)): Pr
     await running.stop()
     process.exit(0)
   }
-  let service
+  let service: Service
   try {
     // a node termination request (DELETE /rest/v1/master/nodes/<name>) ends the process like SIGTERM
     service = await startService(config, manifest, {

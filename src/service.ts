@@ -265,7 +265,10 @@ export function compose(parts: {
     db,
     repo(table) {
       let repo = repos.get(table)
-      if (!repo) repos.set(table, (repo = new Repository(db, table)))
+      if (!repo) {
+        repo = new Repository(db, table)
+        repos.set(table, repo)
+      }
       return repo
     },
   }

@@ -11,7 +11,10 @@ export class Signals {
 
   on(name: SignalName, listener: () => void): () => void {
     let set = this.listeners.get(name)
-    if (!set) this.listeners.set(name, (set = new Set()))
+    if (!set) {
+      set = new Set()
+      this.listeners.set(name, set)
+    }
     set.add(listener)
     return () => set.delete(listener)
   }

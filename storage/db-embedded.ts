@@ -57,7 +57,12 @@ export function openEmbeddedDb(
   // shared: another process may hold the write lock for long; it is waited for off the event loop
   const lock = shared
     ? new WriteLock(
-        { exec: (sql: string) => (assertOpen(), conn.exec(sql)) },
+        {
+          exec: (sql: string) => {
+            assertOpen()
+            return conn.exec(sql)
+          },
+        },
         BUSY_TIMEOUT_MS,
         WRITE_LOCK_WAIT_MS,
         () => endPin(), // confirmed first: one refusal may be another process's commit landing meanwhile
@@ -119,7 +124,10 @@ export function openEmbeddedDb(
     conn,
     statements,
     BUSY_TIMEOUT_MS,
-    () => (endSnapshot(), wrote()),
+    () => {
+      endSnapshot()
+      wrote()
+    },
     (count) => options.onPinEnded?.({ statements: count, ended: pins.ended }),
   )
   /** Ends this connection's read snapshot if it is pinned (./db-pinned-read.ts); whether it was. */
@@ -196,7 +204,10 @@ export function openEmbeddedDb(
     wrote,
     drive,
     execute,
-    immediate: <T>(body: () => TxStep<T>) => (writeTransactions++, transaction.immediate(body) as T),
+    immediate: <T>(body: () => TxStep<T>) => {
+      writeTransactions++
+      return transaction.immediate(body) as T
+    },
     savepoint: conn.prepare('SAVEPOINT body') as unknown as Statement,
     release: conn.prepare('RELEASE body') as unknown as Statement,
     rollbackTo: conn.prepare('ROLLBACK TO body') as unknown as Statement,
@@ -227,7 +238,10 @@ export function openEmbeddedDb(
     if (!isSelect(sql)) return groups.enqueue(() => tx.all(sql, args))
     freshen()
     beginSnapshot()
-    return call(() => (assertOpen(), statements.rows(sql, args)) as Row[])
+    return call(() => {
+      assertOpen()
+      return statements.rows(sql, args) as Row[]
+    })
   }
 
   return {
@@ -237,12 +251,19 @@ export function openEmbeddedDb(
       if (!isSelect(sql)) return groups.enqueue(() => tx.get(sql, args))
       freshen()
       beginSnapshot()
-      return call(() => (assertOpen(), statements.first(sql, args)) as Row | undefined)
+      return call(() => {
+        assertOpen()
+        return statements.first(sql, args) as Row | undefined
+      })
     },
     run: (sql: string, args: SqlValue[] = []) => {
       const now = async () => {
         writing()
-        if (!lock) return call(() => ({ changes: (assertOpen(), statements.change(sql, args)).changes }))
+        if (!lock)
+          return call(() => {
+            assertOpen()
+            return { changes: statements.change(sql, args).changes }
+          })
         // the lock is taken by a BEGIN (a refused statement could stay half-run), then the statement
         // runs in the same turn, alone in its transaction
         while (groups.longRunning || !lock.attempt(beginWrite)) {
@@ -252,7 +273,8 @@ export function openEmbeddedDb(
         }
         return call(() => {
           try {
-            const { changes } = (assertOpen(), statements.change(sql, args))
+            assertOpen()
+            const { changes } = statements.change(sql, args)
             commitWrite()
             return { changes }
           } catch (err) {
@@ -266,16 +288,20 @@ export function openEmbeddedDb(
       return groups.longRunning ? settled().then(now) : now() // not inside the long write's transaction
     },
     getCached: (sql: string, args: SqlValue[]) =>
-      cached(sql, args, false, () => (assertOpen(), statements.first(sql, args)) as Row | undefined) as Promise<
-        Row | undefined
-      >,
+      cached(sql, args, false, () => {
+        assertOpen()
+        return statements.first(sql, args) as Row | undefined
+      }) as Promise<Row | undefined>,
     keptRow: (sql: string, args: SqlValue[]) => {
       freshen()
       return cache.kept(sql, args)
     },
     allCached: (sql: string, args: SqlValue[]) => {
       if (!isSelect(sql)) throw new Error(`allCached takes a SELECT: ${sql}`)
-      return cached(sql, args, true, () => (assertOpen(), statements.rows(sql, args)) as Row[]) as Promise<Row[]>
+      return cached(sql, args, true, () => {
+        assertOpen()
+        return statements.rows(sql, args) as Row[]
+      }) as Promise<Row[]>
     },
     writeTransaction: () => writeTransactions,
     generation: () => {
@@ -285,7 +311,9 @@ export function openEmbeddedDb(
     allAside: (sql: string, args: SqlValue[]) => {
       if (!isSelect(sql)) throw new Error(`allAside takes a SELECT: ${sql}`)
       assertOpen()
-      return aside ? (freshen(), cache.answerLater(sql, args, () => aside.all(sql, args))) : all(sql, args)
+      if (!aside) return all(sql, args)
+      freshen()
+      return cache.answerLater(sql, args, () => aside.all(sql, args))
     },
     // IMMEDIATE: bodies read before they write; a deferred start could fail with BUSY_SNAPSHOT.
     write: (body) => groups.enqueue(body),
@@ -323,7 +351,11 @@ export function openEmbeddedDb(
         await call(() => void conn.exec(`PRAGMA wal_checkpoint(${shared ? 'PASSIVE' : 'TRUNCATE'})`))
         return null
       }),
-    endPinnedRead: () => (shared && !groups.longRunning ? (endSnapshot(), endPin()) : false),
+    endPinnedRead: () => {
+      if (!shared || groups.longRunning) return false
+      endSnapshot()
+      return endPin()
+    },
     writeTrouble: () => {
       if (!lock) return undefined
       if (lock.refusedForMs() > WRITE_TROUBLE_MS)
@@ -337,7 +369,10 @@ export function openEmbeddedDb(
     backupTo: (file: string) =>
       settled().then(() => {
         endSnapshot()
-        return call(() => void (assertOpen(), statements.change('VACUUM INTO ?', [file])))
+        return call(() => {
+          assertOpen()
+          statements.change('VACUUM INTO ?', [file])
+        })
       }),
     close: async () => {
       endSnapshot()

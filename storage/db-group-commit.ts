@@ -174,7 +174,10 @@ export class GroupCommit {
     }
     if (this.long || this.retry) return // scheduled again when it ends, or when the retry comes
     const longAt = waiting.findIndex((w) => w.long)
-    if (longAt === 0) return this.runLong(waiting.shift()!)
+    if (longAt === 0) {
+      this.runLong(waiting.shift()!)
+      return
+    }
     const group = waiting.splice(0, longAt < 0 ? MAX_GROUP : Math.min(MAX_GROUP, longAt))
     conn.writing()
     if (waiting.length) this.schedule()

@@ -91,7 +91,9 @@ export function openRemoteDb(url: string, authToken?: string): Db {
     writeLong<T>(body: () => TxStep<T>): Promise<T> {
       return queued(() => runWrite(body, true))
     },
-    stopLong: (reason) => void (longStop ??= reason),
+    stopLong: (reason) => {
+      longStop ??= reason
+    },
     read<T>(body: () => TxStep<T>): Promise<T> {
       return guarded(async () => {
         const steps = body()

@@ -25,7 +25,7 @@ export function setOwn(doc: Doc, key: string, value: unknown): void {
 export function flatten(doc: Doc, prefix = '', out: Doc = {}): Doc {
   for (const [k, v] of Object.entries(doc)) {
     const key = prefix + k
-    if (isPlainObject(v) && Object.keys(v).length > 0) flatten(v, key + '.', out)
+    if (isPlainObject(v) && Object.keys(v).length > 0) flatten(v, `${key}.`, out)
     else out[key] = v
   }
   return out

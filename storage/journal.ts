@@ -224,11 +224,26 @@ export async function searchJournal(
 ): Promise<JournalRecord[]> {
   const args: SqlValue[] = [domain]
   const where = ['domain = ?']
-  if (search.dtstart) where.push('dtutc >= ?'), args.push(search.dtstart)
-  if (search.dtstop) where.push('dtutc <= ?'), args.push(search.dtstop)
-  if (search.cmdtype) where.push('cmdtype = ?'), args.push(search.cmdtype)
-  if (search.objtype) where.push('objtype = ?'), args.push(search.objtype)
-  if (search.objid) where.push('objid = ?'), args.push(search.objid)
+  if (search.dtstart) {
+    where.push('dtutc >= ?')
+    args.push(search.dtstart)
+  }
+  if (search.dtstop) {
+    where.push('dtutc <= ?')
+    args.push(search.dtstop)
+  }
+  if (search.cmdtype) {
+    where.push('cmdtype = ?')
+    args.push(search.cmdtype)
+  }
+  if (search.objtype) {
+    where.push('objtype = ?')
+    args.push(search.objtype)
+  }
+  if (search.objid) {
+    where.push('objid = ?')
+    args.push(search.objid)
+  }
   // without a filter or an order of its own the outer list is a prefix of the found set: reading
   // more of it than that prefix would only be thrown away (a thousand records of an object, say)
   const prefixOnly = !q.filter && q.order.length === 0

@@ -28,7 +28,10 @@ export async function planOf(repo: Repository, domain: string, q: ListQuery, sco
   const args: SqlValue[] = []
   const sql = probeSql(repo.spec, repo.layout, listWhere(repo.spec, repo.layout, domain, q, scope, args), q)
   let plans = plansOf.get(repo)
-  if (!plans) plansOf.set(repo, (plans = new Map()))
+  if (!plans) {
+    plans = new Map()
+    plansOf.set(repo, plans)
+  }
   // what the plan says of the statement; lists with and without an order by id share a statement
   let seen = plans.get(sql)
   if (seen === undefined) {
@@ -64,7 +67,10 @@ export async function countUpTo(repo: Repository, domain: string, cap: number): 
 const sizesOf = new WeakMap<Repository['db'], Refreshed<number>>()
 export async function approxRows(repo: Repository, domain: string, cap: number, now: number): Promise<number> {
   let sizes = sizesOf.get(repo.db)
-  if (!sizes) sizesOf.set(repo.db, (sizes = new Refreshed(10_000, 10_000)))
+  if (!sizes) {
+    sizes = new Refreshed(10_000, 10_000)
+    sizesOf.set(repo.db, sizes)
+  }
   return sizes.get(`${domain} ${repo.spec.table} ${cap}`, now, () => countUpTo(repo, domain, cap))
 }
 
@@ -109,7 +115,10 @@ export async function budgetedPage(
     return rows.length === 0 ? null : { id: rows[0]![0] as SqlValue, beyond: rows.length === 2 }
   }
   let ofRepo = boundaries.get(repo)
-  if (!ofRepo) boundaries.set(repo, (ofRepo = new Refreshed(BOUNDARY_MS, 100)))
+  if (!ofRepo) {
+    ofRepo = new Refreshed(BOUNDARY_MS, 100)
+    boundaries.set(repo, ofRepo)
+  }
   // a cursor's boundary is its own; the first page's is shared by the lists that ask for it
   const bound = q.after ? await readBoundary() : await ofRepo.get(key, Date.now(), readBoundary)
   // fewer rows than the budget: the whole list is within it

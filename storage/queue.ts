@@ -204,7 +204,10 @@ export async function jobsOf(
 ): Promise<Job[]> {
   const conds = ['kind = ?']
   const args: string[] = [kind]
-  if (where.domain !== undefined) conds.push('domain = ?'), args.push(where.domain)
+  if (where.domain !== undefined) {
+    conds.push('domain = ?')
+    args.push(where.domain)
+  }
   for (const [k, v] of Object.entries(where.payload ?? {})) {
     conds.push('json_extract(payload, ?) = ?')
     args.push(`$.${k}`, String(v))

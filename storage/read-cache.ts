@@ -82,11 +82,17 @@ export class ReadCache {
     const chars = !answer ? 0 : list ? (answer as Row[]).reduce((n, r) => n + rowChars(r), 0) : rowChars(answer as Row)
     if (chars > MAX_CHARS) return
     let level = this.bySql.get(sql)
-    if (!level) this.bySql.set(sql, (level = new Map()))
+    if (!level) {
+      level = new Map()
+      this.bySql.set(sql, level)
+    }
     const last = args.length - 1
     for (let i = 0; i < last; i++) {
       let next = level.get(args[i]) as Level | undefined
-      if (!next) level.set(args[i], (next = new Map()))
+      if (!next) {
+        next = new Map()
+        level.set(args[i], next)
+      }
       if (!(next instanceof Map)) return // kept for fewer arguments: this one is not kept
       level = next
     }

@@ -78,7 +78,10 @@ export class Repository extends TableReads {
 
   private keptJson(row: Row): JsonText {
     let json = keptTexts.get(row)
-    if (!json) keptTexts.set(row, (json = new JsonText(this.layout.docText(row))))
+    if (!json) {
+      json = new JsonText(this.layout.docText(row))
+      keptTexts.set(row, json)
+    }
     return json
   }
 

@@ -182,7 +182,9 @@ export class TableLayout {
   hiddenOf(row: Row): Record<string, SqlValue> {
     const out: Record<string, SqlValue> = {}
     const start = 1 + this.detached.length + this.assembled.length
-    this.hidden.forEach((h, i) => (out[h] = row[start + i] as SqlValue))
+    this.hidden.forEach((h, i) => {
+      out[h] = row[start + i] as SqlValue
+    })
     return out
   }
 

@@ -111,7 +111,7 @@ export type AnswerDoc<E extends v.ObjectEntries, V extends string, X extends v.O
   V | keyof X | 'ext'
 > &
   v.InferOutput<v.ObjectSchema<X, undefined>> &
-  ('ext' extends keyof E ? { ext: v.InferOutput<typeof ExtDoc> } : {})
+  ('ext' extends keyof E ? { ext: v.InferOutput<typeof ExtDoc> } : Record<never, never>)
 
 /** The stored document of an entity whose create body has these entries. */
 export type EntityDoc<E extends v.ObjectEntries> = { id: string } & v.InferOutput<v.StrictObjectSchema<E, undefined>>
@@ -147,7 +147,7 @@ export function defineCollection<D>(def: CollectionDef & { doc: v.GenericSchema<
 export function defineEntity<
   const E extends v.ObjectEntries,
   const V extends string = never,
-  const X extends v.ObjectEntries = {},
+  const X extends v.ObjectEntries = Record<never, never>,
 >(
   def: CollectionDef & {
     create: E
@@ -259,7 +259,7 @@ export const requiredText = (max = 1024) =>
   )
 
 /** `opts` with the common title and comment plus entity-specific members. */
-export const opts = <E extends v.ObjectEntries = {}>(extra: E = {} as E) =>
+export const opts = <E extends v.ObjectEntries = Record<never, never>>(extra: E = {} as E) =>
   v.optional(v.strictObject({ title: v.optional(text()), comment: v.optional(text(4096)), ...extra }))
 
 /** `ext` as stored: the server's stamps, and whatever members a client gave it. */

@@ -82,7 +82,10 @@ function* domainStillThere(ctx: Ctx): TxStep<void> {
   if (transaction !== undefined && seen?.transaction === transaction && seen.domains.has(ctx.domain)) return
   if (!(yield* domainExists(ctx.domain))) throw domainGone(ctx)
   if (transaction === undefined) return
-  if (seen?.transaction !== transaction) found.set(db, (seen = { transaction, domains: new Set() }))
+  if (seen?.transaction !== transaction) {
+    seen = { transaction, domains: new Set() }
+    found.set(db, seen)
+  }
   seen.domains.add(ctx.domain)
 }
 

@@ -96,7 +96,8 @@ export class TurnWrites {
     c.toClient.push(data)
     if (this.reading || this.wroteSoon.has(c)) {
       this.waiting.add(c)
-      return this.scheduleTurnEnd()
+      this.scheduleTurnEnd()
+      return
     }
     if (this.soon.size === 0) queueMicrotask(() => this.flushSoon())
     this.soon.add(c)

@@ -29,6 +29,7 @@ const DIGITS = /^\d{1,15}$/
  * In the header lines: a control character Bun.serve refuses in a value (tab and DEL it takes; names
  * are tokens, which hold none), or a CR that does not end its line. One scan of them all.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters in header lines is its purpose
 const CONTROL_OR_BARE_CR = /[\x00-\x08\x0b\x0c\x0e-\x1f]|\r(?!\n)/g
 
 /**

@@ -34,6 +34,7 @@ export interface InlineHead {
  */
 const KNOWN_METHODS = new Map(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => [m, m]))
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is NUL to DEL; what matters is no char above it
 const ASCII = /^[\x00-\x7f]*$/
 const PLAIN_CHARS = /^[\w.\-~!$&'()*+,;=:@/?%]*$/
 /**

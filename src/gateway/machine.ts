@@ -136,7 +136,8 @@ function fromUpstream(s: ConnState, data: Buffer, now: number, out: Action[]): v
     s.awaiting = null
     for (const h of s.held.splice(0)) out.push({ do: 'to-up', data: h })
     resumeClient(s, out)
-    return endUpstreamWhenDone(s, out)
+    endUpstreamWhenDone(s, out)
+    return
   }
   if (seen.completed === 0) return
   s.awaiting = null
@@ -175,7 +176,8 @@ function pump(s: ConnState, now: number, out: Action[]): void {
         // a body that can no longer come whole (the client ended): nothing more is answered
         if (s.clientEnded) {
           s.pending.length = 0
-          return finish(s, out)
+          finish(s, out)
+          return
         }
         collecting = true
         break
@@ -234,7 +236,10 @@ function fail(s: ConnState, status: number, out: Action[]): void {
   s.mode = 'failing'
   s.failStatus = status
   // nothing is being answered: the failure goes out at once
-  if (s.upstream === 'none' && !s.awaiting && !s.pending.length) return finishFail(s, out)
+  if (s.upstream === 'none' && !s.awaiting && !s.pending.length) {
+    finishFail(s, out)
+    return
+  }
   endUpstreamWhenDone(s, out)
   out.push({ do: 'fail-timer', ms: FAIL_GRACE_MS })
 }

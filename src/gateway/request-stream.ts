@@ -184,17 +184,29 @@ export class RequestStream {
           }
           const head = scanHead(buf, p, this.lastLines)
           if (head === 'incomplete') {
-            if (buf.length - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), starts, 431)
+            if (buf.length - p > MAX_HEAD_BYTES) {
+              flush()
+              return this.failWith(out, starts, 431)
+            }
             flush()
             this.partial = Buffer.from(buf.subarray(p))
             this.partialSince = now
             return { out, starts }
           }
-          if (head === 'bad') return this.failWith((flush(), out), starts, 400)
+          if (head === 'bad') {
+            flush()
+            return this.failWith(out, starts, 400)
+          }
           if (this.knownLines) this.lastLines = head.known
-          if (head.headEnd - p > MAX_HEAD_BYTES) return this.failWith((flush(), out), starts, 431)
+          if (head.headEnd - p > MAX_HEAD_BYTES) {
+            flush()
+            return this.failWith(out, starts, 431)
+          }
           // a body no route takes: refused before the app sees its head
-          if (head.contentLength > this.maxBodyBytes) return this.failWith((flush(), out), starts, 413)
+          if (head.contentLength > this.maxBodyBytes) {
+            flush()
+            return this.failWith(out, starts, 413)
+          }
           const limit =
             this.routes && (head.chunked || head.contentLength > this.routes.smallest)
               ? Math.min(routeLimit(this.routes, head), this.maxBodyBytes)
@@ -246,7 +258,10 @@ export class RequestStream {
           return { out: [], starts: [], fail: this.failStatus }
         default: {
           const failed = this.framingByte(buf[p]!)
-          if (failed) return this.failWith((flush(), out), starts, failed)
+          if (failed) {
+            flush()
+            return this.failWith(out, starts, failed)
+          }
           p++
         }
       }

@@ -14,11 +14,15 @@ const pageTexts = new WeakMap<object, Map<string, JsonText>>()
 const PRESENTATIONS_MAX = 8
 export function pageText(docs: object, presented: string, items: () => unknown[]): JsonText {
   let texts = pageTexts.get(docs)
-  if (!texts) pageTexts.set(docs, (texts = new Map()))
+  if (!texts) {
+    texts = new Map()
+    pageTexts.set(docs, texts)
+  }
   let text = texts.get(presented)
   if (!text) {
     if (texts.size >= PRESENTATIONS_MAX) texts.clear()
-    texts.set(presented, (text = new JsonText(JSON.stringify(items()))))
+    text = new JsonText(JSON.stringify(items()))
+    texts.set(presented, text)
   }
   return text
 }

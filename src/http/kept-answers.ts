@@ -75,6 +75,9 @@ export async function keptAnswer(db: Db, key: string, make: () => Promise<KeptAn
   const generation = db.generation?.()
   if (generation === undefined) return make()
   let kept = keptOf.get(db)
-  if (!kept) keptOf.set(db, (kept = new KeptAnswers()))
+  if (!kept) {
+    kept = new KeptAnswers()
+    keptOf.set(db, kept)
+  }
   return kept.get(generation, key) ?? kept.made(generation, key, make)
 }

@@ -90,7 +90,7 @@ export type QuerySchema<E extends v.ObjectEntries> = v.GenericSchema<
 >
 
 /** The list parameters and `extra` ones. */
-export const listQuery = <const E extends v.ObjectEntries = {}>(extra: E = {} as E) =>
+export const listQuery = <const E extends v.ObjectEntries = Record<never, never>>(extra: E = {} as E) =>
   queryOf({ ...LIST_PARAMS, ...extra })
 
 /** A query of no parameters. */

@@ -81,17 +81,14 @@ export class Req<P = any, Q = any, B = any> {
 
   /** The request body, read once, within limits, and settled after the answer (./body.ts). */
   get requestBody(): RequestBody {
-    return (this.body_ ??= new RequestBody(this.request, largestBody(this.deps.config)))
+    this.body_ ??= new RequestBody(this.request, largestBody(this.deps.config))
+    return this.body_
   }
 
   /** The largest body its route takes (./body-limits.ts): asked only of calls that read a body. */
   get bodyLimit(): number {
-    return (this.bodyLimit_ ??= bodyLimitOf(
-      this.deps.routes,
-      this.deps.config,
-      this.method,
-      rawPathOf(this.request.url),
-    ))
+    this.bodyLimit_ ??= bodyLimitOf(this.deps.routes, this.deps.config, this.method, rawPathOf(this.request.url))
+    return this.bodyLimit_
   }
 
   /**
@@ -153,13 +150,14 @@ export class Req<P = any, Q = any, B = any> {
 
   /** The URL path, decoded; a 400 when it is not valid percent-encoding. */
   get path(): string {
-    return (this.decodedPath ??= decodePath(this.rawPath))
+    this.decodedPath ??= decodePath(this.rawPath)
+    return this.decodedPath
   }
 
   get clientAddress(): string {
     const parsed = (this.request as { source?: Request }).source ?? this.request
-    return (this.address ??=
-      this.origin.clientAddress ?? clientAddressOf(parsed, this.origin.server, this.deps.trustedProxies))
+    this.address ??= this.origin.clientAddress ?? clientAddressOf(parsed, this.origin.server, this.deps.trustedProxies)
+    return this.address
   }
 
   header(name: string): string | null {
@@ -199,8 +197,9 @@ export const SESSION_COOKIE = 'RSession'
 /** Value of a cookie in a Cookie header, without parsing the rest. */
 export function readCookie(header: string | null, name: string): string | null {
   if (!header) return null
-  let at = header.indexOf(name + '=')
-  while (at > 0 && header[at - 1] !== ' ' && header[at - 1] !== ';') at = header.indexOf(name + '=', at + 1)
+  const pair = `${name}=`
+  let at = header.indexOf(pair)
+  while (at > 0 && header[at - 1] !== ' ' && header[at - 1] !== ';') at = header.indexOf(pair, at + 1)
   if (at < 0) return null
   const start = at + name.length + 1
   const end = header.indexOf(';', start)

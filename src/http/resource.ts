@@ -23,7 +23,7 @@ import type { Access } from './route-declaration'
 import { answer, errors, IdParams, NoContent, type Responses } from './schemas'
 import * as v from 'valibot'
 
-interface Options<A extends Responses = {}> {
+interface Options<A extends Responses = Record<never, never>> {
   access?: Access
   /** Answers the entity's own rules add to those of the factory (a password policy's 412). */
   answers?: A
@@ -128,7 +128,7 @@ function ifMatch(req: Req, entity: Entity, id: string): WriteCheck<Doc> | undefi
   }
 }
 
-export function create<T extends Doc, D, B, P, const A extends Responses = {}>(
+export function create<T extends Doc, D, B, P, const A extends Responses = Record<never, never>>(
   entity: Entity<T, D, B, P>,
   options: Options<A> = {},
 ) {

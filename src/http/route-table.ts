@@ -1,5 +1,5 @@
 /** The route table (method, URL, file) as text: printed by `bun run routes`, snapshotted by a test. */
-import { type RouteEntry } from './route'
+import type { RouteEntry } from './route'
 import { METHODS } from '../values'
 
 export function routeRows(routes: RouteEntry[]): [method: string, url: string, file: string][] {

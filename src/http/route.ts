@@ -67,7 +67,11 @@ export interface RouteDefinition<P, Q, B, R extends Responses> {
 const EVERY_ROUTE = errors(400, 401, 403, 429, 500, 503)
 /** ... and a route that reads a body: larger than it takes (413), not JSON (415). */
 const WITH_BODY = errors(413, 415)
-type Answers<B, R> = Omit<typeof EVERY_ROUTE & (B extends BodySchema ? typeof WITH_BODY : {}), keyof R> & R
+type Answers<B, R> = Omit<
+  typeof EVERY_ROUTE & (B extends BodySchema ? typeof WITH_BODY : Record<never, never>),
+  keyof R
+> &
+  R
 
 export function defineRoute<
   const P extends Schema | undefined = undefined,

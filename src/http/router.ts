@@ -76,7 +76,8 @@ export class Router implements RouteTable {
       } else {
         let next = node.statics.get(seg)
         if (!next) {
-          node.statics.set(seg, (next = newNode()))
+          next = newNode()
+          node.statics.set(seg, next)
           const first = seg.charCodeAt(0) // NaN for an empty segment: found through `statics`
           node.byFirst.get(first)?.push([seg, next]) ?? node.byFirst.set(first, [[seg, next]])
         }

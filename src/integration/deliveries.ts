@@ -54,7 +54,10 @@ export function subscriptionsOnce(deps: Deps): Subscriptions {
   const read = new Map<string, Promise<Subscription[]>>()
   return (domain) => {
     let subs = read.get(domain)
-    if (!subs) read.set(domain, (subs = domainSubscriptions(deps, domain)))
+    if (!subs) {
+      subs = domainSubscriptions(deps, domain)
+      read.set(domain, subs)
+    }
     return subs
   }
 }

@@ -91,7 +91,10 @@ export class DeliverySlots {
 
   /** Takes a slot of every key of the target, waiting for one if the wait lists have room; false when they have none. */
   async take(t: Target): Promise<boolean> {
-    if (this.fits(t.keys)) return this.start(t.keys), true
+    if (this.fits(t.keys)) {
+      this.start(t.keys)
+      return true
+    }
     if (t.keys.some((k) => (this.waitingOn.get(k) ?? 0) >= this.waitingFor(k))) return false
     for (const k of t.keys) this.waitingOn.set(k, (this.waitingOn.get(k) ?? 0) + 1)
     const list = this.waiters.get(t.domain) ?? []

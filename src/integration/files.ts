@@ -21,6 +21,7 @@ export function nameProblem(name: string): string | null {
   if (Buffer.byteLength(name) > 255) return 'a file name is at most 255 bytes'
   if (/[/\\]/.test(name)) return 'a file name holds no / or \\ (files are not in folders)'
   // NUL and the C0/C1 control characters: never part of a name a client means
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: file names with control characters are refused
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return 'a file name holds no control characters or NUL'
   if (name.startsWith('.')) return 'a file name does not start with a dot (no ., .., hidden or temporary names)'
   if (name.trim() !== name) return 'a file name does not start or end with a space'

@@ -76,15 +76,15 @@ export class MultipartReader {
       await this.reader.cancel().catch(() => {})
       return null
     }
-    let eol: number
-    while ((eol = this.buf.indexOf(CRLF)) < 0) {
+    let eol = this.buf.indexOf(CRLF)
+    for (; eol < 0; eol = this.buf.indexOf(CRLF)) {
       if (this.buf.length > 256) throw malformed('no line end after a boundary')
       if (!(await this.fill())) throw malformed('it ends after a boundary')
     }
     if (!/^[ \t]*$/.test(this.buf.toString('latin1', 0, eol))) throw malformed('text after a boundary')
     this.buf = this.buf.subarray(eol) // keep the CRLF: an empty header block is then `\r\n\r\n`
-    let end: number
-    while ((end = this.buf.indexOf(HEAD_END)) < 0) {
+    let end = this.buf.indexOf(HEAD_END)
+    for (; end < 0; end = this.buf.indexOf(HEAD_END)) {
       if (this.buf.length > MAX_PART_HEAD) throw malformed('the headers of a part are too long')
       if (!(await this.fill())) throw malformed('it ends inside the headers of a part')
     }

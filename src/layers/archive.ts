@@ -42,7 +42,12 @@ export async function readArchive(dir: string, file: string): Promise<{ bytes: U
   let entries: Record<string, Uint8Array>
   let declared = 0
   try {
-    entries = unzipSync(bytes, { filter: (entry) => (declared += entry.originalSize) <= MAX_INFLATED_BYTES })
+    entries = unzipSync(bytes, {
+      filter: (entry) => {
+        declared += entry.originalSize
+        return declared <= MAX_INFLATED_BYTES
+      },
+    })
   } catch (err) {
     throw new LayerError(`${file} is not a readable zip archive: ${(err as Error).message}`)
   }

@@ -96,7 +96,7 @@ export async function orderLayer(ctx: Ctx, o: v.InferOutput<typeof Order>): Prom
     sum = md5(new Uint8Array(await Bun.file(join(layersDir(deps), found)).arrayBuffer()))
   } else {
     const current = installedOf(await operations(deps, ctx.domain), prefix)
-    if (!current || current.status !== 'installed') {
+    if (current?.status !== 'installed') {
       throw conflict(`no product layer${prefix ? ` ${prefix}` : ''} is installed in this domain`)
     }
     prefix = current.prefix as string

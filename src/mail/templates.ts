@@ -1,6 +1,6 @@
 /** The messages the service sends: plain text and a simple HTML version, each with its link. */
 
-import { escapeHtml as escape } from '../html'
+import { escapeHtml } from '../html'
 
 function message(
   subject: string,
@@ -9,7 +9,7 @@ function message(
   action: string,
 ): { subject: string; text: string; html: string } {
   const text = [...lines, '', `${action}: ${link}`, '', 'If you did not expect this message, ignore it.'].join('\n')
-  const html = `<!doctype html><html><body style="font-family: sans-serif">${lines.map((l) => `<p>${escape(l)}</p>`).join('')}<p><a href="${escape(link)}">${escape(action)}</a></p><p style="color:#555">If the link does not open, copy this address into your browser: ${escape(link)}</p><p style="color:#555">If you did not expect this message, ignore it.</p></body></html>`
+  const html = `<!doctype html><html><body style="font-family: sans-serif">${lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('')}<p><a href="${escapeHtml(link)}">${escapeHtml(action)}</a></p><p style="color:#555">If the link does not open, copy this address into your browser: ${escapeHtml(link)}</p><p style="color:#555">If you did not expect this message, ignore it.</p></body></html>`
   return { subject, text, html }
 }
 

@@ -60,6 +60,9 @@ const imported = new Map<string, Promise<CryptoKey>>()
 /** The key as jose verifies with it, imported once per key. */
 export function verifyingKey(key: LicenceKey): Promise<CryptoKey> {
   let found = imported.get(key.pem)
-  if (!found) imported.set(key.pem, (found = importSPKI(key.pem, key.alg)))
+  if (!found) {
+    found = importSPKI(key.pem, key.alg)
+    imported.set(key.pem, found)
+  }
   return found
 }

@@ -54,7 +54,10 @@ const modelSerials = new WeakMap<ClassModel, number>()
 let lastSerial = 0
 export function serialOf(model: ClassModel): number {
   let serial = modelSerials.get(model)
-  if (serial === undefined) modelSerials.set(model, (serial = ++lastSerial))
+  if (serial === undefined) {
+    serial = ++lastSerial
+    modelSerials.set(model, serial)
+  }
   return serial
 }
 

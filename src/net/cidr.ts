@@ -17,7 +17,7 @@ export function parseAddress(text: string): bigint | null {
     const mapped = parseAddress(s.slice(lastColon + 1))
     if (mapped === null) return null
     tail4 = mapped & 0xffffffffn
-    head = s.slice(0, lastColon + 1) + '0:0'
+    head = `${s.slice(0, lastColon + 1)}0:0`
   }
   const halves = head.split('::')
   if (halves.length > 2) return null

@@ -46,9 +46,10 @@ export function openApiPath(url: string): { path: string; params: string[] } {
   const path = url
     .split('/')
     .map((seg) => {
-      if (seg.startsWith(':')) return params.push(seg.slice(1)), `{${seg.slice(1)}}`
-      if (seg === '*') return params.push('path'), '{path}'
-      return seg
+      const name = seg === '*' ? 'path' : seg.startsWith(':') ? seg.slice(1) : undefined
+      if (name === undefined) return seg
+      params.push(name)
+      return `{${name}}`
     })
     .join('/')
   return { path, params }

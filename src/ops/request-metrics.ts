@@ -79,7 +79,10 @@ export class RequestMetrics {
     // one added its own series, and an 8,000-character method 137 KB of them, before any sign-in)
     const method = SERVED.has(rawMethod) ? rawMethod : 'other'
     let methods = this.byRoute.get(route)
-    if (!methods) this.byRoute.set(route, (methods = new Map()))
+    if (!methods) {
+      methods = new Map()
+      this.byRoute.set(route, methods)
+    }
     let s = methods.get(method)
     if (!s) {
       s = { route, method, statuses: new Map(), buckets: new Array(BUCKETS.length + 1).fill(0), sum: 0, count: 0 }

@@ -1,7 +1,7 @@
 /** The one script and stylesheet of the system pages, served from the service itself. */
 import { assetRoute } from './layout'
 
-const script = String.raw`'use strict';
+const script = `'use strict';
 (function () {
   var id = new URLSearchParams(location.search).get('id') || '';
   var status = document.getElementById('status');

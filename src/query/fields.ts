@@ -35,7 +35,7 @@ export class FieldSet {
   expand(path: string): string[] | null {
     if (!isValidPath(path)) return null
     if (this.paths.includes(path) || this.open.some((o) => path.startsWith(o))) return [path]
-    const below = this.paths.filter((p) => p.startsWith(path + '.'))
+    const below = this.paths.filter((p) => p.startsWith(`${path}.`))
     if (below.length) return below.map((p) => (p.endsWith('.*') ? p.slice(0, -2) : p))
     return this.exact.has(path) ? [path] : null
   }

@@ -121,9 +121,15 @@ class Sandbox {
     try {
       body()
     } catch (err) {
-      if (this.heapSpent()) return this.memorySpent()
+      if (this.heapSpent()) {
+        this.memorySpent()
+        return
+      }
       // deep recursion can overflow the host's stack (running the VM's WebAssembly) before the VM's own limit
-      if (err instanceof RangeError && /stack/i.test(err.message)) return this.stackSpent()
+      if (err instanceof RangeError && /stack/i.test(err.message)) {
+        this.stackSpent()
+        return
+      }
       this.end({ status: 'failed', error: `the script could not go on: ${(err as Error).name ?? 'Error'}` })
     }
   }
@@ -147,15 +153,25 @@ class Sandbox {
     const state = this.vm.getPromiseState(this.main)
     if (state.type === 'pending') return
     // source that closes the wrapper function early leaves a value that is no promise
-    if (state.type === 'fulfilled' && state.notAPromise)
-      return this.end({ status: 'failed', error: 'a script is the body of a function' })
-    if (state.type === 'rejected') return this.fail(state.error)
+    if (state.type === 'fulfilled' && state.notAPromise) {
+      this.end({ status: 'failed', error: 'a script is the body of a function' })
+      return
+    }
+    if (state.type === 'rejected') {
+      this.fail(state.error)
+      return
+    }
     const result = this.dumped(state.value)
     state.value.dispose()
-    if (this.cpuMs > this.limits.cpuMs) return this.cpuSpent()
+    if (this.cpuMs > this.limits.cpuMs) {
+      this.cpuSpent()
+      return
+    }
     const size = JSON.stringify(result ?? null)?.length ?? 0
-    if (size > MAX_VALUE_BYTES)
-      return this.end({ status: 'failed', error: `the result is larger than ${MAX_VALUE_BYTES} bytes` })
+    if (size > MAX_VALUE_BYTES) {
+      this.end({ status: 'failed', error: `the result is larger than ${MAX_VALUE_BYTES} bytes` })
+      return
+    }
     this.end({ status: 'done', result })
   }
 
@@ -209,8 +225,14 @@ class Sandbox {
   private pump(): void {
     if (this.ended) return
     const jobs = this.inside(() => this.rt.executePendingJobs())
-    if (jobs.error) return this.fail(jobs.error)
-    if (this.overMemory()) return this.memorySpent()
+    if (jobs.error) {
+      this.fail(jobs.error)
+      return
+    }
+    if (this.overMemory()) {
+      this.memorySpent()
+      return
+    }
     this.check()
   }
 
@@ -230,13 +252,25 @@ class Sandbox {
   private fail(error: QuickJSHandle): void {
     const dumped = this.dumped(error) as { name?: string; message?: string } | string
     error.dispose()
-    if (this.cpuMs > this.limits.cpuMs) return this.cpuSpent()
-    if (this.stopAsked()) return this.end({ status: 'stopped', error: 'ended from outside' })
+    if (this.cpuMs > this.limits.cpuMs) {
+      this.cpuSpent()
+      return
+    }
+    if (this.stopAsked()) {
+      this.end({ status: 'stopped', error: 'ended from outside' })
+      return
+    }
     const message =
       typeof dumped === 'object' && dumped ? `${dumped.name ?? 'Error'}: ${dumped.message}` : String(dumped)
     // a heap too full to make the error leaves none (null), after a growth refused at the limit
-    if (message.includes('out of memory') || (dumped === null && this.heapSpent())) return this.memorySpent()
-    if (message.includes('stack overflow')) return this.stackSpent()
+    if (message.includes('out of memory') || (dumped === null && this.heapSpent())) {
+      this.memorySpent()
+      return
+    }
+    if (message.includes('stack overflow')) {
+      this.stackSpent()
+      return
+    }
     this.end({ status: 'failed', error: message.slice(0, 2000) })
   }
 

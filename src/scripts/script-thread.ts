@@ -100,8 +100,14 @@ function hostFor(m: Extract<ToThread, { t: 'run' }>): HostApi {
         const call = ++calls
         const done = () => inFlight.set(m.id, (inFlight.get(m.id) ?? 1) - 1)
         waiting.set(`${m.id}:${call}`, {
-          resolve: (v) => (done(), resolve(v)),
-          reject: (e) => (done(), reject(e)),
+          resolve: (v) => {
+            done()
+            resolve(v)
+          },
+          reject: (e) => {
+            done()
+            reject(e)
+          },
         })
         post({ t: 'call', id: m.id, call, name, args })
       })
@@ -119,7 +125,10 @@ function hostFor(m: Extract<ToThread, { t: 'run' }>): HostApi {
     const own = timers.get(m.id) ?? new Set()
     timers.set(m.id, own)
     return new Promise((resolve) => {
-      const timer = setTimeout(() => (own.delete(timer), enqueue(m.domain, () => resolve(null))), wait)
+      const timer = setTimeout(() => {
+        own.delete(timer)
+        enqueue(m.domain, () => resolve(null))
+      }, wait)
       own.add(timer)
     })
   }

@@ -40,6 +40,7 @@ function sitesProblem(names: string[]): string | null {
   for (const name of names) {
     if (name === '') return 'a site name must not be empty'
     if (name.length > MAX_SITE_NAME) return `a site name is at most ${MAX_SITE_NAME} characters`
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: site names with control characters are refused
     if (/[,\u0000-\u001f\u007f]/.test(name))
       return `site name ${JSON.stringify(name)} holds a comma or a control character`
   }

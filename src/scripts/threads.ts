@@ -143,8 +143,14 @@ export class ScriptThreads {
   private receive(thread: Thread, m: FromThread): void {
     const handler = thread.handlers.get(m.id)
     if (!handler) return
-    if (m.t === 'outcome') return handler.finish(m.outcome)
-    if (m.t === 'branch') return handler.branch?.(m.had)
+    if (m.t === 'outcome') {
+      handler.finish(m.outcome)
+      return
+    }
+    if (m.t === 'branch') {
+      handler.branch?.(m.had)
+      return
+    }
     const [outer, inner] = m.name.split('.') as [string, string | undefined]
     const entry = handler.host[outer]
     const fn = (

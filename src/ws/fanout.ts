@@ -84,7 +84,9 @@ export class Fanout {
     const contexts = list.map((s) => contextOf(s))
     if (contexts.some((c) => c instanceof Promise)) {
       const settled = await Promise.allSettled(contexts)
-      settled.forEach((r, i) => (contexts[i] = r.status === 'fulfilled' ? r.value : null))
+      settled.forEach((r, i) => {
+        contexts[i] = r.status === 'fulfilled' ? r.value : null
+      })
     }
     const takers = new Map<string, { sub: Subscription; takers: [Socket, Subscription][] }>()
     for (const [i, socket] of list.entries()) {

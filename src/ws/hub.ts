@@ -185,7 +185,10 @@ export class WsHub {
     let payload: Doc = {}
     try {
       const now = this.deps.clock.now()
-      if (now - socket.windowStart >= 1000) (socket.windowStart = now), (socket.frames = 0)
+      if (now - socket.windowStart >= 1000) {
+        socket.windowStart = now
+        socket.frames = 0
+      }
       const limit = this.deps.config.wsFramesPerSec
       if (++socket.frames > limit)
         throw tooManyRequests(`more than ${limit} frames a second: this frame was refused`, 1)
@@ -345,7 +348,10 @@ function readHead(message: string | Buffer): string | null {
 
 function index(map: Map<string, Set<Socket>>, key: string, socket: Socket): void {
   let set = map.get(key)
-  if (!set) map.set(key, (set = new Set()))
+  if (!set) {
+    set = new Set()
+    map.set(key, set)
+  }
   set.add(socket)
 }
 

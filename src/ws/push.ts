@@ -41,7 +41,8 @@ export class Outgoing {
     let frame = this.frames.get(sub.id)
     if (frame === undefined) {
       this.data ??= JSON.stringify(this.event.data)
-      this.frames.set(sub.id, (frame = this.build(sub.id, this.data)))
+      frame = this.build(sub.id, this.data)
+      this.frames.set(sub.id, frame)
     }
     return frame
   }
@@ -97,7 +98,11 @@ function remembered(out: Outgoing, key: string, decide: () => boolean | Promise<
   const known = out.reads.get(key)
   if (known !== undefined) return known
   const decided = decide()
-  if (decided instanceof Promise) return decided.then((yes) => (out.reads.set(key, yes), yes))
+  if (decided instanceof Promise)
+    return decided.then((yes) => {
+      out.reads.set(key, yes)
+      return yes
+    })
   out.reads.set(key, decided)
   return decided
 }

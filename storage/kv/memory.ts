@@ -188,7 +188,10 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
     async xreadgroup(key, group, consumer, { count, pending }) {
       const stream = streamOf(key)
       let g = stream.groups.get(group)
-      if (!g) stream.groups.set(group, (g = { next: '0-0', pending: new Map() }))
+      if (!g) {
+        g = { next: '0-0', pending: new Map() }
+        stream.groups.set(group, g)
+      }
       if (pending) {
         const ids = [...g.pending].filter(([, c]) => c === consumer).map(([id]) => id)
         // as Redis: a pending entry trimmed away is answered without fields

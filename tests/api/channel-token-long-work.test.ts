@@ -36,7 +36,13 @@ function heldDeletion() {
     while (!ending) yield* tx.get('SELECT 1') // slices: the event loop serves requests between them
     if (ending === 'fail') throw new Error('the deletion failed midway')
   })
-  return { ran, done, end: (how: 'commit' | 'fail') => void (ending = how) }
+  return {
+    ran,
+    done,
+    end: (how: 'commit' | 'fail') => {
+      ending = how
+    },
+  }
 }
 
 /** Resolves once the token has been looked up (while the deletion is open). */

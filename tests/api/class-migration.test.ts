@@ -116,10 +116,10 @@ test('a new property with a default fills the records that lack it (check_requir
 
 test("properties named like Object.prototype's members: a default fills records, a retype is not blocked by records without it", async () => {
   const c = await classWith('string', ['x'])
-  const props = (toString: string) => [
+  const props = (toStringType: string) => [
     { name: 'v', data_type: 'string' },
     { name: 'constructor', data_type: 'string', default: 'new' },
-    { name: 'toString', data_type: toString },
+    { name: 'toString', data_type: toStringType },
   ]
   expect((await call('PATCH', `/rest/v1/design/classes/${c.id}`, { properties: props('int') })).status).toBe(200)
   const read = await call('GET', `/rest/v1/model/${c.classname}/${c.ids[0]}`)

@@ -103,7 +103,7 @@ describe('create', () => {
     expect(ok.status).toBe(200)
     const list = await call('GET', `${base}?filter=${encodeURIComponent('{"type":"big"}')}`)
     expect(list.body[0].value).toBeUndefined()
-    const over = await call('POST', base, { type: 'big', value: atCap + 'y' })
+    const over = await call('POST', base, { type: 'big', value: `${atCap}y` })
     expect(over.status).toBe(413)
     expect(over.body.error_details).toEqual({ field: 'value' })
   })

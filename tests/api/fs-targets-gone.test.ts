@@ -18,7 +18,11 @@ afterAll(() => t.close())
 /** A request body the test writes to piece by piece. */
 function feed() {
   let controller!: ReadableStreamDefaultController<Uint8Array>
-  const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) })
+  const body = new ReadableStream<Uint8Array>({
+    start: (c) => {
+      controller = c
+    },
+  })
   return {
     body,
     send: (text: string) => controller.enqueue(new TextEncoder().encode(text)),

@@ -19,7 +19,10 @@ async function busPair() {
   const kv = createMemoryKv()
   const messages: string[] = []
   const publish = kv.publish.bind(kv)
-  kv.publish = (channel, message) => (messages.push(message), publish(channel, message))
+  kv.publish = (channel, message) => {
+    messages.push(message)
+    return publish(channel, message)
+  }
   const log = createLogger('error', () => {})
   const [sender, receiver, another] = [new EventBus(kv, log), new EventBus(kv, log), new EventBus(kv, log)]
   for (const bus of [sender, receiver, another]) await bus.start()

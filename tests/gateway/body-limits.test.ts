@@ -265,7 +265,12 @@ describe.each(['gateway', 'direct'] as const)('an upload the client aborts (%s)'
         const s = connect({ port: p.port, host: '127.0.0.1' }, () => {
           s.write(uploads[kind](token))
           // a megabyte of the file, then the client goes away mid-body
-          s.write(Buffer.alloc(1024 * 1024, 1), () => setTimeout(() => (s.destroy(), resolve()), 100))
+          s.write(Buffer.alloc(1024 * 1024, 1), () =>
+            setTimeout(() => {
+              s.destroy()
+              resolve()
+            }, 100),
+          )
         })
       })
       const until = Date.now() + 5000

@@ -208,7 +208,7 @@ describe('refused', () => {
     refused('POST /echo HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nfffffffffffffffffff\r\n', 413))
   test('requests already forwarded are answered before the 400', async () => {
     const c = await open()
-    c.write(httpRequest('LOOKUP', '/echo', {}, '"ok"') + 'GET /echo HTTP/1.1\r\nbad header\r\n\r\n')
+    c.write(`${httpRequest('LOOKUP', '/echo', {}, '"ok"')}GET /echo HTTP/1.1\r\nbad header\r\n\r\n`)
     const rs = await c.responses(2)
     expect(rs.map((r) => r.status)).toEqual([200, 400])
     expect(json(rs[0]!).method).toBe('LOOKUP')

@@ -77,7 +77,10 @@ test('a request line Bun.serve refuses is refused even when the lines are known'
 })
 
 test('what a connection keeps is its header lines, not a long request line before them', () => {
-  const gc = () => (Bun.gc(true), Bun.gc(true))
+  const gc = () => {
+    Bun.gc(true)
+    Bun.gc(true)
+  }
   const n = 2000
   const kept: RequestStream[] = []
   gc()

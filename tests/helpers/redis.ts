@@ -27,7 +27,8 @@ export function testPrefix(): string {
 
 /** A Redis Kv under a fresh prefix; `cleanup` deletes every key it made. */
 export async function testRedisKv(prefix = testPrefix()) {
-  if (!(await (reachable ??= redisAnswers())))
+  reachable ??= redisAnswers()
+  if (!(await reachable))
     throw new Error(
       `no Redis at ${TEST_REDIS_URL}: run the tests with npm test, which starts one, or set TEST_REDIS_URL`,
     )

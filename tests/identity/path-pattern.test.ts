@@ -11,7 +11,7 @@ function regexOf(path: string): RegExp {
   for (const seg of path.split('/').filter(Boolean)) {
     if (seg === '**') source += '(?:/[^/]+)*'
     else if (seg === '*') source += '/[^/]+'
-    else source += '/' + seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    else source += `/${seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`
   }
   return new RegExp(`^${source}/?$`)
 }

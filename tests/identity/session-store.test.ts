@@ -60,7 +60,14 @@ const kinds: [string, () => Promise<{ a: Kv; b: Kv; cleanup: () => Promise<void>
       const prefix = testPrefix()
       const a = await testRedisKv(prefix)
       const b = await testRedisKv(prefix)
-      return { a: a.kv, b: b.kv, cleanup: async () => (await a.cleanup(), await b.kv.close()) }
+      return {
+        a: a.kv,
+        b: b.kv,
+        cleanup: async () => {
+          await a.cleanup()
+          await b.kv.close()
+        },
+      }
     },
   ],
 ]
@@ -83,7 +90,11 @@ for (const [name, make] of kinds) {
     /** Ends the session in the other process, then waits until this one was told. */
     const endThere = async (id: string) => {
       const told = new Promise<void>((resolve) => {
-        const off = here.onInvalidate((ended) => ended === id && (off(), resolve()))
+        const off = here.onInvalidate((ended) => {
+          if (ended !== id) return
+          off()
+          resolve()
+        })
       })
       await there.destroy(id)
       await told

@@ -13,7 +13,11 @@ afterAll(() => t.close())
 /** A sign-in whose body is sent in two parts, the second when `finish` is called. */
 function slowSignIn(pwd: string) {
   let sending!: ReadableStreamDefaultController<Uint8Array>
-  const body = new ReadableStream<Uint8Array>({ start: (c) => void (sending = c) })
+  const body = new ReadableStream<Uint8Array>({
+    start: (c) => {
+      sending = c
+    },
+  })
   const text = JSON.stringify({ domain: t.config.masterDomain, login: 'admin', pwd })
   sending.enqueue(new TextEncoder().encode(text.slice(0, 5)))
   const answer = t.app.handle(
@@ -57,7 +61,10 @@ test('two sign-ins under an address and an account, near the limit on both: the 
   const req = { clientAddress: '10.1.1.1', deps: { kv, clock: { now: () => Date.now() }, log } } as never
   const first = await beginSignIn(req, 'd:u')
   let secondGoes = false
-  const second = beginSignIn(req, 'd:u').then((attempt) => ((secondGoes = true), attempt))
+  const second = beginSignIn(req, 'd:u').then((attempt) => {
+    secondGoes = true
+    return attempt
+  })
   await Bun.sleep(60)
   expect(secondGoes).toBe(false) // it would be the fifth failure on both keys
   const decided = performance.now()

@@ -11,7 +11,10 @@ test('names of one address share its slots; a freed slot starts a waiting job', 
   const waiting: Promise<boolean>[] = []
   for (let i = 0; i < PER_HOST + 2; i++) {
     const name = names[i % names.length]!
-    const took = slots.take(targetOf('d1', new URL(name), '192.0.2.1')).then((ok) => (started.push(name), ok))
+    const took = slots.take(targetOf('d1', new URL(name), '192.0.2.1')).then((ok) => {
+      started.push(name)
+      return ok
+    })
     if (i < PER_HOST) expect(await took).toBe(true)
     else waiting.push(took)
   }

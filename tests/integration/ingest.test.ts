@@ -28,9 +28,10 @@ beforeAll(async () => {
   masterToken = await t.login(t.config.masterDomain, 'admin', ADMIN_PASSWORD)
   t.deps.bus.on((e) => e.class !== 'modelevents' && seen.push(e))
   const publish = t.deps.kv.publish.bind(t.deps.kv)
-  t.deps.kv.publish = (channel, message) => (
-    channel.endsWith('events') && messages.push(message), publish(channel, message)
-  )
+  t.deps.kv.publish = (channel, message) => {
+    if (channel.endsWith('events')) messages.push(message)
+    return publish(channel, message)
+  }
 })
 afterAll(() => t.close())
 

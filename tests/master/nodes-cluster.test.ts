@@ -93,7 +93,10 @@ test('two processes: listed by each other, a live log level change, and a gracef
   expect(
     await within(2000, () =>
       RawClient.open(b.port).then(
-        (c) => (c.end(), false),
+        (c) => {
+          c.end()
+          return false
+        },
         () => true,
       ),
     ),

@@ -70,7 +70,10 @@ test('a name is refused when any address it resolves to is not public, unless a 
 test('a script call goes to the address that was checked, once resolved, with its name in Host', async () => {
   let lookups = 0
   // a real resolver would not know this name: only the pinned address can reach the server
-  const resolve = async (host: string) => (lookups++, host === 'rebind.test' ? ['127.0.0.1'] : [])
+  const resolve = async (host: string) => {
+    lookups++
+    return host === 'rebind.test' ? ['127.0.0.1'] : []
+  }
   const policy = { allow: ['rebind.test', '127.0.0.1/32'], timeoutMs: 2000, maxBytes: 1024, resolve }
   const res = await scriptFetch({ url: `http://rebind.test:${echo.port}/x` }, policy)
   expect(res.status).toBe(200)

@@ -167,7 +167,10 @@ test('generated filters select the same documents in memory and in SQL', async (
   for (const field of fields) for (const value of literals) atoms.push({ op: 'contains', field, value })
   // trees of two or three atoms, picked by a fixed-seed generator so a failure reproduces
   let seed = 7
-  const pick = () => atoms[(seed = (seed * 48271) % 2147483647) % atoms.length]!
+  const pick = () => {
+    seed = (seed * 48271) % 2147483647
+    return atoms[seed % atoms.length]!
+  }
   const trees: FilterNode[] = []
   for (let i = 0; i < 600; i++)
     trees.push({ op: i % 2 ? 'and' : 'or', args: [pick(), i % 3 ? not(pick()) : pick(), ...(i % 5 ? [] : [pick()])] })

@@ -97,7 +97,10 @@ test('under writes that never pause, the log is started again instead of growing
   let next = 0
   let writing = true
   const writer = (async () => {
-    while (next * 3000 < 12 * RESTART_FRAMES * page) await insert(db, (next += 10) - 10, 10, 3000)
+    while (next * 3000 < 12 * RESTART_FRAMES * page) {
+      next += 10
+      await insert(db, next - 10, 10, 3000)
+    }
     writing = false
   })()
   while (writing) await db.checkpoint()

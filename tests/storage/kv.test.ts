@@ -273,12 +273,18 @@ for (const [name, make] of subjects) {
       const old = await kv.lock('exp', SHORT_MS)
       expect(old).not.toBeNull()
       const holders: { next?: Lock | null; third?: Lock | null } = {}
-      await s.outlive(SHORT_MS, async () => (holders.next = await kv.lock('exp', MEDIUM_MS)) !== null)
+      await s.outlive(SHORT_MS, async () => {
+        holders.next = await kv.lock('exp', MEDIUM_MS)
+        return holders.next !== null
+      })
       expect(await old!.release()).toBe(false)
       expect(await old!.extend(LONG_MS)).toBe(false)
       expect(await kv.lock('exp', LONG_MS)).toBeNull() // the next holder still has it
       // ... for its own lifetime, not the one the old holder asked for
-      await s.outlive(MEDIUM_MS, async () => (holders.third = await kv.lock('exp', LONG_MS)) !== null)
+      await s.outlive(MEDIUM_MS, async () => {
+        holders.third = await kv.lock('exp', LONG_MS)
+        return holders.third !== null
+      })
       expect(await holders.next!.extend(LONG_MS)).toBe(false)
       expect(await holders.third!.release()).toBe(true)
     })

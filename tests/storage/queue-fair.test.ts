@@ -96,7 +96,10 @@ for (const [name, open] of drivers) {
       await add(db, 'b', 3)
       const ran: { sql: string; args: SqlValue[] }[] = []
       const all = db.all.bind(db)
-      db.all = (sql, args = []) => (ran.push({ sql, args }), all(sql, args))
+      db.all = (sql, args = []) => {
+        ran.push({ sql, args })
+        return all(sql, args)
+      }
       await claim(db, 2) // two domains
       await claim(db, 2, { full: ['b'] }) // one: a statement of its own
       db.all = all

@@ -37,7 +37,9 @@ function spawnWorker(who: string) {
 
 test('two processes take turns: their passes never overlap, and each runs all of its passes', async () => {
   const workers = [spawnWorker('a'), spawnWorker('b')]
-  const deadline = setTimeout(() => workers.forEach((w) => w.proc.kill('SIGKILL')), 9000)
+  const deadline = setTimeout(() => {
+    for (const w of workers) w.proc.kill('SIGKILL')
+  }, 9000)
   const results = await Promise.all(workers.map((w) => w.done))
   clearTimeout(deadline)
   for (const [stdout, stderr, code] of results) {

@@ -33,12 +33,12 @@ async function rest(c: WsClient, payload: Record<string, unknown>) {
 
 describe('the upgrade', () => {
   test('no credential, or an unknown one: 401 with the error body, no socket', async () => {
-    const none = await upgradeAnswer(t.service.url + '/ws')
+    const none = await upgradeAnswer(`${t.service.url}/ws`)
     expect(none.status).toBe(401)
     expect(none.body).toMatchObject({ error_code: 1401, error_message: expect.stringContaining('session is required') })
-    const bad = await upgradeAnswer(t.service.url + '/ws?token=nope')
+    const bad = await upgradeAnswer(`${t.service.url}/ws?token=nope`)
     expect(bad.status).toBe(401)
-    expect((await upgradeAnswer(t.service.url + '/ws', { authorization: 'Bearer nope' })).status).toBe(401)
+    expect((await upgradeAnswer(`${t.service.url}/ws`, { authorization: 'Bearer nope' })).status).toBe(401)
   })
 
   test('a bearer header, ?token= and a session cookie each open a socket', async () => {

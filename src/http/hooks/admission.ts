@@ -38,7 +38,10 @@ function checked(schema: v.GenericSchema | undefined, value: unknown, part: 'par
   if (!schema) return value
   if (value === NO_QUERY) {
     let empty = takesNoQuery.get(schema)
-    if (empty === undefined) takesNoQuery.set(schema, (empty = v.safeParse(schema, {}).success))
+    if (empty === undefined) {
+      empty = v.safeParse(schema, {}).success
+      takesNoQuery.set(schema, empty)
+    }
     if (empty) return NO_QUERY
   }
   const result = v.safeParse(schema, value)

@@ -22,7 +22,10 @@ function unflatten(doc: unknown): unknown {
   for (const [key, value] of Object.entries(doc)) {
     const parts = key.split('.')
     let at = out
-    for (const part of parts.slice(0, -1)) at = (at[part] ??= {}) as Record<string, unknown>
+    for (const part of parts.slice(0, -1)) {
+      at[part] ??= {}
+      at = at[part] as Record<string, unknown>
+    }
     at[parts[parts.length - 1]!] = value
   }
   return out

@@ -119,7 +119,8 @@ export function startCall(deps: HttpDeps, native: Origin) {
     const req = new Req(deps, request, c.set, origin.requestId ?? requestIdOf(request), request.method, origin)
     c.req = req
     // asked now, while the socket is there: a client that aborts its upload is gone by the log line
-    if ((req.logged = logsRequest(deps)) && req.origin.server) req.clientAddress
+    req.logged = logsRequest(deps)
+    if (req.logged && req.origin.server) req.clientAddress
     if (called?.refusal) throw called.refusal
     // the gateway refuses these itself; Bun.serve (GATEWAY=off) puts them in the URL the path is cut from
     if (req.origin.server && !VALID_HOST.test(request.headers.get('host') ?? ''))
