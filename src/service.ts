@@ -5,6 +5,7 @@
  */
 import type { Server } from 'bun'
 import { type Db, Stopping } from '~storage/db'
+import type { Doc } from '~storage/doc'
 import { Repository, type TableSpec } from '~storage/repository'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { openRemoteDb } from '~storage/db-remote'
@@ -269,9 +270,12 @@ export function compose(parts: {
   const repos = new WeakMap<TableSpec, Repository>()
   const store: Store = {
     db,
-    repo(table) {
-      let repo = repos.get(table)
-      if (!repo) repos.set(table, (repo = new Repository(db, table)))
+    repo<D extends Doc>(table: TableSpec<D>): Repository<D> {
+      // the map cannot say that each spec's repository is of its type; each is made from its key
+      const kept = repos.get(table) as Repository<D> | undefined
+      if (kept) return kept
+      const repo = new Repository(db, table)
+      repos.set(table, repo)
       return repo
     },
   }
