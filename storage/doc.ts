@@ -6,6 +6,16 @@ export function isPlainObject(v: unknown): v is Doc {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
+/**
+ * A member that holds text (an id, a required name) of a doc typed only as `Doc` (a record, a
+ * request's payload): checked, so a doc without it fails here rather than later, mistyped.
+ */
+export function str(doc: Doc, field: string): string {
+  const v = doc[field]
+  if (typeof v !== 'string') throw new TypeError(`${field} is not text`)
+  return v
+}
+
 /** Value at a dotted path, or undefined; own members only (`constructor` is not Object's). */
 export function getPath(doc: unknown, path: string): unknown {
   let cur: unknown = doc
