@@ -138,7 +138,7 @@ export const confirmSelfRegistration = defineRoute({
         yield* insertStep(u, { entity: users, doc, input: doc, hidden: hidden ?? {} })
       })
     } catch (err) {
-      if (err instanceof DuplicateError) throw fieldInvalid('login', `login ${r.login as string} was taken meanwhile`)
+      if (err instanceof DuplicateError) throw fieldInvalid('login', `login ${r.login} was taken meanwhile`)
       throw err
     }
     return accountEnvelope(req.deps, 'the account was created', pending.domain, r.login as string)

@@ -55,7 +55,7 @@ export const groups = defineEntity({
         const parents = strings(after.parents)
         yield* requireIds(u, groups, parents, 'parents')
         const all = (yield* repo.all(domain)).map((g) => ({
-          id: g.id as string,
+          id: g.id,
           parents: strings(g.parents),
           roles: [],
         }))

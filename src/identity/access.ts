@@ -69,13 +69,13 @@ export class AccessCache implements AccessReader {
     return this.grantMaps(domain, domain, async () => {
       const { db, repo } = this.store
       const all = await db.read(() => repo(roles.table).all(domain))
-      const byId = new Map(all.map((r) => [r.id as string, r]))
+      const byId = new Map(all.map((r) => [r.id, r]))
       const out = new Map<string, RouteGrant[]>()
       for (const role of all) {
-        const chain = chainOf(role.id as string, byId)
+        const chain = chainOf(role.id, byId)
         const routes = chain.flatMap((r) => (r.routes as { path: string; methods: string[] }[] | undefined) ?? [])
         out.set(
-          role.name as string,
+          role.name,
           routes.map((g) => compileGrant(g.path, g.methods)),
         )
       }

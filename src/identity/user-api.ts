@@ -114,7 +114,7 @@ export const listRoles = defineRoute({
   response: { 200: answer(v.array(v.strictObject({ role: v.string() }))) },
   async handle(req) {
     const custom = await req.deps.db.read(() => req.deps.repo(roles.table).all(req.ctx.domain))
-    const names = custom.map((r) => r.name as string).sort()
+    const names = custom.map((r) => r.name).sort()
     return [...BUILTIN_ROLES, ...names].map((role) => ({ role }))
   },
 })
