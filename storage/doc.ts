@@ -16,6 +16,15 @@ export function str(doc: Doc, field: string): string {
   return v
 }
 
+/** A member that is text when present (an optional name): anything else reads as absent. */
+export function optStr(doc: Doc | undefined, field: string): string | undefined {
+  const v = doc?.[field]
+  return typeof v === 'string' ? v : undefined
+}
+
+/** Whether a value is a list of strings (a doc's ids or names). */
+export const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string')
+
 /** Value at a dotted path, or undefined; own members only (`constructor` is not Object's). */
 export function getPath(doc: unknown, path: string): unknown {
   let cur: unknown = doc

@@ -9,10 +9,33 @@ import type { TableSpec } from '~storage/repository'
 import { chainOf } from '../entities/tree'
 import { FieldSet } from '../query/fields'
 import type { ListLimits } from '../query/list-query'
-import type { ClassDoc } from './class-schema'
 import type { Property, RecordRules } from './properties'
 
 export type StorageMode = 'runtime' | 'abstract' | 'category' | 'history' | 'transactionlog'
+
+/**
+ * What the model reads of a stored class (a ClassDoc of ./class-schema.ts, which this module does not
+ * import: the ports name ClassModel, and the schema imports the entity layer).
+ */
+export type ClassFields = {
+  id: string
+  classname: string
+  parent_id?: string
+  storage_mode?: StorageMode
+  properties?: Property[]
+  opts?: {
+    partition_property?: string
+    partition_interval?: 'day' | 'month' | 'year'
+    expires_mode?: string
+    expires_ts_property?: string
+    expires_ttl_property?: string
+    max_mask?: string[]
+    max_limit?: number
+    max_size?: number
+    check_required_fill_defaults?: boolean
+    lookup_properties?: string[]
+  }
+}
 
 export interface ClassModel {
   id: string
@@ -41,7 +64,7 @@ export interface ClassModel {
 }
 
 /** Effective properties of each class by id: its ancestors' first, then its own. */
-export function effectiveProperties(classes: ClassDoc[]): Map<string, Property[]> {
+export function effectiveProperties(classes: ClassFields[]): Map<string, Property[]> {
   const byId = new Map(classes.map((c) => [c.id, c]))
   const out = new Map<string, Property[]>()
   for (const c of classes) {
@@ -76,7 +99,7 @@ export function derivedColumns(
   return { pdate, expires }
 }
 
-export function buildModels(domain: string, classes: ClassDoc[], generation = 0): Map<string, ClassModel> {
+export function buildModels(domain: string, classes: ClassFields[], generation = 0): Map<string, ClassModel> {
   const props = effectiveProperties(classes)
   const models = new Map<string, ClassModel>()
   for (const c of classes) {
