@@ -25,6 +25,9 @@ export function optStr(doc: Doc | undefined, field: string): string | undefined 
 /** Whether a value is a list of strings (a doc's ids or names). */
 export const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string')
 
+/** A doc's list of ids or names: none when absent (or not a list of strings). */
+export const stringsOf = (v: unknown): string[] => (isStrings(v) ? v : [])
+
 /** Value at a dotted path, or undefined; own members only (`constructor` is not Object's). */
 export function getPath(doc: unknown, path: string): unknown {
   let cur: unknown = doc

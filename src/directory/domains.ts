@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
-import type { Doc } from '~storage/doc'
+import { type Doc, str } from '~storage/doc'
 import { removeDomainFiles } from '~storage/files'
 import type { Store } from '../ports'
 import { COMMON_FIELDS, defineEntity, ext, opts, text, withDefaults } from '../entities/entity'
@@ -41,7 +41,7 @@ export const domains = defineEntity({
     async prepare(ctx, input) {
       if (input.name !== undefined) {
         const parent = (await ctx.deps.access.domainInfo(ctx.domain))?.name ?? ''
-        const name = input.name as string
+        const name = str(input, 'name')
         if (!LABELS.test(name))
           throw badRequest('name: a domain name is DNS-like: lowercase letters, digits, - and dots', 'name')
         if (!name.endsWith(`.${parent}`))
@@ -63,7 +63,7 @@ export const domains = defineEntity({
         return
       }
       // the sessions of a deleted domain's accounts end with it
-      const accounts = (yield* u.ctx.deps.repo(users.table).all(id)).map((d) => d.id as string)
+      const accounts = (yield* u.ctx.deps.repo(users.table).all(id)).map((d) => d.id)
       yield* purgeDomain(u, id)
       u.afterCommit(`sessions-of-domain:${id}`, async () => {
         for (const user of accounts) await sessions.destroyUser(id, user)

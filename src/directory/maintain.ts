@@ -3,7 +3,7 @@
  * edited (and journaled) in the transaction of the change; the derived caches follow (./refresh.ts).
  */
 import type { TxStep } from '~storage/db'
-import type { Doc } from '~storage/doc'
+import { type Doc, stringsOf } from '~storage/doc'
 import type { Entity } from '../entities/entity'
 import type { Unit } from '../entities/unit'
 import { badRequest } from '../errors'
@@ -14,7 +14,7 @@ export const BUILTIN_ROLES = ['admin', 'user'] as const
 export const isBuiltinRole = (name: string) => (BUILTIN_ROLES as readonly string[]).includes(name)
 
 /** An array member of a doc, or none. */
-export const strings = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : [])
+export const strings = stringsOf
 
 export function* requireRoles(u: Unit, names: unknown, field: string): TxStep<void> {
   const custom = strings(names).filter((n) => !isBuiltinRole(n))

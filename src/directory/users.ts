@@ -12,6 +12,8 @@ import { requireIds, requireRoles } from './maintain'
 import { refreshCaches } from './refresh'
 import { email, login, roleList, uuidList } from './schemas'
 import { sipusers } from './sipusers'
+import { str } from '~storage/doc'
+import { textOrNull } from '~storage/columns'
 
 const USER_OPTS = {
   email: v.optional(email),
@@ -50,8 +52,8 @@ export const users = defineEntity({
   hooks: {
     async prepare(ctx, input) {
       if (input.pwd === undefined) return { input }
-      await checkPasswordPolicy(ctx.deps, ctx.domain, input.pwd as string)
-      return { input, hidden: { pwd_hash: await hashPassword(input.pwd as string) } }
+      await checkPasswordPolicy(ctx.deps, ctx.domain, str(input, 'pwd'))
+      return { input, hidden: { pwd_hash: await hashPassword(str(input, 'pwd')) } }
     },
     *inTransaction(u, change): TxStep<void> {
       const { sessions, repo } = u.ctx.deps
@@ -95,7 +97,7 @@ export const users = defineEntity({
           // the account's own session that stays now stands on the new password: sessions copied from it live
           if (own && own.homeDomainId === domain && own.userId === id) {
             const hidden = await repo(users.table).getHidden(domain, id)
-            await sessions.update(own.id, { cred: credentialMark(hidden?.pwd_hash as string | null | undefined) })
+            await sessions.update(own.id, { cred: credentialMark(textOrNull(hidden?.pwd_hash ?? null)) })
           }
         })
       }
@@ -114,7 +116,7 @@ export interface StoredAccount {
 /** The account with this login in a domain, with its password hash. */
 export async function findAccount(deps: Deps, domain: string, login: string): Promise<StoredAccount | null> {
   const [row] = await deps.repo(users.table).findBy(domain, 'login', login, 1)
-  return row ? { domain, doc: row.doc as User, pwdHash: row.hidden.pwd_hash as string | null } : null
+  return row ? { domain, doc: row.doc as User, pwdHash: textOrNull(row.hidden.pwd_hash ?? null) } : null
 }
 
 /** Accounts with this e-mail address (lower case), in one domain or in all; at most `limit`. */

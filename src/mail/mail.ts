@@ -8,6 +8,7 @@ import type { Db, TxStep } from '~storage/db'
 import { jobsOf } from '~storage/queue'
 import type { Unit } from '../entities/unit'
 import { enqueue } from '../queue'
+import { optStr } from '~storage/doc'
 
 export const MAIL = 'mail'
 
@@ -68,6 +69,6 @@ export async function mailTo(db: Db, recipient: string): Promise<MailRow[]> {
           : job.status,
     attempts: job.attempts,
     error: job.error,
-    providerId: (job.result?.provider_id as string | undefined) ?? null,
+    providerId: optStr(job.result ?? undefined, 'provider_id') ?? null,
   }))
 }
