@@ -91,8 +91,8 @@ export const isBlocked = (d: StoredDomain) => (d.doc.opts as Doc | undefined)?.i
 
 const stored = (row: { domain: string; doc: Doc }): StoredDomain => ({
   parentId: row.domain,
-  id: row.doc.id as string,
-  name: row.doc.name as string,
+  id: str(row.doc, 'id'),
+  name: str(row.doc, 'name'),
   doc: row.doc,
 })
 

@@ -1,7 +1,7 @@
 /** Groups (/rest/v1/domain/groups): nested through `parents`, carrying roles; `members` are the users in them. */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
-import type { Doc } from '~storage/doc'
+import { type Doc, stringsOf } from '~storage/doc'
 import { directMembers } from '~storage/directory-edges'
 import type { Ctx } from '../context'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText, text, withDefaults } from '../entities/entity'
@@ -64,7 +64,7 @@ export const groups = defineEntity({
         const members = change.input?.members
         if (members !== undefined) {
           yield* requireIds(u, users, members, 'members')
-          const wanted = new Set(members as string[])
+          const wanted = new Set(stringsOf(members))
           const current = new Set(yield* directMembers(domain, [id]))
           for (const m of wanted)
             if (!current.has(m)) {
