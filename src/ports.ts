@@ -6,6 +6,7 @@
  */
 import type { Counter, Registry } from 'prom-client'
 import type { Db } from '~storage/db'
+import type { Doc } from '~storage/doc'
 import type { Repository, TableSpec } from '~storage/repository'
 import type { PlatformEvent } from './events/event'
 import type { PathPattern } from './identity/path-pattern'
@@ -23,8 +24,8 @@ export type { Logger } from './log'
 /** The database and the repository of each table: what storage-facing helpers need. */
 export interface Store {
   db: Db
-  /** The repository of a table, created on first use. */
-  repo(table: TableSpec): Repository
+  /** The repository of a table, created on first use; its reads return the spec's document type. */
+  repo<D extends Doc>(table: TableSpec<D>): Repository<D>
 }
 
 /** Reads a session, and hears of sessions that end (wherever they ended). */

@@ -5,6 +5,7 @@
  */
 import type { Server } from 'bun'
 import { type Db, Stopping } from '~storage/db'
+import type { Doc } from '~storage/doc'
 import { Repository, type TableSpec } from '~storage/repository'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { openRemoteDb } from '~storage/db-remote'
@@ -263,8 +264,9 @@ export function compose(parts: {
   const repos = new WeakMap<TableSpec, Repository>()
   const store: Store = {
     db,
-    repo(table) {
-      let repo = repos.get(table)
+    repo<D extends Doc>(table: TableSpec<D>): Repository<D> {
+      // the map cannot say that each spec's repository is of its type; each is made from its key
+      let repo = repos.get(table) as Repository<D> | undefined
       if (!repo) {
         repo = new Repository(db, table)
         repos.set(table, repo)

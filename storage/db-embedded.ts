@@ -17,7 +17,7 @@ import { WRITE_LOCK_WAIT_MS, WriteLock } from './db-write-lock'
 import { PinnedReads } from './db-pinned-read'
 import { ReadCache } from './read-cache'
 import { CommitCounter } from './commit-counter'
-import { type Statement, Statements } from './db-statements'
+import { Statements } from './db-statements'
 import { GroupCommit } from './db-group-commit'
 
 /** How long a shared file's writer waits for another process's transaction (a group commit takes milliseconds). */
@@ -117,7 +117,8 @@ export function openEmbeddedDb(
     conn.exec('COMMIT')
   }
   const statements = new Statements(
-    (sql) => conn.prepare(sql) as unknown as Statement,
+    // bound from one array (see Statement in ./db-statements.ts)
+    (sql) => conn.prepare<[unknown[]]>(sql),
     () => pins.failed(),
   )
   const pins = new PinnedReads(
@@ -208,9 +209,9 @@ export function openEmbeddedDb(
       writeTransactions++
       return transaction.immediate(body) as T
     },
-    savepoint: conn.prepare('SAVEPOINT body') as unknown as Statement,
-    release: conn.prepare('RELEASE body') as unknown as Statement,
-    rollbackTo: conn.prepare('ROLLBACK TO body') as unknown as Statement,
+    savepoint: conn.prepare<[unknown[]]>('SAVEPOINT body'),
+    release: conn.prepare<[unknown[]]>('RELEASE body'),
+    rollbackTo: conn.prepare<[unknown[]]>('ROLLBACK TO body'),
     lock,
   })
   const settled = () => groups.settled()

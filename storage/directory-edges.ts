@@ -13,13 +13,14 @@
  */
 import { type TxStep, tx } from './db'
 import type { AssembledField } from './table'
+import { text } from './columns'
 
 const slots = (n: number) => Array.from({ length: n }, () => '?').join(',')
 
 /** The groups a user is in (deep), each with whether the user is in it directly. */
 export function* membershipsOf(domain: string, user: string): TxStep<Map<string, boolean>> {
   const rows = yield* tx.all('SELECT grp, direct FROM dir_members WHERE domain = ? AND usr = ?', [domain, user])
-  return new Map(rows.map((r) => [r[0] as string, r[1] === 1]))
+  return new Map(rows.map((r) => [text(r[0]), r[1] === 1]))
 }
 
 /** Makes the user's membership edges exactly `wanted` (group -> direct), touching only what differs. */
@@ -45,7 +46,7 @@ export function* directMembers(domain: string, groups: readonly string[]): TxSte
     `SELECT DISTINCT usr FROM dir_members WHERE domain = ? AND grp IN (${slots(groups.length)}) AND direct = 1 ORDER BY usr`,
     [domain, ...groups],
   )
-  return rows.map((r) => r[0] as string)
+  return rows.map((r) => text(r[0]))
 }
 
 /** Makes the user's role edges exactly `wanted`, given the roles it held (`held`). */
@@ -69,7 +70,7 @@ export function* roleHolders(domain: string, role: string): TxStep<string[]> {
     domain,
     role,
   ])
-  return rows.map((r) => r[0] as string)
+  return rows.map((r) => text(r[0]))
 }
 
 /** Removes every edge of a user (deleted), or of a group (deleted: its users were already refreshed). */

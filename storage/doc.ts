@@ -6,6 +6,28 @@ export function isPlainObject(v: unknown): v is Doc {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
+/**
+ * A member that holds text (an id, a required name) of a doc typed only as `Doc` (a record, a
+ * request's payload): checked, so a doc without it fails here rather than later, mistyped.
+ */
+export function str(doc: Doc, field: string): string {
+  const v = doc[field]
+  if (typeof v !== 'string') throw new TypeError(`${field} is not text`)
+  return v
+}
+
+/** A member that is text when present (an optional name): anything else reads as absent. */
+export function optStr(doc: Doc | undefined, field: string): string | undefined {
+  const v = doc?.[field]
+  return typeof v === 'string' ? v : undefined
+}
+
+/** Whether a value is a list of strings (a doc's ids or names). */
+export const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string')
+
+/** A doc's list of ids or names: none when absent (or not a list of strings). */
+export const stringsOf = (v: unknown): string[] => (isStrings(v) ? v : [])
+
 /** Value at a dotted path, or undefined; own members only (`constructor` is not Object's). */
 export function getPath(doc: unknown, path: string): unknown {
   let cur: unknown = doc

@@ -6,6 +6,7 @@
  */
 import type { Db, SqlValue, TxStep } from './db'
 import { tx } from './db'
+import { int, text } from './columns'
 
 export interface Horizon {
   seq: number
@@ -23,8 +24,8 @@ function* removeRecords(where: string, args: SqlValue[]): TxStep<number> {
   const gone = yield* tx.all(`DELETE FROM journal WHERE seq IN (${where}) RETURNING domain, seq, dtutc`, args)
   const newest = new Map<string, Horizon>()
   for (const [domain, seq, dtutc] of gone) {
-    const had = newest.get(domain as string)
-    if (!had || (seq as number) > had.seq) newest.set(domain as string, { seq: seq as number, dtutc: dtutc as string })
+    const had = newest.get(text(domain))
+    if (!had || int(seq) > had.seq) newest.set(text(domain), { seq: int(seq), dtutc: text(dtutc) })
   }
   for (const [domain, h] of newest)
     yield* tx.run(
@@ -57,7 +58,7 @@ export function sweepBeyondCount(db: Db, domain: string, keep: number, batch: nu
       keep,
     ])
     if (!boundary) return 0
-    const upTo = Math.min(boundary[0] as number, yield* publishedUpTo())
+    const upTo = Math.min(int(boundary[0]), yield* publishedUpTo())
     return yield* removeRecords('SELECT seq FROM journal WHERE domain = ? AND seq <= ? ORDER BY seq LIMIT ?', [
       domain,
       upTo,
@@ -68,11 +69,11 @@ export function sweepBeyondCount(db: Db, domain: string, keep: number, batch: nu
 
 /** Every domain's id, for the count sweep. */
 export async function domainIds(db: Db): Promise<string[]> {
-  return (await db.all('SELECT id FROM domains')).map((r) => r[0] as string)
+  return (await db.all('SELECT id FROM domains')).map((r) => text(r[0]))
 }
 
 /** The domain's horizon: the newest record retention removed, or null when nothing was. */
 export async function journalHorizon(db: Db, domain: string): Promise<Horizon | null> {
   const row = await db.get('SELECT seq, dtutc FROM journal_horizons WHERE domain = ?', [domain])
-  return row ? { seq: row[0] as number, dtutc: row[1] as string } : null
+  return row ? { seq: int(row[0]), dtutc: text(row[1]) } : null
 }

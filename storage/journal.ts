@@ -7,6 +7,7 @@ import type { Db, Row, SqlValue, TxStep } from './db'
 import { tx } from './db'
 import type { Doc } from './doc'
 import { compileFilter, compileOrder, jsonField, type FieldResolver, type ListQuery } from './query'
+import { docOf, int, text, textOrNull } from './columns'
 
 export type CmdType = 'create' | 'update' | 'delete'
 
@@ -113,7 +114,7 @@ export async function journalDomainsAfter(
   limit: number,
 ): Promise<{ seq: number; domain: string }[]> {
   const rows = await db.all('SELECT seq, domain FROM journal WHERE seq > ? ORDER BY seq LIMIT ?', [seq, limit])
-  return rows.map(([seq, domain]) => ({ seq: seq as number, domain: domain as string }))
+  return rows.map(([seq, domain]) => ({ seq: int(seq), domain: text(domain) }))
 }
 
 /** The journal records of one domain with a seq in (after, upTo], oldest first. */
@@ -144,20 +145,20 @@ export async function domainJournalAfter(
 /** The first and last sequence numbers the journal holds (0 and 0 when it is empty). */
 export async function journalBounds(db: Db): Promise<{ first: number; last: number }> {
   const row = await db.get('SELECT COALESCE(MIN(seq), 0), COALESCE(MAX(seq), 0) FROM journal')
-  return { first: row![0] as number, last: row![1] as number }
+  return { first: int(row![0]), last: int(row![1]) }
 }
 
 function changeTextOf([seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, modifierid, initiator]: Row) {
   return {
-    seq: seq as number,
-    domain: domain as string,
-    dtutc: dtutc as string,
+    seq: int(seq),
+    domain: text(domain),
+    dtutc: text(dtutc),
     cmdtype: cmdtype as CmdType,
-    objtype: objtype as string,
-    objid: objid as string,
-    obj: obj as string,
-    prev: prev as string | null,
-    modifierid: modifierid as string,
+    objtype: text(objtype),
+    objid: text(objid),
+    obj: text(obj),
+    prev: textOrNull(prev),
+    modifierid: text(modifierid),
     initiator: initiator as InitiatorType,
   } satisfies JournalChangeText
 }
@@ -174,7 +175,7 @@ function changeOf(row: Row): JournalChange {
  */
 export async function journalCursor(db: Db, name: string, startFrom?: string): Promise<number> {
   const row = await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [name])
-  if (row) return row[0] as number
+  if (row) return int(row[0])
   const from =
     startFrom === undefined ? undefined : await db.get('SELECT seq FROM journal_cursors WHERE name = ?', [startFrom])
   const start = (from ?? (await db.get('SELECT COALESCE(MAX(seq), 0) FROM journal')))![0] as number
@@ -257,14 +258,14 @@ export async function searchJournal(
     args,
   )
   return rows.map(([seq, cmdtype, dtutc, modifierid, modifiername, objtype, objid, fields, obj]) => ({
-    seq: seq as number,
+    seq: int(seq),
     cmdtype: cmdtype as CmdType,
-    dtutc: dtutc as string,
-    modifierid: modifierid as string,
-    modifiername: modifiername as string,
-    objtype: objtype as string,
-    objid: objid as string,
-    ...(fields === null ? {} : { fields: fields as string }),
-    obj: JSON.parse(obj as string) as Doc,
+    dtutc: text(dtutc),
+    modifierid: text(modifierid),
+    modifiername: text(modifiername),
+    objtype: text(objtype),
+    objid: text(objid),
+    ...(fields === null ? {} : { fields: text(fields) }),
+    obj: docOf(obj),
   }))
 }

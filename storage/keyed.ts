@@ -7,6 +7,7 @@ import type { Db, SqlValue } from './db'
 import type { Doc } from './doc'
 import type { TableSpec } from './table'
 import { compileFilter, compileOrder, jsonField, type FieldResolver, type ListQuery } from './query'
+import { docOf } from './columns'
 
 const resolve: FieldResolver = (path) => jsonField('doc', path)
 
@@ -33,5 +34,5 @@ export async function listWithDefaults(
      ${filter} ORDER BY ${compileOrder(q.order, resolve, jsonField('doc', idField))} LIMIT ? OFFSET ?`,
     args,
   )
-  return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+  return rows.map((r) => docOf(r[0]))
 }

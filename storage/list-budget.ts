@@ -11,6 +11,7 @@ import { listWhere, pageSql, probeSql, scopeWhere, type ListScope } from './list
 import { compileAfter, compileFilter, compileOrder, type ListQuery } from './query'
 import type { Repository } from './repository'
 import { Refreshed } from './refreshed'
+import { int, text } from './columns'
 
 /** Per repository: a class change (a new index) makes a new one, so a plan never outlives the indexes it saw. */
 const plansOf = new WeakMap<Repository, Map<string, { sortsAll: boolean; readsAll: boolean }>>()
@@ -76,7 +77,7 @@ export async function approxRows(repo: Repository, domain: string, cap: number, 
 
 /** The last id within the budget and whether rows follow it, per list shape, for a few seconds (a bound, not a value to be exact about). */
 interface Boundary {
-  id: SqlValue
+  id: string
   beyond: boolean
 }
 const boundaries = new WeakMap<Repository, Refreshed<Boundary | null>>()
@@ -112,7 +113,7 @@ export async function budgetedPage(
       `SELECT id FROM ${spec.table} WHERE ${within} ORDER BY id ${desc ? 'DESC' : 'ASC'} LIMIT 2 OFFSET ?`,
       [...args, budget - 1],
     )
-    return rows.length === 0 ? null : { id: rows[0]![0] as SqlValue, beyond: rows.length === 2 }
+    return rows.length === 0 ? null : { id: text(rows[0]![0]), beyond: rows.length === 2 }
   }
   let ofRepo = boundaries.get(repo)
   if (!ofRepo) {
@@ -123,7 +124,7 @@ export async function budgetedPage(
   const bound = q.after ? await readBoundary() : await ofRepo.get(key, Date.now(), readBoundary)
   // fewer rows than the budget: the whole list is within it
   if (!bound) return listPage(scope)
-  const page = await listPage({ ...scope, idBound: { id: bound.id as string, desc } })
+  const page = await listPage({ ...scope, idBound: { id: bound.id, desc } })
   return page.docs.length < q.limit && bound.beyond ? null : page
 }
 
@@ -155,7 +156,7 @@ async function nestedPage(
       ...innerArgs,
       budget + 1,
     ])
-    if ((seen![0] as number) > budget) return null
+    if (int(seen![0]) > budget) return null
   }
   return repo.pageOf(rows, q.limit)
 }

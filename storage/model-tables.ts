@@ -8,6 +8,7 @@ import type { Db, TxStep } from './db'
 import { tx } from './db'
 import type { Doc } from './doc'
 import { jsonField } from './query'
+import { docOf, int, text } from './columns'
 
 /** The table of a class: both ids in hex, so names are unique and safe to splice into SQL. */
 export function recordTable(domain: string, classId: string): string {
@@ -46,7 +47,7 @@ export function* indexProperties(
     `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND (name GLOB ? OR name GLOB ?)`,
     [table, `${table}_p_*`, `${table}_i_*`],
   )
-  for (const [name] of rows) if (!wanted.has(name as string)) yield* tx.exec(`DROP INDEX IF EXISTS ${String(name)}`)
+  for (const [name] of rows) if (!wanted.has(text(name))) yield* tx.exec(`DROP INDEX IF EXISTS ${String(name)}`)
   for (const [name, props] of wanted) {
     yield* tx.exec(
       `CREATE INDEX IF NOT EXISTS ${name} ON ${table} (domain, ${props.map((p) => jsonField('doc', p)).join(', ')}, id)`,
@@ -64,12 +65,12 @@ export function* recordsAfter(table: string, domain: string, after: string, limi
     after,
     limit,
   ])
-  return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+  return rows.map((r) => docOf(r[0]))
 }
 
 /** Records without a partition date (a history class needs one in every record). */
 export function* countUndated(table: string, domain: string): TxStep<number> {
-  return (yield* tx.get(`SELECT count(*) FROM ${table} WHERE domain = ? AND pdate IS NULL`, [domain]))![0] as number
+  return int((yield* tx.get(`SELECT count(*) FROM ${table} WHERE domain = ? AND pdate IS NULL`, [domain]))![0])
 }
 
 /** Record tables of a domain (for deleting the domain). */
@@ -77,7 +78,7 @@ export function* recordTablesOf(domain: string): TxStep<string[]> {
   const rows = yield* tx.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ?`, [
     `rec_${domain.replace(/-/g, '')}_*`,
   ])
-  return rows.map((r) => r[0] as string)
+  return rows.map((r) => text(r[0]))
 }
 
 /**
@@ -96,5 +97,5 @@ export async function partitionsOf(
      WHERE domain = ? AND pdate IS NOT NULL AND (expires IS NULL OR expires > ?) GROUP BY p ORDER BY p DESC`,
     [length, domain, now],
   )
-  return rows.map(([partition, records]) => ({ partition: partition as string, records: records as number }))
+  return rows.map(([partition, records]) => ({ partition: text(partition), records: int(records) }))
 }

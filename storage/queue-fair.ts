@@ -7,6 +7,7 @@
  */
 import type { Db } from './db'
 import { COLUMNS, type Job, toJob } from './queue'
+import { text } from './columns'
 
 const OPEN = `kind = ?1 AND status IN ('pending', 'running')`
 
@@ -82,7 +83,7 @@ export async function claimFairly(
   shares: Shares,
 ): Promise<{ jobs: Job[]; after: string }> {
   const full = JSON.stringify(shares.full)
-  const domains = (await db.all(DUE_DOMAINS, [kind, shares.after, now, full, limit])).map((r) => r[0] as string)
+  const domains = (await db.all(DUE_DOMAINS, [kind, shares.after, now, full, limit])).map((r) => text(r[0]))
   const rooms = domains.map((d) => [d, Math.min(limit, shares.room(d))] as const).filter(([, room]) => room > 0)
   if (!rooms.length) return { jobs: [], after: shares.after }
   const [one] = rooms

@@ -13,6 +13,7 @@ import { type ColumnRange, type ListScope, listWhere, pageSql } from './list-sql
 import type { ListQuery } from './query'
 import { type TableSpec, TableLayout } from './table'
 import { placeholders, TableReads } from './table-reads'
+import { docOf, int, text } from './columns'
 
 /** Rows one statement of a purge deletes: a few milliseconds of work. */
 const PURGE_CHUNK = 500
@@ -25,13 +26,13 @@ const STAMP_PATHS = new Set(['ext.ct', 'ext.lwt'])
 
 /** The texts of point reads' rows while the database keeps those rows (until the next write). */
 const keptTexts = new WeakMap<Row, JsonText>()
-/** The docs of a page's rows while the database keeps those rows (until the next write). */
-const parsedPages = new WeakMap<Row[], Doc[]>()
-
-export class Repository extends TableReads {
+/** `D`: the document type of the table (`TableSpec<D>`), which reads return. */
+export class Repository<D extends Doc = Doc> extends TableReads<D> {
   private readonly sql: Record<'get' | 'insert' | 'update' | 'delete', string>
+  /** The docs of a page's rows while the database keeps those rows (until the next write). */
+  private readonly parsedPages = new WeakMap<Row[], D[]>()
 
-  constructor(db: Db, spec: TableSpec) {
+  constructor(db: Db, spec: TableSpec<D>) {
     const layout = new TableLayout(spec)
     super(db, spec, layout)
     const t = spec.table
@@ -92,15 +93,15 @@ export class Repository extends TableReads {
     return row && new JsonText(this.layout.docText(row))
   }
 
-  async get(domain: string, id: string, now?: number): Promise<Doc | undefined> {
-    const text = await this.getText(domain, id, now)
-    return text === undefined ? undefined : (JSON.parse(text) as Doc)
+  async get(domain: string, id: string, now?: number): Promise<D | undefined> {
+    const json = await this.getText(domain, id, now)
+    return json === undefined ? undefined : JSON.parse(json)
   }
 
   /** The point read as a transaction step: the entity as the write about to change it finds it. */
-  *current(domain: string, id: string, now = Date.now()): TxStep<Doc | undefined> {
+  *current(domain: string, id: string, now = Date.now()): TxStep<D | undefined> {
     const row = yield* tx.get(this.sql.get, this.pointArgs(domain, id, now))
-    return row && (JSON.parse(this.layout.docText(row)) as Doc)
+    return row && JSON.parse(this.layout.docText(row))
   }
 
   /** The hidden column values of one entity (e.g. a password hash). */
@@ -110,7 +111,7 @@ export class Repository extends TableReads {
   }
 
   /** Entities matching the query, without detached fields; `range` bounds a derived column, `now` hides what expired. */
-  async list(domain: string, q: ListQuery, scope: ListScope = {}): Promise<Doc[]> {
+  async list(domain: string, q: ListQuery, scope: ListScope = {}): Promise<D[]> {
     return (await this.listPage(domain, q, scope)).docs
   }
 
@@ -126,7 +127,7 @@ export class Repository extends TableReads {
     scope: ListScope = {},
     readOnly = false,
     aside = false,
-  ): Promise<{ docs: Doc[]; next: SqlValue[] | null }> {
+  ): Promise<{ docs: D[]; next: SqlValue[] | null }> {
     const args: SqlValue[] = []
     const where = listWhere(this.spec, this.layout, domain, q, scope, args)
     args.push(q.limit, q.offset)
@@ -136,13 +137,13 @@ export class Repository extends TableReads {
   }
 
   /** The docs of the rows of a page statement (`pageSql`) and, when the page is full, the keyset cursor. */
-  pageOf(rows: Row[], limit: number, readOnly = false): { docs: Doc[]; next: SqlValue[] | null } {
+  pageOf(rows: Row[], limit: number, readOnly = false): { docs: D[]; next: SqlValue[] | null } {
     const last = rows.at(-1)
     const next = last && rows.length === limit ? (last.slice(this.layout.listed.length) as SqlValue[]) : null
-    let docs = readOnly ? parsedPages.get(rows) : undefined
+    let docs = readOnly ? this.parsedPages.get(rows) : undefined
     if (!docs) {
-      docs = rows.map((r) => JSON.parse(this.layout.listText(r)) as Doc)
-      if (readOnly) parsedPages.set(rows, docs)
+      docs = rows.map((r): D => JSON.parse(this.layout.listText(r)))
+      if (readOnly) this.parsedPages.set(rows, docs)
     }
     return { docs, next }
   }
@@ -175,14 +176,19 @@ export class Repository extends TableReads {
         ...(range ? [range.from, range.to] : []),
       ],
     )
-    return rows.map((r) => r[0] as string)
+    return rows.map((r) => text(r[0]))
   }
 
   /**
    * Entities whose field equals `value`, in one domain or (null) in every domain, with their hidden
    * values: finding an account by login, a domain by name, users by e-mail address.
    */
-  async findBy(domain: string | null, field: string, value: SqlValue, limit = 1000) {
+  async findBy(
+    domain: string | null,
+    field: string,
+    value: SqlValue,
+    limit = 1000,
+  ): Promise<{ domain: string; doc: D; hidden: Record<string, SqlValue> }[]> {
     const scope = domain === null ? '' : 'domain = ? AND '
     const rows = await this.db.all(
       `SELECT domain, ${this.layout.selected.join(', ')} FROM ${this.spec.table}
@@ -192,8 +198,8 @@ export class Repository extends TableReads {
     return rows.map((r) => {
       const row = r.slice(1)
       return {
-        domain: r[0] as string,
-        doc: JSON.parse(this.layout.docText(row)) as Doc,
+        domain: text(r[0]),
+        doc: JSON.parse(this.layout.docText(row)),
         hidden: this.layout.hiddenOf(row),
       }
     })
@@ -227,15 +233,15 @@ export class Repository extends TableReads {
   *update(
     w: WriteContext,
     id: string,
-    change: (current: Doc, hidden: Record<string, SqlValue>) => Doc,
+    change: (current: D, hidden: Record<string, SqlValue>) => Doc,
   ): TxStep<Doc | undefined> {
     const row = yield* tx.get(this.sql.get, this.pointArgs(w.domain, id, Date.parse(w.now)))
     if (!row) return undefined
-    const before = JSON.parse(this.layout.docText(row)) as Doc
+    const before: D = JSON.parse(this.layout.docText(row))
     const oldHidden = this.layout.hiddenOf(row)
     const hidden = { ...oldHidden }
-    const ct = getPath(before, 'ext.ct') as string | undefined
-    const after = this.layout.stamp(change(structuredClone(before), hidden), ct ?? w.now, w.now)
+    const ct = getPath(before, 'ext.ct')
+    const after = this.layout.stamp(change(structuredClone(before), hidden), typeof ct === 'string' ? ct : w.now, w.now)
     const changed = changedPaths(before, after, STAMP_PATHS)
     for (const h of this.layout.hidden) if (hidden[h] !== oldHidden[h]) changed.push(this.spec.hidden![h]!)
     if (changed.length === 0) return before
@@ -257,10 +263,10 @@ export class Repository extends TableReads {
   }
 
   /** Deletes one entity; returns it as it was, or undefined when absent. `check` may veto (throw) after reading it. */
-  *remove(w: WriteContext, id: string, check?: (current: Doc) => void): TxStep<Doc | undefined> {
+  *remove(w: WriteContext, id: string, check?: (current: D) => void): TxStep<D | undefined> {
     const row = yield* tx.get(this.sql.get, this.pointArgs(w.domain, id, Date.parse(w.now)))
     if (!row) return undefined
-    const before = JSON.parse(this.layout.docText(row)) as Doc
+    const before: D = JSON.parse(this.layout.docText(row))
     check?.(before)
     yield* tx.run(this.sql.delete, [w.domain, id])
     const obj = this.layout.journalObj(before, this.layout.hiddenOf(row))
@@ -277,9 +283,9 @@ export class Repository extends TableReads {
     )
     let done = 0
     for (const [id, doc] of rows) {
-      yield* tx.run(this.sql.delete, [w.domain, id as string])
-      const obj = this.layout.journalObj(JSON.parse(doc as string) as Doc, {})
-      yield* this.journal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: id as string, obj })
+      yield* tx.run(this.sql.delete, [w.domain, text(id)])
+      const obj = this.layout.journalObj(docOf(doc), {})
+      yield* this.journal(w, { cmdtype: 'delete', objtype: this.spec.objtype, objid: text(id), obj })
       progress?.(++done, rows.length)
     }
     return rows.length
@@ -314,12 +320,12 @@ export class Repository extends TableReads {
     for (let after = 0; ; ) {
       const rows = yield* tx.all(`SELECT rowid, doc FROM ${t} WHERE rowid > ? ORDER BY rowid LIMIT 500`, [after])
       if (rows.length === 0) return
-      for (const [rowid, text] of rows) {
-        const doc = edit(JSON.parse(text as string) as Doc)
+      for (const [rowid, json] of rows) {
+        const doc = edit(docOf(json))
         const derived = this.layout.derived.map(([, compute]) => compute(doc))
-        yield* tx.run(`UPDATE ${t} SET ${set} WHERE rowid = ?`, [JSON.stringify(doc), ...derived, rowid as number])
+        yield* tx.run(`UPDATE ${t} SET ${set} WHERE rowid = ?`, [JSON.stringify(doc), ...derived, int(rowid)])
       }
-      after = rows.at(-1)![0] as number
+      after = int(rows.at(-1)![0])
     }
   }
 

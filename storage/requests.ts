@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import type { Db, TxStep } from './db'
 import { tx } from './db'
 import { checkStorable, type Doc } from './doc'
+import { docOf, int, text } from './columns'
 
 export type RequestKind = 'pwd_reset' | 'invite' | 'self_register'
 
@@ -42,11 +43,11 @@ export function* insertRequest(r: NewRequest, created: string): TxStep<void> {
 }
 
 const toRequest = (row: unknown[]): StoredRequest => ({
-  key: row[0] as string,
+  key: text(row[0]),
   kind: row[1] as RequestKind,
-  domain: row[2] as string,
-  doc: JSON.parse(row[3] as string) as Doc,
-  expires: row[4] as number,
+  domain: text(row[2]),
+  doc: docOf(row[3]),
+  expires: int(row[4]),
 })
 
 const COLUMNS = 'SELECT id, kind, domain, doc, expires FROM iam_requests'

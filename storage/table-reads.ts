@@ -7,30 +7,32 @@ import type { Db, SqlValue, TxStep } from './db'
 import { tx } from './db'
 import type { Doc } from './doc'
 import type { TableLayout, TableSpec } from './table'
+import { int, text } from './columns'
 
 export const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(',')
 
-export class TableReads {
+/** `D`: the spec's document type (the parsed doc of a row of this table is one: see `TableSpec`). */
+export class TableReads<D extends Doc = Doc> {
   constructor(
     readonly db: Db,
-    readonly spec: TableSpec,
+    readonly spec: TableSpec<D>,
     readonly layout: TableLayout,
   ) {}
 
   /** Every entity of a domain, by id. */
-  *all(domain: string): TxStep<Doc[]> {
+  *all(domain: string): TxStep<D[]> {
     const rows = yield* tx.all(`SELECT doc FROM ${this.spec.table} WHERE domain = ? ORDER BY id`, [domain])
-    return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+    return rows.map((r) => JSON.parse(text(r[0])))
   }
 
   /** The entities of a domain with these ids, by id. */
-  *getMany(domain: string, ids: readonly string[]): TxStep<Doc[]> {
+  *getMany(domain: string, ids: readonly string[]): TxStep<D[]> {
     if (ids.length === 0) return []
     const rows = yield* tx.all(
       `SELECT doc FROM ${this.spec.table} WHERE domain = ? AND id IN (${placeholders(ids.length)}) ORDER BY id`,
       [domain, ...ids],
     )
-    return rows.map((r) => JSON.parse(r[0] as string) as Doc)
+    return rows.map((r) => JSON.parse(text(r[0])))
   }
 
   /** Which of the given values a field holds in a domain (ids that exist, role names that exist). */
@@ -41,7 +43,7 @@ export class TableReads {
       `SELECT ${expr} FROM ${this.spec.table} WHERE domain = ? AND ${expr} IN (${placeholders(values.length)})`,
       [domain, ...values],
     )
-    return new Set(rows.map((r) => r[0] as string))
+    return new Set(rows.map((r) => text(r[0])))
   }
 
   /** Ids of the entities whose field equals the value (SIP accounts of a user). */
@@ -50,7 +52,7 @@ export class TableReads {
       `SELECT id FROM ${this.spec.table} WHERE domain = ? AND ${this.layout.resolveField(field)} = ? ORDER BY id`,
       [domain, value],
     )
-    return rows.map((r) => r[0] as string)
+    return rows.map((r) => text(r[0]))
   }
 
   /** Ids of the entities whose array field contains the value (users in a group, groups under a parent). */
@@ -60,7 +62,7 @@ export class TableReads {
        AND EXISTS (SELECT 1 FROM json_each(doc, '$.${field}') WHERE value = ?) ORDER BY id`,
       [domain, value],
     )
-    return rows.map((r) => r[0] as string)
+    return rows.map((r) => text(r[0]))
   }
 
   /** The domains that hold an entity whose field equals the value (across every domain). */
@@ -69,18 +71,18 @@ export class TableReads {
       `SELECT DISTINCT domain FROM ${this.spec.table} WHERE ${this.layout.resolveField(field)} = ?`,
       [value],
     )
-    return rows.map((r) => r[0] as string)
+    return rows.map((r) => text(r[0]))
   }
 
   /** The number of entities in a domain. */
   *count(domain: string): TxStep<number> {
-    return (yield* tx.get(`SELECT count(*) FROM ${this.spec.table} WHERE domain = ?`, [domain]))![0] as number
+    return int((yield* tx.get(`SELECT count(*) FROM ${this.spec.table} WHERE domain = ?`, [domain]))![0])
   }
 
   /** The number of entities across the installation, optionally leaving out one domain's (licence limits). */
   *countAll(exceptDomain?: string): TxStep<number> {
     const [where, args] = exceptDomain === undefined ? ['', []] : [' WHERE domain <> ?', [exceptDomain]]
-    return (yield* tx.get(`SELECT count(*) FROM ${this.spec.table}${where}`, args))![0] as number
+    return int((yield* tx.get(`SELECT count(*) FROM ${this.spec.table}${where}`, args))![0])
   }
 
   /** The number of entities across the installation whose field (a key column: no doc is read) equals the value. */
@@ -88,6 +90,6 @@ export class TableReads {
     const row = yield* tx.get(`SELECT count(*) FROM ${this.spec.table} WHERE ${this.layout.resolveField(field)} = ?`, [
       value,
     ])
-    return row![0] as number
+    return int(row![0])
   }
 }

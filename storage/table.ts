@@ -6,8 +6,14 @@
 import type { Row, SqlValue } from './db'
 import { checkStorable, type Doc, getPath, isPlainObject, MASKED, maskPaths } from './doc'
 import { type FieldResolver, jsonField } from './query'
+import { text, textOrNull } from './columns'
 
-export interface TableSpec {
+/**
+ * `D`: the document the table stores, which its repository's reads return (`TableSpec<User>`).
+ * Every write of the table goes through the entity or code that declares the spec, which checks
+ * the document, so a row read back is a `D`.
+ */
+export interface TableSpec<D extends Doc = Doc> {
   table: string
   /** Entity type recorded in the journal. */
   objtype: string
@@ -42,6 +48,8 @@ export interface TableSpec {
    * them from other tables (a group's users, from an indexed edge table).
    */
   assembled?: Record<string, AssembledField>
+  /** Never set: it only carries `D` (what `repo(spec)` infers its reads' type from). */
+  readonly stores?: D
 }
 
 /** A field a read assembles in SQL for the row of `table` (the outer statement's table, unaliased). */
@@ -168,14 +176,14 @@ export class TableLayout {
   }
 
   private splice(row: Row, keys: string[], from: number): string {
-    const text = row[0] as string
+    const doc = text(row[0])
     let members = ''
     for (let i = from; i < keys.length; i++) {
-      const value = row[1 + i - from] as string | null
+      const value = textOrNull(row[1 + i - from])
       if (value !== null) members += `${members ? ',' : ''}${keys[i]}:${value}`
     }
-    if (!members) return text
-    return text.length > 2 ? `${text.slice(0, -1)},${members}}` : `{${members}}`
+    if (!members) return doc
+    return doc.length > 2 ? `${doc.slice(0, -1)},${members}}` : `{${members}}`
   }
 
   /** The hidden column values from a row of `selected`. */

@@ -1,6 +1,7 @@
 /** Runs of service tasks, claimed once per task, period and site (storage/migrations/0011_svctask_runs.sql). */
 import type { Db, TxStep } from './db'
 import { tx } from './db'
+import { text } from './columns'
 
 export interface RunClaim {
   domain: string
@@ -43,7 +44,7 @@ export async function recentRunHandlers(db: Db, domain: string, task: string, si
     'SELECT handler FROM svctask_runs WHERE domain = ? AND task = ? AND site = ? AND handler IS NOT NULL ORDER BY period DESC LIMIT 3',
     [domain, task, site],
   )
-  return rows.map((r) => r[0] as string)
+  return rows.map((r) => text(r[0]))
 }
 
 /** Gives back a claim whose run could not start (a transient failure): the next look tries again. */

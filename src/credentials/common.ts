@@ -6,7 +6,7 @@
  */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
-import { type Doc, isPlainObject } from '~storage/doc'
+import { type Doc, getPath, isPlainObject } from '~storage/doc'
 import { DuplicateError } from '~storage/repository'
 import {
   findRequest,
@@ -171,5 +171,7 @@ export async function accountEnvelope(deps: Deps, message: string, domainId: str
 /** The link a mail carries to one of the system pages. */
 export const pageLink = (deps: Deps, page: string, id: string) => `${deps.config.publicUrl}/pages/${page}?id=${id}`
 
-export const emailOf = (user: Doc): string | undefined =>
-  ((user.opts as Doc | undefined)?.email as string | undefined) || undefined
+export const emailOf = (user: Doc): string | undefined => {
+  const email = getPath(user, 'opts.email')
+  return typeof email === 'string' && email ? email : undefined
+}

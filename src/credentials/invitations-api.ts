@@ -28,6 +28,7 @@ import {
   setPassword,
   validateFields,
 } from './common'
+import { str } from '~storage/doc'
 
 export const INVITATION_LIFETIME_MS = 3 * DAY_MS
 const INVITATION_RATE_WINDOW_MS = 2 * 60_000
@@ -72,13 +73,13 @@ export const createInvitation = defineRoute({
     const mail = {
       domain: ctx.domain,
       recipient: email,
-      ...invitationMail(pageLink(req.deps, 'invite', id), user.login as string, s.domainName, s.name || s.login),
+      ...invitationMail(pageLink(req.deps, 'invite', id), str(user, 'login'), s.domainName, s.name || s.login),
     }
     const invite = {
       id,
       kind: 'invite' as const,
       domain: ctx.domain,
-      account: user.id as string,
+      account: str(user, 'id'),
       expires: now + INVITATION_LIFETIME_MS,
       doc: {
         userId: userid,
@@ -108,7 +109,7 @@ export const acceptInvitation = defineRoute({
   async handle(req) {
     const { pending, now } = await pendingRequest(req.deps, req.params.id, 'invite', 'invitation')
     const body = validateFields(Accept, req.body)
-    const account = { id: pending.doc.userId as string, name: pending.doc.login as string }
+    const account = { id: str(pending.doc, 'userId'), name: str(pending.doc, 'login') }
     const updated = await setPassword(accountCtx(req.deps, pending.domain, account, req.requestId), body.pwd, {
       before: () => consume(pending, now, 'invitation'),
       login: body.login,

@@ -4,7 +4,7 @@
  * request id (valid one hour), and `{pwd}` on that id sets the password.
  */
 import * as v from 'valibot'
-import { type Doc, isPlainObject } from '~storage/doc'
+import { type Doc, isPlainObject, str } from '~storage/doc'
 import { accountCtx, inDomain, sessionCtx, systemCtx } from '../context'
 import { findDomainByName } from '../directory/domains'
 import { findAccount, findAccountsByEmail, users } from '../directory/users'
@@ -33,6 +33,7 @@ import {
   setPassword,
   validateFields,
 } from './common'
+import { textOrNull } from '~storage/columns'
 
 export const RESET_LIFETIME_MS = HOUR_MS
 const RESET_RATE_WINDOW_MS = 60_000
@@ -77,7 +78,7 @@ async function changeOwnPassword(req: Req, body: Doc) {
   let right = false
   try {
     const stored = await req.deps.repo(users.table).getHidden(session.homeDomainId, session.userId)
-    right = await verifyPassword(current_pwd, stored?.pwd_hash as string | undefined)
+    right = await verifyPassword(current_pwd, textOrNull(stored?.pwd_hash ?? null) ?? undefined)
   } finally {
     await (right ? attempt.cancel() : attempt.failed())
   }
@@ -119,13 +120,13 @@ async function requestReset(req: Req, body: Doc | undefined) {
   for (const a of accounts) {
     const id = crypto.randomUUID()
     const info = await req.deps.access.domainInfo(a.domain)
-    const login = a.doc.login as string
+    const login = str(a.doc, 'login')
     const mail = {
       domain: a.domain,
       recipient: emailOf(a.doc)!,
       ...resetPasswordMail(pageLink(req.deps, 'reset-password', id), login, info?.name ?? ''),
     }
-    const userId = a.doc.id as string
+    const userId = str(a.doc, 'id')
     const doc = { userId, login, email: mail.recipient, remoteIp: req.clientAddress }
     const expires = now + RESET_LIFETIME_MS
     const request = { id, kind: 'pwd_reset' as const, domain: a.domain, account: userId, expires, doc }
@@ -149,13 +150,8 @@ export const completePasswordReset = defineRoute({
   async handle(req) {
     const { pending, now } = await pendingRequest(req.deps, req.params.id, 'pwd_reset', 'password reset request')
     const { pwd } = validateFields(NewPassword, req.body)
-    const login = pending.doc.login as string
-    const account = accountCtx(
-      req.deps,
-      pending.domain,
-      { id: pending.doc.userId as string, name: login },
-      req.requestId,
-    )
+    const login = str(pending.doc, 'login')
+    const account = accountCtx(req.deps, pending.domain, { id: str(pending.doc, 'userId'), name: login }, req.requestId)
     await setPassword(account, pwd, { before: () => consume(pending, now, 'password reset request') })
     return accountEnvelope(req.deps, 'password changed', pending.domain, login)
   },

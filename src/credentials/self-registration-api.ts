@@ -4,7 +4,7 @@
  * .../<id> `{pwd}` (creates the account from the domain setting self_register_template).
  */
 import * as v from 'valibot'
-import type { Doc } from '~storage/doc'
+import { type Doc, str } from '~storage/doc'
 import { DuplicateError } from '~storage/repository'
 import { SYSTEM_ACTOR, systemCtx } from '../context'
 import { findDomainByName } from '../directory/domains'
@@ -138,9 +138,9 @@ export const confirmSelfRegistration = defineRoute({
         yield* insertStep(u, { entity: users, doc, input: doc, hidden: hidden ?? {} })
       })
     } catch (err) {
-      if (err instanceof DuplicateError) throw fieldInvalid('login', `login ${r.login as string} was taken meanwhile`)
+      if (err instanceof DuplicateError) throw fieldInvalid('login', `login ${r.login} was taken meanwhile`)
       throw err
     }
-    return accountEnvelope(req.deps, 'the account was created', pending.domain, r.login as string)
+    return accountEnvelope(req.deps, 'the account was created', pending.domain, str(r, 'login'))
   },
 })

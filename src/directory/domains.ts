@@ -6,7 +6,7 @@
  * hooks (src/entities/registry.ts), since the tables a deletion purges are the registry's.
  */
 import type { TxStep } from '~storage/db'
-import type { Doc } from '~storage/doc'
+import { type Doc, str } from '~storage/doc'
 import { removeDomainFiles } from '~storage/files'
 import type { TableSpec } from '~storage/repository'
 import type { Store } from '../ports'
@@ -25,7 +25,7 @@ export function domainHooks(registered: () => readonly TableSpec[]): EntityHooks
     async prepare(ctx, input) {
       if (input.name !== undefined) {
         const parent = (await ctx.deps.access.domainInfo(ctx.domain))?.name ?? ''
-        const name = input.name as string
+        const name = str(input, 'name')
         if (!LABELS.test(name))
           throw badRequest('name: a domain name is DNS-like: lowercase letters, digits, - and dots', 'name')
         if (!name.endsWith(`.${parent}`))
@@ -48,7 +48,7 @@ export function domainHooks(registered: () => readonly TableSpec[]): EntityHooks
         return
       }
       // the sessions of a deleted domain's accounts end with it
-      const accounts = (yield* u.ctx.deps.repo(declaredUsers.table).all(id)).map((d) => d.id as string)
+      const accounts = (yield* u.ctx.deps.repo(declaredUsers.table).all(id)).map((d) => d.id)
       // the domain's own row is the change being made (its parent's domain column holds it)
       yield* purgeDomain(
         u,
@@ -81,8 +81,8 @@ export const isBlocked = (d: StoredDomain) => (d.doc.opts as Doc | undefined)?.i
 
 const stored = (row: { domain: string; doc: Doc }): StoredDomain => ({
   parentId: row.domain,
-  id: row.doc.id as string,
-  name: row.doc.name as string,
+  id: str(row.doc, 'id'),
+  name: str(row.doc, 'name'),
   doc: row.doc,
 })
 

@@ -4,7 +4,7 @@
  * entity's shape is in ./declarations.ts.
  */
 import type { TxStep } from '~storage/db'
-import type { Doc } from '~storage/doc'
+import { type Doc, stringsOf } from '~storage/doc'
 import { directMembers } from '~storage/directory-edges'
 import type { Ctx } from '../context'
 import { withHooks } from '../entities/entity'
@@ -28,7 +28,7 @@ export const groups = withHooks(declaredGroups, {
       const parents = strings(after.parents)
       yield* requireIds(u, groups, parents, 'parents')
       const all = (yield* repo.all(domain)).map((g) => ({
-        id: g.id as string,
+        id: g.id,
         parents: strings(g.parents),
         roles: [],
       }))
@@ -37,7 +37,7 @@ export const groups = withHooks(declaredGroups, {
       const members = change.input?.members
       if (members !== undefined) {
         yield* requireIds(u, declaredUsers, members, 'members')
-        const wanted = new Set(members as string[])
+        const wanted = new Set(stringsOf(members))
         const current = new Set(yield* directMembers(domain, [id]))
         for (const m of wanted)
           if (!current.has(m)) {

@@ -3,14 +3,14 @@
  * edited (and journaled) in the transaction of the change; the derived caches follow (./refresh.ts).
  */
 import type { TxStep } from '~storage/db'
-import type { Doc } from '~storage/doc'
+import { type Doc, stringsOf } from '~storage/doc'
 import type { Entity } from '../entities/entity'
 import type { Unit } from '../entities/unit'
 import { badRequest } from '../errors'
 import { declaredRoles, isBuiltinRole } from './declarations'
 
 /** An array member of a doc, or none. */
-export const strings = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : [])
+export const strings = stringsOf
 
 export function* requireRoles(u: Unit, names: unknown, field: string): TxStep<void> {
   const custom = strings(names).filter((n) => !isBuiltinRole(n))

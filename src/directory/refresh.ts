@@ -18,7 +18,7 @@
  */
 import type { TxStep } from '~storage/db'
 import { directMembers, dropEdges, setMemberships, setRoles } from '~storage/directory-edges'
-import type { Doc } from '~storage/doc'
+import { type Doc, str } from '~storage/doc'
 import type { Unit } from '../entities/unit'
 import { computeCaches } from './caches'
 import { groupsCaches, subordinationsCaches, usersCaches } from './cache-collections'
@@ -33,7 +33,7 @@ export interface Affected {
 }
 
 const CHUNK = 500
-const byId = (docs: Doc[]) => new Map(docs.map((d) => [d.id as string, d]))
+const byId = (docs: Doc[]) => new Map(docs.map((d) => [str(d, 'id'), d]))
 const sorted = (s: Iterable<string>) => [...new Set(s)].sort()
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
@@ -62,23 +62,23 @@ function* refreshGroups(u: Unit, refresh: Set<string>): TxStep<Map<string, Doc>>
   const { repo } = u.ctx.deps
   const domain = u.w.domain
   const graph = (yield* repo(declaredGroups.table).all(domain)).map((d) => ({
-    id: d.id as string,
+    id: str(d, 'id'),
     parents: strings(d.parents),
     roles: strings(d.roles),
   }))
   const fresh = computeCaches([], graph).groups.map(({ direct_users, deep_users, ...rest }) => rest as Doc)
   const stored = byId(yield* repo(groupsCaches.table).all(domain))
   const current = byId(fresh)
-  const changed = fresh.filter((d) => !same(d, stored.get(d.id as string)))
+  const changed = fresh.filter((d) => !same(d, stored.get(str(d, 'id'))))
   const gone = [...stored.keys()].filter((id) => !current.has(id))
   yield* repo(groupsCaches.table).putDerived(domain, changed, gone)
   // a user's cache follows the ancestors and roles of its own groups, not their children
   const moved = changed
     .filter((d) => {
-      const before = stored.get(d.id as string)
+      const before = stored.get(str(d, 'id'))
       return !before || !same(before.deep_parents, d.deep_parents) || !same(before.deep_roles, d.deep_roles)
     })
-    .map((d) => d.id as string)
+    .map((d) => str(d, 'id'))
   for (const id of yield* directMembers(domain, [...moved, ...gone])) refresh.add(id)
   for (const id of gone) yield* dropEdges(domain, { group: id })
   return current
@@ -109,7 +109,7 @@ function* refreshUser(
   let known: Doc[]
   if (groupCaches) known = own.map((g) => groupCaches.get(g)).filter((d) => d !== undefined)
   else known = yield* repo(groupsCaches.table).getMany(domain, own)
-  const deep = sorted(known.flatMap((g) => [g.id as string, ...strings(g.deep_parents)]))
+  const deep = sorted(known.flatMap((g) => [str(g, 'id'), ...strings(g.deep_parents)]))
   const cache = {
     id,
     direct_groups: own,
@@ -120,7 +120,7 @@ function* refreshUser(
   if (!same(cache, before)) yield* repo(usersCaches.table).putDerived(domain, [cache])
   if (!before) yield* repo(subordinationsCaches.table).putDerived(domain, [{ top: id }])
   const edges = new Map(deep.map((g) => [g, false]))
-  for (const g of known) edges.set(g.id as string, true)
+  for (const g of known) edges.set(str(g, 'id'), true)
   yield* setMemberships(domain, id, edges)
   yield* setRoles(domain, id, before ? strings(before.direct_roles) : [], roles)
 }

@@ -31,7 +31,7 @@ export const roles = withHooks(declaredRoles, {
   *inTransaction(u, change): TxStep<void> {
     const repo = u.ctx.deps.repo(roles.table)
     const all = yield* repo.all(u.w.domain)
-    const byId = new Map(all.map((r) => [r.id as string, r]))
+    const byId = new Map(all.map((r) => [r.id, r]))
     // a role's routes reach open sessions through the access caches, which refreshCaches drops
     let affected: Affected = {}
     if (change.after) {
@@ -49,7 +49,7 @@ export const roles = withHooks(declaredRoles, {
       const gone = change.before!
       affected = yield* replaceRole(u, gone.name, null)
       for (const child of all.filter((r) => r.parent_id === gone.id)) {
-        yield* repo.update(u.w, child.id as string, (doc) => ({ ...doc, parent_id: NIL_UUID }))
+        yield* repo.update(u.w, child.id, (doc) => ({ ...doc, parent_id: NIL_UUID }))
       }
     }
     yield* refreshCaches(u, affected)

@@ -4,6 +4,8 @@
  * stood on. The entity's shape is in ./declarations.ts.
  */
 import type { TxStep } from '~storage/db'
+import { str } from '~storage/doc'
+import { textOrNull } from '~storage/columns'
 import { voidAccountRequests } from '~storage/requests'
 import type { Deps } from '../deps'
 import { type DocOf, withHooks } from '../entities/entity'
@@ -17,8 +19,8 @@ import { refreshCaches } from './refresh'
 export const users = withHooks(declaredUsers, {
   async prepare(ctx, input) {
     if (input.pwd === undefined) return { input }
-    await checkPasswordPolicy(ctx.deps, ctx.domain, input.pwd as string)
-    return { input, hidden: { pwd_hash: await hashPassword(input.pwd as string) } }
+    await checkPasswordPolicy(ctx.deps, ctx.domain, str(input, 'pwd'))
+    return { input, hidden: { pwd_hash: await hashPassword(str(input, 'pwd')) } }
   },
   *inTransaction(u, change): TxStep<void> {
     const { sessions, repo } = u.ctx.deps
@@ -62,7 +64,7 @@ export const users = withHooks(declaredUsers, {
         // the account's own session that stays now stands on the new password: sessions copied from it live
         if (own && own.homeDomainId === domain && own.userId === id) {
           const hidden = await repo(users.table).getHidden(domain, id)
-          await sessions.update(own.id, { cred: credentialMark(hidden?.pwd_hash as string | null | undefined) })
+          await sessions.update(own.id, { cred: credentialMark(textOrNull(hidden?.pwd_hash ?? null)) })
         }
       })
     }
@@ -80,7 +82,7 @@ export interface StoredAccount {
 /** The account with this login in a domain, with its password hash. */
 export async function findAccount(deps: Deps, domain: string, login: string): Promise<StoredAccount | null> {
   const [row] = await deps.repo(users.table).findBy(domain, 'login', login, 1)
-  return row ? { domain, doc: row.doc as User, pwdHash: row.hidden.pwd_hash as string | null } : null
+  return row ? { domain, doc: row.doc as User, pwdHash: textOrNull(row.hidden.pwd_hash ?? null) } : null
 }
 
 /** Accounts with this e-mail address (lower case), in one domain or in all; at most `limit`. */

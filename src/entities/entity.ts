@@ -63,6 +63,8 @@ export interface EntityHooks<T> {
  */
 // biome-ignore lint/suspicious/noExplicitAny: an entity of any item and bodies
 export interface Entity<T extends Doc = Doc, D = any, B = any, P = any> extends Collection<D> {
+  /** The table, whose reads return the stored document. */
+  table: TableSpec<T>
   /** What POST takes: the create body, and the id a client may give. */
   createBody: v.GenericSchema<B, B>
   /** What PATCH takes: any part of the create body; the id, when given, must be the addressed one. */
@@ -119,9 +121,9 @@ export type EntityDoc<E extends v.ObjectEntries> = { id: string } & v.InferOutpu
 export const DEFAULT_LIMITS: ListLimits = { defaultLimit: 100, maxLimit: 1000 }
 
 /** What a collection is defined by: paths as plain lists, the kind and limits optional. */
-interface CollectionDef {
+interface CollectionDef<T extends Doc = Doc> {
   name: string
-  table: TableSpec
+  table: TableSpec<T>
   path?: string
   domainKind?: DomainKind
   fields: string[]
@@ -149,7 +151,7 @@ export function defineEntity<
   const V extends string = never,
   const X extends v.ObjectEntries = Record<never, never>,
 >(
-  def: CollectionDef & {
+  def: CollectionDef<EntityDoc<E>> & {
     create: E
     /**
      * Members of the stored item besides (or instead of) the create body's: what the service adds
@@ -176,6 +178,7 @@ export function defineEntity<
   const doc = v.strictObject(entries) as unknown as v.GenericSchema<unknown, AnswerDoc<E, V, X>>
   return {
     ...defineCollection({ ...def, doc }),
+    table: def.table,
     create: v.strictObject(def.create) as unknown as v.GenericSchema<unknown, Doc>,
     patch: v.partial(v.strictObject(patchable(def.create))) as unknown as v.GenericSchema<unknown, Doc>,
     createBody: named(objectBody({ id: GivenId, ...def.create }), `${pascal(def.name)}Create`) as never,

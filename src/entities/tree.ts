@@ -14,8 +14,10 @@ export function ancestorsOf(start: string | undefined, parentOf: (id: string) =>
 /** A `parentOf` over documents by id that name their parent in `parent_id`. */
 export const byParentId =
   (byId: ReadonlyMap<string, { parent_id?: unknown }>) =>
-  (id: string): string | undefined =>
-    byId.get(id)?.parent_id as string | undefined
+  (id: string): string | undefined => {
+    const parent = byId.get(id)?.parent_id
+    return typeof parent === 'string' ? parent : undefined
+  }
 
 /** The documents of `start`'s chain (itself first), skipping a parent that does not exist. */
 export function chainOf<T extends { parent_id?: unknown }>(start: string, byId: ReadonlyMap<string, T>): T[] {

@@ -65,7 +65,7 @@ export function readIngestEvent(raw: unknown, field: string): IngestEvent {
   return {
     class: cls,
     event,
-    ...(domain === undefined ? {} : { domain: domain as string }),
+    ...(domain === undefined ? {} : { domain }),
     objects: objects === undefined ? [] : parseObjects(objects, `${field}.objects`),
     data: (data as Doc | undefined) ?? {},
     ...(time === undefined ? {} : { time: readTime(time, () => fail('time', 'must be an RFC 3339 date-time')) }),

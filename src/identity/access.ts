@@ -13,6 +13,7 @@ import { type DomainCache, DomainCaches } from '../domain-cache'
 import { chainOf } from '../entities/tree'
 import { compilePathPattern, matchesPath, pathSegments } from './path-pattern'
 import type { Session } from './sessions'
+import { optStr, stringsOf } from '~storage/doc'
 
 const CHANNEL = 'access-invalidate'
 /** The roles of a master administrator switched into another domain (one array, so it compares equal). */
@@ -60,7 +61,7 @@ export class AccessCache implements AccessReader {
   rolesOf(domain: string, userId: string): string[] | Promise<string[]> {
     return this.roles(domain, `${domain}:${userId}`, async () => {
       const cache = await this.store.repo(usersCaches.table).get(domain, userId)
-      return (cache?.deep_roles as string[] | undefined) ?? []
+      return stringsOf(cache?.deep_roles)
     })
   }
 
@@ -69,13 +70,13 @@ export class AccessCache implements AccessReader {
     return this.grantMaps(domain, domain, async () => {
       const { db, repo } = this.store
       const all = await db.read(() => repo(roles.table).all(domain))
-      const byId = new Map(all.map((r) => [r.id as string, r]))
+      const byId = new Map(all.map((r) => [r.id, r]))
       const out = new Map<string, RouteGrant[]>()
       for (const role of all) {
-        const chain = chainOf(role.id as string, byId)
+        const chain = chainOf(role.id, byId)
         const routes = chain.flatMap((r) => (r.routes as { path: string; methods: string[] }[] | undefined) ?? [])
         out.set(
-          role.name as string,
+          role.name,
           routes.map((g) => compileGrant(g.path, g.methods)),
         )
       }
@@ -100,7 +101,7 @@ export class AccessCache implements AccessReader {
           name: d.name,
           isMaster: isMasterDomain(d),
           blocked: isBlocked(d),
-          solution: (d.doc.solution as string | undefined) ?? 'platform',
+          solution: optStr(d.doc, 'solution') ?? 'platform',
           created: domainCreated(d),
         }
       },

@@ -1,5 +1,5 @@
 /** The current-session object of GET /rest/v1/iam/sessions/current. */
-import type { Doc } from '~storage/doc'
+import { type Doc, optStr, stringsOf } from '~storage/doc'
 import type { Deps } from '../deps'
 import { isMasterDomain, listDomains } from '../directory/domains'
 import { users } from '../directory/users'
@@ -41,8 +41,8 @@ export async function currentSession(deps: Deps, s: Session): Promise<CurrentSes
   const roles = await deps.access.sessionRoles(s)
   // by id: a login may have been renamed, and given to another account, since the session began
   const account = await deps.repo(users.table).get(s.homeDomainId, s.userId)
-  const login = (account?.login as string | undefined) ?? s.login
-  const name = (account?.name as string | undefined) ?? s.name
+  const login = optStr(account, 'login') ?? s.login
+  const name = optStr(account, 'name') ?? s.name
   const tags = (account?.opts as Doc | undefined)?.tags
   return {
     domain: s.domainName,
@@ -53,7 +53,7 @@ export async function currentSession(deps: Deps, s: Session): Promise<CurrentSes
     name_login: name ? `${name} (${login})` : login,
     roles,
     solution: domain?.solution ?? 'platform',
-    tags: Array.isArray(tags) ? (tags as string[]) : [],
+    tags: stringsOf(tags),
     user_id: s.userId,
     webapps: webappsFor(deps, roles),
   }

@@ -17,6 +17,8 @@ import { ApiError, forbidden } from '../errors'
 import { settingValue } from '../settings/settings'
 import { credentialMark, verifyPassword } from './passwords'
 import type { NewSession, Session } from './sessions'
+import { optStr, str } from '~storage/doc'
+import { textOrNull } from '~storage/columns'
 
 export interface Credentials {
   domain: string
@@ -86,7 +88,7 @@ export function startSession(deps: Deps, data: NewSession): Promise<Session | nu
     const hidden = await deps.repo(users.table).getHidden(data.homeDomainId, data.userId)
     if (!hidden) return false
     // copied from a session made before sessions held the mark: nothing to compare
-    return data.cred === undefined || credentialMark(hidden.pwd_hash as string | null) === data.cred
+    return data.cred === undefined || credentialMark(textOrNull(hidden.pwd_hash ?? null)) === data.cred
   })
 }
 
@@ -94,9 +96,9 @@ function sessionOf(domain: StoredDomain, account: StoredAccount, kind: Session['
   const user = account.doc as Record<string, unknown>
   return {
     kind,
-    userId: user.id as string,
-    login: user.login as string,
-    name: (user.name as string | undefined) ?? '',
+    userId: str(user, 'id'),
+    login: str(user, 'login'),
+    name: optStr(user, 'name') ?? '',
     homeDomainId: domain.id,
     homeIsMaster: isMasterDomain(domain),
     domainId: domain.id,

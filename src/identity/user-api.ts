@@ -1,6 +1,6 @@
 /** GET/PATCH /rest/v1/user/info and GET /rest/v1/iam/roles: what every signed-in user may read about itself. */
 import * as v from 'valibot'
-import type { Doc } from '~storage/doc'
+import { type Doc, stringsOf } from '~storage/doc'
 import { inDomain } from '../context'
 import { usersCaches } from '../directory/cache-collections'
 import { groups as groupsEntity } from '../directory/groups'
@@ -60,7 +60,7 @@ export const getUserInfo = defineRoute({
     const user = await account(req)
     const home = await req.deps.access.domainInfo(s.homeDomainId)
     const cache = await repo(usersCaches.table).get(s.homeDomainId, s.userId)
-    const deepGroups = (cache?.deep_groups as string[] | undefined) ?? []
+    const deepGroups = stringsOf(cache?.deep_groups)
     const groups = await db.read(() => repo(groupsEntity.table).getMany(s.homeDomainId, deepGroups))
     const accounts = await repo(sipusers.table).findBy(s.homeDomainId, 'iduser', s.userId)
     const opts = (user.opts as Doc | undefined) ?? {}
@@ -77,7 +77,7 @@ export const getUserInfo = defineRoute({
         description: g.description ?? '',
         opts: { title: (g.opts as Doc | undefined)?.title ?? '' },
       })),
-      roles: (cache?.deep_roles as string[] | undefined) ?? [],
+      roles: stringsOf(cache?.deep_roles),
       sip_accounts: accounts.map(({ doc: a }) => ({
         id: a.id,
         login: a.login,
@@ -114,7 +114,7 @@ export const listRoles = defineRoute({
   response: { 200: answer(v.array(v.strictObject({ role: v.string() }))) },
   async handle(req) {
     const custom = await req.deps.db.read(() => req.deps.repo(roles.table).all(req.ctx.domain))
-    const names = custom.map((r) => r.name as string).sort()
+    const names = custom.map((r) => r.name).sort()
     return [...BUILTIN_ROLES, ...names].map((role) => ({ role }))
   },
 })

@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { isPlainObject, type Doc } from '~storage/doc'
+import { isPlainObject, type Doc, stringsOf } from '~storage/doc'
 import type { Deps } from '../deps'
 
 const RELOAD_MS = 5000
@@ -42,7 +42,7 @@ export function webappsFor(deps: Deps, roles: readonly string[]): Doc[] {
   const admin = roles.includes('admin')
   return load(deps)
     .filter((app) => {
-      const wanted = Array.isArray(app.roles) ? (app.roles as string[]) : []
+      const wanted = stringsOf(app.roles)
       return admin || wanted.length === 0 || wanted.some((r) => roles.includes(r))
     })
     .sort((a, b) => Number(a.order ?? 0) - Number(b.order ?? 0) || String(a.name).localeCompare(String(b.name)))

@@ -18,6 +18,7 @@ import { notFound } from '../errors'
 import { parseCidr } from '../net/cidr'
 import { NIL_UUID } from '../ids'
 import { enforceLimit } from '../master/licence'
+import { textOrNull } from '~storage/columns'
 
 export const CHANNEL_TYPES = ['public', 'subscr'] as const
 export type ChannelType = (typeof CHANNEL_TYPES)[number]
@@ -224,7 +225,7 @@ export async function rotateSecret(ctx: Ctx, id: string): Promise<{ id: string; 
 /** The signing secret of a channel, for webhook deliveries; null when the channel is gone. */
 export async function channelSecret(deps: Deps, domain: string, id: string): Promise<string | null> {
   const hidden = await deps.repo(channels.table).getHidden(domain, id)
-  return (hidden?.secret as string | null | undefined) ?? null
+  return textOrNull(hidden?.secret ?? null)
 }
 
 /**

@@ -85,8 +85,8 @@ export function parentsFirst(items: Item[]): Item[] {
 }
 
 /** The id an archive object gets: the stored one's when it exists, else its own (a UUID) or a new one. */
-const idFor = (current: Doc | undefined, doc: Doc) =>
-  current ? (current.id as string) : isUuid(doc.id) ? doc.id.toLowerCase() : newId()
+const idFor = (current: { id: string } | undefined, doc: Doc) =>
+  current ? current.id : isUuid(doc.id) ? doc.id.toLowerCase() : newId()
 
 export function* applyLayer(u: Unit, content: LayerContent): TxStep<Installed> {
   const { repo } = u.ctx.deps
@@ -98,17 +98,20 @@ export function* applyLayer(u: Unit, content: LayerContent): TxStep<Installed> {
       Object.values(installed).reduce((n, ids) => n + ids.length, 0),
       total,
     )
-  const existingClasses = new Map((yield* repo(classes.table).all(domain)).map((c) => [c.classname as string, c]))
+  // keyed by unknown: an archive's object may lack its key or give another type (then it is new)
+  const existingClasses = new Map<unknown, { id: string }>(
+    (yield* repo(classes.table).all(domain)).map((c) => [c.classname, c]),
+  )
   for (const { file, doc } of parentsFirst(content.classes)) {
-    const current = existingClasses.get(doc.classname as string)
+    const current = existingClasses.get(doc.classname)
     const id = idFor(current, doc)
     yield* upsert(u, classes, file, doc, id, current !== undefined)
     installed.classes.push(id)
     done()
   }
-  const scripts = new Map((yield* repo(svcscripts.table).all(domain)).map((s) => [s.code as string, s]))
+  const scripts = new Map<unknown, { id: string }>((yield* repo(svcscripts.table).all(domain)).map((s) => [s.code, s]))
   for (const { file, doc } of content.svcscripts) {
-    const current = scripts.get(doc.code as string)
+    const current = scripts.get(doc.code)
     const id = idFor(current, doc)
     yield* upsert(u, svcscripts, file, doc, id, current !== undefined)
     installed.svcscripts.push(id)
@@ -123,9 +126,9 @@ export function* applyLayer(u: Unit, content: LayerContent): TxStep<Installed> {
     done()
   }
   for (const { file, doc } of content.settings) {
-    const key = doc.key as string
-    const def = knownSetting(key)
-    if (!def) throw new LayerError(`${file}: there is no setting ${JSON.stringify(key)}`)
+    const key = doc.key
+    const def = typeof key === 'string' ? knownSetting(key) : undefined
+    if (typeof key !== 'string' || !def) throw new LayerError(`${file}: there is no setting ${JSON.stringify(key)}`)
     let value: unknown
     try {
       value = validate(def.value, doc.value, 'value')
@@ -161,26 +164,26 @@ export function* removeLayer(u: Unit, installed: Installed, withData: boolean): 
     u.progress(++done, total)
   }
   const all = yield* repo(classes.table).all(domain)
-  const byId = new Map(all.map((c) => [c.id as string, c]))
-  const mine = all.filter((c) => installed.classes.includes(c.id as string))
+  const byId = new Map(all.map((c) => [c.id, c]))
+  const mine = all.filter((c) => installed.classes.includes(c.id))
   // a class with records stays (unless clearing), and so do the classes it inherits from
   const keep = new Set<string>()
   if (!withData) {
     for (const c of mine) {
       if (c.storage_mode === 'abstract') continue
       const records = repo({
-        table: recordTable(domain, c.id as string),
-        objtype: recordObjtype(c.classname as string),
+        table: recordTable(domain, c.id),
+        objtype: recordObjtype(c.classname),
       })
       if ((yield* records.count(domain)) === 0) continue
-      for (const id of ancestorsOf(c.id as string, byParentId(byId))) keep.add(id)
+      for (const id of ancestorsOf(c.id, byParentId(byId))) keep.add(id)
     }
   }
-  const depth = (c: Doc) => ancestorsOf(c.id as string, byParentId(byId)).length
+  const depth = (c: { id: string }) => ancestorsOf(c.id, byParentId(byId)).length
   const kept: string[] = []
   for (const c of mine.sort((a, b) => depth(b) - depth(a))) {
-    if (keep.has(c.id as string)) kept.push(c.classname as string)
-    else yield* removeStep(u, classes, c.id as string)
+    if (keep.has(c.id)) kept.push(c.classname)
+    else yield* removeStep(u, classes, c.id)
     u.progress(++done, total)
   }
   return kept

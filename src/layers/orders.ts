@@ -49,8 +49,26 @@ export const Order = objectBody({
   mode: v.optional(v.picklist(['default'], 'mode is default')),
 })
 
+/** An order as stored: written only here (`orderLayer`, then `finishStep` and `relabel`). */
+type LayerOrder = {
+  id: string
+  operation: 'install' | 'update' | 'delete' | 'clear'
+  prefix: string
+  mode: string
+  file: string
+  site: string
+  dt: string
+  status: string
+  md5: string
+  trace: string
+  kind: string
+  order: number
+  /** What the order installed (status `installed`). */
+  installed?: Installed
+}
+
 /** One row per order, its state in the doc; the service's own bookkeeping, not journaled. */
-export const layersTable: TableSpec = {
+export const layersTable: TableSpec<LayerOrder> = {
   table: 'product_layers',
   objtype: 'product_layer',
   stamps: false,
@@ -61,9 +79,9 @@ const SETTLED_ELSEWHERE = new Set(['identical', 'failure'])
 export const layersDir = (deps: Deps) => join(deps.config.dataDir, 'layers')
 
 /** The operation whose result is the domain's layer now, for a prefix: the latest successful one. */
-function installedOf(ops: Doc[], prefix?: string): Doc | undefined {
+function installedOf(ops: LayerOrder[], prefix?: string): LayerOrder | undefined {
   return ops
-    .filter((o) => (!prefix || o.prefix === prefix) && ['installed', 'deleted', 'cleared'].includes(o.status as string))
+    .filter((o) => (!prefix || o.prefix === prefix) && ['installed', 'deleted', 'cleared'].includes(o.status))
     .at(-1)
 }
 
@@ -74,11 +92,11 @@ const operations = (deps: Deps, domain: string) => deps.db.read(() => deps.repo(
 function* relabel(u: Unit): TxStep<void> {
   const repo = u.ctx.deps.repo(layersTable)
   const ops = yield* repo.all(u.w.domain)
-  const currentAt = ops.findLastIndex((o) => !SETTLED_ELSEWHERE.has(o.status as string))
+  const currentAt = ops.findLastIndex((o) => !SETTLED_ELSEWHERE.has(o.status))
   for (const [i, o] of ops.entries()) {
     const kind = i === currentAt ? 'current' : i > currentAt ? 'attempt' : 'history'
     const order = i === currentAt ? 0 : i > currentAt ? i - currentAt : -1
-    yield* repo.update(u.w, o.id as string, (doc) => ({ ...doc, kind, order }))
+    yield* repo.update(u.w, o.id, (doc) => ({ ...doc, kind, order }))
   }
 }
 
@@ -99,11 +117,11 @@ export async function orderLayer(ctx: Ctx, o: v.InferOutput<typeof Order>): Prom
     if (current?.status !== 'installed') {
       throw conflict(`no product layer${prefix ? ` ${prefix}` : ''} is installed in this domain`)
     }
-    prefix = current.prefix as string
-    file = current.file as string
+    prefix = current.prefix
+    file = current.file
   }
   const opId = newId()
-  const doc: Doc = {
+  const doc: LayerOrder = {
     id: opId,
     operation,
     prefix,
@@ -168,13 +186,13 @@ async function carryOut(deps: Deps, job: LayerOrderJob): Promise<void> {
     const ops = await operations(deps, job.domain)
     const current = installedOf(
       ops.filter((o) => o.id !== op.id),
-      op.prefix as string,
+      op.prefix,
     )
     if (op.operation === 'delete' || op.operation === 'clear') {
       if (current?.status !== 'installed') {
-        throw new LayerError(`no product layer ${op.prefix as string} is installed any more`)
+        throw new LayerError(`no product layer ${op.prefix} is installed any more`)
       }
-      await commitLong(ctx, { kind: `layer ${op.operation as string}`, key: op.id as string }, function* (u) {
+      await commitLong(ctx, { kind: `layer ${op.operation}`, key: op.id }, function* (u) {
         const kept = yield* removeLayer(u, current.installed as Installed, op.operation === 'clear')
         const status = op.operation === 'clear' ? 'cleared' : 'deleted'
         yield* finishStep(
@@ -192,8 +210,8 @@ async function carryOut(deps: Deps, job: LayerOrderJob): Promise<void> {
     ) {
       await commit(ctx, (u) => finishStep(u, job, 'identical', `${op.file} is already installed`))
     } else {
-      const { content } = await readArchive(layersDir(deps), op.file as string)
-      await commitLong(ctx, { kind: `layer ${op.operation as string}`, key: op.id as string }, function* (u) {
+      const { content } = await readArchive(layersDir(deps), op.file)
+      await commitLong(ctx, { kind: `layer ${op.operation}`, key: op.id }, function* (u) {
         const installed = yield* applyLayer(u, content)
         const n = (k: keyof Installed) => `${installed[k].length} ${k}`
         const trace = `${op.file}: ${n('classes')}, ${n('svcscripts')}, ${n('extobjs')}, ${n('settings')}`
@@ -238,7 +256,7 @@ export async function listLayers(ctx: Ctx, params: Record<string, string | undef
   return docs.map((d) => {
     const shown = present(d, mask ?? OUTPUT, flat)
     // an order being carried out: how far it has got (its rows are invisible until it commits)
-    const progress = d.status === 'registered' && ctx.deps.longWork.progress(ctx.domain, d.id as string)
+    const progress = d.status === 'registered' && ctx.deps.longWork.progress(ctx.domain, d.id)
     return progress ? { ...shown, progress: { done: progress.done, total: progress.total } } : shown
   })
 }

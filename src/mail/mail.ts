@@ -8,6 +8,7 @@ import * as v from 'valibot'
 import type { Db, TxStep } from '~storage/db'
 import type { Unit } from '../entities/unit'
 import { enqueue, jobsOfKind, queueKind } from '../queue'
+import { optStr } from '~storage/doc'
 
 /** A message on the queue: its domain is the job's. */
 export const MAIL = queueKind(
@@ -67,6 +68,6 @@ export async function mailTo(db: Db, recipient: string): Promise<MailRow[]> {
           : job.status,
     attempts: job.attempts,
     error: job.error,
-    providerId: (job.result?.provider_id as string | undefined) ?? null,
+    providerId: optStr(job.result ?? undefined, 'provider_id') ?? null,
   }))
 }

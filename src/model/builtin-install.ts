@@ -18,15 +18,15 @@ export function* addBuiltinClasses(u: Unit): TxStep<string[]> {
   const present = yield* u.ctx.deps.repo(classes.table).existing(
     u.w.domain,
     'classname',
-    BUILTIN_CLASSES.map((c) => c.classname as string),
+    BUILTIN_CLASSES.map((c) => c.classname),
   )
   const added: string[] = []
   for (const body of BUILTIN_CLASSES) {
-    if (present.has(body.classname as string)) continue
+    if (present.has(body.classname)) continue
     const valid = { id: newId(), ...validate(classes.create, body) } as DocOf<typeof classes>
     const doc = classes.finish!(valid)
     yield* insertStep(u, { entity: classes, doc, input: doc, hidden: {} })
-    added.push(body.classname as string)
+    added.push(body.classname)
   }
   return added
 }

@@ -16,7 +16,7 @@ import { classes } from './classes'
 export async function completeBuiltinClasses(deps: Deps): Promise<number> {
   const repo = deps.repo(classes.table)
   // one query per built-in class, not one per domain
-  const having = await Promise.all(BUILTIN_CLASSES.map((c) => repo.domainsWhere('classname', c.classname as string)))
+  const having = await Promise.all(BUILTIN_CLASSES.map((c) => repo.domainsWhere('classname', c.classname)))
   const complete = (domain: string) => having.every((ids) => ids.includes(domain))
   let completed = 0
   for (const d of await listDomains(deps)) {

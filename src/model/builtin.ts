@@ -8,6 +8,7 @@
 import type { Doc } from '~storage/doc'
 import { conflict } from '../errors'
 import { NIL_UUID } from '../ids'
+import type { ClassDoc } from './class-schema'
 
 export const CALLBACK_REQUESTS = 'telephony/CallbackRequests'
 
@@ -15,7 +16,7 @@ export const CALLBACK_REQUESTS = 'telephony/CallbackRequests'
 export const CALLBACK_STATUSES = ['new', 'viewed', 'done'] as const
 
 /** Built-in class bodies, as a client would POST them to /rest/v1/design/classes. */
-export const BUILTIN_CLASSES: readonly Doc[] = [
+export const BUILTIN_CLASSES: readonly (Doc & { classname: string })[] = [
   {
     classname: CALLBACK_REQUESTS,
     name: 'Callback orders',
@@ -37,7 +38,7 @@ export const BUILTIN_CLASSES: readonly Doc[] = [
   },
 ]
 
-const builtin = new Map(BUILTIN_CLASSES.map((c) => [c.classname as string, c]))
+const builtin = new Map(BUILTIN_CLASSES.map((c) => [c.classname, c]))
 
 /** What the endpoints built on a class rely on, in one comparable form (captions may differ). */
 function shape(c: Doc): string {
@@ -57,14 +58,14 @@ function shape(c: Doc): string {
  * Inside a class's write: a built-in class is never deleted or renamed, and whatever a write makes of
  * a class with a built-in classname has the built-in shape (so a write may also restore it).
  */
-export function checkBuiltinClass(before: Doc | undefined, after: Doc | undefined): void {
-  if (before && builtin.has(before.classname as string) && after?.classname !== before.classname) {
-    throw conflict(`${before.classname as string} is a built-in class: it cannot be deleted or renamed`, 'classname')
+export function checkBuiltinClass(before: ClassDoc | undefined, after: ClassDoc | undefined): void {
+  if (before && builtin.has(before.classname) && after?.classname !== before.classname) {
+    throw conflict(`${before.classname} is a built-in class: it cannot be deleted or renamed`, 'classname')
   }
-  const def = after && builtin.get(after.classname as string)
+  const def = after && builtin.get(after.classname)
   if (def && shape(after) !== shape(def)) {
     throw conflict(
-      `${def.classname as string} is a built-in class: its parent, storage mode, partition property and properties cannot change`,
+      `${def.classname} is a built-in class: its parent, storage mode, partition property and properties cannot change`,
       'properties',
     )
   }

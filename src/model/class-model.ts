@@ -13,6 +13,30 @@ import type { Property, RecordRules } from './properties'
 
 export type StorageMode = 'runtime' | 'abstract' | 'category' | 'history' | 'transactionlog'
 
+/**
+ * What the model reads of a stored class (a ClassDoc of ./class-schema.ts, which this module does not
+ * import: the ports name ClassModel, and the schema imports the entity layer).
+ */
+export type ClassFields = {
+  id: string
+  classname: string
+  parent_id?: string
+  storage_mode?: StorageMode
+  properties?: Property[]
+  opts?: {
+    partition_property?: string
+    partition_interval?: 'day' | 'month' | 'year'
+    expires_mode?: string
+    expires_ts_property?: string
+    expires_ttl_property?: string
+    max_mask?: string[]
+    max_limit?: number
+    max_size?: number
+    check_required_fill_defaults?: boolean
+    lookup_properties?: string[]
+  }
+}
+
 export interface ClassModel {
   id: string
   classname: string
@@ -39,18 +63,15 @@ export interface ClassModel {
   generation: number
 }
 
-const opt = <T>(doc: Doc, key: string, fallback: T): T =>
-  ((doc.opts as Doc | undefined)?.[key] as T | undefined) ?? fallback
-
 /** Effective properties of each class by id: its ancestors' first, then its own. */
-export function effectiveProperties(classes: Doc[]): Map<string, Property[]> {
-  const byId = new Map(classes.map((c) => [c.id as string, c]))
+export function effectiveProperties(classes: ClassFields[]): Map<string, Property[]> {
+  const byId = new Map(classes.map((c) => [c.id, c]))
   const out = new Map<string, Property[]>()
   for (const c of classes) {
-    const chain = chainOf(c.id as string, byId)
+    const chain = chainOf(c.id, byId)
     out.set(
-      c.id as string,
-      chain.reverse().flatMap((x) => (x.properties as Property[] | undefined) ?? []),
+      c.id,
+      chain.reverse().flatMap((x) => x.properties ?? []),
     )
   }
   return out
@@ -78,43 +99,45 @@ export function derivedColumns(
   return { pdate, expires }
 }
 
-export function buildModels(domain: string, classes: Doc[], generation = 0): Map<string, ClassModel> {
+export function buildModels(domain: string, classes: ClassFields[], generation = 0): Map<string, ClassModel> {
   const props = effectiveProperties(classes)
   const models = new Map<string, ClassModel>()
   for (const c of classes) {
-    const properties = props.get(c.id as string)!
+    const properties = props.get(c.id)!
     const byName = new Map(properties.map((p) => [p.name, p]))
-    const mode = c.storage_mode as StorageMode
-    const partitionProp = opt<string>(c, 'partition_property', '')
+    // classes.ts fills in every member and option a create left out: the fallbacks are its defaults
+    const mode = c.storage_mode ?? 'runtime'
+    const opts = c.opts ?? {}
+    const partitionProp = opts.partition_property ?? ''
     const partition =
       (mode === 'history' || mode === 'transactionlog') && byName.has(partitionProp)
         ? {
             property: partitionProp,
             type: byName.get(partitionProp)!.data_type === 'date' ? ('date' as const) : ('datetime' as const),
-            interval: opt<'day' | 'month' | 'year'>(c, 'partition_interval', 'month'),
+            interval: opts.partition_interval ?? 'month',
           }
         : null
-    const tsName = opt<string>(c, 'expires_ts_property', '')
+    const tsName = opts.expires_ts_property ?? ''
     const expiry =
-      opt<string>(c, 'expires_mode', 'none') === 'create' && byName.has(tsName)
-        ? { ts: tsName, ttl: opt<string>(c, 'expires_ttl_property', ''), tsType: byName.get(tsName)!.data_type }
+      (opts.expires_mode ?? 'none') === 'create' && byName.has(tsName)
+        ? { ts: tsName, ttl: opts.expires_ttl_property ?? '', tsType: byName.get(tsName)!.data_type }
         : null
     const names = properties.map((p) => p.name)
     const open = properties
       .filter((p) => p.data_type === 'any' || p.data_type === 'attachment')
       .map((p) => `${p.name}.*`)
-    const maxMask = opt<string[]>(c, 'max_mask', [])
-    const maxLimit = opt<number>(c, 'max_limit', 100)
+    const maxMask = opts.max_mask ?? []
+    const maxLimit = opts.max_limit ?? 100
     const model: ClassModel = {
-      id: c.id as string,
-      classname: c.classname as string,
+      id: c.id,
+      classname: c.classname,
       doc: c,
       storageMode: mode,
       properties,
       rules: {
         properties: byName,
-        fillDefaults: opt(c, 'check_required_fill_defaults', true),
-        maxSize: opt(c, 'max_size', 1_000_000),
+        fillDefaults: opts.check_required_fill_defaults ?? true,
+        maxSize: opts.max_size ?? 1_000_000,
       },
       table: null,
       fields: new FieldSet(['id', ...names, ...open]),
@@ -122,7 +145,7 @@ export function buildModels(domain: string, classes: Doc[], generation = 0): Map
       defaultOutput: maxMask.length ? maxMask : null,
       limits: { defaultLimit: Math.min(100, maxLimit), maxLimit },
       instants: new Set(properties.filter((p) => p.data_type === 'datetime').map((p) => p.name)),
-      lookup: opt<string[]>(c, 'lookup_properties', []),
+      lookup: opts.lookup_properties ?? [],
       partition,
       expiry,
       generation,

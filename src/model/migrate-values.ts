@@ -6,7 +6,7 @@
  * class fills defaults). Each record changed this way is an update in the journal, like any other.
  */
 import type { TxStep } from '~storage/db'
-import { type Doc, getPath } from '~storage/doc'
+import { type Doc, getPath, str } from '~storage/doc'
 import { recordsAfter } from '~storage/model-tables'
 import type { Repository } from '~storage/repository'
 import type { Unit } from '../entities/unit'
@@ -101,10 +101,10 @@ export function* migrateRecords(
         for (const p of defaults) if (getPath(doc, p.name) == null) changed[p.name] = p.default
         // once a record blocks, the change is refused: the rest is only counted
         if (Object.keys(changed).length > 0 && [...blocking.values()].every((n) => n === 0))
-          yield* repo.update(u.w, doc.id as string, (current) => ({ ...current, ...changed }))
+          yield* repo.update(u.w, str(doc, 'id'), (current) => ({ ...current, ...changed }))
         u.progress(++done, total)
       }
-      last = docs.at(-1)!.id as string
+      last = str(docs.at(-1)!, 'id')
     }
   }
   for (const p of retyped) {

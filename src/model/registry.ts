@@ -47,7 +47,7 @@ export class ModelRegistry implements ModelCatalog {
       })
       const models = buildModels(
         domain,
-        docs.sort((a, b) => ((a.classname as string) < (b.classname as string) ? -1 : 1)),
+        docs.sort((a, b) => (a.classname < b.classname ? -1 : 1)),
         generation,
       )
       this.generations.set(models, generation)

@@ -28,7 +28,7 @@ export async function resetPassword(deps: Deps, login: string, domainName?: stri
   const name = domain.name
   const [row] = await deps.repo(users.table).findBy(domain.id, 'login', login, 1)
   if (!row) throw notFound(`there is no user ${login} in ${name}`)
-  const userId = row.doc.id as string
+  const userId = row.doc.id
   // long enough for the domain's policy, whatever minimum it sets (the emergency path must not fail)
   const { min_length } = await settingValue<{ min_length: number }>(deps, domain.id, 'password_policy')
   const pwd = generatePassword(Math.max(20, min_length))

@@ -111,7 +111,7 @@ export const scalarScript = defineRoute({
   query: NoQuery,
   response: { 200: answer(v.string(), 'text/javascript') },
   async handle(req) {
-    scalar ??= await Bun.file(scalarFile as string).bytes()
+    scalar ??= await Bun.file(scalarFile).bytes()
     if (!/\bgzip\b/.test(req.header('accept-encoding') ?? ''))
       return new Response(scalar, { headers: { ...ASSET_HEADERS, 'content-type': JS } })
     scalarGzip ??= gzipSync(scalar)

@@ -295,8 +295,10 @@ export function parseFilter(raw: string, fields: FieldSet): FilterNode | null {
       case 'like':
       case 'ilike': {
         arity(2)
-        if (typeof args[1] !== 'string') throw fail(`'${op}' takes a field and a string pattern`)
-        return { op, left: operand(args[0]), pattern: literal(args[1]) as string }
+        const pattern = args[1]
+        if (typeof pattern !== 'string') throw fail(`'${op}' takes a field and a string pattern`)
+        literal(pattern) // its length checked as any value's
+        return { op, left: operand(args[0]), pattern }
       }
       default:
         if (!COMPARE_OPS.has(op)) throw fail(`unknown operator '${op}'`)

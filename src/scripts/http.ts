@@ -64,7 +64,7 @@ export async function scriptFetch(raw: unknown, policy: HttpPolicy): Promise<Scr
   const res = await fetchPinned(url, addresses, {
     method: (req.method ?? 'GET').toUpperCase(),
     headers: req.headers,
-    body: body as string | undefined,
+    body,
     redirect: 'manual',
     signal: AbortSignal.timeout(policy.timeoutMs),
   })

@@ -12,6 +12,7 @@ import { badRequest } from '../errors'
 import { scriptCode } from './svcscripts'
 import { formatUtc, parseRfc3339, splitSites } from './task-schedule'
 import { timeWindow } from './time-windows'
+import { isStrings } from '~storage/doc'
 
 const flag = v.picklist([0, 1], 'must be 0 or 1')
 
@@ -61,7 +62,7 @@ const sites = v.optional(
     v.transform((names) => names.map((n) => n.trim())),
     v.check(
       (names) => sitesProblem(names) === null,
-      (issue) => sitesProblem(issue.input as string[]) ?? 'invalid',
+      (issue) => (isStrings(issue.input) && sitesProblem(issue.input)) || 'invalid',
     ),
     v.transform((names) => names.join(',')),
   ),

@@ -12,6 +12,7 @@ import { dataChanged, type PlatformEvent } from '../events/event'
 import { matches, shape } from '../events/match'
 import { collectionPathOf, mayRead } from './collections'
 import type { Subscription } from './subscriptions'
+import { str } from '~storage/doc'
 
 /** More missed changes than this and the client is told to reload its collection instead. */
 export const MAX_REPLAY = 10_000
@@ -84,8 +85,8 @@ function passes(ctx: Ctx, sub: Subscription, out: Outgoing): boolean | Promise<b
   if (!matches(sub.terms, event)) return false
   if (ADMIN_EVENT_CLASSES.has(event.class)) return ctx.roles.includes('admin') // the roles live now
   if (!isDataChange(event)) return true
-  const path = sub.target?.classpath ?? collectionPathOf(event.data.class as string)
-  const readable = remembered(out, `${ctx.roles.join(',')}|${path}`, () => mayRead(ctx, path, event.data.id as string))
+  const path = sub.target?.classpath ?? collectionPathOf(str(event.data, 'class'))
+  const readable = remembered(out, `${ctx.roles.join(',')}|${path}`, () => mayRead(ctx, path, str(event.data, 'id')))
   const guard = sub.target?.guard
   if (!guard) return readable
   const guarded = () => remembered(out, `${ctx.actor.id}|${path}`, () => guard(ctx))
