@@ -108,11 +108,12 @@ export function step(s: ConnState, e: Event): { state: ConnState; actions: Actio
       p.inFlight = null
       if (p.is === 'failing')
         pump(s, e.now, out) // what came before the failure is answered first
-      else if (p.is === 'upgrade-wait') break
       else if (e.close) {
         s.phase = CLOSED
         finish(s, out)
-      } else pump(s, e.now, out)
+      } else if (p.is === 'upgrade-wait')
+        declined(s, p.held, e.now, out) // answered by the front (no Host)
+      else pump(s, e.now, out)
       break
     }
     case 'fail-grace':

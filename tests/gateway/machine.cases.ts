@@ -196,6 +196,16 @@ export const cases: MachineCase[] = [
     ],
     state: { phase: http(INLINE) },
   },
+  {
+    name: 'an upgrade request the front answers itself (no Host): closed after its answer, not left waiting',
+    events: [
+      { on: 'client-data', text: upgrade.replace('Host: x\r\n', '') },
+      { on: 'client-data', text: 'later' },
+      { on: 'answered', close: true },
+    ],
+    actions: ['serve 400 close', 'pause-client', 'close-client'],
+    state: { phase: CLOSED, clientSide: 'closing' },
+  },
   // failing
   {
     name: 'a malformed head with nothing in flight: 400 at once, closed',
