@@ -235,7 +235,6 @@ export function startFront(options: FrontOptions): Front {
         if (c.refused) return
         reads.add(c, data) // first: its turn's end comes before the writes'
         writes.readingNow()
-        c.lastActive = Date.now()
       },
       drain(client) {
         const c = client.data

@@ -32,6 +32,7 @@ export function step(s: ConnState, e: Event): { state: ConnState; actions: Actio
   const out: Action[] = []
   switch (e.on) {
     case 'client-data':
+      s.lastActive = e.now
       fromClient(s, e.data, e.now, out)
       break
     case 'client-end':

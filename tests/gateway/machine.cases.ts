@@ -42,9 +42,10 @@ export const cases: MachineCase[] = [
   // http, in-process
   {
     name: 'a request the front takes whole is served in-process; the client is read on',
+    from: { lastActive: 0 },
     events: [{ on: 'client-data', text: get('/a') }],
     actions: ['serve GET /a', 'resume-client when sent'],
-    state: { phase: http(INLINE), upstream: 'none' },
+    state: { phase: http(INLINE), upstream: 'none', lastActive: 1000 },
   },
   {
     name: 'one request in flight: a pipelined one waits, the client is paused',
