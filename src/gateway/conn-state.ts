@@ -3,7 +3,7 @@
  * the actions it returns. Data only: the adapter (./front.ts) owns the sockets.
  */
 import type { Answer } from '../http/answer'
-import type { RequestStart, RequestStream } from './request-stream'
+import type { FailStatus, RequestStart, RequestStream } from './request-stream'
 import type { ResponseStream } from './response-stream'
 
 /** Bytes for a socket: ASCII text (a byte a character) goes to it without a buffer of ours. */
@@ -18,10 +18,61 @@ export interface Segment {
   start?: RequestStart
 }
 
-export type Mode = 'http' | 'upgrade-wait' | 'tunnel' | 'failing' | 'closed'
+/**
+ * The request whose answer has not ended yet, answered in-process or by the app. One of four
+ * shared, frozen values (`inFlight`): taking a request allocates nothing.
+ */
+export interface InFlight {
+  readonly via: 'inline' | 'upstream'
+  /** A HEAD request: its answer has no body. */
+  readonly head: boolean
+}
+
+const IN_FLIGHT = [
+  { via: 'inline', head: false },
+  { via: 'inline', head: true },
+  { via: 'upstream', head: false },
+  { via: 'upstream', head: true },
+].map((f) => Object.freeze(f as InFlight))
+
+export const inFlight = (via: InFlight['via'], head: boolean): InFlight =>
+  IN_FLIGHT[(via === 'upstream' ? 2 : 0) + (head ? 1 : 0)]!
+
+/**
+ * What the connection does, with the data valid only there. Only `http` and the phases reached
+ * from it carry `inFlight`, which changes in place (once per request); a phase object is made
+ * only when the phase changes (`http` once per connection, `tunnel` and `closed` are shared).
+ */
+export type Phase =
+  /** Requests are read and answered, one at a time. */
+  | { readonly is: 'http'; inFlight: InFlight | null }
+  /** The first request asked for an upgrade and goes upstream; what the client sends since is `held`. */
+  | { readonly is: 'upgrade-wait'; inFlight: InFlight | null; readonly held: Buffer[] }
+  /** The app switched protocols: bytes pass both ways unread. */
+  | { readonly is: 'tunnel'; readonly inFlight: null }
+  /** No more requests are read: `status` is answered once what came before it is (or the grace ends). */
+  | { readonly is: 'failing'; readonly status: FailStatus | 408; inFlight: InFlight | null }
+  /** Nothing more is answered. */
+  | { readonly is: 'closed'; readonly inFlight: null }
+
+export const TUNNEL: Phase = Object.freeze({ is: 'tunnel', inFlight: null })
+export const CLOSED: Phase = Object.freeze({ is: 'closed', inFlight: null })
+export const httpPhase = (): Phase => ({ is: 'http', inFlight: null })
+
+/**
+ * The client's side. Its FIN (`ended`) and the front's decision to close it (`closing`: nothing
+ * more is answered, it is closed once its queue is out) come in either order, so both pairs occur.
+ * A `closing` client that had not ended is half-closed and lingers (front.ts keeps the timer and
+ * the count: the machine decides nothing by it). `gone`: its socket closed.
+ */
+export type ClientSide = 'open' | 'ended' | 'closing' | 'ended-closing' | 'gone'
+
+export const clientEnded = (c: ClientSide) => c === 'ended' || c === 'ended-closing'
+export const clientClosing = (c: ClientSide) => c === 'closing' || c === 'ended-closing'
 
 export interface ConnState {
-  mode: Mode
+  phase: Phase
+  clientSide: ClientSide
   /** The connection to the app's Bun.serve; `ended`: it got our FIN, answers what it has, then closes. */
   upstream: 'none' | 'connecting' | 'open' | 'ended'
   /** The client's address, as the app is told it (X-Real-IP). */
@@ -32,18 +83,8 @@ export interface ConnState {
   responses: ResponseStream
   /** Request bytes not yet sent to the app: a new request waits until the last one's answer ended. */
   pending: Segment[]
-  /** The request sent to the app (or answered in-process) whose answer has not ended yet. */
-  awaiting: { head: boolean; inline?: true } | null
-  /** Client bytes held while an upgrade request waits for the app's answer. */
-  held: Buffer[]
-  failStatus: number
-  clientEnded: boolean
-  /** Nothing more goes to the client but what is queued: it is closed once the queue is out. */
-  finishing: boolean
   /** The client's socket took less than it was given: nothing more is answered until it drains. */
   backlogged: boolean
-  /** Half-closed by the front, input dropped (front.ts keeps the timer and the count). */
-  lingering?: unknown
   /** When the client last sent something or was last answered (the idle timeout). */
   lastActive: number
   /** When the client last took all that was queued for it (one that takes nothing is cut). */

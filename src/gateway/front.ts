@@ -11,7 +11,7 @@ import { ConnectionCap } from './connection-cap'
 import type { Answer } from '../http/answer'
 import { inlineAnswers } from './inline-answers'
 import { type Conn, flushQueue, send, TurnReads, TurnWrites } from './connection'
-import type { Action, Chunk, Event } from './conn-state'
+import { type Action, type Chunk, clientEnded, type Event, httpPhase } from './conn-state'
 import { step } from './machine'
 import { RequestStream, type RouteLimits } from './request-stream'
 import { ResponseStream } from './response-stream'
@@ -138,8 +138,8 @@ export function startFront(options: FrontOptions): Front {
   }
   /** A client that may still be sending is half-closed and lingers; one that ended is closed. */
   const closeClient = (c: Conn) => {
+    if (clientEnded(c.clientSide)) return void c.client.end() // also one that ended while it lingered
     if (c.lingering) return
-    if (c.clientEnded) return void c.client.end()
     c.client.shutdown()
     c.client.resume()
     c.lingering = { dropped: 0, timer: setTimeout(() => c.client.end(), LINGER.ms) }
@@ -218,14 +218,10 @@ export function startFront(options: FrontOptions): Front {
           stream: new RequestStream(Buffer.from(`X-Real-IP: ${peer}\r\n`), options.maxBodyBytes, options.routeLimits),
           responses: new ResponseStream(),
           pending: [],
-          awaiting: null,
           toUp: [],
           toClient: [],
-          held: [],
-          mode: 'http',
-          failStatus: 0,
-          clientEnded: false,
-          finishing: false,
+          phase: httpPhase(),
+          clientSide: 'open',
           backlogged: false,
           capKey,
           lastActive: Date.now(),
@@ -239,7 +235,6 @@ export function startFront(options: FrontOptions): Front {
         if (c.refused) return
         reads.add(c, data) // first: its turn's end comes before the writes'
         writes.readingNow()
-        c.lastActive = Date.now()
       },
       drain(client) {
         const c = client.data

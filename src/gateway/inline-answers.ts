@@ -35,8 +35,8 @@ export interface InlineAnswers {
 
 export function inlineAnswers(serve: (request: Request) => Promise<Answer>, io: FrontIo): InlineAnswers {
   let inFlight = 0
-  /** The connection ended (also while an answer was awaited: a check after an `await`). */
-  const gone = (c: Conn) => c.mode === 'closed'
+  /** The client's socket closed (also while an answer was awaited: a check after an `await`). */
+  const gone = (c: Conn) => c.clientSide === 'gone'
 
   const answer = async (c: Conn, request: Request | Answer, headRequest: boolean, close: boolean) => {
     inFlight++

@@ -7,8 +7,20 @@
  * part of the state: both are pure parsers.
  */
 import { badGateway, failResponse } from './answers'
-import { type Action, type ConnState, type Event, queued } from './conn-state'
+import {
+  type Action,
+  CLOSED,
+  type ConnState,
+  clientClosing,
+  clientEnded,
+  type Event,
+  httpPhase,
+  inFlight,
+  queued,
+  TUNNEL,
+} from './conn-state'
 import { planInline } from './inline-answers'
+import type { FailStatus } from './request-stream'
 
 /** What may wait for the turn's end on one connection before its next pipelined request is taken. */
 export const PIPELINED_MAX = 64 * 1024
@@ -20,13 +32,19 @@ export function step(s: ConnState, e: Event): { state: ConnState; actions: Actio
   const out: Action[] = []
   switch (e.on) {
     case 'client-data':
+      s.lastActive = e.now
       fromClient(s, e.data, e.now, out)
       break
     case 'client-end':
-      s.clientEnded = true
-      if (s.lingering) out.push({ do: 'end-client' })
-      // requests still held (behind an answer or a pending upgrade) go to the app first
-      else endUpstreamWhenDone(s, out)
+      if (clientClosing(s.clientSide)) {
+        // the front closes it anyway: it is ended once its queue is out (at once if it lingers)
+        s.clientSide = 'ended-closing'
+        out.push({ do: 'close-client' })
+      } else if (s.clientSide === 'open') {
+        s.clientSide = 'ended'
+        // requests still held (behind an answer or a pending upgrade) go to the app first
+        endUpstreamWhenDone(s, out)
+      }
       break
     case 'client-written':
       s.lastWrite = e.now // the client takes what it is sent, however slowly
@@ -37,15 +55,17 @@ export function step(s: ConnState, e: Event): { state: ConnState; actions: Actio
       }
       out.push({ do: 'resume-up' })
       // a large in-process answer waiting for the drain goes on instead
-      if (!e.waiter && !s.finishing && (s.mode === 'http' || s.mode === 'failing')) pump(s, e.now, out)
-      if (s.finishing) out.push({ do: 'close-client' }) // after what pump just queued
+      if (!e.waiter && !clientClosing(s.clientSide) && (s.phase.is === 'http' || s.phase.is === 'failing'))
+        pump(s, e.now, out)
+      if (clientClosing(s.clientSide)) out.push({ do: 'close-client' }) // after what pump just queued
       break
     case 'client-closed':
-      s.mode = 'closed'
+      s.phase = CLOSED
+      s.clientSide = 'gone'
       out.push({ do: 'end-up' })
       break
     case 'up-open':
-      if (s.mode === 'closed') {
+      if (s.phase.is === 'closed') {
         s.upstream = 'none'
         out.push({ do: 'end-up' }) // the client left while it connected
         break
@@ -56,8 +76,8 @@ export function step(s: ConnState, e: Event): { state: ConnState; actions: Actio
       break
     case 'up-failed':
       s.upstream = 'none'
-      if (s.mode === 'closed') break // the client left meanwhile
-      s.mode = 'closed'
+      if (s.phase.is === 'closed') break // the client left meanwhile
+      s.phase = CLOSED
       out.push({ do: 'to-client', data: badGateway() })
       finish(s, out)
       break
@@ -68,33 +88,38 @@ export function step(s: ConnState, e: Event): { state: ConnState; actions: Actio
       resumeClient(s, out)
       break
     case 'up-closed':
-      if (s.awaiting?.inline) {
+      if (s.phase.inFlight?.via === 'inline') {
         // nothing is awaited from the app: the in-process answer goes out, then the connection goes on or ends
         s.upstream = 'none'
         break
       }
-      if (s.mode === 'failing') finishFail(s, out)
+      if (s.phase.is === 'failing') finishFail(s, out)
       else {
-        s.mode = 'closed'
+        s.phase = CLOSED
         finish(s, out)
       }
       break
     case 'up-error':
       finish(s, out)
       break
-    case 'answered':
-      s.awaiting = null
+    case 'answered': {
       s.lastActive = e.now
-      if (s.mode === 'failing')
+      const p = s.phase
+      if (p.is === 'closed' || p.is === 'tunnel') break
+      p.inFlight = null
+      if (p.is === 'failing')
         pump(s, e.now, out) // what came before the failure is answered first
-      else if (s.mode === 'http' && e.close) {
-        s.mode = 'closed'
+      else if (e.close) {
+        s.phase = CLOSED
         finish(s, out)
-      } else if (s.mode === 'http') pump(s, e.now, out)
+      } else if (p.is === 'upgrade-wait')
+        declined(s, p.held, e.now, out) // answered by the front (no Host)
+      else pump(s, e.now, out)
       break
+    }
     case 'fail-grace':
       // an in-process answer still in flight goes first: its end sends the failure
-      if (!s.awaiting?.inline) finishFail(s, out)
+      if (s.phase.inFlight?.via !== 'inline') finishFail(s, out)
       break
     case 'tick':
       tick(s, e, out)
@@ -106,12 +131,13 @@ export function step(s: ConnState, e: Event): { state: ConnState; actions: Actio
 const upstreamUsable = (s: ConnState) => s.upstream === 'open' || s.upstream === 'ended'
 
 function fromClient(s: ConnState, data: Buffer, now: number, out: Action[]): void {
-  if (s.mode === 'tunnel') return void out.push({ do: 'to-up', data })
-  if (s.mode === 'upgrade-wait') {
-    s.held.push(data)
+  const p = s.phase
+  if (p.is === 'tunnel') return void out.push({ do: 'to-up', data })
+  if (p.is === 'upgrade-wait') {
+    p.held.push(data)
     return void out.push({ do: 'pause-client' })
   }
-  if (s.mode !== 'http') return
+  if (p.is !== 'http') return
   const r = s.stream.push(data, now)
   let next = 0
   for (let i = 0; i < r.out.length; i++) {
@@ -119,41 +145,41 @@ function fromClient(s: ConnState, data: Buffer, now: number, out: Action[]): voi
     s.pending.push(start ? { data: r.out[i]!, start } : { data: r.out[i]! })
   }
   if (r.fail) fail(s, r.fail, out)
-  else if (r.held) {
-    s.mode = 'upgrade-wait'
-    if (r.held.length) s.held.push(r.held)
-  }
+  else if (r.held) s.phase = { is: 'upgrade-wait', inFlight: p.inFlight, held: r.held.length ? [r.held] : [] }
   pump(s, now, out)
 }
 
 function fromUpstream(s: ConnState, data: Buffer, now: number, out: Action[]): void {
-  if (s.mode === 'closed') return
-  if (s.mode === 'tunnel') return void out.push({ do: 'to-client', data })
-  const seen = s.responses.observe(data, s.awaiting?.head ?? false)
+  const p = s.phase
+  if (p.is === 'closed') return
+  if (p.is === 'tunnel') return void out.push({ do: 'to-client', data })
+  const seen = s.responses.observe(data, p.inFlight?.head ?? false)
   out.push({ do: 'to-client', data })
   if (seen.switched) {
-    s.mode = 'tunnel'
-    s.awaiting = null
-    for (const h of s.held.splice(0)) out.push({ do: 'to-up', data: h })
+    s.phase = TUNNEL
+    if (p.is === 'upgrade-wait') for (const h of p.held) out.push({ do: 'to-up', data: h })
     resumeClient(s, out)
     endUpstreamWhenDone(s, out)
     return
   }
   if (seen.completed === 0) return
-  s.awaiting = null
+  p.inFlight = null
   s.lastActive = now
-  if (s.mode === 'upgrade-wait') {
-    // the app answered the upgrade request without switching: what the client sent since is HTTP
-    s.mode = 'http'
-    s.stream.upgradeDeclined()
-    for (const h of s.held.splice(0)) fromClient(s, h, now, out)
-  }
+  if (p.is === 'upgrade-wait') declined(s, p.held, now, out)
+  else pump(s, now, out)
+}
+
+/** The upgrade request was answered without switching protocols: what the client sent since is HTTP. */
+function declined(s: ConnState, held: Buffer[], now: number, out: Action[]): void {
+  s.phase = httpPhase()
+  s.stream.upgradeDeclined()
+  for (const h of held) fromClient(s, h, now, out)
   pump(s, now, out)
 }
 
 /** The client is read again once nothing it sent waits: no request held back, no backlog upstream. */
 function resumeClient(s: ConnState, out: Action[]): void {
-  if (s.pending.length === 0 && s.mode !== 'upgrade-wait') out.push({ do: 'resume-client', whenSent: true })
+  if (s.pending.length === 0 && s.phase.is !== 'upgrade-wait') out.push({ do: 'resume-client', whenSent: true })
 }
 
 /**
@@ -165,16 +191,18 @@ function pump(s: ConnState, now: number, out: Action[]): void {
   const batch: Buffer[] = []
   let collecting = false
   let answered = false
-  while (s.pending.length) {
+  const p = s.phase
+  // requests are taken in the phases that read them (a failure answered at once left none)
+  while (p.is !== 'closed' && p.is !== 'tunnel' && s.pending.length) {
     const seg = s.pending[0]!
     if (seg.start) {
       // the next request waits for the last answer, for a client that stopped taking answers, and
       // for the turn's end when much is queued for this one
-      if (s.awaiting || s.backlogged || queued(s.toClient) > PIPELINED_MAX) break
+      if (p.inFlight || s.backlogged || queued(s.toClient) > PIPELINED_MAX) break
       const plan = planInline(s.pending, seg.start, s.peer, s.inline)
       if (plan === 'incomplete') {
         // a body that can no longer come whole (the client ended): nothing more is answered
-        if (s.clientEnded) {
+        if (clientEnded(s.clientSide)) {
           s.pending.length = 0
           finish(s, out)
           return
@@ -184,7 +212,7 @@ function pump(s: ConnState, now: number, out: Action[]): void {
       }
       if (plan !== 'upstream') {
         s.pending.splice(0, plan.drop)
-        s.awaiting = { head: seg.start.head, inline: true }
+        p.inFlight = inFlight('inline', seg.start.head)
         out.push({ do: 'serve', request: plan.request, head: seg.start.head, close: plan.close })
         answered = true
         continue
@@ -193,7 +221,7 @@ function pump(s: ConnState, now: number, out: Action[]): void {
         connect(s, out)
         break
       }
-      s.awaiting = seg.start
+      p.inFlight = inFlight('upstream', seg.start.head)
     } else if (!upstreamUsable(s)) break // the body of a request whose upstream is connecting
     batch.push(seg.data)
     s.pending.shift()
@@ -217,26 +245,28 @@ function connect(s: ConnState, out: Action[]): void {
 
 /** A client that ended (or failed) has its FIN passed on once all it sent went to the app. */
 function endUpstreamWhenDone(s: ConnState, out: Action[]): void {
+  const p = s.phase
   // an in-process answer in flight comes first: its end calls this again
-  if (s.upstream === 'ended' || s.pending.length || s.mode === 'upgrade-wait' || s.awaiting?.inline) return
-  if (!s.clientEnded && s.mode !== 'failing') return
+  if (s.upstream === 'ended' || s.pending.length || p.is === 'upgrade-wait' || p.inFlight?.via === 'inline') return
+  if (!clientEnded(s.clientSide) && p.is !== 'failing') return
   if (!upstreamUsable(s)) {
     // nothing is upstream: once the last answer is out, the failure goes out, or the ended client is closed
-    if (s.upstream === 'connecting' || s.awaiting) return
-    if (s.mode === 'failing') finishFail(s, out)
-    else if (s.mode === 'http') finish(s, out)
+    if (s.upstream === 'connecting' || p.inFlight) return
+    if (p.is === 'failing') finishFail(s, out)
+    else if (p.is === 'http') finish(s, out)
     return
   }
   s.upstream = 'ended'
   out.push({ do: 'shutdown-up' }) // the app answers what it has, then closes
 }
 
-function fail(s: ConnState, status: number, out: Action[]): void {
-  if (s.mode === 'failing' || s.mode === 'closed') return
-  s.mode = 'failing'
-  s.failStatus = status
+/** Requests are read only in `http`: only there can a request fail. */
+function fail(s: ConnState, status: FailStatus | 408, out: Action[]): void {
+  const p = s.phase
+  if (p.is !== 'http') return
+  s.phase = { is: 'failing', status, inFlight: p.inFlight }
   // nothing is being answered: the failure goes out at once
-  if (s.upstream === 'none' && !s.awaiting && !s.pending.length) {
+  if (s.upstream === 'none' && !p.inFlight && !s.pending.length) {
     finishFail(s, out)
     return
   }
@@ -245,15 +275,18 @@ function fail(s: ConnState, status: number, out: Action[]): void {
 }
 
 function finishFail(s: ConnState, out: Action[]): void {
-  if (s.mode === 'closed') return
-  s.mode = 'closed'
-  out.push({ do: 'to-client', data: failResponse(s.failStatus) }, { do: 'end-up' })
+  const p = s.phase
+  if (p.is !== 'failing') return // the grace ended after the failure went out
+  s.phase = CLOSED
+  out.push({ do: 'to-client', data: failResponse(p.status) }, { do: 'end-up' })
   finish(s, out)
 }
 
+/** Nothing more is answered: the client is closed once its queue is out (not again, nor once gone). */
 function finish(s: ConnState, out: Action[]): void {
-  if (s.finishing) return
-  s.finishing = true
+  if (s.clientSide === 'open') s.clientSide = 'closing'
+  else if (s.clientSide === 'ended') s.clientSide = 'ended-closing'
+  else return
   out.push({ do: 'close-client' })
 }
 
@@ -265,14 +298,15 @@ function finish(s: ConnState, out: Action[]): void {
 function tick(s: ConnState, e: { now: number; headMs: number; idleMs: number }, out: Action[]): void {
   const { now, idleMs } = e
   const { stream } = s
-  if (s.mode === 'http' && stream.waitingForHead && s.pending.length === 0 && now - stream.partialSince > e.headMs)
+  if (s.phase.is === 'http' && stream.waitingForHead && s.pending.length === 0 && now - stream.partialSince > e.headMs)
     fail(s, 408, out)
   if (s.toClient.length) {
     if (now - s.lastWrite > 3 * idleMs) out.push({ do: 'terminate' })
     return
   }
-  if (s.mode !== 'http' || s.upstream === 'connecting' || now - s.lastActive <= idleMs) return
-  const idleBetweenRequests = !s.awaiting && !s.pending.length && !stream.waitingForHead
-  const bodyStalled = stream.inBody || (s.pending.length > 0 && !s.awaiting)
+  if (s.phase.is !== 'http' || s.upstream === 'connecting' || now - s.lastActive <= idleMs) return
+  const answering = s.phase.inFlight !== null
+  const idleBetweenRequests = !answering && !s.pending.length && !stream.waitingForHead
+  const bodyStalled = stream.inBody || (s.pending.length > 0 && !answering)
   if (idleBetweenRequests || bodyStalled) out.push({ do: 'end-client' })
 }

@@ -1,7 +1,7 @@
 // The table the connection machine's test replays: a starting state, events, and the actions and
 // state they must give. One row per edge of the README's state diagram and per invariant (one
 // request in flight, the client's FIN after all it sent, a failure after the earlier answers).
-import type { ConnState, Event } from '~/gateway/conn-state'
+import { CLOSED, type ConnState, type Event, type InFlight, inFlight, type Phase, TUNNEL } from '~/gateway/conn-state'
 
 export const IP = 'X-Real-IP: 203.0.113.7\r\n'
 const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`
@@ -9,6 +9,11 @@ const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`
 const sent = (path: string) => `to-up GET ${path} HTTP/1.1\r\nHost: x\r\n${IP}\r\n`
 const ok = (body = 'ok') => `HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\n\r\n${body}`
 const upgrade = 'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'
+/** What is in flight: a GET answered in-process, or sent to the app. */
+const INLINE = inFlight('inline', false)
+const UP = inFlight('upstream', false)
+const http = (f: InFlight | null = null): Phase => ({ is: 'http', inFlight: f })
+const failing = (f: InFlight | null): Phase => ({ is: 'failing', status: 400, inFlight: f })
 
 /** Events as the table writes them: bytes as latin1 text, times from a clock starting at 1000. */
 export type Ev =
@@ -30,22 +35,23 @@ export interface MachineCase {
   state?: Partial<ConnState>
 }
 
-const idle = { awaiting: null, pending: [] }
+const idle = { pending: [] }
 const closing = ['to-client HTTP/1.1 400 Bad Request', 'end-up', 'close-client']
 
 export const cases: MachineCase[] = [
   // http, in-process
   {
     name: 'a request the front takes whole is served in-process; the client is read on',
+    from: { lastActive: 0 },
     events: [{ on: 'client-data', text: get('/a') }],
     actions: ['serve GET /a', 'resume-client when sent'],
-    state: { mode: 'http', awaiting: { head: false, inline: true }, upstream: 'none' },
+    state: { phase: http(INLINE), upstream: 'none', lastActive: 1000 },
   },
   {
     name: 'one request in flight: a pipelined one waits, the client is paused',
     events: [{ on: 'client-data', text: get('/a') + get('/b') }],
     actions: ['serve GET /a', 'pause-client'],
-    state: { awaiting: { head: false, inline: true } },
+    state: { phase: http(INLINE) },
   },
   {
     name: "the next request is taken once the last answer is out, in the client's order",
@@ -62,7 +68,7 @@ export const cases: MachineCase[] = [
       { on: 'answered', close: true },
     ],
     actions: ['serve GET /a', 'pause-client', 'close-client'],
-    state: { mode: 'closed', finishing: true },
+    state: { phase: CLOSED, clientSide: 'closing' },
   },
   {
     name: 'a body not whole yet is read on before the request is served',
@@ -81,7 +87,7 @@ export const cases: MachineCase[] = [
     ],
     // the second ask is a no-op for the adapter (the client is already closing)
     actions: ['resume-client', 'resume-up', 'close-client', 'close-client'],
-    state: { finishing: true, pending: [] },
+    state: { clientSide: 'ended-closing', pending: [] },
   },
   {
     name: "a request without Host gets the front's 400 and ends the connection; what follows is dropped",
@@ -95,14 +101,14 @@ export const cases: MachineCase[] = [
     from: { inline: false },
     events: [{ on: 'client-data', text: get('/a') }],
     actions: ['connect', 'pause-client'],
-    state: { upstream: 'connecting', awaiting: null },
+    state: { upstream: 'connecting', phase: http() },
   },
   {
     name: 'the upstream open: the waiting request goes to it',
     from: { inline: false },
     events: [{ on: 'client-data', text: get('/a') }, { on: 'up-open' }],
     actions: ['connect', 'pause-client', sent('/a'), 'resume-client when sent'],
-    state: { upstream: 'open', awaiting: { head: false } as ConnState['awaiting'] },
+    state: { upstream: 'open', phase: http(UP) },
   },
   {
     name: "the app's answer ended: it goes to the client, then the next request goes up",
@@ -127,21 +133,21 @@ export const cases: MachineCase[] = [
     from: { inline: false },
     events: [{ on: 'client-data', text: get('/a') }, { on: 'up-failed' }],
     actions: ['connect', 'pause-client', 'to-client HTTP/1.1 502 Bad Gateway', 'close-client'],
-    state: { mode: 'closed', upstream: 'none' },
+    state: { phase: CLOSED, upstream: 'none' },
   },
   {
     name: 'the app closed: the client is closed',
     from: { upstream: 'open' },
     events: [{ on: 'up-closed' }],
     actions: ['close-client'],
-    state: { mode: 'closed' },
+    state: { phase: CLOSED },
   },
   {
     name: 'the app closed while an in-process answer is in flight: only the upstream is gone',
     from: { upstream: 'open' },
     events: [{ on: 'client-data', text: get('/a') }, { on: 'up-closed' }],
     actions: ['serve GET /a', 'resume-client when sent'],
-    state: { mode: 'http', upstream: 'none' },
+    state: { phase: http(INLINE), upstream: 'none' },
   },
   // upgrade-wait, tunnel
   {
@@ -152,7 +158,7 @@ export const cases: MachineCase[] = [
       { on: 'client-data', text: 'later' },
     ],
     actions: [`to-up ${upgrade.slice(0, -2)}${IP}\r\n`, 'pause-client'],
-    state: { mode: 'upgrade-wait', held: [Buffer.from('later')] },
+    state: { phase: { is: 'upgrade-wait', inFlight: UP, held: [Buffer.from('later')] } },
   },
   {
     name: '101: a tunnel; the held bytes go up raw, the client is read again',
@@ -173,7 +179,7 @@ export const cases: MachineCase[] = [
       'to-up raw',
       'to-client back',
     ],
-    state: { mode: 'tunnel', held: [], awaiting: null },
+    state: { phase: TUNNEL },
   },
   {
     name: 'the upgrade answered without 101: back to HTTP, the held bytes parsed as requests',
@@ -189,14 +195,24 @@ export const cases: MachineCase[] = [
       'resume-client when sent',
       'resume-client when sent',
     ],
-    state: { mode: 'http', held: [] },
+    state: { phase: http(INLINE) },
+  },
+  {
+    name: 'an upgrade request the front answers itself (no Host): closed after its answer, not left waiting',
+    events: [
+      { on: 'client-data', text: upgrade.replace('Host: x\r\n', '') },
+      { on: 'client-data', text: 'later' },
+      { on: 'answered', close: true },
+    ],
+    actions: ['serve 400 close', 'pause-client', 'close-client'],
+    state: { phase: CLOSED, clientSide: 'closing' },
   },
   // failing
   {
     name: 'a malformed head with nothing in flight: 400 at once, closed',
     events: [{ on: 'client-data', text: 'GET / HTTP/1.1\r\nHost : x\r\n\r\n' }],
     actions: [...closing, 'resume-client when sent'], // reading on is harmless: the client is closing
-    state: { mode: 'closed', failStatus: 400, finishing: true },
+    state: { phase: CLOSED, clientSide: 'closing' },
   },
   {
     name: 'a failure behind a request upstream: the FIN goes up, the 400 only after its answer',
@@ -215,21 +231,21 @@ export const cases: MachineCase[] = [
       'resume-client when sent',
       ...closing,
     ],
-    state: { mode: 'closed' },
+    state: { phase: CLOSED },
   },
   {
     name: 'the grace ends: an in-process answer in flight still goes first',
-    from: { mode: 'failing', failStatus: 400, awaiting: { head: false, inline: true } },
+    from: { phase: failing(INLINE) },
     events: [{ on: 'fail-grace' }],
     actions: [],
-    state: { mode: 'failing' },
+    state: { phase: failing(INLINE) },
   },
   {
     name: 'the grace ends with the app silent: the failure goes out',
-    from: { mode: 'failing', failStatus: 400, upstream: 'ended', awaiting: { head: false } },
+    from: { phase: failing(UP), upstream: 'ended' },
     events: [{ on: 'fail-grace' }],
     actions: closing,
-    state: { mode: 'closed' },
+    state: { phase: CLOSED },
   },
   {
     name: 'a failure behind an in-process answer: the failure goes out once that answer is',
@@ -238,14 +254,14 @@ export const cases: MachineCase[] = [
       { on: 'answered', close: false },
     ],
     actions: ['fail-timer 2000', 'serve GET /a', 'resume-client when sent', 'resume-client when sent', ...closing],
-    state: { mode: 'closed', failStatus: 400 },
+    state: { phase: CLOSED },
   },
   {
     name: 'an error on the upstream: the client is closed once its queue is out',
     from: { upstream: 'open' },
     events: [{ on: 'up-error' }],
     actions: ['close-client'],
-    state: { finishing: true },
+    state: { clientSide: 'closing' },
   },
   // the client's end and writes
   {
@@ -267,20 +283,22 @@ export const cases: MachineCase[] = [
       `to-client ${ok()}`,
       'resume-client when sent',
     ],
-    state: { upstream: 'ended', clientEnded: true },
+    state: { upstream: 'ended', clientSide: 'ended' },
   },
   {
     name: 'the client ended with nothing in flight and no upstream: closed',
     from: idle,
     events: [{ on: 'client-end' }],
     actions: ['close-client'],
-    state: { finishing: true },
+    state: { clientSide: 'ended-closing' },
   },
   {
-    name: 'the client ended while the front lingers: ended at once',
-    from: { lingering: {}, mode: 'closed' },
+    // front.ts ends an ended client it closes, at once if it lingers, else once its queue is out
+    name: 'the client ended while the front closes it: only its close is asked for again',
+    from: { phase: CLOSED, clientSide: 'closing', upstream: 'open' },
     events: [{ on: 'client-end' }],
-    actions: ['end-client'],
+    actions: ['close-client'],
+    state: { clientSide: 'ended-closing' },
   },
   {
     name: 'a client that takes less than it is given: the app is paused, no next request is taken',
@@ -318,7 +336,14 @@ export const cases: MachineCase[] = [
     name: 'the client closed: the upstream is ended',
     events: [{ on: 'client-closed' }],
     actions: ['end-up'],
-    state: { mode: 'closed' },
+    state: { phase: CLOSED, clientSide: 'gone' },
+  },
+  {
+    name: "the client gone: the app's close that follows asks nothing of it",
+    from: { upstream: 'open' },
+    events: [{ on: 'client-closed' }, { on: 'up-closed' }, { on: 'client-end' }],
+    actions: ['end-up'],
+    state: { phase: CLOSED, clientSide: 'gone' },
   },
   // timeouts (the clock starts at 1000; head and idle limits 100)
   {
@@ -328,7 +353,7 @@ export const cases: MachineCase[] = [
       { on: 'tick', now: 1101 },
     ],
     actions: ['resume-client when sent', 'to-client HTTP/1.1 408 Request Timeout', 'end-up', 'close-client'],
-    state: { mode: 'closed', failStatus: 408 },
+    state: { phase: CLOSED, clientSide: 'closing' },
   },
   {
     name: 'a head still in time: nothing',
@@ -346,7 +371,7 @@ export const cases: MachineCase[] = [
   },
   {
     name: 'an answer awaited is not idleness',
-    from: { lastActive: 1000, upstream: 'open', awaiting: { head: false } },
+    from: { lastActive: 1000, upstream: 'open', phase: http(UP) },
     events: [{ on: 'tick', now: 5000 }],
     actions: [],
   },

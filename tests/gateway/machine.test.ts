@@ -1,7 +1,7 @@
 // The connection machine (src/gateway/machine.ts), driven by a table: each row a starting state,
 // events, and the actions and state they must give. No socket: the machine does no I/O.
 import { describe, expect, test } from 'bun:test'
-import type { Action, ConnState, Event } from '~/gateway/conn-state'
+import { type Action, type ConnState, type Event, httpPhase } from '~/gateway/conn-state'
 import { step } from '~/gateway/machine'
 import { RequestStream } from '~/gateway/request-stream'
 import { ResponseStream } from '~/gateway/response-stream'
@@ -10,24 +10,22 @@ import { cases, type Ev, IP } from './machine.cases'
 const LIMIT_MS = 100
 
 const fresh = (over: Partial<ConnState> = {}): ConnState => ({
-  mode: 'http',
+  phase: httpPhase(),
+  clientSide: 'open',
   upstream: 'none',
   peer: '203.0.113.7',
   inline: true,
   stream: new RequestStream(Buffer.from(IP), 1024),
   responses: new ResponseStream(),
   pending: [],
-  awaiting: null,
-  held: [],
-  failStatus: 0,
-  clientEnded: false,
-  finishing: false,
   backlogged: false,
   lastActive: 1000,
   lastWrite: 1000,
   toClient: [],
   toUp: [],
   ...over,
+  // a row's phase is changed in place: each test gets its own
+  ...(over.phase && { phase: { ...over.phase } }),
 })
 
 const text = (data: Buffer | string) => (typeof data === 'string' ? data : data.toString('latin1'))
@@ -96,6 +94,19 @@ describe('connection machine', () => {
     const b = fresh()
     const e = event({ on: 'client-data', text: 'GET /a HTTP/1.1\r\nHost: x\r\n\r\n' })
     expect(step(a, e).actions.map(render)).toEqual(step(b, e).actions.map(render))
-    expect(a.awaiting).toEqual(b.awaiting)
+    expect(a.phase).toEqual(b.phase)
+  })
+
+  test('requests taken one after another change the phase in place and share their in-flight values', () => {
+    const a = fresh()
+    const b = fresh()
+    const phase = a.phase
+    const e = event({ on: 'client-data', text: 'GET /a HTTP/1.1\r\nHost: x\r\n\r\n' })
+    step(a, e)
+    step(b, e)
+    expect(a.phase.inFlight).toBe(b.phase.inFlight) // one frozen value, not a record per request
+    step(a, event({ on: 'answered', close: false }))
+    step(a, e)
+    expect(a.phase).toBe(phase)
   })
 })
