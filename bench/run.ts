@@ -21,7 +21,7 @@ const root = join(import.meta.dir, '..')
 const work = mkdtempSync(join(tmpdir(), 'platform-bench-'))
 const children: ReturnType<typeof Bun.spawn>[] = []
 
-/** CPU seconds (user + system, all threads) a process and its children (WORKERS > 1) have used so far, from /proc. */
+/** CPU seconds (user + system, all threads) a process and its children (APP_PROCESSES > 1) have used so far, from /proc. */
 async function cpuSeconds(pid: number): Promise<number> {
   const fields = (await Bun.file(`/proc/${pid}/stat`).text()).split(') ')[1]!.split(' ')
   const own = (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ = 100)
@@ -186,7 +186,7 @@ try {
     REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     KV_PREFIX: `bench:${process.pid}:`,
   }
-  const workers2 = await startService('workers2', 'on', { WORKERS: '2', ...redis })
+  const workers2 = await startService('workers2', 'on', { APP_PROCESSES: '2', ...redis })
   const seededDirect = await seed(direct.url)
   const seededGateway = await seed(gateway.url)
   const seededWorkers2 = await seed(workers2.url)
@@ -235,7 +235,7 @@ try {
       rounds: [],
     },
     {
-      name: 'GET extobj by id, through the gateway, WORKERS=2',
+      name: 'GET extobj by id, through the gateway, APP_PROCESSES=2',
       target: workers2,
       paths: point(seededWorkers2.ids),
       headers: seededWorkers2.headers,
@@ -305,13 +305,13 @@ try {
   const [direct1, gateway1, twoWorkers] = [
     ran('GET extobj by id, direct (GATEWAY=off)'),
     ran('GET extobj by id, through the gateway'),
-    ran('GET extobj by id, through the gateway, WORKERS=2'),
+    ran('GET extobj by id, through the gateway, APP_PROCESSES=2'),
   ]
   if (direct1 && gateway1)
     console.log(`\ngateway on the point read: ${(rpsOf(gateway1) / rpsOf(direct1)).toFixed(2)} of direct throughput`)
   if (gateway1 && twoWorkers)
     console.log(
-      `WORKERS=2 on the point read: ${(rpsOf(twoWorkers) / rpsOf(gateway1)).toFixed(2)} of WORKERS=1 throughput`,
+      `APP_PROCESSES=2 on the point read: ${(rpsOf(twoWorkers) / rpsOf(gateway1)).toFixed(2)} of APP_PROCESSES=1 throughput`,
     )
 } finally {
   for (const c of children) c.kill()

@@ -46,10 +46,10 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
       "off: the gateway relays every request to the app's Bun.serve instead of answering in-process (slower; to tell a bug of one path from the other)",
   },
   BACKGROUND: { meaning: 'off: this process serves requests only; background work runs in other processes' },
-  WORKERS: {
+  APP_PROCESSES: {
     meaning: 'app processes sharing the public port, the database and REDIS_URL (required above 1): about one per core',
   },
-  WORKERS_RESTART_MAX_MS: {
+  APP_RESTART_MAX_MS: {
     meaning:
       'longest pause before an app process that died is started again: 1 s, doubling while it keeps dying within this',
   },

@@ -86,8 +86,8 @@ export const EnvSchema = v.object({
   GATEWAY_INLINE: v.optional(onOff, 'on'),
   CHECK_ANSWERS: v.optional(onOff, 'off'),
   BACKGROUND: v.optional(onOff, 'on'),
-  WORKERS: v.optional(integer(1, 64), '1'),
-  WORKERS_RESTART_MAX_MS: v.optional(integer(10, 3_600_000), '30000'),
+  APP_PROCESSES: v.optional(integer(1, 64), '1'),
+  APP_RESTART_MAX_MS: v.optional(integer(10, 3_600_000), '30000'),
   WEBAPPS_DIR: v.optional(v.string()),
   MAX_BODY_BYTES: v.optional(integer(1024, 1 << 30), String(16 * 1024 * 1024)),
   FILES_MAX_BYTES: v.optional(integer(1024, 2 ** 40), String(2 ** 30)),
@@ -207,10 +207,12 @@ export interface Config {
   checkAnswers: boolean
   /** Whether this process runs background work (off: it serves requests only, other processes do the work). */
   background: boolean
-  /** WORKERS: app processes on the public port (this one and WORKERS - 1 it starts and watches). */
+  /** APP_PROCESSES: app processes on the public port (this one and APP_PROCESSES - 1 it starts and watches). */
   appProcesses: number
   /** The longest pause before an app process that died is started again (it doubles from 1 s while it keeps dying). */
   appRestartMaxMs: number
+  /** Settings given by an old name (RENAMED), as the start log tells them. */
+  renamedSettings: string[]
   /** Metadata files of the web applications offered in the current session. */
   webappsDir: string
   maxBodyBytes: number
@@ -263,8 +265,21 @@ export const largestBody = (c: Pick<Config, 'maxBodyBytes' | 'filesMaxBytes'>) =
 
 export class ConfigError extends Error {}
 
+/**
+ * Settings renamed since a release: the old name still works (when the new one is absent) and the
+ * start log says to rename it. WORKERS counted app processes, which read as the background workers.
+ */
+const RENAMED: Record<string, string> = { WORKERS: 'APP_PROCESSES', WORKERS_RESTART_MAX_MS: 'APP_RESTART_MAX_MS' }
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
+  const renamed: string[] = []
+  for (const [old, now] of Object.entries(RENAMED)) {
+    if (present[old] === undefined) continue
+    if (present[now] === undefined) present[now] = present[old]
+    delete present[old]
+    renamed.push(`${old} is now ${now}: rename it (the old name will stop working)`)
+  }
   const parsed = v.safeParse(EnvSchema, present)
   if (!parsed.success) {
     const issue = parsed.issues[0]
@@ -273,10 +288,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.output
   // the processes share sessions, bans, limits, locks and cache invalidations through Redis, and one public port
-  if (e.WORKERS > 1 && !e.REDIS_URL)
-    throw new ConfigError(`WORKERS: ${e.WORKERS} app processes share their state through Redis: set REDIS_URL`)
-  if (e.WORKERS > 1 && e.GATEWAY !== 'on')
-    throw new ConfigError(`WORKERS: ${e.WORKERS} app processes are reached through the gateway: set GATEWAY=on`)
+  if (e.APP_PROCESSES > 1 && !e.REDIS_URL)
+    throw new ConfigError(
+      `APP_PROCESSES: ${e.APP_PROCESSES} app processes share their state through Redis: set REDIS_URL`,
+    )
+  if (e.APP_PROCESSES > 1 && e.GATEWAY !== 'on')
+    throw new ConfigError(
+      `APP_PROCESSES: ${e.APP_PROCESSES} app processes are reached through the gateway: set GATEWAY=on`,
+    )
   const dataDir = e.DATA_DIR
   return {
     port: e.PORT,
@@ -303,8 +322,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     gatewayInline: e.GATEWAY_INLINE === 'on',
     checkAnswers: e.CHECK_ANSWERS === 'on',
     background: e.BACKGROUND === 'on',
-    appProcesses: e.WORKERS,
-    appRestartMaxMs: e.WORKERS_RESTART_MAX_MS,
+    appProcesses: e.APP_PROCESSES,
+    appRestartMaxMs: e.APP_RESTART_MAX_MS,
+    renamedSettings: renamed,
     webappsDir: e.WEBAPPS_DIR ?? join(dataDir, 'webapps'),
     maxBodyBytes: e.MAX_BODY_BYTES,
     filesMaxBytes: e.FILES_MAX_BYTES,

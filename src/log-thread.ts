@@ -13,7 +13,7 @@ declare const self: Worker
 const PIPE_BUF = 4096
 
 /**
- * Writes whole lines to stdout. Processes sharing stdout (WORKERS > 1) write pieces of whole lines
+ * Writes whole lines to stdout. Processes sharing stdout (APP_PROCESSES > 1) write pieces of whole lines
  * within PIPE_BUF, which the kernel never interleaves with another's.
  */
 export function writeLines(bytes: Uint8Array, sharedStdout: boolean): void {

@@ -68,9 +68,10 @@ export async function main(manifest: Manifest, args = process.argv.slice(2)): Pr
     service.deps.log.info('listening', {
       url: service.url,
       gateway: config.gateway,
-      workers: config.appProcesses,
+      appProcesses: config.appProcesses,
       node: config.nodeName,
     })
+  if (!appProcess) for (const notice of config.renamedSettings) service.deps.log.warn(notice)
   // its private half is in the repository: anyone can sign licences this key accepts
   if (config.licenseKey.development && !appProcess)
     service.deps.log.warn('licences are verified with the development key: set LICENSE_PUBLIC_KEY in production')

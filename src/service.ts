@@ -71,7 +71,7 @@ export interface ServiceOptions {
   listen?: boolean
   /** false: no background work is scheduled (tests drive workers with `workers.runOnce`). */
   schedule?: boolean
-  /** Set in an app process another one started (WORKERS > 1): it listens on that socket only. */
+  /** Set in an app process another one started (APP_PROCESSES > 1): it listens on that socket only. */
   appProcess?: AppProcessRole | null
   /** Replaces the service's workers (tests of the runner). */
   workers?: readonly Worker[]

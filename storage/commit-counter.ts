@@ -1,5 +1,5 @@
 /**
- * How the processes sharing a database file (WORKERS > 1, the admin commands) tell each other that
+ * How the processes sharing a database file (APP_PROCESSES > 1, the admin commands) tell each other that
  * they committed: a counter in a small file beside it (`<file>-commits`), mapped shared by each of
  * them. A writer adds one after every commit, before it answers anybody; a reader compares the
  * counter with the last it saw, a memory read. Asking SQLite instead (`PRAGMA data_version`) costs

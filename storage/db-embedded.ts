@@ -2,7 +2,7 @@
  * Embedded libSQL driver (`libsql` package): one synchronous connection per process, statements
  * prepared once, rows read raw (positional). Measured 1.65x the throughput of @libsql/client at
  * about half its CPU (reference/datapath-findings.md). Opened `shared` (as the service does), the
- * file has other connections: the other app processes of the service (WORKERS > 1) and the
+ * file has other connections: the other app processes of the service (APP_PROCESSES > 1) and the
  * checkpointer process; each takes the write lock per transaction, waiting for it off the event
  * loop. Otherwise (tools, tests) the connection locks the file exclusively.
  *

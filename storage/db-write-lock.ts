@@ -1,5 +1,5 @@
 /**
- * The write lock of a database file shared by the app processes of one service (WORKERS > 1). A
+ * The write lock of a database file shared by the app processes of one service (APP_PROCESSES > 1). A
  * process that cannot take it at once finds another's transaction holding it, perhaps for seconds
  * (long work commits in slices); waiting in SQLite's busy handler would stop this process's event
  * loop all that time. So the lock is asked for without waiting, and a refusal is tried again after

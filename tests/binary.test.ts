@@ -184,13 +184,13 @@ test('from an empty folder it starts, signs in and answers LOOKUP through the ga
   expect(backup.stdout).toContain('backup written to')
 })
 
-test('WORKERS=2: the binary starts its second app process from itself', async () => {
+test('APP_PROCESSES=2: the binary starts its second app process from itself', async () => {
   service?.kill('SIGTERM')
   await service?.exited
   const prefix = testPrefix()
   service = Bun.spawn([binary], {
     cwd: runDir,
-    env: { ...env, WORKERS: '2', REDIS_URL: TEST_REDIS_URL, KV_PREFIX: prefix },
+    env: { ...env, APP_PROCESSES: '2', REDIS_URL: TEST_REDIS_URL, KV_PREFIX: prefix },
     stdout: 'pipe',
     stderr: 'pipe',
   })

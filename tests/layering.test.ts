@@ -32,7 +32,7 @@ test('route files import only from src/ (no storage, no SQL)', async () => {
 
 /**
  * The domain does not know HTTP: outside src/http only route adapters (`*-api.ts`, beside the area
- * they serve) and the transport and composition listed here import src/http or an adapter. A domain
+ * they serve, and `*-answers.ts`, the answer schemas several adapters of an area share) and the transport and composition listed here import src/http or an adapter. A domain
  * file needs neither: what an adapter holds that the domain uses (a collection, a schema) lives in a
  * domain file the adapter imports.
  */
@@ -45,7 +45,7 @@ const TRANSPORT = [
   /^ws\/(hub|frames)\.ts$/, // a websocket frame runs a route through dispatch, admitted as over HTTP
   /^scripts\/host-calls\.ts$/, // a script's data calls run routes through dispatch, with their checks and journal
 ]
-const ADAPTER = /-api\.ts$/
+const ADAPTER = /-(api|answers)\.ts$/
 
 test('no domain file imports src/http or a route adapter; only route adapters and the transport do', async () => {
   const found: string[] = []

@@ -72,7 +72,7 @@ test('every variable is checked', () => {
     SESSION_IDLE_TIMEOUT_SEC: '1',
     PUBLIC_URL: 'nope',
     LICENSE_PUBLIC_KEY: '/nonexistent/licence.pub.pem',
-    WORKERS: 'on',
+    APP_PROCESSES: 'on',
     BACKGROUND: '2',
   }
   for (const [name, value] of Object.entries(bad)) {
@@ -102,13 +102,26 @@ test('values of the right type that cannot work are refused too, naming the vari
   ])
 })
 
-test('WORKERS above 1 needs REDIS_URL and the gateway, and says so', () => {
-  expect(() => loadConfig({ WORKERS: '2' })).toThrow(
-    /^WORKERS: 2 app processes share their state through Redis: set REDIS_URL$/,
+test('APP_PROCESSES above 1 needs REDIS_URL and the gateway, and says so', () => {
+  expect(() => loadConfig({ APP_PROCESSES: '2' })).toThrow(
+    /^APP_PROCESSES: 2 app processes share their state through Redis: set REDIS_URL$/,
   )
-  expect(() => loadConfig({ WORKERS: '2', REDIS_URL: 'redis://x', GATEWAY: 'off' })).toThrow(
-    /^WORKERS: .*set GATEWAY=on$/,
+  expect(() => loadConfig({ APP_PROCESSES: '2', REDIS_URL: 'redis://x', GATEWAY: 'off' })).toThrow(
+    /^APP_PROCESSES: .*set GATEWAY=on$/,
   )
-  expect(loadConfig({ WORKERS: '2', REDIS_URL: 'redis://x' }).appProcesses).toBe(2)
+  expect(loadConfig({ APP_PROCESSES: '2', REDIS_URL: 'redis://x' }).appProcesses).toBe(2)
   expect(loadConfig({}).appProcesses).toBe(1)
+})
+
+test('WORKERS, the old name of APP_PROCESSES, still works and is reported as renamed', () => {
+  const old = loadConfig({ WORKERS: '2', WORKERS_RESTART_MAX_MS: '500', REDIS_URL: 'redis://x' })
+  expect(old.appProcesses).toBe(2)
+  expect(old.appRestartMaxMs).toBe(500)
+  expect(old.renamedSettings).toEqual([
+    'WORKERS is now APP_PROCESSES: rename it (the old name will stop working)',
+    'WORKERS_RESTART_MAX_MS is now APP_RESTART_MAX_MS: rename it (the old name will stop working)',
+  ])
+  // the new name wins where both are given
+  expect(loadConfig({ WORKERS: '3', APP_PROCESSES: '1' }).appProcesses).toBe(1)
+  expect(loadConfig({}).renamedSettings).toEqual([])
 })

@@ -69,13 +69,13 @@ test.each(['on', 'off'])('an address this machine does not have (GATEWAY=%s): th
   expect(r.stderr).toStartWith('cannot start: HOST: cannot listen on 192.0.2.1:0')
 })
 
-test('WORKERS=2 on a port another process holds with SO_REUSEPORT: refused, not shared', async () => {
+test('APP_PROCESSES=2 on a port another process holds with SO_REUSEPORT: refused, not shared', async () => {
   // SO_REUSEPORT alone would let the service bind beside it and take half its connections
   const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, reusePort: true, socket: { data() {} } } as never)
   try {
     const r = await start({
       PORT: String(taken.port),
-      WORKERS: '2',
+      APP_PROCESSES: '2',
       REDIS_URL: TEST_REDIS_URL,
       KV_PREFIX: testPrefix(),
     })

@@ -1,5 +1,5 @@
 /**
- * WORKERS=N: the process `npm start` began serves requests itself and starts N - 1 more app
+ * APP_PROCESSES=N: the process `npm start` began serves requests itself and starts N - 1 more app
  * processes, each with its own gateway on the same public port (SO_REUSEPORT): the kernel spreads
  * client connections over them. They share the database file (opened `shared`) and Redis, through which sessions,
  * bans, limits, locks and cache invalidations already hold across processes. This process watches
@@ -61,7 +61,7 @@ export interface AppProcesses {
 
 /**
  * Starts `count` app processes on the public `port` and resolves once each one accepts connections.
- * One that dies is started again after a pause growing up to `maxPauseMs` (WORKERS_RESTART_MAX_MS).
+ * One that dies is started again after a pause growing up to `maxPauseMs` (APP_RESTART_MAX_MS).
  */
 export async function startAppProcesses(
   count: number,
@@ -91,7 +91,9 @@ export async function startAppProcesses(
         running.delete(index)
         if (stopping) return
         if (starting)
-          return startFailed(new StartError('WORKERS', `app process ${index} exited while starting (code ${code})`))
+          return startFailed(
+            new StartError('APP_PROCESSES', `app process ${index} exited while starting (code ${code})`),
+          )
         // a clean exit was asked for (DELETE /rest/v1/master/nodes/<name>): the others serve on
         if (code === 0) return log.info('app process ended on request; not started again', { index })
         // a crash loop backs off instead of spinning; a process that ran a while starts the count again
@@ -109,7 +111,8 @@ export async function startAppProcesses(
   let timer: Timer | undefined
   const tooLate = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new StartError('WORKERS', `the app processes did not listen within ${READY_TIMEOUT_MS / 1000} s`)),
+      () =>
+        reject(new StartError('APP_PROCESSES', `the app processes did not listen within ${READY_TIMEOUT_MS / 1000} s`)),
       READY_TIMEOUT_MS,
     )
   })

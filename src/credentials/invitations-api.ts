@@ -13,7 +13,7 @@ import { checkedByHandler, errors, IdParams } from '../http/schemas'
 import { users } from '../directory/users'
 import { accountCtx } from '../context'
 import { invitationMail } from '../mail/templates'
-import { DoneAnswer, DoneForAccountAnswer, FIELD_ERRORS, LINK_ERRORS } from './answers-api'
+import { DoneAnswer, DoneForAccountAnswer, FIELD_ERRORS, LINK_ERRORS } from './credential-answers'
 import {
   accountEnvelope,
   consume,

@@ -18,7 +18,7 @@ import { checkedByHandler, errors, IdParams } from '../http/schemas'
 import { credentialOf, sessionFor } from '../http/authenticate'
 import { verifyPassword } from '../identity/passwords'
 import { resetPasswordMail } from '../mail/templates'
-import { DoneAnswer, DoneForAccountAnswer, FIELD_ERRORS, LINK_ERRORS } from './answers-api'
+import { DoneAnswer, DoneForAccountAnswer, FIELD_ERRORS, LINK_ERRORS } from './credential-answers'
 import {
   accountEnvelope,
   consume,

@@ -22,7 +22,7 @@ import { defineRoute } from '../http/route'
 import { checkedByHandler, IdParams } from '../http/schemas'
 import { selfRegistrationMail } from '../mail/templates'
 import { settingValue } from '../settings/settings'
-import { DoneAnswer, DoneForAccountAnswer, FIELD_ERRORS, LINK_ERRORS } from './answers-api'
+import { DoneAnswer, DoneForAccountAnswer, FIELD_ERRORS, LINK_ERRORS } from './credential-answers'
 import {
   accountEnvelope,
   consume,

@@ -19,7 +19,7 @@ import { ResponseStream } from './response-stream'
 export interface FrontOptions {
   hostname: string
   port: number
-  /** SO_REUSEPORT: the port is shared with the service's other app processes (WORKERS > 1). */
+  /** SO_REUSEPORT: the port is shared with the service's other app processes (APP_PROCESSES > 1). */
   reusePort?: boolean
   /** The unix socket of the app's Bun.serve, for upgrades and streaming bodies. */
   upstream: string

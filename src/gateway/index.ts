@@ -3,7 +3,7 @@
  * (oven-sh/bun#6556), so the public port belongs to a small gateway that rewrites only those request
  * lines. It runs on the app's thread and answers in-process what it can take whole (./inline.ts);
  * upgrades and streaming bodies go to the app's Bun.serve on a unix socket in a private (0700)
- * directory, which is why the app may believe the X-Real-IP the gateway adds. With WORKERS > 1 every
+ * directory, which is why the app may believe the X-Real-IP the gateway adds. With APP_PROCESSES > 1 every
  * app process has its own gateway on the same port (SO_REUSEPORT): the kernel spreads connections.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
@@ -68,7 +68,7 @@ export async function startGateway(
     /** From privateSocketDir(); a new one otherwise. */
     dir?: string
     /**
-     * WORKERS > 1: the public port is shared with the service's other app processes (SO_REUSEPORT).
+     * APP_PROCESSES > 1: the public port is shared with the service's other app processes (SO_REUSEPORT).
      * `first` makes sure nobody else holds it before (SO_REUSEPORT alone would let a second service
      * bind the same port and take half its connections); `join` binds beside the first.
      */

@@ -4,7 +4,7 @@ import { listQuery, NoQuery } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
 import { answer, errors } from '../http/schemas'
 import { Instant } from '../values'
-import { listLayers, Order, orderLayer } from './orders'
+import { listLayers, Order, orderLayer } from './product-layer-orders'
 
 const names = v.array(v.string())
 

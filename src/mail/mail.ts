@@ -7,7 +7,7 @@
 import * as v from 'valibot'
 import type { Db, TxStep } from '~storage/db'
 import type { Unit } from '../entities/unit'
-import { enqueue, jobsOfKind, queueKind } from '../queue'
+import { enqueue, jobsOfKind, queueKind } from '../queue-kinds'
 import { optStr } from '~storage/doc'
 
 /** A message on the queue: its domain is the job's. */

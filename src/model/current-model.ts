@@ -1,5 +1,5 @@
 /**
- * Record operations against the class as the database defines it now. With WORKERS > 1 a process
+ * Record operations against the class as the database defines it now. With APP_PROCESSES > 1 a process
  * learns of another's class change by a message (../domain-cache.ts), and a record written in
  * between would be checked against the old definitions: a new default left unfilled, a value of a
  * type the class no longer has, a table that is gone. So every record write compares, in its own

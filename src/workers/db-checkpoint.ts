@@ -15,7 +15,7 @@ export const REFUSALS_WARNED_EVERY = 30
 export const dbCheckpoint: Worker = {
   name: 'db-checkpoint',
   every: 1000,
-  lease: 'cluster', // one process of a service whose app processes share the file (WORKERS > 1) is enough
+  lease: 'cluster', // one process of a service whose app processes share the file (APP_PROCESSES > 1) is enough
   async step({ deps }) {
     warnOfRefusals(deps.log, await deps.db.checkpoint())
     return 0

@@ -4,8 +4,8 @@
  */
 import { Stopping } from '~storage/db'
 import { extendLeases, releaseJob } from '~storage/queue'
-import { carryOutOrder, LAYER_ORDER } from '../layers/orders'
-import { claim } from '../queue'
+import { carryOutOrder, LAYER_ORDER } from '../layers/product-layer-orders'
+import { claim } from '../queue-kinds'
 import type { Worker } from './runner'
 
 /**

@@ -8,7 +8,7 @@ import { completeJob, failJob, LostClaim } from '~storage/queue'
 import { isoTime } from '../clock'
 import type { Deps } from '../deps'
 import { MAIL, type QueuedMail } from '../mail/mail'
-import { claim, type JobOf } from '../queue'
+import { claim, type JobOf } from '../queue-kinds'
 import type { Worker } from './runner'
 
 export const MAX_ATTEMPTS = 5

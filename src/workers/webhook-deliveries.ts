@@ -11,7 +11,7 @@ import { deliver, type Sending } from '../integration/delivery-policy'
 import { DeliverySlots, MAX_HELD } from '../integration/delivery-slots'
 import { WEBHOOK } from '../integration/deliveries'
 import { type Resolve, resolveAll } from '../net/outbound'
-import { claimShares } from '../queue'
+import { claimShares } from '../queue-kinds'
 import type { Worker } from './runner'
 
 /** Jobs one claim takes at most. */

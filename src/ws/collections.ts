@@ -5,7 +5,7 @@
  * (`/rest/v1/model/<classname>`). Reading is decided as a GET of the collection or of the record
  * would be: the route serving that path, and the subscriber's roles read live.
  */
-import { accountOrdersTarget } from '../callbacks/orders'
+import { accountOrdersTarget } from '../callbacks/callback-orders'
 import type { Ctx } from '../context'
 import { entities } from '../entities/registry'
 import { badRequest } from '../errors'

@@ -1,6 +1,6 @@
 /**
  * A collection whose changes a websocket subscription receives. Declared apart from the resolution
- * (collections.ts), so the areas that offer such a view (callbacks/orders.ts) need not import it back.
+ * (collections.ts), so the areas that offer such a view (callbacks/callback-orders.ts) need not import it back.
  */
 import type { FilterNode } from '~storage/query'
 import type { Ctx } from '../context'

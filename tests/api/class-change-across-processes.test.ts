@@ -1,4 +1,4 @@
-// Two app processes on one file (WORKERS > 1), without a KV between them: B learns of A's class
+// Two app processes on one file (APP_PROCESSES > 1), without a KV between them: B learns of A's class
 // changes only when its write finds, in its own transaction, that the domain's model generation
 // moved on. Its records are then written and read with the class as A left it: defaults filled,
 // new types checked, a deleted class not found (a 500 "no such table" before). A write B admitted

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { strToU8, zipSync } from 'fflate'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { carryOutOrder, LAYER_ORDER } from '~/layers/orders'
-import { claim } from '~/queue'
+import { carryOutOrder, LAYER_ORDER } from '~/layers/product-layer-orders'
+import { claim } from '~/queue-kinds'
 import { ADMIN_PASSWORD, testService, type TestService } from '../helpers/service'
 
 let t: TestService

@@ -1,6 +1,6 @@
 // kill -9 of an app process in the middle of load (issue 35): every process that survives reads
 // every acknowledged write, takes writes again within WRITE_BOUND_MS, and the log checkpoints again.
-// WORKERS=3 on one file and one Redis; each round kills one of the two processes the starter started
+// APP_PROCESSES=3 on one file and one Redis; each round kills one of the two processes the starter started
 // (in turn) while creators write, then checks each process still up through connections that reach
 // it (an answer's X-Request-Id prefix tells which). KILL_ROUNDS=100 runs the long form.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
@@ -23,10 +23,10 @@ let token: string
 beforeAll(async () => {
   svc = await startProcess({
     DATA_DIR: work,
-    WORKERS: '3',
+    APP_PROCESSES: '3',
     REDIS_URL: TEST_REDIS_URL,
     KV_PREFIX: prefix,
-    WORKERS_RESTART_MAX_MS: '100', // a killed process is back at once: the rounds need no pause
+    APP_RESTART_MAX_MS: '100', // a killed process is back at once: the rounds need no pause
     LIST_ASIDE_MIN_ROWS: '0', // the lists below (a filter no index serves) run in the reader thread
   })
   token = await signInTo(svc)

@@ -14,11 +14,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const drivers: [string, (file: string) => Db][] = [
   ['embedded', (f) => openEmbeddedDb(f)],
-  ['embedded, shared (WORKERS > 1)', (f) => openEmbeddedDb(f, { shared: true })],
+  ['embedded, shared (APP_PROCESSES > 1)', (f) => openEmbeddedDb(f, { shared: true })],
   ['remote (file:)', (f) => openRemoteDb(`file:${f}`)],
 ]
 
-describe('a shared file: two processes on one database (WORKERS > 1)', () => {
+describe('a shared file: two processes on one database (APP_PROCESSES > 1)', () => {
   const pair = async () => {
     const file = join(dir, `${crypto.randomUUID()}.db`)
     const a = openEmbeddedDb(file, { shared: true })

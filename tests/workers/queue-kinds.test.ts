@@ -1,4 +1,4 @@
-// Queue kinds (src/queue.ts): a claimed job whose payload does not fit its kind's schema is failed
+// Queue kinds (src/queue-kinds.ts): a claimed job whose payload does not fit its kind's schema is failed
 // for good with an error naming the field, and logged, while the jobs that fit come back typed.
 import { afterAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import * as v from 'valibot'
 import { ManualClock } from '~/clock'
 import { createLogger } from '~/log'
-import { claim, claimShares, queueKind } from '~/queue'
+import { claim, claimShares, queueKind } from '~/queue-kinds'
 import { Signals } from '~/signals'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { enqueueJob, jobsOf } from '~storage/queue'

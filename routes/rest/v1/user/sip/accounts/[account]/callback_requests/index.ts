@@ -1,3 +1,3 @@
-import { callbackList } from '~/callbacks/orders-api'
+import { callbackList } from '~/callbacks/callback-orders-api'
 
 export const GET = callbackList

@@ -1,4 +1,4 @@
-import { callbackDelete, callbackPatch, callbackRead } from '~/callbacks/orders-api'
+import { callbackDelete, callbackPatch, callbackRead } from '~/callbacks/callback-orders-api'
 
 export const GET = callbackRead
 export const PATCH = callbackPatch

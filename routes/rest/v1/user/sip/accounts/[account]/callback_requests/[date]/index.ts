@@ -1,3 +1,3 @@
-import { callbackDayList } from '~/callbacks/orders-api'
+import { callbackDayList } from '~/callbacks/callback-orders-api'
 
 export const GET = callbackDayList

@@ -21,7 +21,7 @@ import { objectBody } from '../values'
 import { parseListParams } from '../query/list-query'
 import { present } from '../query/present'
 import { newId } from '../ids'
-import { enqueue, type JobOf, queueKind } from '../queue'
+import { enqueue, type JobOf, queueKind } from '../queue-kinds'
 import { applyLayer, type Installed, removeLayer } from './apply'
 import { LayerError, latestArchive, md5, readArchive } from './archive'
 

@@ -1,4 +1,4 @@
-/** The answers the credential flows' routes share (./invitations-api.ts, ./password-reset-api.ts, ./self-registration-api.ts). */
+/** The answers the credential flows' routes share (./invitations-api.ts, ./password-reset-api.ts, ./self-registration-api.ts): route-adapter material, like them. */
 import * as v from 'valibot'
 import { answer, errors } from '../http/schemas'
 

@@ -1,4 +1,4 @@
-// WORKERS=3: one service of three app processes on one port (the kernel spreads connections over
+// APP_PROCESSES=3: one service of three app processes on one port (the kernel spreads connections over
 // their listeners), on one database file and one Redis. Every request here goes on a connection of
 // its own, to the next process in turn (a connection is opened until it reaches that one), and each
 // answer's X-Request-Id prefix tells which process served it: sessions, bans, session limits, class
@@ -30,7 +30,7 @@ const receiver = Bun.serve({
 beforeAll(async () => {
   svc = await startProcess({
     DATA_DIR: work,
-    WORKERS: process.env.TEST_WORKERS ?? '3',
+    APP_PROCESSES: process.env.TEST_APP_PROCESSES ?? '3',
     REDIS_URL: TEST_REDIS_URL,
     KV_PREFIX: prefix,
     SESSION_MAX_PER_USER: '2',
@@ -117,7 +117,7 @@ async function eventually(check: () => Promise<boolean>, ms = 10_000) {
   return false
 }
 
-describe('WORKERS=3', () => {
+describe('APP_PROCESSES=3', () => {
   let admin: string
   let domainAdmin: string
   let domainId: string
