@@ -225,25 +225,17 @@ export async function searchJournal(
 ): Promise<JournalRecord[]> {
   const args: SqlValue[] = [domain]
   const where = ['domain = ?']
-  if (search.dtstart) {
-    where.push('dtutc >= ?')
-    args.push(search.dtstart)
-  }
-  if (search.dtstop) {
-    where.push('dtutc <= ?')
-    args.push(search.dtstop)
-  }
-  if (search.cmdtype) {
-    where.push('cmdtype = ?')
-    args.push(search.cmdtype)
-  }
-  if (search.objtype) {
-    where.push('objtype = ?')
-    args.push(search.objtype)
-  }
-  if (search.objid) {
-    where.push('objid = ?')
-    args.push(search.objid)
+  const conditions = [
+    ['dtutc >= ?', search.dtstart],
+    ['dtutc <= ?', search.dtstop],
+    ['cmdtype = ?', search.cmdtype],
+    ['objtype = ?', search.objtype],
+    ['objid = ?', search.objid],
+  ] as const
+  for (const [condition, value] of conditions) {
+    if (!value) continue
+    where.push(condition)
+    args.push(value)
   }
   // without a filter or an order of its own the outer list is a prefix of the found set: reading
   // more of it than that prefix would only be thrown away (a thousand records of an object, say)
