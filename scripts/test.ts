@@ -98,6 +98,7 @@ async function startPrivateRedis(): Promise<string> {
 
 mustPass([tool('biome'), 'format', '.'], 'format check (npm run format fixes it)')
 mustPass([tool('tsc'), '--noEmit', '-p', '.'], 'type check')
+mustPass([tool('tsc'), '--noEmit', '-p', 'src/console/app'], 'type check of the console (DOM, Preact JSX)')
 
 // Without it the page tests fail, each naming the reason; the other suites still run.
 if (!existsSync(CHROMIUM)) aptInstall('chromium', `${CHROMIUM} not found`)
