@@ -161,6 +161,7 @@ walk(
     expect(await textOf(status(page), /^1–1 of 1$/)).toBe('1–1 of 1')
     await shot(page, '03-users')
     await page.getByRole('link', { name: 'New user' }).click()
+    await page.getByRole('heading', { level: 1, name: 'New user' }).waitFor()
     await page.getByLabel('Login', { exact: true }).fill('dora')
     await page.getByLabel('Name', { exact: true }).fill('Dora')
     await page.getByLabel('Email').fill('dora@example.com')
@@ -267,6 +268,7 @@ walk('a channel: its signing secret shown once and copied, then rotated; sign ou
   await signIn(page, 'con.master', 'boss', 'boss-Pass1')
   await navigate(page, 'Channels')
   await page.getByRole('link', { name: 'New channel' }).click()
+  await page.getByRole('heading', { level: 1, name: 'New channel' }).waitFor()
   await page.getByLabel('Code', { exact: true }).fill('crm')
   await page.getByLabel('Type').selectOption('subscr')
   await page.getByLabel('URL').fill('https://crm.example.com/hook')
@@ -300,6 +302,65 @@ walk('a channel: its signing secret shown once and copied, then rotated; sign ou
   await done()
 })
 
+walk('a class with three properties, a record through its form, its history and the journal', async () => {
+  const { page, done } = await open(WIDE)
+  await signIn(page, 'con.master', 'boss', 'boss-Pass1')
+  await navigate(page, 'Classes')
+  await page.getByRole('link', { name: 'New class' }).click()
+  await page.getByRole('heading', { level: 1, name: 'New class' }).waitFor()
+  await page.getByLabel('Classname').fill('crm/deals')
+  await page.getByLabel('Properties', { exact: true }).fill(
+    JSON.stringify([
+      { name: 'title', data_type: 'string', required: true, caption: 'What is sold' },
+      { name: 'stage', data_type: 'enum', items: ['new', 'won', 'lost'], default: 'new' },
+      { name: 'tags', data_type: 'string', multi: true },
+    ]),
+  )
+  await page.getByRole('button', { name: 'Create', exact: true }).click()
+  await page.getByRole('heading', { level: 1, name: 'Class crm/deals' }).waitFor()
+  await page.getByRole('link', { name: 'Records of crm/deals' }).click()
+  await page.getByRole('heading', { level: 1, name: 'crm/deals' }).waitFor()
+  expect(await textOf(status(page), /^No crm\/deals\.$/)).toBe('No crm/deals.')
+
+  // the record's form is made of the class's properties: required, default, enum, multi
+  await page.getByRole('link', { name: 'New record' }).click()
+  await page.getByRole('heading', { level: 1, name: 'New record' }).waitFor()
+  expect(await page.getByLabel('Title', { exact: true }).getAttribute('required')).not.toBeNull()
+  expect(await page.locator('#f-title-hint').textContent()).toContain('What is sold')
+  expect(await page.getByLabel('Stage').inputValue()).toBe('new')
+  await page.getByLabel('Title', { exact: true }).fill('Big deal')
+  await page.getByLabel('Tags').fill('hot\nq4')
+  await shot(page, '13-record-form')
+  await page.getByRole('button', { name: 'Create', exact: true }).click()
+  await page.getByRole('heading', { level: 1, name: /^Record / }).waitFor()
+  const records = await t.call('GET', '/rest/v1/model/crm/deals', { token: admin })
+  expect(records.body).toMatchObject([{ title: 'Big deal', stage: 'new', tags: ['hot', 'q4'] }])
+
+  // its history: the create, then a change with its before and after
+  const history = page.locator('section.history')
+  expect(await textOf(history.locator('li').first(), 'create by Boss')).toContain('create by Boss')
+  await page.getByLabel('Stage').selectOption('won')
+  await page.getByRole('button', { name: 'Save' }).click()
+  expect(await textOf(history.locator('li').first(), 'update by Boss')).toContain('update by Boss')
+  expect(await history.locator('li').count()).toBe(2)
+  await history.locator('li').first().locator('summary').click()
+  const row = history.locator('li').first().locator('table.diff tbody tr', { hasText: 'stage' })
+  expect((await row.textContent())?.replace(/\s+/g, ' ')).toBe('stagenewwon')
+  await shot(page, '14-record-history')
+
+  // the journal, by object type: the record's two changes, the update's before and after
+  await navigate(page, 'Journal')
+  await page.getByLabel('Object type').fill('model/crm/deals')
+  await page.getByRole('button', { name: 'Search' }).click()
+  expect(await textOf(status(page), /^1–2$/)).toBe('1–2')
+  const latest = page.locator('ul.changes li').first()
+  expect(await latest.textContent()).toContain('update by Boss')
+  await latest.locator('summary').click()
+  expect(await textOf(latest.locator('table.diff'), 'won')).toContain('stagenewwon')
+  await shot(page, '15-journal')
+  await done()
+})
+
 walk('the master administrator switches into a working domain and back', async () => {
   const { page, done } = await open(WIDE)
   await signIn(page, 'master', 'admin', ADMIN_PASSWORD)
@@ -314,7 +375,7 @@ walk('the master administrator switches into a working domain and back', async (
   expect(await nav.getByRole('link', { name: 'Domains' }).count()).toBe(0)
   await navigate(page, 'Users')
   expect(await textOf(status(page), /^1–2 of 2$/)).toBe('1–2 of 2') // con.master's users
-  await shot(page, '13-switched')
+  await shot(page, '16-switched')
   await page.getByLabel('Domain', { exact: true }).selectOption('master')
   await page.getByRole('button', { name: 'Switch' }).click()
   expect(await textOf(page.locator('#where'), /^master$/)).toBe('master')
@@ -327,16 +388,17 @@ walk('at 390 px: the menu, a list that scrolls inside itself, a form and a dialo
   await signIn(page, 'con.master', 'boss', 'boss-Pass1')
   const fits = () => page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')
   expect(await fits()).toBe(true)
-  await shot(page, '14-narrow-overview')
+  await shot(page, '17-narrow-overview')
   await navigate(page, 'Groups')
   expect(await textOf(status(page), /^1–25 of 249$/)).toBe('1–25 of 249')
   expect(await fits()).toBe(true)
-  await shot(page, '15-narrow-groups')
+  await shot(page, '18-narrow-groups')
   await navigate(page, 'Users')
   await page.getByRole('link', { name: 'New user' }).click()
+  await page.getByRole('heading', { level: 1, name: 'New user' }).waitFor()
   await page.getByLabel('Login', { exact: true }).waitFor()
   expect(await fits()).toBe(true)
-  await shot(page, '16-narrow-user-form')
+  await shot(page, '19-narrow-user-form')
   // keyboard only: tab to the login, type, generate a password, create
   await page.getByLabel('Login', { exact: true }).focus()
   await page.keyboard.type('eve')
@@ -347,7 +409,7 @@ walk('at 390 px: the menu, a list that scrolls inside itself, a form and a dialo
   const dialog = page.getByRole('dialog', { name: 'The password of eve' })
   await dialog.waitFor()
   expect(await fits()).toBe(true)
-  await shot(page, '17-narrow-dialog')
+  await shot(page, '20-narrow-dialog')
   await page.keyboard.press('Escape')
   await page.getByRole('heading', { level: 1, name: 'User eve' }).waitFor()
   await done()

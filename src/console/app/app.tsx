@@ -8,6 +8,7 @@ import { CreatePage } from './create'
 import { Dialogs } from './dialogs'
 import { Header } from './header'
 import { ItemPage } from './item'
+import { JournalPage } from './journal'
 import { ListPage } from './list'
 import { areasOf, Nav } from './nav'
 import { go, href, useRoute } from './router'
@@ -21,7 +22,8 @@ function Overview(props: { collections: Collection[] }) {
       <h1 id="page-title">Overview</h1>
       <p>
         Signed in as <strong>{session.name_login}</strong> in the domain <strong>{session.domain}</strong>
-        {session.domain_is_master ? ', the master domain' : ''}.
+        {session.domain_is_master ? ', the master domain' : ''}. Every change is in the{' '}
+        <a href={href.journal()}>journal</a>.
       </p>
       <div class="cards">
         {areasOf(props.collections).map(([area, list]) => (
@@ -58,6 +60,13 @@ function Shell() {
     go(href.home())
   }
   const collection = 'key' in route ? collections.find((c) => c.key === route.key) : undefined
+  // a class made since the description was read: read it again, once per address
+  const [reread, setReread] = useState('')
+  useEffect(() => {
+    if (!all || collection || !('key' in route) || !route.key.startsWith('model/') || reread === route.key) return
+    setReread(route.key)
+    loadCollections(true).then(setAll, (err) => setError(errorText(err)))
+  }, [all, collection, 'key' in route && route.key])
   let page
   if (error)
     page = (
@@ -67,6 +76,7 @@ function Shell() {
     )
   else if (!all) page = <p role="status">Loading…</p>
   else if (route.page === 'home') page = <Overview collections={collections} />
+  else if (route.page === 'journal') page = <JournalPage collections={collections} />
   else if (!collection) page = <p role="alert">This page is not available in the domain {session.domain}.</p>
   else if (route.page === 'list') page = <ListPage key={collection.key} collection={collection} />
   else if (route.page === 'new') page = <CreatePage key={collection.key} collection={collection} />

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks'
 import { ApiError, call, errorText } from './api'
 import { showSecret } from './dialogs'
-import { bodyOf, FieldError, fieldsOf, type Values, valuesOf } from './fields'
+import { bodyOf, defaultsOf, FieldError, fieldsOf, type Values, valuesOf } from './fields'
 import { SchemaFields } from './form'
 import { go, href } from './router'
 import { get, nameOf } from './schema'
@@ -15,7 +15,8 @@ export function CreatePage(props: { collection: Collection }) {
   const c = props.collection
   const [fields] = useState(() => fieldsOf(c.create))
   const [initial] = useState<Values>(() => valuesOf(fields, {}))
-  const [values, setValues] = useState<Values>(initial)
+  // the form starts at the defaults; what differs from an empty form is sent
+  const [values, setValues] = useState<Values>(() => defaultsOf(fields))
   const [generated, setGenerated] = useState<Record<string, string>>({})
   const [error, setError] = useState<{ text: string; field?: string } | null>(null)
   const [busy, setBusy] = useState(false)

@@ -17,6 +17,8 @@ export interface Field {
   group?: string
   options?: string[]
   hint?: string
+  /** The schema's default: where a create form starts. */
+  default?: unknown
 }
 
 const LONG_TEXT = new Set(['scriptdata', 'description', 'comment', 'value'])
@@ -57,6 +59,7 @@ export function fieldsOf(schema: Schema | undefined, skip: string[] = ['id']): F
           required: required.has(name) && inner.has(sub),
           group: labelOf(name),
           hint: ss.description,
+          default: plain(ss).default,
           ...kindOf(sub, ss),
         })
       continue
@@ -66,6 +69,7 @@ export function fieldsOf(schema: Schema | undefined, skip: string[] = ['id']): F
       label: labelOf(name),
       required: required.has(name),
       hint: s.description,
+      default: plain(s).default,
       ...kindOf(name, s),
     })
   }
@@ -86,6 +90,10 @@ export function toRaw(f: Field, value: unknown): Raw {
       return value === undefined || value === null ? '' : String(value)
   }
 }
+
+/** A create form's start: each field's default. */
+export const defaultsOf = (fields: Field[]): Values =>
+  Object.fromEntries(fields.map((f) => [f.path, toRaw(f, f.default)]))
 
 export function valuesOf(fields: Field[], doc: unknown): Values {
   const out: Values = {}

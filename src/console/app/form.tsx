@@ -46,7 +46,7 @@ function Control(props: Props & { f: Field; id: string }) {
         <select {...common} value={String(raw ?? '')} onChange={text}>
           <option value="">{f.required ? 'Choose…' : '(not set)'}</option>
           {f.options!.map((o) => (
-            <option key={o} value={o}>
+            <option key={o} value={o} selected={raw === o}>
               {o}
             </option>
           ))}

@@ -9,6 +9,7 @@ import { ApiError, call, errorText } from './api'
 import { confirm, showSecret } from './dialogs'
 import { bodyOf, FieldError, fieldsOf, generatePassword, type Values, valuesOf } from './fields'
 import { SchemaFields } from './form'
+import { History } from './history'
 import { go, href } from './router'
 import { cellText, columnsOf, get, labelOf, nameOf } from './schema'
 import { useSession } from './session'
@@ -188,6 +189,14 @@ export function ItemPage(props: { collection: Collection; id: string }) {
             </button>
           ) : null}
         </div>
+      ) : null}
+      {c.key === 'design/classes' && typeof get(doc, 'classname') === 'string' ? (
+        <p>
+          <a href={href.list(`model/${get(doc, 'classname')}`)}>Records of {String(get(doc, 'classname'))}</a>
+        </p>
+      ) : null}
+      {doc && c.objtype && c.objtype !== 'setting' ? (
+        <History objtype={c.objtype} objid={props.id} version={etag} />
       ) : null}
       {doc ? (
         <details class="panel">

@@ -16,6 +16,13 @@ export function Nav(props: { collections: Collection[]; route: Route; open: bool
       <a href={href.home()} aria-current={props.route.page === 'home' ? 'page' : undefined} onClick={props.onPick}>
         Overview
       </a>
+      <a
+        href={href.journal()}
+        aria-current={props.route.page === 'journal' ? 'page' : undefined}
+        onClick={props.onPick}
+      >
+        Journal
+      </a>
       {areasOf(props.collections).map(([area, list]) => (
         <div key={area}>
           <h2>{area}</h2>

@@ -3,29 +3,28 @@
  * `#/<collection>/new` the create form, `#/<collection>/item/<id>` one item.
  */
 import { useEffect, useState } from 'preact/hooks'
-import { CATALOGUE } from './spec'
 
 export type Route =
   | { page: 'home' }
   | { page: 'list'; key: string }
   | { page: 'new'; key: string }
   | { page: 'item'; key: string; id: string }
-  | { page: 'unknown' }
+  | { page: 'journal' }
 
+/** A collection's key may hold slashes (`model/crm/deals`): the address ends with `/new` or `/item/<id>`, or not. */
 export function parse(hash: string): Route {
   const rest = hash.replace(/^#\/?/, '')
   if (!rest) return { page: 'home' }
-  const known = CATALOGUE.find((c) => rest === c.key || rest.startsWith(`${c.key}/`))
-  if (!known) return { page: 'unknown' }
-  const tail = rest.slice(known.key.length + 1)
-  if (!tail) return { page: 'list', key: known.key }
-  if (tail === 'new') return { page: 'new', key: known.key }
-  if (tail.startsWith('item/')) return { page: 'item', key: known.key, id: decodeURIComponent(tail.slice(5)) }
-  return { page: 'unknown' }
+  if (rest === 'journal') return { page: 'journal' }
+  const [, key, isNew, id] = /^(.+?)(?:\/(new)|\/item\/(.+))?$/.exec(rest)!
+  if (isNew) return { page: 'new', key: key! }
+  if (id !== undefined) return { page: 'item', key: key!, id: decodeURIComponent(id) }
+  return { page: 'list', key: key! }
 }
 
 export const href = {
   home: () => '#/',
+  journal: () => '#/journal',
   list: (key: string) => `#/${key}`,
   create: (key: string) => `#/${key}/new`,
   item: (key: string, id: string) => `#/${key}/item/${encodeURIComponent(id)}`,

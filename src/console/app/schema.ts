@@ -12,6 +12,7 @@ export interface Schema {
   additionalProperties?: boolean | Schema
   default?: unknown
   anyOf?: Schema[]
+  allOf?: Schema[]
   oneOf?: Schema[]
   pattern?: string
   minimum?: number

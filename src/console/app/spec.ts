@@ -17,23 +17,60 @@ interface Known {
   kind: DomainKind
   /** The create button's word: "New", or "Start" for a handler. */
   createLabel?: string
+  /** The journal's `objtype` of an item (its history). */
+  objtype?: string
 }
 
 /** The collections in navigation order, by area; those the description lacks are left out. */
 export const CATALOGUE: Known[] = [
-  { key: 'domain/users', title: 'Users', noun: 'user', area: 'Directory', kind: 'any' },
-  { key: 'domain/groups', title: 'Groups', noun: 'group', area: 'Directory', kind: 'any' },
-  { key: 'domain/roles', title: 'Roles', noun: 'role', area: 'Directory', kind: 'any' },
-  { key: 'uc/sipusers', title: 'SIP accounts', noun: 'SIP account', area: 'Directory', kind: 'working' },
-  { key: 'domain/domains', title: 'Domains', noun: 'domain', area: 'Domain', kind: 'master' },
-  { key: 'domain/projects', title: 'Projects', noun: 'project', area: 'Domain', kind: 'working' },
-  { key: 'domain/settings', title: 'Settings', noun: 'setting', area: 'Domain', kind: 'any' },
-  { key: 'master/borderrules', title: 'Border rules', noun: 'border rule', area: 'Domain', kind: 'master' },
+  { key: 'domain/users', title: 'Users', noun: 'user', area: 'Directory', kind: 'any', objtype: 'user' },
+  { key: 'domain/groups', title: 'Groups', noun: 'group', area: 'Directory', kind: 'any', objtype: 'group' },
+  { key: 'domain/roles', title: 'Roles', noun: 'role', area: 'Directory', kind: 'any', objtype: 'role' },
+  {
+    key: 'uc/sipusers',
+    title: 'SIP accounts',
+    noun: 'SIP account',
+    area: 'Directory',
+    kind: 'working',
+    objtype: 'sipuser',
+  },
+  { key: 'domain/domains', title: 'Domains', noun: 'domain', area: 'Domain', kind: 'master', objtype: 'domain' },
+  { key: 'domain/projects', title: 'Projects', noun: 'project', area: 'Domain', kind: 'working', objtype: 'project' },
+  { key: 'domain/settings', title: 'Settings', noun: 'setting', area: 'Domain', kind: 'any', objtype: 'setting' },
+  {
+    key: 'master/borderrules',
+    title: 'Border rules',
+    noun: 'border rule',
+    area: 'Domain',
+    kind: 'master',
+    objtype: 'borderrule',
+  },
   { key: 'master/nodes', title: 'Nodes', noun: 'node', area: 'Domain', kind: 'master' },
-  { key: 'design/classes', title: 'Classes', noun: 'class', area: 'Data', kind: 'any' },
-  { key: 'reference/extobjs', title: 'External objects', noun: 'external object', area: 'Data', kind: 'any' },
-  { key: 'service/svcscripts', title: 'Service scripts', noun: 'service script', area: 'Service', kind: 'any' },
-  { key: 'service/svctasks', title: 'Service tasks', noun: 'service task', area: 'Service', kind: 'any' },
+  { key: 'design/classes', title: 'Classes', noun: 'class', area: 'Data', kind: 'any', objtype: 'class' },
+  {
+    key: 'reference/extobjs',
+    title: 'External objects',
+    noun: 'external object',
+    area: 'Data',
+    kind: 'any',
+    objtype: 'extobj',
+  },
+  {
+    key: 'service/svcscripts',
+    title: 'Service scripts',
+    noun: 'service script',
+    area: 'Service',
+    kind: 'any',
+    objtype: 'svcscript',
+  },
+  {
+    key: 'service/svctasks',
+    title: 'Service tasks',
+    noun: 'service task',
+    area: 'Service',
+    kind: 'any',
+    objtype: 'svctask',
+  },
   {
     key: 'service/svcscript_runtimes',
     title: 'Script handlers',
@@ -42,7 +79,14 @@ export const CATALOGUE: Known[] = [
     kind: 'any',
     createLabel: 'Start a script',
   },
-  { key: 'service/integration_points', title: 'Channels', noun: 'channel', area: 'Service', kind: 'any' },
+  {
+    key: 'service/integration_points',
+    title: 'Channels',
+    noun: 'channel',
+    area: 'Service',
+    kind: 'any',
+    objtype: 'integration_point',
+  },
 ]
 
 export interface Collection extends Known {
@@ -72,6 +116,15 @@ function resolver(doc: OpenApi) {
   const resolve = (s: Schema | undefined, depth = 0): Schema | undefined => {
     if (!s || depth > 20) return s
     if (s.$ref) return resolve(doc.components?.schemas?.[s.$ref.split('/').at(-1)!], depth + 1)
+    if (s.allOf) {
+      // the parts merged: their properties and required members together
+      const parts = s.allOf.map((x) => resolve(x, depth + 1)!)
+      return {
+        type: 'object',
+        properties: Object.assign({}, ...parts.map((x) => x.properties ?? {})),
+        required: parts.flatMap((x) => x.required ?? []),
+      }
+    }
     const out: Schema = { ...s }
     if (s.properties)
       out.properties = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, resolve(v, depth + 1)!]))
@@ -105,6 +158,30 @@ export function collectionsOf(doc: OpenApi): Collection[] {
       item: resolve(answerOf(item?.get)),
       create: resolve(bodyOf(list.post)),
       change: resolve(bodyOf(item?.patch ?? item?.put)),
+      changeMethod: item?.patch ? 'patch' : item?.put ? 'put' : undefined,
+      canDelete: Boolean(item?.delete),
+    })
+  }
+  // the records of each model class the description names (a signed-in caller's domain's classes)
+  for (const [path, list] of Object.entries(doc.paths)) {
+    const classname = /^\/rest\/v1\/model\/([^{#]+)$/.exec(path)?.[1]
+    if (!classname || !list.get) continue
+    const item = doc.paths[`${path}/{id}`]
+    // a record's PATCH takes any object: its form is the record's body, as PUT declares it
+    const body = resolve(bodyOf(list.post) ?? bodyOf(item?.put))
+    out.push({
+      key: `model/${classname}`,
+      title: classname,
+      noun: 'record',
+      area: 'Records',
+      kind: 'any',
+      objtype: `model/${classname}`,
+      path,
+      itemParam: item ? 'id' : undefined,
+      listItem: resolve(answerOf(list.get))?.items,
+      item: resolve(answerOf(item?.get)),
+      create: body,
+      change: item?.patch || item?.put ? body : undefined,
       changeMethod: item?.patch ? 'patch' : item?.put ? 'put' : undefined,
       canDelete: Boolean(item?.delete),
     })
