@@ -3,373 +3,376 @@ import { Elysia } from 'elysia'
 import type { RouteEntry } from '../src/http/route'
 import { hookOf, routeGroup, run } from '../src/http/route-base'
 import * as r0 from './console/index'
-import * as r1 from './console/app.js'
-import * as r2 from './console/console.css'
-import * as r3 from './healthz'
-import * as r4 from './metrics'
-import * as r5 from './pages/api'
-import * as r6 from './pages/api/scalar.js'
-import * as r7 from './pages/api/start.js'
-import * as r8 from './pages/assets/pages.css'
-import * as r9 from './pages/assets/pages.js'
-import * as r10 from './pages/confirm-registration'
-import * as r11 from './pages/forgot-password'
-import * as r12 from './pages/invite'
-import * as r13 from './pages/reset-password'
-import * as r14 from './pages/self-register'
-import * as r15 from './pages/sign-in'
-import * as r16 from './readyz'
-import * as r17 from './rest/v1/asyncapi.json'
-import * as r18 from './rest/v1/design/classes/index'
-import * as r19 from './rest/v1/design/classes/[id]'
-import * as r20 from './rest/v1/domain/domains/index'
-import * as r21 from './rest/v1/domain/domains/[id]'
-import * as r22 from './rest/v1/domain/groups/index'
-import * as r23 from './rest/v1/domain/groups/[id]'
-import * as r24 from './rest/v1/domain/groups_caches/index'
-import * as r25 from './rest/v1/domain/groups_caches/[id]'
-import * as r26 from './rest/v1/domain/product_layer/index'
-import * as r27 from './rest/v1/domain/projects/index'
-import * as r28 from './rest/v1/domain/projects/[id]'
-import * as r29 from './rest/v1/domain/roles/index'
-import * as r30 from './rest/v1/domain/roles/[id]'
-import * as r31 from './rest/v1/domain/settings/index'
-import * as r32 from './rest/v1/domain/settings/[key]'
-import * as r33 from './rest/v1/domain/subordinations_caches/index'
-import * as r34 from './rest/v1/domain/subordinations_caches/[top]'
-import * as r35 from './rest/v1/domain/users/index'
-import * as r36 from './rest/v1/domain/users/[id]'
-import * as r37 from './rest/v1/domain/users_caches/index'
-import * as r38 from './rest/v1/domain/users_caches/[id]'
-import * as r39 from './rest/v1/fs/targets/token/index'
-import * as r40 from './rest/v1/fs/targets/token/[name]'
-import * as r41 from './rest/v1/iam/invites/index'
-import * as r42 from './rest/v1/iam/invites/[id]'
-import * as r43 from './rest/v1/iam/pwd_reset_requests/index'
-import * as r44 from './rest/v1/iam/pwd_reset_requests/[id]'
-import * as r45 from './rest/v1/iam/roles/index'
-import * as r46 from './rest/v1/iam/self_register_requests/index'
-import * as r47 from './rest/v1/iam/self_register_requests/[id]'
-import * as r48 from './rest/v1/iam/sessions/index'
-import * as r49 from './rest/v1/iam/sessions/current'
-import * as r50 from './rest/v1/integration/in/[...path]'
-import * as r51 from './rest/v1/journal/changes/index'
-import * as r52 from './rest/v1/master/borderrules/index'
-import * as r53 from './rest/v1/master/borderrules/[id]'
-import * as r54 from './rest/v1/master/borderrules_check/index'
-import * as r55 from './rest/v1/master/license/index'
-import * as r56 from './rest/v1/master/node/[name]'
-import * as r57 from './rest/v1/master/nodes/index'
-import * as r58 from './rest/v1/master/nodes/[name]'
-import * as r59 from './rest/v1/model/[...path]'
-import * as r60 from './rest/v1/openapi.json'
-import * as r61 from './rest/v1/reference/extobjs/index'
-import * as r62 from './rest/v1/reference/extobjs/[id]'
-import * as r63 from './rest/v1/reference/extobjs_by_type/[type]'
-import * as r64 from './rest/v1/service/events/index'
-import * as r65 from './rest/v1/service/integration_points/index'
-import * as r66 from './rest/v1/service/integration_points/[id]/index'
-import * as r67 from './rest/v1/service/integration_points/[id]/deliveries/index'
-import * as r68 from './rest/v1/service/integration_points/[id]/deliveries/[job]/replay'
-import * as r69 from './rest/v1/service/integration_points/[id]/secret'
-import * as r70 from './rest/v1/service/integration_tokens/[token]'
-import * as r71 from './rest/v1/service/svcscript_runtimes/index'
-import * as r72 from './rest/v1/service/svcscript_runtimes/[id]'
-import * as r73 from './rest/v1/service/svcscripts/index'
-import * as r74 from './rest/v1/service/svcscripts/[id]'
-import * as r75 from './rest/v1/service/svctasks/index'
-import * as r76 from './rest/v1/service/svctasks/[id]'
-import * as r77 from './rest/v1/service/webhooks/index'
-import * as r78 from './rest/v1/service/webhooks/[id]'
-import * as r79 from './rest/v1/uc/sipusers/index'
-import * as r80 from './rest/v1/uc/sipusers/[id]'
-import * as r81 from './rest/v1/user/info'
-import * as r82 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
-import * as r83 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
-import * as r84 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
+import * as r1 from './console/app.css'
+import * as r2 from './console/app.js'
+import * as r3 from './console/icon.svg'
+import * as r4 from './healthz'
+import * as r5 from './metrics'
+import * as r6 from './pages/api'
+import * as r7 from './pages/api/scalar.js'
+import * as r8 from './pages/api/start.js'
+import * as r9 from './pages/assets/pages.css'
+import * as r10 from './pages/assets/pages.js'
+import * as r11 from './pages/confirm-registration'
+import * as r12 from './pages/forgot-password'
+import * as r13 from './pages/invite'
+import * as r14 from './pages/reset-password'
+import * as r15 from './pages/self-register'
+import * as r16 from './pages/sign-in'
+import * as r17 from './readyz'
+import * as r18 from './rest/v1/asyncapi.json'
+import * as r19 from './rest/v1/design/classes/index'
+import * as r20 from './rest/v1/design/classes/[id]'
+import * as r21 from './rest/v1/domain/domains/index'
+import * as r22 from './rest/v1/domain/domains/[id]'
+import * as r23 from './rest/v1/domain/groups/index'
+import * as r24 from './rest/v1/domain/groups/[id]'
+import * as r25 from './rest/v1/domain/groups_caches/index'
+import * as r26 from './rest/v1/domain/groups_caches/[id]'
+import * as r27 from './rest/v1/domain/product_layer/index'
+import * as r28 from './rest/v1/domain/projects/index'
+import * as r29 from './rest/v1/domain/projects/[id]'
+import * as r30 from './rest/v1/domain/roles/index'
+import * as r31 from './rest/v1/domain/roles/[id]'
+import * as r32 from './rest/v1/domain/settings/index'
+import * as r33 from './rest/v1/domain/settings/[key]'
+import * as r34 from './rest/v1/domain/subordinations_caches/index'
+import * as r35 from './rest/v1/domain/subordinations_caches/[top]'
+import * as r36 from './rest/v1/domain/users/index'
+import * as r37 from './rest/v1/domain/users/[id]'
+import * as r38 from './rest/v1/domain/users_caches/index'
+import * as r39 from './rest/v1/domain/users_caches/[id]'
+import * as r40 from './rest/v1/fs/targets/token/index'
+import * as r41 from './rest/v1/fs/targets/token/[name]'
+import * as r42 from './rest/v1/iam/invites/index'
+import * as r43 from './rest/v1/iam/invites/[id]'
+import * as r44 from './rest/v1/iam/pwd_reset_requests/index'
+import * as r45 from './rest/v1/iam/pwd_reset_requests/[id]'
+import * as r46 from './rest/v1/iam/roles/index'
+import * as r47 from './rest/v1/iam/self_register_requests/index'
+import * as r48 from './rest/v1/iam/self_register_requests/[id]'
+import * as r49 from './rest/v1/iam/sessions/index'
+import * as r50 from './rest/v1/iam/sessions/current'
+import * as r51 from './rest/v1/integration/in/[...path]'
+import * as r52 from './rest/v1/journal/changes/index'
+import * as r53 from './rest/v1/master/borderrules/index'
+import * as r54 from './rest/v1/master/borderrules/[id]'
+import * as r55 from './rest/v1/master/borderrules_check/index'
+import * as r56 from './rest/v1/master/license/index'
+import * as r57 from './rest/v1/master/node/[name]'
+import * as r58 from './rest/v1/master/nodes/index'
+import * as r59 from './rest/v1/master/nodes/[name]'
+import * as r60 from './rest/v1/model/[...path]'
+import * as r61 from './rest/v1/openapi.json'
+import * as r62 from './rest/v1/reference/extobjs/index'
+import * as r63 from './rest/v1/reference/extobjs/[id]'
+import * as r64 from './rest/v1/reference/extobjs_by_type/[type]'
+import * as r65 from './rest/v1/service/events/index'
+import * as r66 from './rest/v1/service/integration_points/index'
+import * as r67 from './rest/v1/service/integration_points/[id]/index'
+import * as r68 from './rest/v1/service/integration_points/[id]/deliveries/index'
+import * as r69 from './rest/v1/service/integration_points/[id]/deliveries/[job]/replay'
+import * as r70 from './rest/v1/service/integration_points/[id]/secret'
+import * as r71 from './rest/v1/service/integration_tokens/[token]'
+import * as r72 from './rest/v1/service/svcscript_runtimes/index'
+import * as r73 from './rest/v1/service/svcscript_runtimes/[id]'
+import * as r74 from './rest/v1/service/svcscripts/index'
+import * as r75 from './rest/v1/service/svcscripts/[id]'
+import * as r76 from './rest/v1/service/svctasks/index'
+import * as r77 from './rest/v1/service/svctasks/[id]'
+import * as r78 from './rest/v1/service/webhooks/index'
+import * as r79 from './rest/v1/service/webhooks/[id]'
+import * as r80 from './rest/v1/uc/sipusers/index'
+import * as r81 from './rest/v1/uc/sipusers/[id]'
+import * as r82 from './rest/v1/user/info'
+import * as r83 from './rest/v1/user/sip/accounts/[account]/callback_requests/index'
+import * as r84 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index'
+import * as r85 from './rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id]'
 
 /** The route files by URL. */
 export const routes: RouteEntry[] = [
   { url: '/console', file: 'routes/console/index.ts', module: r0 },
-  { url: '/console/app.js', file: 'routes/console/app.js.ts', module: r1 },
-  { url: '/console/console.css', file: 'routes/console/console.css.ts', module: r2 },
-  { url: '/healthz', file: 'routes/healthz.ts', module: r3 },
-  { url: '/metrics', file: 'routes/metrics.ts', module: r4 },
-  { url: '/pages/api', file: 'routes/pages/api.ts', module: r5 },
-  { url: '/pages/api/scalar.js', file: 'routes/pages/api/scalar.js.ts', module: r6 },
-  { url: '/pages/api/start.js', file: 'routes/pages/api/start.js.ts', module: r7 },
-  { url: '/pages/assets/pages.css', file: 'routes/pages/assets/pages.css.ts', module: r8 },
-  { url: '/pages/assets/pages.js', file: 'routes/pages/assets/pages.js.ts', module: r9 },
-  { url: '/pages/confirm-registration', file: 'routes/pages/confirm-registration.ts', module: r10 },
-  { url: '/pages/forgot-password', file: 'routes/pages/forgot-password.ts', module: r11 },
-  { url: '/pages/invite', file: 'routes/pages/invite.ts', module: r12 },
-  { url: '/pages/reset-password', file: 'routes/pages/reset-password.ts', module: r13 },
-  { url: '/pages/self-register', file: 'routes/pages/self-register.ts', module: r14 },
-  { url: '/pages/sign-in', file: 'routes/pages/sign-in.ts', module: r15 },
-  { url: '/readyz', file: 'routes/readyz.ts', module: r16 },
-  { url: '/rest/v1/asyncapi.json', file: 'routes/rest/v1/asyncapi.json.ts', module: r17 },
-  { url: '/rest/v1/design/classes', file: 'routes/rest/v1/design/classes/index.ts', module: r18 },
-  { url: '/rest/v1/design/classes/:id', file: 'routes/rest/v1/design/classes/[id].ts', module: r19 },
-  { url: '/rest/v1/domain/domains', file: 'routes/rest/v1/domain/domains/index.ts', module: r20 },
-  { url: '/rest/v1/domain/domains/:id', file: 'routes/rest/v1/domain/domains/[id].ts', module: r21 },
-  { url: '/rest/v1/domain/groups', file: 'routes/rest/v1/domain/groups/index.ts', module: r22 },
-  { url: '/rest/v1/domain/groups/:id', file: 'routes/rest/v1/domain/groups/[id].ts', module: r23 },
-  { url: '/rest/v1/domain/groups_caches', file: 'routes/rest/v1/domain/groups_caches/index.ts', module: r24 },
-  { url: '/rest/v1/domain/groups_caches/:id', file: 'routes/rest/v1/domain/groups_caches/[id].ts', module: r25 },
-  { url: '/rest/v1/domain/product_layer', file: 'routes/rest/v1/domain/product_layer/index.ts', module: r26 },
-  { url: '/rest/v1/domain/projects', file: 'routes/rest/v1/domain/projects/index.ts', module: r27 },
-  { url: '/rest/v1/domain/projects/:id', file: 'routes/rest/v1/domain/projects/[id].ts', module: r28 },
-  { url: '/rest/v1/domain/roles', file: 'routes/rest/v1/domain/roles/index.ts', module: r29 },
-  { url: '/rest/v1/domain/roles/:id', file: 'routes/rest/v1/domain/roles/[id].ts', module: r30 },
-  { url: '/rest/v1/domain/settings', file: 'routes/rest/v1/domain/settings/index.ts', module: r31 },
-  { url: '/rest/v1/domain/settings/:key', file: 'routes/rest/v1/domain/settings/[key].ts', module: r32 },
-  { url: '/rest/v1/domain/subordinations_caches', file: 'routes/rest/v1/domain/subordinations_caches/index.ts', module: r33 },
-  { url: '/rest/v1/domain/subordinations_caches/:top', file: 'routes/rest/v1/domain/subordinations_caches/[top].ts', module: r34 },
-  { url: '/rest/v1/domain/users', file: 'routes/rest/v1/domain/users/index.ts', module: r35 },
-  { url: '/rest/v1/domain/users/:id', file: 'routes/rest/v1/domain/users/[id].ts', module: r36 },
-  { url: '/rest/v1/domain/users_caches', file: 'routes/rest/v1/domain/users_caches/index.ts', module: r37 },
-  { url: '/rest/v1/domain/users_caches/:id', file: 'routes/rest/v1/domain/users_caches/[id].ts', module: r38 },
-  { url: '/rest/v1/fs/targets/token', file: 'routes/rest/v1/fs/targets/token/index.ts', module: r39 },
-  { url: '/rest/v1/fs/targets/token/:name', file: 'routes/rest/v1/fs/targets/token/[name].ts', module: r40 },
-  { url: '/rest/v1/iam/invites', file: 'routes/rest/v1/iam/invites/index.ts', module: r41 },
-  { url: '/rest/v1/iam/invites/:id', file: 'routes/rest/v1/iam/invites/[id].ts', module: r42 },
-  { url: '/rest/v1/iam/pwd_reset_requests', file: 'routes/rest/v1/iam/pwd_reset_requests/index.ts', module: r43 },
-  { url: '/rest/v1/iam/pwd_reset_requests/:id', file: 'routes/rest/v1/iam/pwd_reset_requests/[id].ts', module: r44 },
-  { url: '/rest/v1/iam/roles', file: 'routes/rest/v1/iam/roles/index.ts', module: r45 },
-  { url: '/rest/v1/iam/self_register_requests', file: 'routes/rest/v1/iam/self_register_requests/index.ts', module: r46 },
-  { url: '/rest/v1/iam/self_register_requests/:id', file: 'routes/rest/v1/iam/self_register_requests/[id].ts', module: r47 },
-  { url: '/rest/v1/iam/sessions', file: 'routes/rest/v1/iam/sessions/index.ts', module: r48 },
-  { url: '/rest/v1/iam/sessions/current', file: 'routes/rest/v1/iam/sessions/current.ts', module: r49 },
-  { url: '/rest/v1/integration/in/*', file: 'routes/rest/v1/integration/in/[...path].ts', module: r50 },
-  { url: '/rest/v1/journal/changes', file: 'routes/rest/v1/journal/changes/index.ts', module: r51 },
-  { url: '/rest/v1/master/borderrules', file: 'routes/rest/v1/master/borderrules/index.ts', module: r52 },
-  { url: '/rest/v1/master/borderrules/:id', file: 'routes/rest/v1/master/borderrules/[id].ts', module: r53 },
-  { url: '/rest/v1/master/borderrules_check', file: 'routes/rest/v1/master/borderrules_check/index.ts', module: r54 },
-  { url: '/rest/v1/master/license', file: 'routes/rest/v1/master/license/index.ts', module: r55 },
-  { url: '/rest/v1/master/node/:name', file: 'routes/rest/v1/master/node/[name].ts', module: r56 },
-  { url: '/rest/v1/master/nodes', file: 'routes/rest/v1/master/nodes/index.ts', module: r57 },
-  { url: '/rest/v1/master/nodes/:name', file: 'routes/rest/v1/master/nodes/[name].ts', module: r58 },
-  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r59 },
-  { url: '/rest/v1/openapi.json', file: 'routes/rest/v1/openapi.json.ts', module: r60 },
-  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r61 },
-  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r62 },
-  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r63 },
-  { url: '/rest/v1/service/events', file: 'routes/rest/v1/service/events/index.ts', module: r64 },
-  { url: '/rest/v1/service/integration_points', file: 'routes/rest/v1/service/integration_points/index.ts', module: r65 },
-  { url: '/rest/v1/service/integration_points/:id', file: 'routes/rest/v1/service/integration_points/[id]/index.ts', module: r66 },
-  { url: '/rest/v1/service/integration_points/:id/deliveries', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/index.ts', module: r67 },
-  { url: '/rest/v1/service/integration_points/:id/deliveries/:job/replay', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/[job]/replay.ts', module: r68 },
-  { url: '/rest/v1/service/integration_points/:id/secret', file: 'routes/rest/v1/service/integration_points/[id]/secret.ts', module: r69 },
-  { url: '/rest/v1/service/integration_tokens/:token', file: 'routes/rest/v1/service/integration_tokens/[token].ts', module: r70 },
-  { url: '/rest/v1/service/svcscript_runtimes', file: 'routes/rest/v1/service/svcscript_runtimes/index.ts', module: r71 },
-  { url: '/rest/v1/service/svcscript_runtimes/:id', file: 'routes/rest/v1/service/svcscript_runtimes/[id].ts', module: r72 },
-  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r73 },
-  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r74 },
-  { url: '/rest/v1/service/svctasks', file: 'routes/rest/v1/service/svctasks/index.ts', module: r75 },
-  { url: '/rest/v1/service/svctasks/:id', file: 'routes/rest/v1/service/svctasks/[id].ts', module: r76 },
-  { url: '/rest/v1/service/webhooks', file: 'routes/rest/v1/service/webhooks/index.ts', module: r77 },
-  { url: '/rest/v1/service/webhooks/:id', file: 'routes/rest/v1/service/webhooks/[id].ts', module: r78 },
-  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r79 },
-  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r80 },
-  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r81 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r82 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r83 },
-  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r84 },
+  { url: '/console/app.css', file: 'routes/console/app.css.ts', module: r1 },
+  { url: '/console/app.js', file: 'routes/console/app.js.ts', module: r2 },
+  { url: '/console/icon.svg', file: 'routes/console/icon.svg.ts', module: r3 },
+  { url: '/healthz', file: 'routes/healthz.ts', module: r4 },
+  { url: '/metrics', file: 'routes/metrics.ts', module: r5 },
+  { url: '/pages/api', file: 'routes/pages/api.ts', module: r6 },
+  { url: '/pages/api/scalar.js', file: 'routes/pages/api/scalar.js.ts', module: r7 },
+  { url: '/pages/api/start.js', file: 'routes/pages/api/start.js.ts', module: r8 },
+  { url: '/pages/assets/pages.css', file: 'routes/pages/assets/pages.css.ts', module: r9 },
+  { url: '/pages/assets/pages.js', file: 'routes/pages/assets/pages.js.ts', module: r10 },
+  { url: '/pages/confirm-registration', file: 'routes/pages/confirm-registration.ts', module: r11 },
+  { url: '/pages/forgot-password', file: 'routes/pages/forgot-password.ts', module: r12 },
+  { url: '/pages/invite', file: 'routes/pages/invite.ts', module: r13 },
+  { url: '/pages/reset-password', file: 'routes/pages/reset-password.ts', module: r14 },
+  { url: '/pages/self-register', file: 'routes/pages/self-register.ts', module: r15 },
+  { url: '/pages/sign-in', file: 'routes/pages/sign-in.ts', module: r16 },
+  { url: '/readyz', file: 'routes/readyz.ts', module: r17 },
+  { url: '/rest/v1/asyncapi.json', file: 'routes/rest/v1/asyncapi.json.ts', module: r18 },
+  { url: '/rest/v1/design/classes', file: 'routes/rest/v1/design/classes/index.ts', module: r19 },
+  { url: '/rest/v1/design/classes/:id', file: 'routes/rest/v1/design/classes/[id].ts', module: r20 },
+  { url: '/rest/v1/domain/domains', file: 'routes/rest/v1/domain/domains/index.ts', module: r21 },
+  { url: '/rest/v1/domain/domains/:id', file: 'routes/rest/v1/domain/domains/[id].ts', module: r22 },
+  { url: '/rest/v1/domain/groups', file: 'routes/rest/v1/domain/groups/index.ts', module: r23 },
+  { url: '/rest/v1/domain/groups/:id', file: 'routes/rest/v1/domain/groups/[id].ts', module: r24 },
+  { url: '/rest/v1/domain/groups_caches', file: 'routes/rest/v1/domain/groups_caches/index.ts', module: r25 },
+  { url: '/rest/v1/domain/groups_caches/:id', file: 'routes/rest/v1/domain/groups_caches/[id].ts', module: r26 },
+  { url: '/rest/v1/domain/product_layer', file: 'routes/rest/v1/domain/product_layer/index.ts', module: r27 },
+  { url: '/rest/v1/domain/projects', file: 'routes/rest/v1/domain/projects/index.ts', module: r28 },
+  { url: '/rest/v1/domain/projects/:id', file: 'routes/rest/v1/domain/projects/[id].ts', module: r29 },
+  { url: '/rest/v1/domain/roles', file: 'routes/rest/v1/domain/roles/index.ts', module: r30 },
+  { url: '/rest/v1/domain/roles/:id', file: 'routes/rest/v1/domain/roles/[id].ts', module: r31 },
+  { url: '/rest/v1/domain/settings', file: 'routes/rest/v1/domain/settings/index.ts', module: r32 },
+  { url: '/rest/v1/domain/settings/:key', file: 'routes/rest/v1/domain/settings/[key].ts', module: r33 },
+  { url: '/rest/v1/domain/subordinations_caches', file: 'routes/rest/v1/domain/subordinations_caches/index.ts', module: r34 },
+  { url: '/rest/v1/domain/subordinations_caches/:top', file: 'routes/rest/v1/domain/subordinations_caches/[top].ts', module: r35 },
+  { url: '/rest/v1/domain/users', file: 'routes/rest/v1/domain/users/index.ts', module: r36 },
+  { url: '/rest/v1/domain/users/:id', file: 'routes/rest/v1/domain/users/[id].ts', module: r37 },
+  { url: '/rest/v1/domain/users_caches', file: 'routes/rest/v1/domain/users_caches/index.ts', module: r38 },
+  { url: '/rest/v1/domain/users_caches/:id', file: 'routes/rest/v1/domain/users_caches/[id].ts', module: r39 },
+  { url: '/rest/v1/fs/targets/token', file: 'routes/rest/v1/fs/targets/token/index.ts', module: r40 },
+  { url: '/rest/v1/fs/targets/token/:name', file: 'routes/rest/v1/fs/targets/token/[name].ts', module: r41 },
+  { url: '/rest/v1/iam/invites', file: 'routes/rest/v1/iam/invites/index.ts', module: r42 },
+  { url: '/rest/v1/iam/invites/:id', file: 'routes/rest/v1/iam/invites/[id].ts', module: r43 },
+  { url: '/rest/v1/iam/pwd_reset_requests', file: 'routes/rest/v1/iam/pwd_reset_requests/index.ts', module: r44 },
+  { url: '/rest/v1/iam/pwd_reset_requests/:id', file: 'routes/rest/v1/iam/pwd_reset_requests/[id].ts', module: r45 },
+  { url: '/rest/v1/iam/roles', file: 'routes/rest/v1/iam/roles/index.ts', module: r46 },
+  { url: '/rest/v1/iam/self_register_requests', file: 'routes/rest/v1/iam/self_register_requests/index.ts', module: r47 },
+  { url: '/rest/v1/iam/self_register_requests/:id', file: 'routes/rest/v1/iam/self_register_requests/[id].ts', module: r48 },
+  { url: '/rest/v1/iam/sessions', file: 'routes/rest/v1/iam/sessions/index.ts', module: r49 },
+  { url: '/rest/v1/iam/sessions/current', file: 'routes/rest/v1/iam/sessions/current.ts', module: r50 },
+  { url: '/rest/v1/integration/in/*', file: 'routes/rest/v1/integration/in/[...path].ts', module: r51 },
+  { url: '/rest/v1/journal/changes', file: 'routes/rest/v1/journal/changes/index.ts', module: r52 },
+  { url: '/rest/v1/master/borderrules', file: 'routes/rest/v1/master/borderrules/index.ts', module: r53 },
+  { url: '/rest/v1/master/borderrules/:id', file: 'routes/rest/v1/master/borderrules/[id].ts', module: r54 },
+  { url: '/rest/v1/master/borderrules_check', file: 'routes/rest/v1/master/borderrules_check/index.ts', module: r55 },
+  { url: '/rest/v1/master/license', file: 'routes/rest/v1/master/license/index.ts', module: r56 },
+  { url: '/rest/v1/master/node/:name', file: 'routes/rest/v1/master/node/[name].ts', module: r57 },
+  { url: '/rest/v1/master/nodes', file: 'routes/rest/v1/master/nodes/index.ts', module: r58 },
+  { url: '/rest/v1/master/nodes/:name', file: 'routes/rest/v1/master/nodes/[name].ts', module: r59 },
+  { url: '/rest/v1/model/*', file: 'routes/rest/v1/model/[...path].ts', module: r60 },
+  { url: '/rest/v1/openapi.json', file: 'routes/rest/v1/openapi.json.ts', module: r61 },
+  { url: '/rest/v1/reference/extobjs', file: 'routes/rest/v1/reference/extobjs/index.ts', module: r62 },
+  { url: '/rest/v1/reference/extobjs/:id', file: 'routes/rest/v1/reference/extobjs/[id].ts', module: r63 },
+  { url: '/rest/v1/reference/extobjs_by_type/:type', file: 'routes/rest/v1/reference/extobjs_by_type/[type].ts', module: r64 },
+  { url: '/rest/v1/service/events', file: 'routes/rest/v1/service/events/index.ts', module: r65 },
+  { url: '/rest/v1/service/integration_points', file: 'routes/rest/v1/service/integration_points/index.ts', module: r66 },
+  { url: '/rest/v1/service/integration_points/:id', file: 'routes/rest/v1/service/integration_points/[id]/index.ts', module: r67 },
+  { url: '/rest/v1/service/integration_points/:id/deliveries', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/index.ts', module: r68 },
+  { url: '/rest/v1/service/integration_points/:id/deliveries/:job/replay', file: 'routes/rest/v1/service/integration_points/[id]/deliveries/[job]/replay.ts', module: r69 },
+  { url: '/rest/v1/service/integration_points/:id/secret', file: 'routes/rest/v1/service/integration_points/[id]/secret.ts', module: r70 },
+  { url: '/rest/v1/service/integration_tokens/:token', file: 'routes/rest/v1/service/integration_tokens/[token].ts', module: r71 },
+  { url: '/rest/v1/service/svcscript_runtimes', file: 'routes/rest/v1/service/svcscript_runtimes/index.ts', module: r72 },
+  { url: '/rest/v1/service/svcscript_runtimes/:id', file: 'routes/rest/v1/service/svcscript_runtimes/[id].ts', module: r73 },
+  { url: '/rest/v1/service/svcscripts', file: 'routes/rest/v1/service/svcscripts/index.ts', module: r74 },
+  { url: '/rest/v1/service/svcscripts/:id', file: 'routes/rest/v1/service/svcscripts/[id].ts', module: r75 },
+  { url: '/rest/v1/service/svctasks', file: 'routes/rest/v1/service/svctasks/index.ts', module: r76 },
+  { url: '/rest/v1/service/svctasks/:id', file: 'routes/rest/v1/service/svctasks/[id].ts', module: r77 },
+  { url: '/rest/v1/service/webhooks', file: 'routes/rest/v1/service/webhooks/index.ts', module: r78 },
+  { url: '/rest/v1/service/webhooks/:id', file: 'routes/rest/v1/service/webhooks/[id].ts', module: r79 },
+  { url: '/rest/v1/uc/sipusers', file: 'routes/rest/v1/uc/sipusers/index.ts', module: r80 },
+  { url: '/rest/v1/uc/sipusers/:id', file: 'routes/rest/v1/uc/sipusers/[id].ts', module: r81 },
+  { url: '/rest/v1/user/info', file: 'routes/rest/v1/user/info.ts', module: r82 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/index.ts', module: r83 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/index.ts', module: r84 },
+  { url: '/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', file: 'routes/rest/v1/user/sip/accounts/[account]/callback_requests/[date]/[id].ts', module: r85 },
 ]
 
 const g0 = routeGroup('console')
   .get('/console', run(r0.GET), hookOf(r0.GET))
-  .get('/console/app.js', run(r1.GET), hookOf(r1.GET))
-  .get('/console/console.css', run(r2.GET), hookOf(r2.GET))
+  .get('/console/app.css', run(r1.GET), hookOf(r1.GET))
+  .get('/console/app.js', run(r2.GET), hookOf(r2.GET))
+  .get('/console/icon.svg', run(r3.GET), hookOf(r3.GET))
 
 const g1 = routeGroup('root')
-  .get('/healthz', run(r3.GET), hookOf(r3.GET))
-  .get('/metrics', run(r4.GET), hookOf(r4.GET))
-  .get('/readyz', run(r16.GET), hookOf(r16.GET))
+  .get('/healthz', run(r4.GET), hookOf(r4.GET))
+  .get('/metrics', run(r5.GET), hookOf(r5.GET))
+  .get('/readyz', run(r17.GET), hookOf(r17.GET))
 
 const g2 = routeGroup('pages')
-  .get('/pages/api', run(r5.GET), hookOf(r5.GET))
-  .get('/pages/api/scalar.js', run(r6.GET), hookOf(r6.GET))
-  .get('/pages/api/start.js', run(r7.GET), hookOf(r7.GET))
-  .get('/pages/assets/pages.css', run(r8.GET), hookOf(r8.GET))
-  .get('/pages/assets/pages.js', run(r9.GET), hookOf(r9.GET))
-  .get('/pages/confirm-registration', run(r10.GET), hookOf(r10.GET))
-  .get('/pages/forgot-password', run(r11.GET), hookOf(r11.GET))
-  .get('/pages/invite', run(r12.GET), hookOf(r12.GET))
-  .get('/pages/reset-password', run(r13.GET), hookOf(r13.GET))
-  .get('/pages/self-register', run(r14.GET), hookOf(r14.GET))
-  .get('/pages/sign-in', run(r15.GET), hookOf(r15.GET))
+  .get('/pages/api', run(r6.GET), hookOf(r6.GET))
+  .get('/pages/api/scalar.js', run(r7.GET), hookOf(r7.GET))
+  .get('/pages/api/start.js', run(r8.GET), hookOf(r8.GET))
+  .get('/pages/assets/pages.css', run(r9.GET), hookOf(r9.GET))
+  .get('/pages/assets/pages.js', run(r10.GET), hookOf(r10.GET))
+  .get('/pages/confirm-registration', run(r11.GET), hookOf(r11.GET))
+  .get('/pages/forgot-password', run(r12.GET), hookOf(r12.GET))
+  .get('/pages/invite', run(r13.GET), hookOf(r13.GET))
+  .get('/pages/reset-password', run(r14.GET), hookOf(r14.GET))
+  .get('/pages/self-register', run(r15.GET), hookOf(r15.GET))
+  .get('/pages/sign-in', run(r16.GET), hookOf(r16.GET))
 
 const g3 = routeGroup('rest')
-  .get('/rest/v1/asyncapi.json', run(r17.GET), hookOf(r17.GET))
-  .get('/rest/v1/openapi.json', run(r60.GET), hookOf(r60.GET))
+  .get('/rest/v1/asyncapi.json', run(r18.GET), hookOf(r18.GET))
+  .get('/rest/v1/openapi.json', run(r61.GET), hookOf(r61.GET))
 
 const g4 = routeGroup('rest/v1/design')
-  .get('/rest/v1/design/classes', run(r18.GET), hookOf(r18.GET))
-  .post('/rest/v1/design/classes', run(r18.POST), hookOf(r18.POST))
-  .route('LOOKUP', '/rest/v1/design/classes', run(r18.LOOKUP), hookOf(r18.LOOKUP))
-  .route('SYNC', '/rest/v1/design/classes', run(r18.SYNC), hookOf(r18.SYNC))
-  .get('/rest/v1/design/classes/:id', run(r19.GET), hookOf(r19.GET))
-  .patch('/rest/v1/design/classes/:id', run(r19.PATCH), hookOf(r19.PATCH))
-  .delete('/rest/v1/design/classes/:id', run(r19.DELETE), hookOf(r19.DELETE))
+  .get('/rest/v1/design/classes', run(r19.GET), hookOf(r19.GET))
+  .post('/rest/v1/design/classes', run(r19.POST), hookOf(r19.POST))
+  .route('LOOKUP', '/rest/v1/design/classes', run(r19.LOOKUP), hookOf(r19.LOOKUP))
+  .route('SYNC', '/rest/v1/design/classes', run(r19.SYNC), hookOf(r19.SYNC))
+  .get('/rest/v1/design/classes/:id', run(r20.GET), hookOf(r20.GET))
+  .patch('/rest/v1/design/classes/:id', run(r20.PATCH), hookOf(r20.PATCH))
+  .delete('/rest/v1/design/classes/:id', run(r20.DELETE), hookOf(r20.DELETE))
 
 const g5 = routeGroup('rest/v1/domain')
-  .get('/rest/v1/domain/domains', run(r20.GET), hookOf(r20.GET))
-  .post('/rest/v1/domain/domains', run(r20.POST), hookOf(r20.POST))
-  .route('LOOKUP', '/rest/v1/domain/domains', run(r20.LOOKUP), hookOf(r20.LOOKUP))
-  .get('/rest/v1/domain/domains/:id', run(r21.GET), hookOf(r21.GET))
-  .patch('/rest/v1/domain/domains/:id', run(r21.PATCH), hookOf(r21.PATCH))
-  .delete('/rest/v1/domain/domains/:id', run(r21.DELETE), hookOf(r21.DELETE))
-  .get('/rest/v1/domain/groups', run(r22.GET), hookOf(r22.GET))
-  .post('/rest/v1/domain/groups', run(r22.POST), hookOf(r22.POST))
-  .route('LOOKUP', '/rest/v1/domain/groups', run(r22.LOOKUP), hookOf(r22.LOOKUP))
-  .get('/rest/v1/domain/groups/:id', run(r23.GET), hookOf(r23.GET))
-  .patch('/rest/v1/domain/groups/:id', run(r23.PATCH), hookOf(r23.PATCH))
-  .delete('/rest/v1/domain/groups/:id', run(r23.DELETE), hookOf(r23.DELETE))
-  .get('/rest/v1/domain/groups_caches', run(r24.GET), hookOf(r24.GET))
-  .get('/rest/v1/domain/groups_caches/:id', run(r25.GET), hookOf(r25.GET))
-  .get('/rest/v1/domain/product_layer', run(r26.GET), hookOf(r26.GET))
-  .post('/rest/v1/domain/product_layer', run(r26.POST), hookOf(r26.POST))
-  .get('/rest/v1/domain/projects', run(r27.GET), hookOf(r27.GET))
-  .post('/rest/v1/domain/projects', run(r27.POST), hookOf(r27.POST))
-  .route('LOOKUP', '/rest/v1/domain/projects', run(r27.LOOKUP), hookOf(r27.LOOKUP))
-  .get('/rest/v1/domain/projects/:id', run(r28.GET), hookOf(r28.GET))
-  .patch('/rest/v1/domain/projects/:id', run(r28.PATCH), hookOf(r28.PATCH))
-  .delete('/rest/v1/domain/projects/:id', run(r28.DELETE), hookOf(r28.DELETE))
-  .get('/rest/v1/domain/roles', run(r29.GET), hookOf(r29.GET))
-  .post('/rest/v1/domain/roles', run(r29.POST), hookOf(r29.POST))
-  .route('LOOKUP', '/rest/v1/domain/roles', run(r29.LOOKUP), hookOf(r29.LOOKUP))
-  .get('/rest/v1/domain/roles/:id', run(r30.GET), hookOf(r30.GET))
-  .patch('/rest/v1/domain/roles/:id', run(r30.PATCH), hookOf(r30.PATCH))
-  .delete('/rest/v1/domain/roles/:id', run(r30.DELETE), hookOf(r30.DELETE))
-  .get('/rest/v1/domain/settings', run(r31.GET), hookOf(r31.GET))
-  .get('/rest/v1/domain/settings/:key', run(r32.GET), hookOf(r32.GET))
-  .patch('/rest/v1/domain/settings/:key', run(r32.PATCH), hookOf(r32.PATCH))
-  .get('/rest/v1/domain/subordinations_caches', run(r33.GET), hookOf(r33.GET))
-  .get('/rest/v1/domain/subordinations_caches/:top', run(r34.GET), hookOf(r34.GET))
-  .get('/rest/v1/domain/users', run(r35.GET), hookOf(r35.GET))
-  .post('/rest/v1/domain/users', run(r35.POST), hookOf(r35.POST))
-  .route('LOOKUP', '/rest/v1/domain/users', run(r35.LOOKUP), hookOf(r35.LOOKUP))
-  .get('/rest/v1/domain/users/:id', run(r36.GET), hookOf(r36.GET))
-  .patch('/rest/v1/domain/users/:id', run(r36.PATCH), hookOf(r36.PATCH))
-  .delete('/rest/v1/domain/users/:id', run(r36.DELETE), hookOf(r36.DELETE))
-  .get('/rest/v1/domain/users_caches', run(r37.GET), hookOf(r37.GET))
-  .get('/rest/v1/domain/users_caches/:id', run(r38.GET), hookOf(r38.GET))
-  .patch('/rest/v1/domain/users_caches/:id', run(r38.PATCH), hookOf(r38.PATCH))
+  .get('/rest/v1/domain/domains', run(r21.GET), hookOf(r21.GET))
+  .post('/rest/v1/domain/domains', run(r21.POST), hookOf(r21.POST))
+  .route('LOOKUP', '/rest/v1/domain/domains', run(r21.LOOKUP), hookOf(r21.LOOKUP))
+  .get('/rest/v1/domain/domains/:id', run(r22.GET), hookOf(r22.GET))
+  .patch('/rest/v1/domain/domains/:id', run(r22.PATCH), hookOf(r22.PATCH))
+  .delete('/rest/v1/domain/domains/:id', run(r22.DELETE), hookOf(r22.DELETE))
+  .get('/rest/v1/domain/groups', run(r23.GET), hookOf(r23.GET))
+  .post('/rest/v1/domain/groups', run(r23.POST), hookOf(r23.POST))
+  .route('LOOKUP', '/rest/v1/domain/groups', run(r23.LOOKUP), hookOf(r23.LOOKUP))
+  .get('/rest/v1/domain/groups/:id', run(r24.GET), hookOf(r24.GET))
+  .patch('/rest/v1/domain/groups/:id', run(r24.PATCH), hookOf(r24.PATCH))
+  .delete('/rest/v1/domain/groups/:id', run(r24.DELETE), hookOf(r24.DELETE))
+  .get('/rest/v1/domain/groups_caches', run(r25.GET), hookOf(r25.GET))
+  .get('/rest/v1/domain/groups_caches/:id', run(r26.GET), hookOf(r26.GET))
+  .get('/rest/v1/domain/product_layer', run(r27.GET), hookOf(r27.GET))
+  .post('/rest/v1/domain/product_layer', run(r27.POST), hookOf(r27.POST))
+  .get('/rest/v1/domain/projects', run(r28.GET), hookOf(r28.GET))
+  .post('/rest/v1/domain/projects', run(r28.POST), hookOf(r28.POST))
+  .route('LOOKUP', '/rest/v1/domain/projects', run(r28.LOOKUP), hookOf(r28.LOOKUP))
+  .get('/rest/v1/domain/projects/:id', run(r29.GET), hookOf(r29.GET))
+  .patch('/rest/v1/domain/projects/:id', run(r29.PATCH), hookOf(r29.PATCH))
+  .delete('/rest/v1/domain/projects/:id', run(r29.DELETE), hookOf(r29.DELETE))
+  .get('/rest/v1/domain/roles', run(r30.GET), hookOf(r30.GET))
+  .post('/rest/v1/domain/roles', run(r30.POST), hookOf(r30.POST))
+  .route('LOOKUP', '/rest/v1/domain/roles', run(r30.LOOKUP), hookOf(r30.LOOKUP))
+  .get('/rest/v1/domain/roles/:id', run(r31.GET), hookOf(r31.GET))
+  .patch('/rest/v1/domain/roles/:id', run(r31.PATCH), hookOf(r31.PATCH))
+  .delete('/rest/v1/domain/roles/:id', run(r31.DELETE), hookOf(r31.DELETE))
+  .get('/rest/v1/domain/settings', run(r32.GET), hookOf(r32.GET))
+  .get('/rest/v1/domain/settings/:key', run(r33.GET), hookOf(r33.GET))
+  .patch('/rest/v1/domain/settings/:key', run(r33.PATCH), hookOf(r33.PATCH))
+  .get('/rest/v1/domain/subordinations_caches', run(r34.GET), hookOf(r34.GET))
+  .get('/rest/v1/domain/subordinations_caches/:top', run(r35.GET), hookOf(r35.GET))
+  .get('/rest/v1/domain/users', run(r36.GET), hookOf(r36.GET))
+  .post('/rest/v1/domain/users', run(r36.POST), hookOf(r36.POST))
+  .route('LOOKUP', '/rest/v1/domain/users', run(r36.LOOKUP), hookOf(r36.LOOKUP))
+  .get('/rest/v1/domain/users/:id', run(r37.GET), hookOf(r37.GET))
+  .patch('/rest/v1/domain/users/:id', run(r37.PATCH), hookOf(r37.PATCH))
+  .delete('/rest/v1/domain/users/:id', run(r37.DELETE), hookOf(r37.DELETE))
+  .get('/rest/v1/domain/users_caches', run(r38.GET), hookOf(r38.GET))
+  .get('/rest/v1/domain/users_caches/:id', run(r39.GET), hookOf(r39.GET))
+  .patch('/rest/v1/domain/users_caches/:id', run(r39.PATCH), hookOf(r39.PATCH))
 
 const g6 = routeGroup('rest/v1/fs')
-  .get('/rest/v1/fs/targets/token', run(r39.GET), hookOf(r39.GET))
-  .post('/rest/v1/fs/targets/token', run(r39.POST), hookOf(r39.POST))
-  .get('/rest/v1/fs/targets/token/:name', run(r40.GET), hookOf(r40.GET))
-  .put('/rest/v1/fs/targets/token/:name', run(r40.PUT), hookOf(r40.PUT))
-  .delete('/rest/v1/fs/targets/token/:name', run(r40.DELETE), hookOf(r40.DELETE))
+  .get('/rest/v1/fs/targets/token', run(r40.GET), hookOf(r40.GET))
+  .post('/rest/v1/fs/targets/token', run(r40.POST), hookOf(r40.POST))
+  .get('/rest/v1/fs/targets/token/:name', run(r41.GET), hookOf(r41.GET))
+  .put('/rest/v1/fs/targets/token/:name', run(r41.PUT), hookOf(r41.PUT))
+  .delete('/rest/v1/fs/targets/token/:name', run(r41.DELETE), hookOf(r41.DELETE))
 
 const g7 = routeGroup('rest/v1/iam')
-  .post('/rest/v1/iam/invites', run(r41.POST), hookOf(r41.POST))
-  .patch('/rest/v1/iam/invites/:id', run(r42.PATCH), hookOf(r42.PATCH))
-  .post('/rest/v1/iam/pwd_reset_requests', run(r43.POST), hookOf(r43.POST))
-  .patch('/rest/v1/iam/pwd_reset_requests/:id', run(r44.PATCH), hookOf(r44.PATCH))
-  .get('/rest/v1/iam/roles', run(r45.GET), hookOf(r45.GET))
-  .post('/rest/v1/iam/self_register_requests', run(r46.POST), hookOf(r46.POST))
-  .patch('/rest/v1/iam/self_register_requests/:id', run(r47.PATCH), hookOf(r47.PATCH))
-  .post('/rest/v1/iam/sessions', run(r48.POST), hookOf(r48.POST))
-  .get('/rest/v1/iam/sessions/current', run(r49.GET), hookOf(r49.GET))
-  .patch('/rest/v1/iam/sessions/current', run(r49.PATCH), hookOf(r49.PATCH))
-  .delete('/rest/v1/iam/sessions/current', run(r49.DELETE), hookOf(r49.DELETE))
+  .post('/rest/v1/iam/invites', run(r42.POST), hookOf(r42.POST))
+  .patch('/rest/v1/iam/invites/:id', run(r43.PATCH), hookOf(r43.PATCH))
+  .post('/rest/v1/iam/pwd_reset_requests', run(r44.POST), hookOf(r44.POST))
+  .patch('/rest/v1/iam/pwd_reset_requests/:id', run(r45.PATCH), hookOf(r45.PATCH))
+  .get('/rest/v1/iam/roles', run(r46.GET), hookOf(r46.GET))
+  .post('/rest/v1/iam/self_register_requests', run(r47.POST), hookOf(r47.POST))
+  .patch('/rest/v1/iam/self_register_requests/:id', run(r48.PATCH), hookOf(r48.PATCH))
+  .post('/rest/v1/iam/sessions', run(r49.POST), hookOf(r49.POST))
+  .get('/rest/v1/iam/sessions/current', run(r50.GET), hookOf(r50.GET))
+  .patch('/rest/v1/iam/sessions/current', run(r50.PATCH), hookOf(r50.PATCH))
+  .delete('/rest/v1/iam/sessions/current', run(r50.DELETE), hookOf(r50.DELETE))
 
 const g8 = routeGroup('rest/v1/integration')
-  .get('/rest/v1/integration/in/*', run(r50.GET), hookOf(r50.GET))
-  .post('/rest/v1/integration/in/*', run(r50.POST), hookOf(r50.POST))
-  .put('/rest/v1/integration/in/*', run(r50.PUT), hookOf(r50.PUT))
-  .patch('/rest/v1/integration/in/*', run(r50.PATCH), hookOf(r50.PATCH))
-  .delete('/rest/v1/integration/in/*', run(r50.DELETE), hookOf(r50.DELETE))
+  .get('/rest/v1/integration/in/*', run(r51.GET), hookOf(r51.GET))
+  .post('/rest/v1/integration/in/*', run(r51.POST), hookOf(r51.POST))
+  .put('/rest/v1/integration/in/*', run(r51.PUT), hookOf(r51.PUT))
+  .patch('/rest/v1/integration/in/*', run(r51.PATCH), hookOf(r51.PATCH))
+  .delete('/rest/v1/integration/in/*', run(r51.DELETE), hookOf(r51.DELETE))
 
 const g9 = routeGroup('rest/v1/journal')
-  .get('/rest/v1/journal/changes', run(r51.GET), hookOf(r51.GET))
+  .get('/rest/v1/journal/changes', run(r52.GET), hookOf(r52.GET))
 
 const g10 = routeGroup('rest/v1/master')
-  .get('/rest/v1/master/borderrules', run(r52.GET), hookOf(r52.GET))
-  .post('/rest/v1/master/borderrules', run(r52.POST), hookOf(r52.POST))
-  .route('LOOKUP', '/rest/v1/master/borderrules', run(r52.LOOKUP), hookOf(r52.LOOKUP))
-  .get('/rest/v1/master/borderrules/:id', run(r53.GET), hookOf(r53.GET))
-  .patch('/rest/v1/master/borderrules/:id', run(r53.PATCH), hookOf(r53.PATCH))
-  .delete('/rest/v1/master/borderrules/:id', run(r53.DELETE), hookOf(r53.DELETE))
-  .get('/rest/v1/master/borderrules_check', run(r54.GET), hookOf(r54.GET))
-  .get('/rest/v1/master/license', run(r55.GET), hookOf(r55.GET))
-  .post('/rest/v1/master/license', run(r55.POST), hookOf(r55.POST))
-  .get('/rest/v1/master/node/:name', run(r56.GET), hookOf(r56.GET))
-  .get('/rest/v1/master/nodes', run(r57.GET), hookOf(r57.GET))
-  .get('/rest/v1/master/nodes/:name', run(r58.GET), hookOf(r58.GET))
-  .patch('/rest/v1/master/nodes/:name', run(r58.PATCH), hookOf(r58.PATCH))
-  .delete('/rest/v1/master/nodes/:name', run(r58.DELETE), hookOf(r58.DELETE))
+  .get('/rest/v1/master/borderrules', run(r53.GET), hookOf(r53.GET))
+  .post('/rest/v1/master/borderrules', run(r53.POST), hookOf(r53.POST))
+  .route('LOOKUP', '/rest/v1/master/borderrules', run(r53.LOOKUP), hookOf(r53.LOOKUP))
+  .get('/rest/v1/master/borderrules/:id', run(r54.GET), hookOf(r54.GET))
+  .patch('/rest/v1/master/borderrules/:id', run(r54.PATCH), hookOf(r54.PATCH))
+  .delete('/rest/v1/master/borderrules/:id', run(r54.DELETE), hookOf(r54.DELETE))
+  .get('/rest/v1/master/borderrules_check', run(r55.GET), hookOf(r55.GET))
+  .get('/rest/v1/master/license', run(r56.GET), hookOf(r56.GET))
+  .post('/rest/v1/master/license', run(r56.POST), hookOf(r56.POST))
+  .get('/rest/v1/master/node/:name', run(r57.GET), hookOf(r57.GET))
+  .get('/rest/v1/master/nodes', run(r58.GET), hookOf(r58.GET))
+  .get('/rest/v1/master/nodes/:name', run(r59.GET), hookOf(r59.GET))
+  .patch('/rest/v1/master/nodes/:name', run(r59.PATCH), hookOf(r59.PATCH))
+  .delete('/rest/v1/master/nodes/:name', run(r59.DELETE), hookOf(r59.DELETE))
 
 const g11 = routeGroup('rest/v1/model')
-  .get('/rest/v1/model/*', run(r59.GET), hookOf(r59.GET))
-  .post('/rest/v1/model/*', run(r59.POST), hookOf(r59.POST))
-  .put('/rest/v1/model/*', run(r59.PUT), hookOf(r59.PUT))
-  .patch('/rest/v1/model/*', run(r59.PATCH), hookOf(r59.PATCH))
-  .delete('/rest/v1/model/*', run(r59.DELETE), hookOf(r59.DELETE))
-  .route('LOOKUP', '/rest/v1/model/*', run(r59.LOOKUP), hookOf(r59.LOOKUP))
-  .route('CLEAR', '/rest/v1/model/*', run(r59.CLEAR), hookOf(r59.CLEAR))
+  .get('/rest/v1/model/*', run(r60.GET), hookOf(r60.GET))
+  .post('/rest/v1/model/*', run(r60.POST), hookOf(r60.POST))
+  .put('/rest/v1/model/*', run(r60.PUT), hookOf(r60.PUT))
+  .patch('/rest/v1/model/*', run(r60.PATCH), hookOf(r60.PATCH))
+  .delete('/rest/v1/model/*', run(r60.DELETE), hookOf(r60.DELETE))
+  .route('LOOKUP', '/rest/v1/model/*', run(r60.LOOKUP), hookOf(r60.LOOKUP))
+  .route('CLEAR', '/rest/v1/model/*', run(r60.CLEAR), hookOf(r60.CLEAR))
 
 const g12 = routeGroup('rest/v1/reference')
-  .get('/rest/v1/reference/extobjs', run(r61.GET), hookOf(r61.GET))
-  .post('/rest/v1/reference/extobjs', run(r61.POST), hookOf(r61.POST))
-  .route('LOOKUP', '/rest/v1/reference/extobjs', run(r61.LOOKUP), hookOf(r61.LOOKUP))
-  .get('/rest/v1/reference/extobjs/:id', run(r62.GET), hookOf(r62.GET))
-  .patch('/rest/v1/reference/extobjs/:id', run(r62.PATCH), hookOf(r62.PATCH))
-  .delete('/rest/v1/reference/extobjs/:id', run(r62.DELETE), hookOf(r62.DELETE))
-  .get('/rest/v1/reference/extobjs_by_type/:type', run(r63.GET), hookOf(r63.GET))
+  .get('/rest/v1/reference/extobjs', run(r62.GET), hookOf(r62.GET))
+  .post('/rest/v1/reference/extobjs', run(r62.POST), hookOf(r62.POST))
+  .route('LOOKUP', '/rest/v1/reference/extobjs', run(r62.LOOKUP), hookOf(r62.LOOKUP))
+  .get('/rest/v1/reference/extobjs/:id', run(r63.GET), hookOf(r63.GET))
+  .patch('/rest/v1/reference/extobjs/:id', run(r63.PATCH), hookOf(r63.PATCH))
+  .delete('/rest/v1/reference/extobjs/:id', run(r63.DELETE), hookOf(r63.DELETE))
+  .get('/rest/v1/reference/extobjs_by_type/:type', run(r64.GET), hookOf(r64.GET))
 
 const g13 = routeGroup('rest/v1/service')
-  .post('/rest/v1/service/events', run(r64.POST), hookOf(r64.POST))
-  .get('/rest/v1/service/integration_points', run(r65.GET), hookOf(r65.GET))
-  .post('/rest/v1/service/integration_points', run(r65.POST), hookOf(r65.POST))
-  .route('LOOKUP', '/rest/v1/service/integration_points', run(r65.LOOKUP), hookOf(r65.LOOKUP))
-  .get('/rest/v1/service/integration_points/:id', run(r66.GET), hookOf(r66.GET))
-  .patch('/rest/v1/service/integration_points/:id', run(r66.PATCH), hookOf(r66.PATCH))
-  .delete('/rest/v1/service/integration_points/:id', run(r66.DELETE), hookOf(r66.DELETE))
-  .get('/rest/v1/service/integration_points/:id/deliveries', run(r67.GET), hookOf(r67.GET))
-  .post('/rest/v1/service/integration_points/:id/deliveries/:job/replay', run(r68.POST), hookOf(r68.POST))
-  .post('/rest/v1/service/integration_points/:id/secret', run(r69.POST), hookOf(r69.POST))
-  .get('/rest/v1/service/integration_tokens/:token', run(r70.GET), hookOf(r70.GET))
-  .get('/rest/v1/service/svcscript_runtimes', run(r71.GET), hookOf(r71.GET))
-  .post('/rest/v1/service/svcscript_runtimes', run(r71.POST), hookOf(r71.POST))
-  .get('/rest/v1/service/svcscript_runtimes/:id', run(r72.GET), hookOf(r72.GET))
-  .delete('/rest/v1/service/svcscript_runtimes/:id', run(r72.DELETE), hookOf(r72.DELETE))
-  .get('/rest/v1/service/svcscripts', run(r73.GET), hookOf(r73.GET))
-  .post('/rest/v1/service/svcscripts', run(r73.POST), hookOf(r73.POST))
-  .route('LOOKUP', '/rest/v1/service/svcscripts', run(r73.LOOKUP), hookOf(r73.LOOKUP))
-  .get('/rest/v1/service/svcscripts/:id', run(r74.GET), hookOf(r74.GET))
-  .patch('/rest/v1/service/svcscripts/:id', run(r74.PATCH), hookOf(r74.PATCH))
-  .delete('/rest/v1/service/svcscripts/:id', run(r74.DELETE), hookOf(r74.DELETE))
-  .get('/rest/v1/service/svctasks', run(r75.GET), hookOf(r75.GET))
-  .post('/rest/v1/service/svctasks', run(r75.POST), hookOf(r75.POST))
-  .route('LOOKUP', '/rest/v1/service/svctasks', run(r75.LOOKUP), hookOf(r75.LOOKUP))
-  .get('/rest/v1/service/svctasks/:id', run(r76.GET), hookOf(r76.GET))
-  .patch('/rest/v1/service/svctasks/:id', run(r76.PATCH), hookOf(r76.PATCH))
-  .delete('/rest/v1/service/svctasks/:id', run(r76.DELETE), hookOf(r76.DELETE))
-  .post('/rest/v1/service/webhooks', run(r77.POST), hookOf(r77.POST))
-  .get('/rest/v1/service/webhooks/:id', run(r78.GET), hookOf(r78.GET))
-  .put('/rest/v1/service/webhooks/:id', run(r78.PUT), hookOf(r78.PUT))
-  .delete('/rest/v1/service/webhooks/:id', run(r78.DELETE), hookOf(r78.DELETE))
+  .post('/rest/v1/service/events', run(r65.POST), hookOf(r65.POST))
+  .get('/rest/v1/service/integration_points', run(r66.GET), hookOf(r66.GET))
+  .post('/rest/v1/service/integration_points', run(r66.POST), hookOf(r66.POST))
+  .route('LOOKUP', '/rest/v1/service/integration_points', run(r66.LOOKUP), hookOf(r66.LOOKUP))
+  .get('/rest/v1/service/integration_points/:id', run(r67.GET), hookOf(r67.GET))
+  .patch('/rest/v1/service/integration_points/:id', run(r67.PATCH), hookOf(r67.PATCH))
+  .delete('/rest/v1/service/integration_points/:id', run(r67.DELETE), hookOf(r67.DELETE))
+  .get('/rest/v1/service/integration_points/:id/deliveries', run(r68.GET), hookOf(r68.GET))
+  .post('/rest/v1/service/integration_points/:id/deliveries/:job/replay', run(r69.POST), hookOf(r69.POST))
+  .post('/rest/v1/service/integration_points/:id/secret', run(r70.POST), hookOf(r70.POST))
+  .get('/rest/v1/service/integration_tokens/:token', run(r71.GET), hookOf(r71.GET))
+  .get('/rest/v1/service/svcscript_runtimes', run(r72.GET), hookOf(r72.GET))
+  .post('/rest/v1/service/svcscript_runtimes', run(r72.POST), hookOf(r72.POST))
+  .get('/rest/v1/service/svcscript_runtimes/:id', run(r73.GET), hookOf(r73.GET))
+  .delete('/rest/v1/service/svcscript_runtimes/:id', run(r73.DELETE), hookOf(r73.DELETE))
+  .get('/rest/v1/service/svcscripts', run(r74.GET), hookOf(r74.GET))
+  .post('/rest/v1/service/svcscripts', run(r74.POST), hookOf(r74.POST))
+  .route('LOOKUP', '/rest/v1/service/svcscripts', run(r74.LOOKUP), hookOf(r74.LOOKUP))
+  .get('/rest/v1/service/svcscripts/:id', run(r75.GET), hookOf(r75.GET))
+  .patch('/rest/v1/service/svcscripts/:id', run(r75.PATCH), hookOf(r75.PATCH))
+  .delete('/rest/v1/service/svcscripts/:id', run(r75.DELETE), hookOf(r75.DELETE))
+  .get('/rest/v1/service/svctasks', run(r76.GET), hookOf(r76.GET))
+  .post('/rest/v1/service/svctasks', run(r76.POST), hookOf(r76.POST))
+  .route('LOOKUP', '/rest/v1/service/svctasks', run(r76.LOOKUP), hookOf(r76.LOOKUP))
+  .get('/rest/v1/service/svctasks/:id', run(r77.GET), hookOf(r77.GET))
+  .patch('/rest/v1/service/svctasks/:id', run(r77.PATCH), hookOf(r77.PATCH))
+  .delete('/rest/v1/service/svctasks/:id', run(r77.DELETE), hookOf(r77.DELETE))
+  .post('/rest/v1/service/webhooks', run(r78.POST), hookOf(r78.POST))
+  .get('/rest/v1/service/webhooks/:id', run(r79.GET), hookOf(r79.GET))
+  .put('/rest/v1/service/webhooks/:id', run(r79.PUT), hookOf(r79.PUT))
+  .delete('/rest/v1/service/webhooks/:id', run(r79.DELETE), hookOf(r79.DELETE))
 
 const g14 = routeGroup('rest/v1/uc')
-  .get('/rest/v1/uc/sipusers', run(r79.GET), hookOf(r79.GET))
-  .post('/rest/v1/uc/sipusers', run(r79.POST), hookOf(r79.POST))
-  .route('LOOKUP', '/rest/v1/uc/sipusers', run(r79.LOOKUP), hookOf(r79.LOOKUP))
-  .get('/rest/v1/uc/sipusers/:id', run(r80.GET), hookOf(r80.GET))
-  .patch('/rest/v1/uc/sipusers/:id', run(r80.PATCH), hookOf(r80.PATCH))
-  .delete('/rest/v1/uc/sipusers/:id', run(r80.DELETE), hookOf(r80.DELETE))
+  .get('/rest/v1/uc/sipusers', run(r80.GET), hookOf(r80.GET))
+  .post('/rest/v1/uc/sipusers', run(r80.POST), hookOf(r80.POST))
+  .route('LOOKUP', '/rest/v1/uc/sipusers', run(r80.LOOKUP), hookOf(r80.LOOKUP))
+  .get('/rest/v1/uc/sipusers/:id', run(r81.GET), hookOf(r81.GET))
+  .patch('/rest/v1/uc/sipusers/:id', run(r81.PATCH), hookOf(r81.PATCH))
+  .delete('/rest/v1/uc/sipusers/:id', run(r81.DELETE), hookOf(r81.DELETE))
 
 const g15 = routeGroup('rest/v1/user')
-  .get('/rest/v1/user/info', run(r81.GET), hookOf(r81.GET))
-  .patch('/rest/v1/user/info', run(r81.PATCH), hookOf(r81.PATCH))
-  .get('/rest/v1/user/sip/accounts/:account/callback_requests', run(r82.GET), hookOf(r82.GET))
-  .get('/rest/v1/user/sip/accounts/:account/callback_requests/:date', run(r83.GET), hookOf(r83.GET))
-  .get('/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', run(r84.GET), hookOf(r84.GET))
-  .patch('/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', run(r84.PATCH), hookOf(r84.PATCH))
-  .delete('/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', run(r84.DELETE), hookOf(r84.DELETE))
+  .get('/rest/v1/user/info', run(r82.GET), hookOf(r82.GET))
+  .patch('/rest/v1/user/info', run(r82.PATCH), hookOf(r82.PATCH))
+  .get('/rest/v1/user/sip/accounts/:account/callback_requests', run(r83.GET), hookOf(r83.GET))
+  .get('/rest/v1/user/sip/accounts/:account/callback_requests/:date', run(r84.GET), hookOf(r84.GET))
+  .get('/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', run(r85.GET), hookOf(r85.GET))
+  .patch('/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', run(r85.PATCH), hookOf(r85.PATCH))
+  .delete('/rest/v1/user/sip/accounts/:account/callback_requests/:date/:id', run(r85.DELETE), hookOf(r85.DELETE))
 
 /** Every route, typed: what the app mounts, and what a typed client (Eden) is made from (app.ts). */
 export const api = new Elysia({ name: 'routes' }).use(g0).use(g1).use(g2).use(g3).use(g4).use(g5).use(g6).use(g7).use(g8).use(g9).use(g10).use(g11).use(g12).use(g13).use(g14).use(g15)

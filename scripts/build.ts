@@ -7,6 +7,7 @@ import type { BunPlugin } from 'bun'
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { buildConsoleBundle, type ConsoleBundle } from '../src/console/bundle'
 
 const ROOT = join(import.meta.dir, '..')
 export const DEFAULT_OUTFILE = join(ROOT, 'dist/platform')
@@ -59,6 +60,23 @@ function staticLibsqlAddon(addon: string): BunPlugin {
   }
 }
 
+/**
+ * The admin console's browser bundle (Preact, src/console/app) is built from source when the service
+ * runs from source; the binary carries it instead: built here first, its text replaces the module
+ * src/console/embedded.ts, so the binary serves it without the sources or a bundler.
+ */
+function embeddedConsole(bundle: ConsoleBundle): BunPlugin {
+  return {
+    name: 'console-bundle',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]src[\\/]console[\\/]embedded\.ts$/ }, () => ({
+        contents: `export const embeddedBundle = ${JSON.stringify(bundle)}`,
+        loader: 'ts',
+      }))
+    },
+  }
+}
+
 export async function build(options: { target?: string; outfile?: string } = {}): Promise<string> {
   const target = options.target ?? hostTarget()
   const outfile = options.outfile ?? DEFAULT_OUTFILE
@@ -67,6 +85,7 @@ export async function build(options: { target?: string; outfile?: string } = {})
     const version = (await Bun.file(join(ROOT, 'node_modules/libsql/package.json')).json()).version
     throw new Error(`${addon} is not installed; for ${target} run: npm install --no-save --force ${addon}@${version}`)
   }
+  const consoleBundle = await buildConsoleBundle()
   const result = await Bun.build({
     // The threads are entrypoints too: a compiled binary can only start workers it carries.
     entrypoints: [
@@ -84,7 +103,7 @@ export async function build(options: { target?: string; outfile?: string } = {})
     // Function names stay, and the binary embeds its sourcemap, so stack traces name the TypeScript source.
     minify: { whitespace: true, syntax: true },
     sourcemap: 'linked',
-    plugins: [staticLibsqlAddon(addon)],
+    plugins: [staticLibsqlAddon(addon), embeddedConsole(consoleBundle)],
   })
   if (!result.success) throw new AggregateError(result.logs, 'build failed')
   // The .map files written beside the binary duplicate what it embeds.

@@ -101,6 +101,7 @@ mustPass([tool('biome'), 'format', '.'], 'format check (npm run format fixes it)
 // errors only: an error fails the run, the warnings (mostly non-null assertions) would bury it
 mustPass([tool('biome'), 'lint', '--diagnostic-level=error', '.'], 'lint (biome lint . lists all it finds)')
 mustPass([tool('tsc'), '--noEmit', '-p', '.'], 'type check')
+mustPass([tool('tsc'), '--noEmit', '-p', 'src/console/app'], 'type check of the console (DOM, Preact JSX)')
 
 // Without it the page tests fail, each naming the reason; the other suites still run.
 if (!existsSync(CHROMIUM)) aptInstall('chromium', `${CHROMIUM} not found`)

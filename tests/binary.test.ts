@@ -173,10 +173,18 @@ test('from an empty folder it starts, signs in and answers LOOKUP through the ga
   expect(output.stdout).toContain(listLine)
   expect(output.stdout).not.toContain('reader thread failed')
 
-  // the console is carried in the binary
+  // the console and its Preact bundle are carried in the binary (built by scripts/build.ts, not from sources)
   const consolePage = await fetch(`${url}/console`)
   expect([consolePage.status, (await consolePage.text()).includes('/console/app.js')]).toEqual([200, true])
-  expect((await fetch(`${url}/console/app.js`)).headers.get('content-type')).toStartWith('text/javascript')
+  const consoleScript = await fetch(`${url}/console/app.js`)
+  expect([consoleScript.status, consoleScript.headers.get('content-type')]).toEqual([
+    200,
+    'text/javascript; charset=utf-8',
+  ])
+  expect((await consoleScript.text()).length).toBeGreaterThan(10_000)
+  const consoleStyle = await fetch(`${url}/console/app.css`)
+  expect([consoleStyle.status, consoleStyle.headers.get('content-type')]).toEqual([200, 'text/css; charset=utf-8'])
+  expect(await consoleStyle.text()).toContain('.table-scroll')
 
   // the operator's subcommand reaches the running binary through its control socket
   const backup = await runBinary('backup', join(binDir, 'copy.db'))

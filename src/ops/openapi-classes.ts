@@ -33,6 +33,7 @@ function bodySchema(model: ClassModel): Json {
     properties[p.name] = {
       ...(p.multi ? { type: 'array', items: one } : one),
       ...(p.caption ? { description: p.caption } : {}),
+      ...(p.default !== undefined ? { default: p.default } : {}),
     }
   }
   const required = model.properties.filter((p) => p.required).map((p) => p.name)

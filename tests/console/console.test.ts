@@ -1,113 +1,416 @@
-// The admin console in headless Chromium, walked through as a person would: sign in on the sign-in
-// page, open the console, create a user, find the user's journal record; screenshots of each step
-// go to a temp directory (kept when a step fails, for a person to look at).
+// The admin console in headless Chromium, walked through as an administrator would: sign in on the
+// sign-in page, create a user with a generated password and edit it (and meet the If-Match conflict
+// when the user was changed meanwhile), page, sort and filter 250 groups, delete with confirmations,
+// create a channel and copy its signing secret once, switch domain and back, sign out; at 1280 and
+// 390 px. Screenshots of each screen go to a temp directory, kept when a test fails (or with
+// KEEP_CONSOLE_SHOTS). Any browser console error fails the test.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Locator, Page } from 'playwright-core'
+import type { BrowserContext, Locator, Page } from 'playwright-core'
 import { sharedBrowser } from '../helpers/browser'
-import { testService, type TestService } from '../helpers/service'
+import { ADMIN_PASSWORD, testService, type TestService } from '../helpers/service'
 
 let t: TestService
+let admin: string
 const browser = sharedBrowser()
 const shots = mkdtempSync(join(tmpdir(), 'platform-console-'))
-let passed = false
+let failed = false
+const WIDE = { width: 1280, height: 860 }
+const NARROW = { width: 390, height: 844 }
+
 beforeAll(async () => {
   t = await testService({ listen: true })
   await t.createDomain('con.master')
-  const admin = await t.adminIn('con.master')
+  admin = await t.adminIn('con.master')
   await t.call('POST', '/rest/v1/domain/users', {
     token: admin,
     body: { login: 'boss', name: 'Boss', pwd: 'boss-Pass1', roles: ['admin'] },
   })
+  await Promise.all(
+    Array.from({ length: 250 }, (_, i) =>
+      t.call('POST', '/rest/v1/domain/groups', {
+        token: admin,
+        body: { code: `g${String(i + 1).padStart(3, '0')}`, name: `g${String(i + 1).padStart(3, '0')}` },
+      }),
+    ),
+  )
 })
 afterAll(async () => {
   await browser.close()
   await t.close()
-  if (passed) rmSync(shots, { recursive: true, force: true })
+  if (!failed && !process.env.KEEP_CONSOLE_SHOTS) rmSync(shots, { recursive: true, force: true })
   else console.log(`console screenshots kept in ${shots}`)
 })
 
-async function textOf(locator: Locator, expected: string): Promise<string> {
+/** A test that marks the run failed (so the screenshots stay) when it throws. */
+function walk(name: string, body: () => Promise<void>, timeout = 60_000) {
+  test(
+    name,
+    async () => {
+      try {
+        await body()
+      } catch (err) {
+        failed = true
+        throw err
+      }
+    },
+    timeout,
+  )
+}
+
+/**
+ * A page of a fresh browser context, every request of which must stay on the service and whose
+ * console must stay free of errors; answers the page expects (401 before signing in, 412 of the
+ * conflict) are the only resource errors allowed.
+ */
+async function open(viewport: { width: number; height: number }) {
+  const context: BrowserContext = await (await browser.get()).newContext({
+    viewport,
+    permissions: ['clipboard-read', 'clipboard-write'],
+  })
+  const page = await context.newPage()
+  const outside: string[] = []
+  const errors: string[] = []
+  page.on('request', (r) => {
+    if (!r.url().startsWith(t.service.url!)) outside.push(r.url())
+  })
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return
+    if (m.location().url.endsWith('/favicon.ico')) return // the system pages (sign-in) have no icon
+    if (/^Failed to load resource: the server responded with a status of (401|412)\b/.test(m.text())) return
+    errors.push(m.text())
+  })
+  page.on('pageerror', (err) => errors.push(err.message))
+  const done = async () => {
+    expect(outside).toEqual([]) // no external assets
+    expect(errors).toEqual([]) // nothing refused by the content security policy, no script errors
+    await context.close()
+  }
+  return { page, done }
+}
+
+async function textOf(locator: Locator, expected: string | RegExp): Promise<string> {
   let text = ''
   for (const until = Date.now() + 5000; Date.now() < until; await Bun.sleep(20)) {
-    text = ((await locator.textContent()) ?? '').trim()
-    if (text.includes(expected)) break
+    text = (
+      (await locator
+        .first()
+        .textContent()
+        .catch(() => '')) ?? ''
+    ).trim()
+    if (typeof expected === 'string' ? text.includes(expected) : expected.test(text)) break
   }
   return text
 }
+
 async function shot(page: Page, name: string) {
   const file = join(shots, `${name}.png`)
   await page.screenshot({ path: file, fullPage: true })
   expect(statSync(file).size).toBeGreaterThan(1000)
 }
 
-test('sign in, open the console, create a user, find its journal record', async () => {
-  const context = await (await browser.get()).newContext()
-  const page = await context.newPage()
-  const blocked: string[] = []
-  page.on('request', (r) => {
-    if (!r.url().startsWith(t.service.url!)) blocked.push(r.url())
-  })
-  const violations: string[] = []
-  page.on('console', (m) => {
-    // answers the console expects (401 before signing in, no favicon) are not faults of the page
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) violations.push(m.text())
-  })
-  page.on('pageerror', (err) => violations.push(err.message))
-
-  // before signing in the console says so
-  await page.goto(`${t.service.url}/console`)
-  expect(await textOf(page.locator('#signin'), 'Sign in first')).toContain('Sign in first')
-  await shot(page, '1-not-signed-in')
-
+async function signIn(page: Page, domain: string, login: string, pwd: string) {
   await page.goto(`${t.service.url}/pages/sign-in`)
-  await page.getByLabel('Domain').fill('con.master')
-  await page.getByLabel('Login').fill('boss')
-  await page.getByLabel('Password').fill('boss-Pass1')
+  await page.getByLabel('Domain').fill(domain)
+  await page.getByLabel('Login').fill(login)
+  await page.getByLabel('Password').fill(pwd)
   await page.getByRole('button', { name: 'Sign in' }).click()
   expect(await textOf(page.locator('#status'), 'signed in')).toContain('signed in')
-
   await page.goto(`${t.service.url}/console`)
-  expect(await textOf(page.locator('#who'), 'con.master')).toContain('boss')
-  await shot(page, '2-console')
+  await page.locator('#who').waitFor()
+}
 
-  await page.getByRole('button', { name: 'Users' }).click()
-  expect(await textOf(page.locator('#status'), 'item(s)')).toContain('item(s)')
-  await page.getByLabel('Login', { exact: true }).fill('dora')
-  await page.getByLabel('Name', { exact: true }).fill('Dora')
-  await page.getByLabel('Password', { exact: true }).fill('dora-Pass1')
-  await page.getByRole('button', { name: 'Create' }).click()
-  expect(await textOf(page.locator('#status'), 'item(s)')).toContain('item(s)')
-  const row = page.locator('#items tbody tr', { hasText: 'dora' })
-  await row.waitFor()
-  await shot(page, '3-user-created')
-  const dora = (
-    await t.call('GET', `/rest/v1/domain/users?filter=${encodeURIComponent('{"login":"dora"}')}&mask=id`, {
-      token: await t.login('con.master', 'boss', 'boss-Pass1'),
-    })
-  ).body[0].id as string
-  expect(await row.textContent()).toContain(dora)
+/** Open an area's page from the navigation (behind the Menu button on a narrow screen). */
+async function navigate(page: Page, title: string) {
+  const toggle = page.getByRole('button', { name: 'Menu' })
+  if (await toggle.isVisible()) await toggle.click()
+  await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: title, exact: true }).click()
+  await page.getByRole('heading', { level: 1, name: title }).waitFor()
+}
 
-  await page.getByRole('button', { name: 'Journal' }).click()
-  await page.getByLabel('objtype').fill('user')
-  await page.getByLabel('objid').fill(dora)
-  await page.getByRole('button', { name: 'Load' }).click()
-  const record = page.locator('#items tbody tr', { hasText: 'create' })
-  await record.waitFor()
-  expect(await record.textContent()).toContain(dora)
-  expect(await record.textContent()).toContain('Boss')
-  await shot(page, '4-journal')
+const status = (page: Page) => page.locator('#list-status')
 
-  expect(blocked).toEqual([]) // no external assets
-  expect(violations).toEqual([]) // nothing refused by the content security policy, no script errors
-  await context.close()
-  passed = !process.env.KEEP_CONSOLE_SHOTS
-})
-
-test('the console page carries the strict content security policy', async () => {
+walk('before signing in the console says so; its page carries the strict content security policy', async () => {
+  const { page, done } = await open(WIDE)
+  await page.goto(`${t.service.url}/console`)
+  expect(await textOf(page.locator('#signin'), 'Sign in first')).toContain('Sign in first')
+  await shot(page, '01-not-signed-in')
+  await done()
   const res = await t.request('GET', '/console')
   expect(res.headers.get('content-security-policy')).toContain("default-src 'none'")
-  expect(await res.text()).not.toMatch(/<script>|(src|href)="https?:/)
+  expect(res.headers.get('content-security-policy')).toContain("script-src 'self'")
+  expect(await res.text()).not.toMatch(/<script>|<style|style=|(src|href)="https?:/)
+  const js = await t.request('GET', '/console/app.js')
+  expect(js.headers.get('content-type')).toStartWith('text/javascript')
+  expect((await js.text()).length).toBeGreaterThan(10_000)
+  const css = await t.request('GET', '/console/app.css')
+  expect(css.headers.get('content-type')).toStartWith('text/css')
+})
+
+walk(
+  'a user: created with a generated password shown once, edited, and a conflicting change is said plainly',
+  async () => {
+    const { page, done } = await open(WIDE)
+    await signIn(page, 'con.master', 'boss', 'boss-Pass1')
+    expect(await textOf(page.locator('#who'), 'con.master')).toContain('Boss (boss)')
+    await shot(page, '02-overview')
+
+    await navigate(page, 'Users')
+    expect(await textOf(status(page), /^1–1 of 1$/)).toBe('1–1 of 1')
+    await shot(page, '03-users')
+    await page.getByRole('link', { name: 'New user' }).click()
+    await page.getByRole('heading', { level: 1, name: 'New user' }).waitFor()
+    await page.getByLabel('Login', { exact: true }).fill('dora')
+    await page.getByLabel('Name', { exact: true }).fill('Dora')
+    await page.getByLabel('Email').fill('dora@example.com')
+    await page.getByRole('button', { name: 'Generate' }).click()
+    await shot(page, '04-user-form')
+    await page.getByRole('button', { name: 'Create', exact: true }).click()
+
+    const dialog = page.getByRole('dialog', { name: 'The password of dora' })
+    await dialog.waitFor()
+    expect(await dialog.textContent()).toContain('You will not see this again')
+    const pwd = await dialog.getByLabel('Password').inputValue()
+    expect(pwd).toMatch(/^[A-Za-z0-9]{20}$/)
+    await dialog.getByRole('button', { name: 'Copy' }).click()
+    expect(await textOf(dialog.getByRole('status'), 'Copied')).toBe('Copied.')
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(pwd)
+    await shot(page, '05-password-once')
+    await dialog.getByRole('button', { name: 'Done' }).click()
+    await page.getByRole('heading', { level: 1, name: 'User dora' }).waitFor()
+    expect(await t.login('con.master', 'dora', pwd)).toBeString() // the generated password is the user's
+
+    await page.getByLabel('Name', { exact: true }).fill('Dora Explorer')
+    await page.getByRole('button', { name: 'Save' }).click()
+    expect(await textOf(page.getByRole('status').last(), 'Saved.')).toBe('Saved.')
+    const dora = await t.call('GET', `/rest/v1/domain/users?filter=${encodeURIComponent('{"login":"dora"}')}`, {
+      token: admin,
+    })
+    expect(dora.body[0].name).toBe('Dora Explorer')
+
+    // someone else changes the user meanwhile: the save is refused with a clear message, then reloaded
+    await t.call('PATCH', `/rest/v1/domain/users/${dora.body[0].id}`, { token: admin, body: { name: 'Dora (API)' } })
+    await page.getByLabel('Title').fill('Chief')
+    await page.getByRole('button', { name: 'Save' }).click()
+    const conflict = page.locator('.conflict')
+    expect(await textOf(conflict, 'Someone else changed this user first')).toContain('Your changes were not saved')
+    await shot(page, '06-conflict')
+    await conflict.getByRole('button', { name: 'Reload' }).click()
+    await conflict.waitFor({ state: 'detached' })
+    expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('Dora (API)')
+    await page.getByLabel('Title').fill('Chief')
+    await page.getByRole('button', { name: 'Save' }).click()
+    expect(await textOf(page.getByRole('status').last(), 'Saved.')).toBe('Saved.')
+    const after = await t.call('GET', `/rest/v1/domain/users/${dora.body[0].id}`, { token: admin })
+    expect([after.body.name, after.body.opts.title]).toEqual(['Dora (API)', 'Chief'])
+
+    // deleting oneself takes a second confirmation; cancelling it keeps the user
+    await navigate(page, 'Users')
+    await page.getByRole('button', { name: 'Delete boss' }).click()
+    await page.getByRole('dialog', { name: 'Delete this user?' }).getByRole('button', { name: 'Delete boss' }).click()
+    const self = page.getByRole('dialog', { name: 'Delete yourself?' })
+    expect(await self.textContent()).toContain('the user you are signed in as')
+    await shot(page, '07-delete-yourself')
+    await self.getByRole('button', { name: 'Cancel' }).click()
+    await self.waitFor({ state: 'detached' })
+    expect(await textOf(status(page), /^1–2 of 2$/)).toBe('1–2 of 2')
+    await done()
+  },
+)
+
+walk('250 groups: paged with the total, sorted, filtered, one deleted after its confirmation', async () => {
+  const { page, done } = await open(WIDE)
+  await signIn(page, 'con.master', 'boss', 'boss-Pass1')
+  await navigate(page, 'Groups')
+  expect(await textOf(status(page), /^1–25 of 250$/)).toBe('1–25 of 250')
+  await page.getByRole('button', { name: 'Next page' }).click()
+  expect(await textOf(status(page), /^26–50 of 250$/)).toBe('26–50 of 250')
+  expect(await page.locator('nav.pager').textContent()).toContain('Page 2 of 10')
+  await page.getByLabel('Per page').selectOption('100')
+  expect(await textOf(status(page), /^1–100 of 250$/)).toBe('1–100 of 250')
+  await page.getByRole('button', { name: 'Name', exact: true }).click()
+  expect(await textOf(page.locator('tbody tr').first(), 'g001')).toContain('g001')
+  await page.getByRole('button', { name: /^Name/ }).click()
+  expect(await textOf(page.locator('tbody tr').first(), 'g250')).toContain('g250')
+  expect(await page.locator('th[aria-sort="descending"]').textContent()).toContain('Name')
+  await shot(page, '08-groups-paged')
+
+  await page.getByText('Filter', { exact: true }).click()
+  await page.getByLabel('Name', { exact: true }).fill('g12')
+  await page.getByRole('button', { name: 'Apply', exact: true }).click()
+  expect(await textOf(status(page), /^1–10 of 10$/)).toBe('1–10 of 10') // g120–g129
+  expect(await page.getByLabel('Filter as JSON (for experts)').inputValue()).toBe(
+    '["ilike",["property","name"],"%g12%"]',
+  )
+  await page.getByLabel('Filter as JSON (for experts)').fill('{"name":"g007"}')
+  await page.getByRole('button', { name: 'Apply JSON' }).click()
+  expect(await textOf(status(page), /^1–1 of 1$/)).toBe('1–1 of 1')
+  await page.getByText('Columns', { exact: true }).click()
+  await page.getByRole('checkbox', { name: 'opts.title' }).uncheck()
+  await page.locator('thead').getByText('opts.title').waitFor({ state: 'detached' })
+  await shot(page, '09-groups-filtered')
+
+  await page.getByRole('button', { name: 'Delete g007' }).click()
+  const confirmation = page.getByRole('dialog', { name: 'Delete this group?' })
+  expect(await confirmation.textContent()).toContain('The group “g007” will be deleted')
+  await shot(page, '10-delete-confirmation')
+  await confirmation.getByRole('button', { name: 'Delete g007' }).click()
+  expect(await textOf(status(page), /^No groups match the filter.$/)).toBe('No groups match the filter.')
+  const left = await t.call('GET', '/rest/v1/domain/groups?count=true&limit=1', { token: admin })
+  expect(left.headers.get('x-total-count')).toBe('249')
+  await done()
+})
+
+walk('a channel: its signing secret shown once and copied, then rotated; sign out', async () => {
+  const { page, done } = await open(WIDE)
+  await signIn(page, 'con.master', 'boss', 'boss-Pass1')
+  await navigate(page, 'Channels')
+  await page.getByRole('link', { name: 'New channel' }).click()
+  await page.getByRole('heading', { level: 1, name: 'New channel' }).waitFor()
+  await page.getByLabel('Code', { exact: true }).fill('crm')
+  await page.getByLabel('Type').selectOption('subscr')
+  await page.getByLabel('URL').fill('https://crm.example.com/hook')
+  await page.getByRole('button', { name: 'Create', exact: true }).click()
+  const dialog = page.getByRole('dialog', { name: 'The signing secret of crm' })
+  await dialog.waitFor()
+  expect(await dialog.textContent()).toContain('You will not see this again')
+  const secret = await dialog.getByLabel('Signing secret').inputValue()
+  expect(secret).toMatch(/^whsec_/)
+  await dialog.getByRole('button', { name: 'Copy' }).click()
+  expect(await textOf(dialog.getByRole('status'), 'Copied')).toBe('Copied.')
+  expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret)
+  await shot(page, '11-channel-secret')
+  await dialog.getByRole('button', { name: 'Done' }).click()
+  await page.getByRole('heading', { level: 1, name: 'Channel crm' }).waitFor()
+  expect(await page.content()).not.toContain(secret) // shown once: the channel's page does not hold it
+
+  await page.getByRole('button', { name: 'Rotate signing secret' }).click()
+  await page.getByRole('dialog', { name: 'Rotate the signing secret?' }).getByRole('button', { name: 'Rotate' }).click()
+  const rotated = page.getByRole('dialog', { name: 'The new signing secret of crm' })
+  const next = await rotated.getByLabel('Signing secret').inputValue()
+  expect(next).toMatch(/^whsec_/)
+  expect(next).not.toBe(secret)
+  await shot(page, '12-channel-rotated')
+  await rotated.getByRole('button', { name: 'Done' }).click()
+
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  expect(await textOf(page.locator('#signin'), 'Sign in first')).toContain('Sign in first')
+  await page.reload()
+  expect(await textOf(page.locator('#signin'), 'Sign in first')).toContain('Sign in first')
+  await done()
+})
+
+walk('a class with three properties, a record through its form, its history and the journal', async () => {
+  const { page, done } = await open(WIDE)
+  await signIn(page, 'con.master', 'boss', 'boss-Pass1')
+  await navigate(page, 'Classes')
+  await page.getByRole('link', { name: 'New class' }).click()
+  await page.getByRole('heading', { level: 1, name: 'New class' }).waitFor()
+  await page.getByLabel('Classname').fill('crm/deals')
+  await page.getByLabel('Properties', { exact: true }).fill(
+    JSON.stringify([
+      { name: 'title', data_type: 'string', required: true, caption: 'What is sold' },
+      { name: 'stage', data_type: 'enum', items: ['new', 'won', 'lost'], default: 'new' },
+      { name: 'tags', data_type: 'string', multi: true },
+    ]),
+  )
+  await page.getByRole('button', { name: 'Create', exact: true }).click()
+  await page.getByRole('heading', { level: 1, name: 'Class crm/deals' }).waitFor()
+  await page.getByRole('link', { name: 'Records of crm/deals' }).click()
+  await page.getByRole('heading', { level: 1, name: 'crm/deals' }).waitFor()
+  expect(await textOf(status(page), /^No crm\/deals\.$/)).toBe('No crm/deals.')
+
+  // the record's form is made of the class's properties: required, default, enum, multi
+  await page.getByRole('link', { name: 'New record' }).click()
+  await page.getByRole('heading', { level: 1, name: 'New record' }).waitFor()
+  expect(await page.getByLabel('Title', { exact: true }).getAttribute('required')).not.toBeNull()
+  expect(await page.locator('#f-title-hint').textContent()).toContain('What is sold')
+  expect(await page.getByLabel('Stage').inputValue()).toBe('new')
+  await page.getByLabel('Title', { exact: true }).fill('Big deal')
+  await page.getByLabel('Tags').fill('hot\nq4')
+  await shot(page, '13-record-form')
+  await page.getByRole('button', { name: 'Create', exact: true }).click()
+  await page.getByRole('heading', { level: 1, name: /^Record / }).waitFor()
+  const records = await t.call('GET', '/rest/v1/model/crm/deals', { token: admin })
+  expect(records.body).toMatchObject([{ title: 'Big deal', stage: 'new', tags: ['hot', 'q4'] }])
+
+  // its history: the create, then a change with its before and after
+  const history = page.locator('section.history')
+  expect(await textOf(history.locator('li').first(), 'create by Boss')).toContain('create by Boss')
+  await page.getByLabel('Stage').selectOption('won')
+  await page.getByRole('button', { name: 'Save' }).click()
+  expect(await textOf(history.locator('li').first(), 'update by Boss')).toContain('update by Boss')
+  expect(await history.locator('li').count()).toBe(2)
+  await history.locator('li').first().locator('summary').click()
+  const row = history.locator('li').first().locator('table.diff tbody tr', { hasText: 'stage' })
+  expect((await row.textContent())?.replace(/\s+/g, ' ')).toBe('stagenewwon')
+  await shot(page, '14-record-history')
+
+  // the journal, by object type: the record's two changes, the update's before and after
+  await navigate(page, 'Journal')
+  await page.getByLabel('Object type').fill('model/crm/deals')
+  await page.getByRole('button', { name: 'Search' }).click()
+  expect(await textOf(status(page), /^1–2$/)).toBe('1–2')
+  const latest = page.locator('ul.changes li').first()
+  expect(await latest.textContent()).toContain('update by Boss')
+  await latest.locator('summary').click()
+  expect(await textOf(latest.locator('table.diff'), 'won')).toContain('stagenewwon')
+  await shot(page, '15-journal')
+  await done()
+})
+
+walk('the master administrator switches into a working domain and back', async () => {
+  const { page, done } = await open(WIDE)
+  await signIn(page, 'master', 'admin', ADMIN_PASSWORD)
+  expect(await textOf(page.locator('#where'), 'master')).toBe('master')
+  await navigate(page, 'Domains')
+  expect(await textOf(status(page), /^1–1 of 1$/)).toBe('1–1 of 1')
+  await page.getByLabel('Domain', { exact: true }).selectOption('con.master')
+  await page.getByRole('button', { name: 'Switch' }).click()
+  expect(await textOf(page.locator('#where'), 'con.master')).toBe('con.master')
+  const nav = page.getByRole('navigation', { name: 'Areas' })
+  await nav.getByRole('link', { name: 'SIP accounts' }).waitFor()
+  expect(await nav.getByRole('link', { name: 'Domains' }).count()).toBe(0)
+  await navigate(page, 'Users')
+  expect(await textOf(status(page), /^1–2 of 2$/)).toBe('1–2 of 2') // con.master's users
+  await shot(page, '16-switched')
+  await page.getByLabel('Domain', { exact: true }).selectOption('master')
+  await page.getByRole('button', { name: 'Switch' }).click()
+  expect(await textOf(page.locator('#where'), /^master$/)).toBe('master')
+  await nav.getByRole('link', { name: 'Domains' }).waitFor()
+  await done()
+})
+
+walk('at 390 px: the menu, a list that scrolls inside itself, a form and a dialog fit the screen', async () => {
+  const { page, done } = await open(NARROW)
+  await signIn(page, 'con.master', 'boss', 'boss-Pass1')
+  const fits = () => page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')
+  expect(await fits()).toBe(true)
+  await shot(page, '17-narrow-overview')
+  await navigate(page, 'Groups')
+  expect(await textOf(status(page), /^1–25 of 249$/)).toBe('1–25 of 249')
+  expect(await fits()).toBe(true)
+  await shot(page, '18-narrow-groups')
+  await navigate(page, 'Users')
+  await page.getByRole('link', { name: 'New user' }).click()
+  await page.getByRole('heading', { level: 1, name: 'New user' }).waitFor()
+  await page.getByLabel('Login', { exact: true }).waitFor()
+  expect(await fits()).toBe(true)
+  await shot(page, '19-narrow-user-form')
+  // keyboard only: tab to the login, type, generate a password, create
+  await page.getByLabel('Login', { exact: true }).focus()
+  await page.keyboard.type('eve')
+  await page.getByRole('button', { name: 'Generate' }).focus()
+  await page.keyboard.press('Enter')
+  await page.getByRole('button', { name: 'Create', exact: true }).focus()
+  await page.keyboard.press('Enter')
+  const dialog = page.getByRole('dialog', { name: 'The password of eve' })
+  await dialog.waitFor()
+  expect(await fits()).toBe(true)
+  await shot(page, '20-narrow-dialog')
+  await page.keyboard.press('Escape')
+  await page.getByRole('heading', { level: 1, name: 'User eve' }).waitFor()
+  await done()
 })
