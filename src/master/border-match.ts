@@ -1,7 +1,9 @@
 /**
  * Border-rule matching, pure (no I/O): a `remoteipmask` as a range of addresses, the patterns as
- * anchored case-insensitive regular expressions, and the choice of the rule that applies. The
- * entity validates with the same parsers, so whatever is stored compiles here.
+ * case-insensitive regular expressions that match a part of the value (as the original's
+ * `friendly-scanner` catches `friendly-scanner/1.0`; `^...$` asks for the whole value), and the
+ * original's two checks that decide which rule applies. The entity validates with the same
+ * parsers, so whatever is stored compiles here.
  */
 import { parseAddress, parseCidr } from '../net/cidr'
 
@@ -56,11 +58,10 @@ export function patternError(pattern: string): string | null {
   }
 }
 
-/** The pattern matched against a whole value, ignoring case; null when it does not compile. */
+/** The pattern, found anywhere in a value, ignoring case; null when it does not compile. */
 export function compilePattern(pattern: string): RegExp | null {
-  // compiled alone first: `a)|(b` compiles only once wrapped, and would then escape the anchors
   if (patternError(pattern) !== null) return null
-  return new RegExp(`^(?:${pattern})$`, 'i')
+  return new RegExp(pattern, 'i')
 }
 
 /** The fields of a rule that matching reads. */
@@ -126,12 +127,44 @@ export function byPrecedence(a: BorderRule, b: BorderRule): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 }
 
-/** The first enabled rule, by precedence, whose conditions all match; null when none does. */
-export function chooseRule<R extends BorderRule>(rules: readonly R[], q: BorderQuery): R | null {
-  const enabled = rules.filter((r) => r.enabled === 1).sort(byPrecedence)
-  for (const rule of enabled) {
+/** A rule that filters by the sender's address alone: it sets no domain, user name or user agent pattern. */
+export function addressOnly(rule: BorderRule): boolean {
+  return PATTERN_FIELDS.every((field) => rule[field] === '')
+}
+
+/** Which of the original's two checks decided: `address` (address-only rules), `all` (every rule). */
+export type BorderCheck = 'address' | 'all'
+
+export interface BorderDecision<R extends BorderRule = BorderRule> {
+  /** The rule that decided; null when none matched (the request is allowed). */
+  rule: R | null
+  /** The check that decided; null when neither did. */
+  check: BorderCheck | null
+}
+
+function firstMatch<R extends BorderRule>(rules: readonly R[], q: BorderQuery): R | null {
+  for (const rule of rules) {
     const compiled = compileRule(rule)
     if (compiled && ruleMatches(compiled, q)) return rule
   }
   return null
+}
+
+/**
+ * The original's double check: first only the enabled rules that filter by address alone, by
+ * precedence; the first that matches decides when it denies or drops. What passes (that rule
+ * allows, or none matches) goes to the second check: every enabled rule by precedence, the first
+ * that matches decides. Neither deciding allows the request.
+ */
+export function decide<R extends BorderRule>(rules: readonly R[], q: BorderQuery): BorderDecision<R> {
+  const enabled = rules.filter((r) => r.enabled === 1).sort(byPrecedence)
+  const first = firstMatch(enabled.filter(addressOnly), q)
+  if (first && first.action !== 'allow') return { rule: first, check: 'address' }
+  const second = firstMatch(enabled, q)
+  return second ? { rule: second, check: 'all' } : { rule: null, check: null }
+}
+
+/** The rule that decides (./decide), or null when none matches. */
+export function chooseRule<R extends BorderRule>(rules: readonly R[], q: BorderQuery): R | null {
+  return decide(rules, q).rule
 }

@@ -2,17 +2,18 @@
  * Which border rule applies, decided on a thread of its own (./border-thread.ts) within MATCH_MS.
  * The patterns are regular expressions a master administrator writes, and one that backtracks
  * without end (`(a+)+$` against a long user agent) held the service's only thread for seconds.
- * Past the limit the thread is ended, the checks it held answer 422 naming the rules, and the next
- * check starts a new thread.
+ * Such patterns are refused when a rule is saved (./regex-safety.ts); the limit stays for what that
+ * static check lets through and for rules stored before it. Past the limit the thread is ended, the
+ * checks it held answer 422 naming the rules, and the next check starts a new thread.
  */
 import { ApiError } from '../errors'
-import type { BorderQuery, BorderRule } from './border-match'
+import type { BorderDecision, BorderQuery, BorderRule } from './border-match'
 import type { FromBorderThread, ToBorderThread } from './border-thread'
 
 const MATCH_MS = 250
 
 interface Waiting {
-  resolve(rule: string | null): void
+  resolve(answer: FromBorderThread): void
   reject(err: Error): void
   timer: ReturnType<typeof setTimeout>
 }
@@ -48,7 +49,7 @@ function started(): Worker {
     if (!w) return
     waiting.delete(e.data.id)
     clearTimeout(w.timer)
-    w.resolve(e.data.rule)
+    w.resolve(e.data)
   }
   worker.onerror = () => end(new Error('the border-rule thread failed'))
   worker.unref()
@@ -56,17 +57,18 @@ function started(): Worker {
   return worker
 }
 
-/** The first enabled rule, by precedence, whose conditions all match the query; null when none does. */
-export async function chooseRuleOffThread<R extends BorderRule>(
+/** The rule that decides and the check that chose it (./border-match.ts `decide`), on the thread. */
+export async function decideOffThread<R extends BorderRule>(
   rules: readonly R[],
   query: BorderQuery,
-): Promise<R | null> {
+): Promise<BorderDecision<R>> {
   const worker = started()
   const id = ++lastId
-  const chosen = await new Promise<string | null>((resolve, reject) => {
+  const answer = await new Promise<FromBorderThread>((resolve, reject) => {
     const timer = setTimeout(() => end(tooSlow()), MATCH_MS)
     waiting.set(id, { resolve, reject, timer })
     worker.postMessage({ id, rules, query } satisfies ToBorderThread)
   })
-  return chosen === null ? null : (rules.find((r) => r.id === chosen) ?? null)
+  const rule = answer.rule === null ? null : (rules.find((r) => r.id === answer.rule) ?? null)
+  return { rule, check: rule ? answer.check : null }
 }

@@ -3,7 +3,7 @@ import * as v from 'valibot'
 import { queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
 import { answer, errors } from '../http/schemas'
-import { chooseRuleOffThread } from './border-matcher'
+import { decideOffThread } from './border-matcher'
 import { type BorderQuery, type BorderRule, parseIp } from './border-match'
 import { borderrules } from './borderrules'
 
@@ -33,19 +33,31 @@ const CheckQuery = queryOf({
 })
 
 /**
- * GET /rest/v1/master/borderrules_check: `{action, rule}` of the rule that applies to the request
- * described by the query, or `{action: 'allow', rule: null}` when none does.
+ * GET /rest/v1/master/borderrules_check: `{action, check, rule}`: the rule that decides the request
+ * the query describes and which of the original's two checks chose it (`address`: the rules that
+ * filter by address alone; `all`: every rule), or `{action: 'allow', check: null, rule: null}`.
  */
 export const checkBorderRules = defineRoute({
   domainKind: 'master',
   summary: 'Check which border rule applies to a request',
   description:
-    'The enabled rule of lowest priority (then smallest id) that matches the request the query describes, ' +
-    "and its action; `{action: 'allow', rule: null}` when none does. 422 when a rule's pattern takes too long " +
-    'on the values given (error_details.field: rules).',
+    "The original's two checks of the request the query describes: first the enabled rules that filter by " +
+    'address alone, by priority (then id), where a deny or drop decides (check: address); then, for what ' +
+    'passed, every enabled rule by priority, the first that matches deciding (check: all). ' +
+    "`{action: 'allow', check: null, rule: null}` when no rule decides. 422 when a rule's pattern takes too " +
+    'long on the values given (error_details.field: rules).',
   query: CheckQuery,
   response: {
-    200: answer(v.strictObject({ action: v.picklist(['allow', 'deny', 'drop']), rule: v.nullable(borderrules.doc) })),
+    200: answer(
+      v.strictObject({
+        action: v.picklist(['allow', 'deny', 'drop']),
+        check: v.pipe(
+          v.nullable(v.picklist(['address', 'all'])),
+          v.description('address: the first check (address-only rules); all: the second; null: no rule decided'),
+        ),
+        rule: v.nullable(borderrules.doc),
+      }),
+    ),
     ...errors(422),
   },
   async handle(req) {
@@ -61,7 +73,7 @@ export const checkBorderRules = defineRoute({
     const repo = req.deps.repo(borderrules.table)
     // stored rules passed the entity's schema, so they carry every field matching reads
     const rules = (await req.deps.db.read(() => repo.all(req.ctx.domain))) as unknown as BorderRule[]
-    const rule = await chooseRuleOffThread(rules, q)
-    return rule ? { action: rule.action, rule } : { action: 'allow', rule: null }
+    const { rule, check } = await decideOffThread(rules, q)
+    return rule ? { action: rule.action, check, rule } : { action: 'allow', check: null, rule: null }
   },
 })

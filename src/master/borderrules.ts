@@ -1,15 +1,19 @@
 /**
  * Border rules (/rest/v1/master/borderrules), master domain only: static filters of incoming SIP
  * requests at the edge, by site, service, sender address and patterns over domain, user name and
- * user agent. The lowest `priority` wins. `borderrules_check` (./borderrules-api.ts) answers which
+ * user agent, decided by the original's two checks (address-only rules first). `borderrules_check` (./borderrules-api.ts) answers which
  * rule applies to a request; the matching itself is src/master/border-match.ts, run on a thread of its own within a
  * time limit (src/master/border-matcher.ts).
  */
 import * as v from 'valibot'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText } from '../entities/entity'
 import { MAX_PATTERN, parseIpMask, patternError } from './border-match'
+import { backtrackProblem } from './regex-safety'
 
-/** domain, username, useragent: '' (any value) or a JavaScript regular expression. */
+/**
+ * domain, username, useragent: '' (any value) or a JavaScript regular expression, found anywhere in
+ * the value; one that can backtrack catastrophically (./regex-safety.ts) is refused.
+ */
 const pattern = v.optional(
   v.pipe(
     v.string(),
@@ -17,6 +21,10 @@ const pattern = v.optional(
     v.check(
       (p) => patternError(p) === null,
       (issue) => `not a valid regular expression (${patternError(issue.input)})`,
+    ),
+    v.check(
+      (p) => patternError(p) !== null || backtrackProblem(p) === null,
+      (issue) => `refused: ${backtrackProblem(issue.input)}`,
     ),
   ),
 )
@@ -78,7 +86,9 @@ export const borderrules = defineEntity({
     username: pattern,
     useragent: pattern,
     remoteipmask,
-    action: v.picklist(['allow', 'deny', 'drop'], 'must be allow, deny or drop'),
+    // only priority is required (the original's field table); its create example, every other field
+    // left to its default, answers action allow
+    action: v.optional(v.picklist(['allow', 'deny', 'drop'], 'must be allow, deny or drop')),
     opts: opts(),
     ext,
   },
@@ -91,6 +101,7 @@ export const borderrules = defineEntity({
     username: v.pipe(v.string(), v.description("'' for any user name, else a regular expression")),
     useragent: v.pipe(v.string(), v.description("'' for any user agent, else a regular expression")),
     remoteipmask: v.pipe(v.string(), v.description("'' for any address, else an address, CIDR block or range")),
+    action: v.picklist(['allow', 'deny', 'drop']),
   },
   // defaults, and the members in the order of the original's examples
   finish: ({
@@ -103,7 +114,7 @@ export const borderrules = defineEntity({
     username = '',
     useragent = '',
     remoteipmask = '',
-    action,
+    action = 'allow',
     ...rest
   }) => ({ id, enabled, priority, site, service, domain, username, useragent, remoteipmask, action, ...rest }),
 })

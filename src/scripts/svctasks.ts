@@ -10,7 +10,7 @@ import * as v from 'valibot'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText } from '../entities/entity'
 import { badRequest } from '../errors'
 import { scriptCode } from './svcscripts'
-import { formatUtc, parseRfc3339, splitSites } from './task-schedule'
+import { formatUtc, parseRfc3339, SCHEDULES, SITE_MODES, splitSites } from './task-schedule'
 import { timeWindow } from './time-windows'
 import { isStrings } from '~storage/doc'
 
@@ -108,7 +108,7 @@ export const svctasks = defineEntity({
     name: requiredText(255),
     isenabled: v.optional(flag),
     svcscriptcode: scriptCode,
-    sitemode: v.optional(v.picklist(['all', 'firstsite'], 'must be all or firstsite')),
+    sitemode: v.optional(v.picklist(SITE_MODES, `must be one of ${SITE_MODES.join(', ')}`)),
     sites,
     isregular: v.optional(flag),
     overlap: v.optional(flag),
@@ -122,7 +122,7 @@ export const svctasks = defineEntity({
     ),
     dtstart: moment,
     dtstop: moment,
-    schedule: v.optional(v.picklist(['all', 'work', 'periods'], 'must be all, work or periods')),
+    schedule: v.optional(v.picklist(SCHEDULES, `must be one of ${SCHEDULES.join(', ')}`)),
     periods: v.optional(v.pipe(v.array(timeWindow), v.maxLength(MAX_PERIODS, `must list at most ${MAX_PERIODS}`))),
     opts: opts(),
     ext,
@@ -130,14 +130,14 @@ export const svctasks = defineEntity({
   // what the defaults below leave set on every task, and the stored forms of sites and moments
   doc: {
     isenabled: flag,
-    sitemode: v.picklist(['all', 'firstsite']),
-    sites: v.pipe(v.string(), v.description("site names joined by commas; '' for every site")),
+    sitemode: v.picklist(SITE_MODES),
+    sites: v.pipe(v.string(), v.description("site names joined by commas, for alllisted and anylisted; '' lists none")),
     isregular: flag,
     overlap: flag,
     intervalsec: v.pipe(v.number(), v.integer()),
     dtstart: v.pipe(v.string(), v.description("YYYY-MM-DDTHH:MM:SSZ, or '' for none")),
     dtstop: v.pipe(v.string(), v.description("YYYY-MM-DDTHH:MM:SSZ, or '' for none")),
-    schedule: v.picklist(['all', 'work', 'periods']),
+    schedule: v.picklist(SCHEDULES),
     periods: v.array(timeWindow),
   },
   // defaults, the checks across fields (on the whole task, so also after a PATCH), and the members
@@ -163,6 +163,8 @@ export const svctasks = defineEntity({
     // both are normalized to the same UTC form, so text order is time order
     if (dtstart !== '' && dtstop !== '' && dtstop <= dtstart)
       throw badRequest('dtstop: must be later than dtstart', 'dtstop')
+    if ((sitemode === 'alllisted' || sitemode === 'anylisted') && sites === '')
+      throw badRequest(`sites: must list at least one site when sitemode is ${sitemode}`, 'sites')
     if (schedule === 'periods' && periods.length === 0)
       throw badRequest('periods: must list at least one period when schedule is periods', 'periods')
     return {

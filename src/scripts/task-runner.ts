@@ -2,7 +2,8 @@
  * The service-task scheduler's step: every process with role `svc` looks for the runs due now
  * (task-schedule.ts decides when), and for its own site claims each one in the database (once per
  * task, period and site across the cluster and across restarts) and starts the task's script here as
- * a handler. `overlap: 0` skips a run while the task's previous run on this site still runs. Tasks
+ * a handler (a mode that runs once per period, any or anylisted, claims it once for all sites, as
+ * `*`). `overlap: 0` skips a run while the task's previous run on this site (or `*`) still runs. Tasks
  * of a blocked domain do not run.
  */
 import { claimRun, recentRunHandlers, recordRunHandler, releaseRun } from '~storage/task-runs'
@@ -11,7 +12,7 @@ import type { Deps } from '../deps'
 import { ApiError } from '../errors'
 import { settingValue } from '../settings/settings'
 import { svctasks } from './svctasks'
-import { dueRun, sitesFor, type TaskSites, type TaskTiming, type WorkingHours } from './task-schedule'
+import { dueRun, placement, type TaskSites, type TaskTiming, type WorkingHours } from './task-schedule'
 
 type Task = TaskTiming & TaskSites & { id: string; svcscriptcode: string; overlap: number }
 
@@ -33,9 +34,13 @@ export async function startDueRuns(deps: Deps): Promise<number> {
     const hours = await settingValue<WorkingHours>(deps, domain, 'working_hours')
     for (const task of tasks) {
       const due = dueRun(task, hours, now)
-      if (!due || !sitesFor(task, svcSites).includes(config.site)) continue
-      const run = { domain, task: task.id, period: due.period, site: config.site }
-      if (task.overlap === 0 && (await stillRunning(deps, domain, task.id))) continue
+      if (!due) continue
+      const where = placement(task, svcSites)
+      if (!where.sites.includes(config.site)) continue
+      // a mode that runs once per period (any, anylisted) claims it for every site at once: `*`
+      const site = where.once ? '*' : config.site
+      const run = { domain, task: task.id, period: due.period, site }
+      if (task.overlap === 0 && (await stillRunning(deps, domain, task.id, site))) continue
       const claim = {
         ...run,
         node: deps.nodes.name,
@@ -77,8 +82,8 @@ function firstTelling(run: string, error: string, now: number): boolean {
   return true
 }
 
-async function stillRunning(deps: Deps, domain: string, task: string): Promise<boolean> {
-  for (const handler of await recentRunHandlers(deps.db, domain, task, deps.config.site))
+async function stillRunning(deps: Deps, domain: string, task: string, site: string): Promise<boolean> {
+  for (const handler of await recentRunHandlers(deps.db, domain, task, site))
     if (await deps.scripts.isRunning(domain, handler)) return true
   return false
 }

@@ -43,14 +43,28 @@ export interface TaskTiming {
   /** `YYYY-MM-DDTHH:MM:SSZ`, or '' for none. */
   dtstart: string
   dtstop: string
-  schedule: 'all' | 'work' | 'periods'
+  schedule: Schedule
   periods: readonly TimeWindow[]
 }
 
+/**
+ * The original's four schedules: a run may start always (`all`), within working hours (`work`),
+ * outside them (`afterhours`), or within the task's own `periods`.
+ */
+export const SCHEDULES = ['all', 'work', 'afterhours', 'periods'] as const
+export type Schedule = (typeof SCHEDULES)[number]
+
+/**
+ * The original's five site modes: all sites (`all`), any one site (`any`), all listed sites
+ * (`alllisted`), one of the listed sites (`anylisted`), the first site (`firstsite`).
+ */
+export const SITE_MODES = ['all', 'any', 'alllisted', 'anylisted', 'firstsite'] as const
+export type SiteMode = (typeof SITE_MODES)[number]
+
 /** What of a stored task decides where it runs. */
 export interface TaskSites {
-  sitemode: 'all' | 'firstsite'
-  /** Comma-separated site names; '' for every site. */
+  sitemode: SiteMode
+  /** Comma-separated site names; '' lists none. */
   sites: string
 }
 
@@ -124,6 +138,7 @@ export function allowedAt(task: Pick<TaskTiming, 'schedule' | 'periods'>, hours:
   if (task.schedule === 'all') return true
   const local = localClock(now, hours.timezone)
   if (task.schedule === 'work') return inWindow(hours, local)
+  if (task.schedule === 'afterhours') return !inWindow(hours, local)
   return task.periods.some((p) => inWindow(p, local))
 }
 
@@ -204,13 +219,32 @@ export function splitSites(sites: string): string[] {
 }
 
 /**
- * The sites a run starts on, given the sites that have a node able to run service scripts (in the
- * cluster's order, which decides what is first when the task lists none). `all`: every listed site
- * that has one, or every such site when none is listed; `firstsite`: the first of those.
+ * Where a period's run may start, given the sites that have a node able to run service scripts (the
+ * sites "where the domain is served": every domain is served on every site), in the cluster's order
+ * (by node name), which decides what is first. `sites` are those sites; `once` says the period runs
+ * on one of them only (whichever process claims it first), else once on each.
+ * - `all`: every such site; `any`: one of them;
+ * - `alllisted`: every listed site that has one; `anylisted`: one of those;
+ * - `firstsite`: the first such site.
  */
-export function sitesFor(task: TaskSites, sitesWithSvcNodes: readonly string[]): string[] {
+export function placement(task: TaskSites, sitesWithSvcNodes: readonly string[]): { sites: string[]; once: boolean } {
   const available = [...new Set(sitesWithSvcNodes)]
-  const listed = splitSites(task.sites)
-  const candidates = listed.length ? listed.filter((s) => available.includes(s)) : available
-  return task.sitemode === 'firstsite' ? candidates.slice(0, 1) : candidates
+  const listed = splitSites(task.sites).filter((s) => available.includes(s))
+  switch (task.sitemode) {
+    case 'all':
+      return { sites: available, once: false }
+    case 'any':
+      return { sites: available, once: true }
+    case 'alllisted':
+      return { sites: listed, once: false }
+    case 'anylisted':
+      return { sites: listed, once: true }
+    case 'firstsite':
+      return { sites: available.slice(0, 1), once: false }
+  }
+}
+
+/** The sites a run may start on (./placement). */
+export function sitesFor(task: TaskSites, sitesWithSvcNodes: readonly string[]): string[] {
+  return placement(task, sitesWithSvcNodes).sites
 }

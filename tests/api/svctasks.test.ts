@@ -212,7 +212,9 @@ describe('invalid fields: 400 naming the field, on create and on patch (the task
     ['dtstart', 1550649600],
     ['dtstop', 'tomorrow'],
     ['dtstop', null],
-    ['sitemode', 'any'],
+    ['sitemode', 'onelisted'],
+    ['sitemode', 'alllisted', 'sites'], // the listed modes need sites
+    ['sitemode', 'anylisted', 'sites'],
     ['sitemode', 'ALL'],
     ['sitemode', 1],
     ['sites', 5],
@@ -227,6 +229,7 @@ describe('invalid fields: 400 naming the field, on create and on patch (the task
     ['sites', Array.from({ length: 101 }, (_, i) => `s${i}`)],
     ['schedule', 'never'],
     ['schedule', 'WORK'],
+    ['schedule', 'after'],
     ['periods', 'weekdays'],
     ['periods', {}],
     ['periods', Array.from({ length: 101 }, () => window)],

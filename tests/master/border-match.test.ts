@@ -102,19 +102,24 @@ describe('remoteipmask', () => {
   })
 })
 
-describe('patterns', () => {
+describe('patterns: a part of the value, ignoring case', () => {
   const cases: [pattern: string, value: string, matches: boolean][] = [
+    // the original's examples: a domain written with [.], a user name, a scanner's user agent
     ['docs[.]rootdomain[.]ru', 'docs.rootdomain.ru', true],
-    ['docs[.]rootdomain[.]ru', 'DOCS.RootDomain.RU', true], // case-insensitive
-    ['docs[.]rootdomain[.]ru', 'docsXrootdomain.ru', false],
-    ['docs[.]rootdomain[.]ru', 'www.docs.rootdomain.ru', false], // anchored at the start
-    ['docs[.]rootdomain[.]ru', 'docs.rootdomain.ru.evil', false], // and at the end
-    ['abc', 'xabcx', false],
-    ['a|b', 'a', true],
-    ['a|b', 'ab', false], // the alternation is anchored as a whole
-    ['a)|(b', 'a', false], // does not compile on its own: never wrapped
+    ['docs[.]rootdomain[.]ru', 'DOCS.RootDomain.RU', true],
+    ['docs[.]rootdomain[.]ru', 'docsXrootdomain.ru', false], // [.] is a dot, not any character
+    ['docs[.]rootdomain[.]ru', 'www.docs.rootdomain.ru', true], // a part: anchor to ask for the whole
+    ['^docs[.]rootdomain[.]ru$', 'www.docs.rootdomain.ru', false],
+    ['^docs[.]rootdomain[.]ru$', 'docs.rootdomain.ru', true],
+    ['abcde', 'abcde', true],
+    ['friendly-scanner', 'friendly-scanner', true],
+    ['friendly-scanner', 'friendly-scanner/1.0', true],
+    ['friendly-scanner', 'Friendly-Scanner 0.2.8', true],
+    ['friendly-scanner', 'Linphone/4.5', false],
+    ['friendly-scanner|sipvicious', 'sipvicious 0.3', true],
+    ['a|b', 'xbx', true],
+    ['a)|(b', 'a', false], // does not compile
     ['.*phone.*', 'Cisco IP Phone 7940', true],
-    ['friendly-scanner|sipvicious', 'SIPVicious', true],
     ['[', 'x', false],
   ]
   for (const [pattern, value, matches] of cases)
@@ -148,7 +153,7 @@ describe('choosing a rule', () => {
 
   const cases: [name: string, rules: BorderRule[], q: BorderQuery, expected: number | null][] = (() => {
     const low = rule({ priority: 1, remoteipmask: '10.0.0.0/8' })
-    const high = rule({ priority: 5 })
+    const high = rule({ priority: 5, action: 'allow' })
     const off = rule({ priority: 0, enabled: 0 })
     const tieB = rule({ id: 'b0000000-0000-7000-8000-000000000000', priority: 3 })
     const tieA = rule({ id: 'a0000000-0000-7000-8000-000000000000', priority: 3 })
@@ -168,7 +173,8 @@ describe('choosing a rule', () => {
       ['equal priorities, other order', [tieA, tieB], query(), 0],
       ['a useragent pattern needs the value', [ua, high], query(), 1],
       ['a useragent pattern, value given', [ua, high], query({ useragent: 'Friendly-Scanner' }), 0],
-      ['a useragent pattern, other value', [ua, high], query({ useragent: 'friendly-scanner/1.0' }), 1],
+      ['a useragent pattern, a value holding it', [ua, high], query({ useragent: 'friendly-scanner/1.0' }), 0],
+      ['a useragent pattern, other value', [ua, high], query({ useragent: 'Linphone/4.5' }), 1],
       ['every pattern must match', [user, high], query({ username: 'ABCDE' }), 1],
       ['every pattern matches', [user, high], query({ username: 'ABCDE', domain: 'docs.rootdomain.ru' }), 0],
       ['another site', [site2, high], query(), 1],

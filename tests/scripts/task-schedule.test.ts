@@ -7,7 +7,7 @@ import {
   isTimeZone,
   parseClock,
   parseRfc3339,
-  sitesFor,
+  placement,
   type TaskSites,
   type TaskTiming,
   type WorkingHours,
@@ -236,24 +236,54 @@ describe('schedule periods: within one of the listed periods, in the working hou
   })
 })
 
-describe('sitesFor', () => {
+describe('schedule afterhours: outside the domain working hours', () => {
+  const berlin: WorkingHours = { timezone: 'Europe/Berlin', days: [1, 2, 3, 4, 5], from: '09:00', to: '18:00' }
+  const after = { schedule: 'afterhours' as const, dtstart: '', dtstop: '', intervalsec: 900 }
+  const at = (iso: string) => p(iso, formatUtc(ms(iso) + 900_000))
+  test('evenings, nights and weekends run; working hours do not', () => {
+    check([
+      [
+        'Monday 08:59 Berlin: before hours',
+        after,
+        '2026-03-02T07:59:00Z',
+        at('2026-03-02T07:45:00Z'),
+        { hours: berlin },
+      ],
+      ['Monday 09:00 Berlin: hours begin', after, '2026-03-02T08:00:00Z', null, { hours: berlin }],
+      ['Wednesday noon Berlin', after, '2026-03-04T11:00:00Z', null, { hours: berlin }],
+      ['Friday 18:00 Berlin: hours end', after, '2026-03-06T17:00:00Z', at('2026-03-06T17:00:00Z'), { hours: berlin }],
+      ['Saturday noon', after, '2026-03-07T11:00:00Z', at('2026-03-07T11:00:00Z'), { hours: berlin }],
+      ['Monday 03:00 UTC, default hours', after, '2026-03-02T03:00:00Z', at('2026-03-02T03:00:00Z')],
+      ['Monday 10:00 UTC, default hours', after, '2026-03-02T10:00:00Z', null],
+    ])
+  })
+})
+
+describe('site modes: where a period runs', () => {
   const cluster = ['s1', 's2', 's3']
-  const cases: [TaskSites, readonly string[], string[]][] = [
-    [{ sitemode: 'all', sites: '' }, cluster, ['s1', 's2', 's3']],
-    [{ sitemode: 'all', sites: 's2,s3' }, cluster, ['s2', 's3']],
-    [{ sitemode: 'all', sites: 's3,s1' }, cluster, ['s3', 's1']],
-    [{ sitemode: 'all', sites: 's4,s2' }, cluster, ['s2']],
-    [{ sitemode: 'all', sites: 's4' }, cluster, []],
-    [{ sitemode: 'all', sites: '' }, [], []],
-    [{ sitemode: 'all', sites: '' }, ['s1', 's1', 's2'], ['s1', 's2']],
-    [{ sitemode: 'firstsite', sites: '' }, cluster, ['s1']],
-    [{ sitemode: 'firstsite', sites: 's4,s3,s2' }, cluster, ['s3']],
-    [{ sitemode: 'firstsite', sites: 's4' }, cluster, []],
-    [{ sitemode: 'firstsite', sites: '' }, [], []],
+  const cases: [TaskSites, readonly string[], { sites: string[]; once: boolean }][] = [
+    // all: every site with an svc node (sites is not read)
+    [{ sitemode: 'all', sites: '' }, cluster, { sites: ['s1', 's2', 's3'], once: false }],
+    [{ sitemode: 'all', sites: 's2' }, cluster, { sites: ['s1', 's2', 's3'], once: false }],
+    [{ sitemode: 'all', sites: '' }, ['s1', 's1', 's2'], { sites: ['s1', 's2'], once: false }],
+    [{ sitemode: 'all', sites: '' }, [], { sites: [], once: false }],
+    // any: one of them, whichever claims first
+    [{ sitemode: 'any', sites: '' }, cluster, { sites: ['s1', 's2', 's3'], once: true }],
+    // alllisted: every listed site with a node, in the listed order
+    [{ sitemode: 'alllisted', sites: 's3,s1' }, cluster, { sites: ['s3', 's1'], once: false }],
+    [{ sitemode: 'alllisted', sites: 's4,s2' }, cluster, { sites: ['s2'], once: false }],
+    [{ sitemode: 'alllisted', sites: 's4' }, cluster, { sites: [], once: false }],
+    // anylisted: one of the listed sites with a node
+    [{ sitemode: 'anylisted', sites: 's2,s3' }, cluster, { sites: ['s2', 's3'], once: true }],
+    [{ sitemode: 'anylisted', sites: 's4' }, cluster, { sites: [], once: true }],
+    // firstsite: the first site in the cluster's order (by node name)
+    [{ sitemode: 'firstsite', sites: '' }, cluster, { sites: ['s1'], once: false }],
+    [{ sitemode: 'firstsite', sites: 's3' }, ['s2', 's3'], { sites: ['s2'], once: false }],
+    [{ sitemode: 'firstsite', sites: '' }, [], { sites: [], once: false }],
   ]
-  test('all: every listed site with a node (every such site when none is listed); firstsite: the first', () => {
+  test('all, any, alllisted, anylisted, firstsite', () => {
     for (const [task, available, expected] of cases)
-      expect([task, available, sitesFor(task, available)]).toEqual([task, available, expected])
+      expect([task, available, placement(task, available)]).toEqual([task, available, expected])
   })
 })
 
