@@ -19,6 +19,9 @@ import { ApiError, notFound } from '../errors'
 import type { PlatformEvent } from '../events/event'
 import { matches } from '../events/match'
 import { type JobOf, jobOfKind, jobsOfKind, newJob, queueKind } from '../queue-kinds'
+import { FieldSet } from '../query/fields'
+import { parseListParams } from '../query/list-query'
+import { pick } from '../query/present'
 import { JsonObject } from '../values'
 import { channels } from './channels'
 import { domainSubscriptions, type Subscription, termsOf } from './webhooks'
@@ -29,7 +32,20 @@ export const WEBHOOK = queueKind(
   v.object({ channel: v.string(), url: v.string(), event: v.string(), envelope: JsonObject }),
 )
 export type DeliveryJob = JobOf<v.InferOutput<typeof WEBHOOK.payload>>
-const LOG_LIMIT = 100
+/** The delivery log's fields (what `mask` may name), its default page and its most per page. */
+const LOG_FIELDS = new FieldSet([
+  'id',
+  'event',
+  'status',
+  'attempts',
+  'created',
+  'finished',
+  'url',
+  'http_status',
+  'latency_ms',
+  'last_error',
+])
+const LOG_SHAPE = { fields: LOG_FIELDS, output: LOG_FIELDS, limits: { defaultLimit: 100, maxLimit: 1000 } }
 
 /** What identifies an event across the processes that receive it: its journal seq, its id, else its content. */
 function eventKey(e: PlatformEvent): string {
@@ -127,11 +143,13 @@ async function requireChannel(ctx: Ctx, id: string): Promise<void> {
   if (!(await ctx.deps.repo(channels.table).get(ctx.domain, id))) throw notFound(`integration_point ${id} not found`)
 }
 
-/** The channel's latest deliveries, newest first. */
-export async function deliveryLog(ctx: Ctx, channel: string) {
+/** The channel's deliveries, newest first: a page of `limit` (100, at most 1000) after `offset`, cut by `mask`. */
+export async function deliveryLog(ctx: Ctx, channel: string, params: Record<string, string | undefined> = {}) {
+  const { query, mask } = parseListParams(params, LOG_SHAPE)
   await requireChannel(ctx, channel)
-  const jobs = await jobsOfKind(ctx.deps.db, WEBHOOK, { domain: ctx.domain, payload: { channel } }, LOG_LIMIT)
-  return jobs.map(logLine)
+  const where = { domain: ctx.domain, payload: { channel } }
+  const jobs = await jobsOfKind(ctx.deps.db, WEBHOOK, where, query.limit, query.offset)
+  return jobs.map((job) => (mask ? pick(logLine(job), mask) : logLine(job)))
 }
 
 /** A failed delivery of the channel goes out again (attempts counted anew); answers its log line. */

@@ -12,7 +12,9 @@ import { delPrefix } from '~storage/kv/kv'
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError, forbidden } from '../errors'
-import { parseEventMasks, parseObjects, type SubscriptionTerms } from '../events/match'
+import { requireKnownClasses } from '../events/event-classes'
+import { type EventObject, parseEventMasks, parseObjects, type SubscriptionTerms } from '../events/match'
+import { readObjects, requireSomeRole } from '../ws/subscribed-objects'
 import { objectBody } from '../values'
 import { type Channel, channels } from './channels'
 
@@ -27,7 +29,10 @@ export interface Subscription {
   domain: string
   channel: string
   events: string[]
+  /** As sent, for the read-back. */
   objects: unknown[]
+  /** As the matcher takes them: a collection's name read as its data class (absent in older records). */
+  bound?: EventObject[]
   url: string
   /** End of the lifetime on the service's clock (ms); the KV TTL ends it in real time too. */
   until: number
@@ -93,13 +98,21 @@ export const SubscriptionBody = objectBody({
 })
 export type SubscriptionBody = v.InferOutput<typeof SubscriptionBody>
 
-/** The terms of a checked body, kept as sent (the masks normalized) for the read-back. */
-function readBody(body: SubscriptionBody): Pick<Subscription, 'events' | 'objects' | 'url'> & { expires: number } {
+type Terms = Pick<Subscription, 'events' | 'objects' | 'bound' | 'url'> & { expires: number }
+
+/**
+ * The terms of a checked body, kept as sent (the masks normalized) for the read-back: masks of
+ * classes some source emits, collections the domain has and the channel may read
+ * (src/ws/subscribed-objects.ts), else a 400 or 403 naming the field.
+ */
+async function readBody(ctx: Ctx, body: SubscriptionBody): Promise<Terms> {
   const { events, objects = [], expires, url = '' } = body
   // modelevents must be named one by one, as for websocket subscriptions
   const masks = parseEventMasks(events, { noWildcard: ['modelevents'] })
-  parseObjects(objects)
-  return { events: masks.map((m) => `${m.class}.${m.event}`), objects, url, expires }
+  requireKnownClasses(masks)
+  const named = await readObjects(ctx, objects)
+  if (!named.collections.length) requireSomeRole(ctx, masks)
+  return { events: masks.map((m) => `${m.class}.${m.event}`), objects, bound: named.objects, url, expires }
 }
 
 /** A live subscription of the domain by id, or null (unknown or lapsed). */
@@ -115,7 +128,7 @@ async function store(
   id: string,
   body: SubscriptionBody,
 ): Promise<{ id: string; msg: 'subscribed' }> {
-  const { expires, ...terms } = readBody(body)
+  const { expires, ...terms } = await readBody(ctx, body)
   const { kv, clock } = ctx.deps
   const sub: Subscription = {
     id,
@@ -164,17 +177,20 @@ export async function renew(ctx: Ctx, id: string, body: SubscriptionBody) {
   return store(ctx, await requireKnown(ctx, id), id, body)
 }
 
-/** GET: `{objects, events, url}`, or `[]` once it lapsed. */
+/** GET: `{objects, events, url}` (the channel's url when it has none of its own), or `[]` once it lapsed. */
 export async function readSubscription(ctx: Ctx, id: string) {
-  await requireKnown(ctx, id)
+  const channel = await requireKnown(ctx, id)
   const sub = await live(ctx.deps, ctx.domain, id)
-  return sub ? { objects: sub.objects, events: sub.events, url: sub.url } : []
+  return sub ? { objects: sub.objects, events: sub.events, url: sub.url || channelUrl(channel) } : []
 }
 
-/** DELETE: ends it at once on every process. */
+const channelUrl = (channel: Channel) => (typeof channel.url === 'string' ? channel.url : '')
+
+/** DELETE: ends it at once on every process; the id is then unknown (404), as one never made. */
 export async function unsubscribe(ctx: Ctx, id: string) {
   await requireKnown(ctx, id)
   await ctx.deps.kv.del(recordKey(ctx.domain, id))
+  await ctx.deps.kv.del(knownKey(ctx.domain, id))
   await dropLegacy(ctx, id)
   await ctx.deps.kv.srem(indexKey(ctx.domain), id)
   return { id, msg: 'unsubscribed' }
@@ -214,5 +230,5 @@ export async function forgetSubscriptions(deps: Deps, domain: string): Promise<v
 export const termsOf = (sub: Subscription): SubscriptionTerms => ({
   domain: sub.domain,
   events: parseEventMasks(sub.events),
-  objects: parseObjects(sub.objects),
+  objects: sub.bound ?? parseObjects(sub.objects),
 })
