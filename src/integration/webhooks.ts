@@ -8,49 +8,30 @@
  * not reach these.
  */
 import * as v from 'valibot'
-import { delPrefix } from '~storage/kv/kv'
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError, forbidden } from '../errors'
 import { requireKnownClasses } from '../events/event-classes'
-import { type EventObject, parseEventMasks, parseObjects, type SubscriptionTerms } from '../events/match'
+import { parseEventMasks, parseObjects, type SubscriptionTerms } from '../events/match'
 import { readObjects, requireSomeRole } from '../ws/subscribed-objects'
 import { objectBody } from '../values'
 import { type Channel, channels } from './channels'
+import {
+  indexKey,
+  knownKey,
+  legacyOf,
+  legacyRecordKey,
+  MAX_EXPIRES_SEC,
+  recordKey,
+  type Subscription,
+} from './webhook-keys'
 
-export const MAX_EXPIRES_SEC = 86_400
+export { forgetSubscriptions, MAX_EXPIRES_SEC, type Subscription } from './webhook-keys'
+
 /** Subscriptions one channel may hold at once: the index is read for every event of the domain. */
 export const MAX_PER_CHANNEL = 100
 /** How long a lapsed or removed id is still known (answers `[]` instead of 404). */
 const KNOWN_FOR_MS = 7 * 86_400_000
-
-export interface Subscription {
-  id: string
-  domain: string
-  channel: string
-  events: string[]
-  /** As sent, for the read-back. */
-  objects: unknown[]
-  /** As the matcher takes them: a collection's name read as its data class (absent in older records). */
-  bound?: EventObject[]
-  url: string
-  /** End of the lifetime on the service's clock (ms); the KV TTL ends it in real time too. */
-  until: number
-}
-
-const recordKey = (domain: string, id: string) => `webhook:sub:${domain}:${id}`
-const knownKey = (domain: string, id: string) => `webhook:known:${domain}:${id}`
-const indexKey = (domain: string) => `webhook:subs:${domain}`
-/**
- * A record kept before the keys named their domain: still delivered, read, renewed and removed by
- * its own channel, and believed only for the domain it names. The last of them lapse within
- * MAX_EXPIRES_SEC of the upgrade.
- */
-const legacyRecordKey = (id: string) => `webhook:sub:${id}`
-const legacyOf = (text: string | null, domain: string): Subscription | null => {
-  const sub = text ? (JSON.parse(text) as Subscription) : null
-  return sub?.domain === domain ? sub : null
-}
 
 const notFound = () => new ApiError(404, 'token not found')
 
@@ -214,16 +195,6 @@ export async function domainSubscriptions(deps: Deps, domain: string): Promise<S
   for (const [i, id] of missing.entries()) add(id, legacyOf(legacy[i] ?? null, domain))
   if (gone.length) await deps.kv.srem(indexKey(domain), ...gone)
   return subs
-}
-
-/** Drops every subscription of a deleted domain, lapsed ids included: a new domain may take its id. */
-export async function forgetSubscriptions(deps: Deps, domain: string): Promise<void> {
-  const { kv } = deps
-  for (const id of await kv.smembers(indexKey(domain)))
-    if (legacyOf(await kv.get(legacyRecordKey(id)), domain)) await kv.del(legacyRecordKey(id))
-  await delPrefix(kv, recordKey(domain, ''))
-  await delPrefix(kv, knownKey(domain, ''))
-  await kv.del(indexKey(domain))
 }
 
 /** The matcher's terms of a subscription (its body was checked when it was stored). */
