@@ -13,7 +13,7 @@ import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
 import { enqueueJob, type NewJob, retryFailedJob } from '~storage/queue'
 import { isoTime } from '../clock'
-import type { Ctx } from '../context'
+import { type Ctx, integrationCtx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError, notFound } from '../errors'
 import type { PlatformEvent } from '../events/event'
@@ -23,7 +23,8 @@ import { FieldSet } from '../query/fields'
 import { parseListParams } from '../query/list-query'
 import { pick } from '../query/present'
 import { JsonObject } from '../values'
-import { channels } from './channels'
+import { collectionPathOf, mayRead } from '../ws/collections'
+import { type Channel, channels } from './channels'
 import { domainSubscriptions, type Subscription, termsOf } from './webhooks'
 
 /** A delivery job: the channel, the subscription's url ('' for the channel's), the event's name, the envelope sent. */
@@ -92,6 +93,7 @@ export async function deliveryJobs(
   const byChannel = new Map<string, string>()
   for (const sub of subs)
     if (!byChannel.has(sub.channel) && matches(termsOf(sub), event)) byChannel.set(sub.channel, sub.url)
+  for (const channel of byChannel.keys()) if (!(await channelMayRead(deps, event, channel))) byChannel.delete(channel)
   if (!byChannel.size) return []
   const domain = await deps.access.domainInfo(event.domain)
   const key = eventKey(event)
@@ -105,6 +107,19 @@ export async function deliveryJobs(
     jobs.push(newJob(WEBHOOK, { id, domain: event.domain, payload, runAt: now }))
   }
   return jobs
+}
+
+/**
+ * A data change goes to a channel only while its roles may read the record, read now (as for a
+ * websocket subscriber): the check at subscribe time does not outlive a role taken away.
+ */
+async function channelMayRead(deps: Deps, event: PlatformEvent, id: string): Promise<boolean> {
+  if (event.class !== 'modelevents') return true
+  const channel = (await deps.repo(channels.table).get(event.domain, id)) as Channel | undefined
+  if (!channel) return false
+  const ctx = integrationCtx(deps, event.domain, { ...channel, roles: channel.opts?.roles ?? [] }, 'webhook')
+  const dataClass = typeof event.data.class === 'string' ? event.data.class : ''
+  return mayRead(ctx, collectionPathOf(dataClass), String(event.data.id ?? ''))
 }
 
 /** Enqueues the jobs (an id already queued is left alone: another process enqueued the event first). */

@@ -104,6 +104,19 @@ describe('item 2: no silent subscriptions', () => {
     expect((await post(bare, { events: ['callevents.*', 'customevents.greeted'] })).status).toBe(200)
   })
 
+  test('read permission is checked again at delivery: a channel whose role was taken away gets no change', async () => {
+    const ch = await channel('revoked', ['admin'])
+    expect((await post(ch, { events: CHANGES, objects: ['extobjs'] })).status).toBe(200)
+    await wire('POST', '/rest/v1/reference/extobjs', admin, { type: 'before' })
+    await t.run('webhook-enqueue')
+    expect(await jobsFor(ch)).toHaveLength(1)
+    const patched = await wire('PATCH', `/rest/v1/service/integration_points/${ch.id}`, admin, { opts: { roles: [] } })
+    expect(patched.status).toBe(200)
+    await wire('POST', '/rest/v1/reference/extobjs', admin, { type: 'after' })
+    await t.run('webhook-enqueue')
+    expect(await jobsFor(ch)).toHaveLength(1)
+  })
+
   const classes: [string, number][] = [
     ['whatever.thing', 400],
     ['whatever.*', 400],
