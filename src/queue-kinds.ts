@@ -119,8 +119,9 @@ export async function jobsOfKind<T extends Doc>(
   kind: QueueKind<T>,
   where: Parameters<typeof jobsOf>[2] = {},
   limit = -1,
+  offset = 0,
 ): Promise<JobOf<T>[]> {
-  return (await jobsOf(db, kind.kind, where, limit)).flatMap((job) => fitting(kind, job) ?? [])
+  return (await jobsOf(db, kind.kind, where, limit, offset)).flatMap((job) => fitting(kind, job) ?? [])
 }
 
 /** `jobById` for one kind, typed. */

@@ -201,6 +201,7 @@ export async function jobsOf(
   kind: string,
   where: { domain?: string; payload?: Doc } = {},
   limit = -1,
+  offset = 0,
 ): Promise<Job[]> {
   const conds = ['kind = ?']
   const args: string[] = [kind]
@@ -212,10 +213,10 @@ export async function jobsOf(
     conds.push('json_extract(payload, ?) = ?')
     args.push(`$.${k}`, String(v))
   }
-  const rows = await db.all(`SELECT ${COLUMNS} FROM queue WHERE ${conds.join(' AND ')} ORDER BY seq DESC LIMIT ?`, [
-    ...args,
-    limit,
-  ])
+  const rows = await db.all(
+    `SELECT ${COLUMNS} FROM queue WHERE ${conds.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`,
+    [...args, limit, offset],
+  )
   return rows.map(toJob)
 }
 

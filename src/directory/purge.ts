@@ -18,7 +18,7 @@ import { purgeRequests } from '~storage/requests'
 import { purgeRuns } from '~storage/task-runs'
 import type { Deps } from '../deps'
 import type { Unit } from '../entities/unit'
-import { forgetSubscriptions } from '../integration/webhooks'
+import { forgetSubscriptions } from '../integration/webhook-keys'
 import { forgetHandlersOf } from '../scripts/handler-domain'
 
 /** Purges `specs` (the registered tables but the domains') and the rest of what the domain holds. */

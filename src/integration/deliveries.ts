@@ -13,14 +13,18 @@ import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
 import { enqueueJob, type NewJob, retryFailedJob } from '~storage/queue'
 import { isoTime } from '../clock'
-import type { Ctx } from '../context'
+import { type Ctx, integrationCtx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError, notFound } from '../errors'
 import type { PlatformEvent } from '../events/event'
 import { matches } from '../events/match'
 import { type JobOf, jobOfKind, jobsOfKind, newJob, queueKind } from '../queue-kinds'
+import { FieldSet } from '../query/fields'
+import { parseListParams } from '../query/list-query'
+import { pick } from '../query/present'
 import { JsonObject } from '../values'
-import { channels } from './channels'
+import { collectionPathOf, mayRead } from '../ws/collections'
+import { type Channel, channels } from './channels'
 import { domainSubscriptions, type Subscription, termsOf } from './webhooks'
 
 /** A delivery job: the channel, the subscription's url ('' for the channel's), the event's name, the envelope sent. */
@@ -29,7 +33,20 @@ export const WEBHOOK = queueKind(
   v.object({ channel: v.string(), url: v.string(), event: v.string(), envelope: JsonObject }),
 )
 export type DeliveryJob = JobOf<v.InferOutput<typeof WEBHOOK.payload>>
-const LOG_LIMIT = 100
+/** The delivery log's fields (what `mask` may name), its default page and its most per page. */
+const LOG_FIELDS = new FieldSet([
+  'id',
+  'event',
+  'status',
+  'attempts',
+  'created',
+  'finished',
+  'url',
+  'http_status',
+  'latency_ms',
+  'last_error',
+])
+const LOG_SHAPE = { fields: LOG_FIELDS, output: LOG_FIELDS, limits: { defaultLimit: 100, maxLimit: 1000 } }
 
 /** What identifies an event across the processes that receive it: its journal seq, its id, else its content. */
 function eventKey(e: PlatformEvent): string {
@@ -76,6 +93,7 @@ export async function deliveryJobs(
   const byChannel = new Map<string, string>()
   for (const sub of subs)
     if (!byChannel.has(sub.channel) && matches(termsOf(sub), event)) byChannel.set(sub.channel, sub.url)
+  for (const channel of byChannel.keys()) if (!(await channelMayRead(deps, event, channel))) byChannel.delete(channel)
   if (!byChannel.size) return []
   const domain = await deps.access.domainInfo(event.domain)
   const key = eventKey(event)
@@ -89,6 +107,19 @@ export async function deliveryJobs(
     jobs.push(newJob(WEBHOOK, { id, domain: event.domain, payload, runAt: now }))
   }
   return jobs
+}
+
+/**
+ * A data change goes to a channel only while its roles may read the record, read now (as for a
+ * websocket subscriber): the check at subscribe time does not outlive a role taken away.
+ */
+async function channelMayRead(deps: Deps, event: PlatformEvent, id: string): Promise<boolean> {
+  if (event.class !== 'modelevents') return true
+  const channel = (await deps.repo(channels.table).get(event.domain, id)) as Channel | undefined
+  if (!channel) return false
+  const ctx = integrationCtx(deps, event.domain, { ...channel, roles: channel.opts?.roles ?? [] }, 'webhook')
+  const dataClass = typeof event.data.class === 'string' ? event.data.class : ''
+  return mayRead(ctx, collectionPathOf(dataClass), String(event.data.id ?? ''))
 }
 
 /** Enqueues the jobs (an id already queued is left alone: another process enqueued the event first). */
@@ -127,11 +158,13 @@ async function requireChannel(ctx: Ctx, id: string): Promise<void> {
   if (!(await ctx.deps.repo(channels.table).get(ctx.domain, id))) throw notFound(`integration_point ${id} not found`)
 }
 
-/** The channel's latest deliveries, newest first. */
-export async function deliveryLog(ctx: Ctx, channel: string) {
+/** The channel's deliveries, newest first: a page of `limit` (100, at most 1000) after `offset`, cut by `mask`. */
+export async function deliveryLog(ctx: Ctx, channel: string, params: Record<string, string | undefined> = {}) {
+  const { query, mask } = parseListParams(params, LOG_SHAPE)
   await requireChannel(ctx, channel)
-  const jobs = await jobsOfKind(ctx.deps.db, WEBHOOK, { domain: ctx.domain, payload: { channel } }, LOG_LIMIT)
-  return jobs.map(logLine)
+  const where = { domain: ctx.domain, payload: { channel } }
+  const jobs = await jobsOfKind(ctx.deps.db, WEBHOOK, where, query.limit, query.offset)
+  return jobs.map((job) => (mask ? pick(logLine(job), mask) : logLine(job)))
 }
 
 /** A failed delivery of the channel goes out again (attempts counted anew); answers its log line. */

@@ -1,7 +1,7 @@
 /** The routes of webhook subscriptions and of a channel's delivery log; the rules are in webhooks.ts and deliveries.ts. */
 import * as v from 'valibot'
 import { NOT_FOUND } from '../http/collection-schemas'
-import { NoQuery } from '../http/query-schemas'
+import { LIST_PARAMS, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
 import { answer, errors, IdParams, UuidParam } from '../http/schemas'
 import { Instant } from '../values'
@@ -82,14 +82,18 @@ const Delivery = v.strictObject({
   last_error: v.nullable(v.string()),
 })
 
+const { limit, offset, mask } = LIST_PARAMS
+
 export const deliveryLogRoute = defineRoute({
   domainKind: channels.domainKind,
   summary: "List a channel's webhook deliveries",
-  description: 'The latest 100, newest first: attempts, status, latency and the last error of each.',
+  description:
+    'Newest first, `limit` (100 unless given, at most 1000) after `offset`, the fields a `mask` names: ' +
+    'attempts, status, latency and the last error of each. Another query parameter is a 400 naming it.',
   params: IdParams,
-  query: NoQuery,
-  response: { 200: answer(v.array(Delivery)), ...NOT_FOUND },
-  handle: (req) => deliveryLog(req.ctx, req.params.id),
+  query: queryOf({ limit, offset, mask }),
+  response: { 200: answer(v.array(v.partial(Delivery))), ...NOT_FOUND },
+  handle: (req) => deliveryLog(req.ctx, req.params.id, req.query),
 })
 
 export const replayRoute = defineRoute({

@@ -8,44 +8,30 @@
  * not reach these.
  */
 import * as v from 'valibot'
-import { delPrefix } from '~storage/kv/kv'
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError, forbidden } from '../errors'
+import { requireKnownClasses } from '../events/event-classes'
 import { parseEventMasks, parseObjects, type SubscriptionTerms } from '../events/match'
+import { readObjects, requireSomeRole } from '../ws/subscribed-objects'
 import { objectBody } from '../values'
 import { type Channel, channels } from './channels'
+import {
+  indexKey,
+  knownKey,
+  legacyOf,
+  legacyRecordKey,
+  MAX_EXPIRES_SEC,
+  recordKey,
+  type Subscription,
+} from './webhook-keys'
 
-export const MAX_EXPIRES_SEC = 86_400
+export { forgetSubscriptions, MAX_EXPIRES_SEC, type Subscription } from './webhook-keys'
+
 /** Subscriptions one channel may hold at once: the index is read for every event of the domain. */
 export const MAX_PER_CHANNEL = 100
 /** How long a lapsed or removed id is still known (answers `[]` instead of 404). */
 const KNOWN_FOR_MS = 7 * 86_400_000
-
-export interface Subscription {
-  id: string
-  domain: string
-  channel: string
-  events: string[]
-  objects: unknown[]
-  url: string
-  /** End of the lifetime on the service's clock (ms); the KV TTL ends it in real time too. */
-  until: number
-}
-
-const recordKey = (domain: string, id: string) => `webhook:sub:${domain}:${id}`
-const knownKey = (domain: string, id: string) => `webhook:known:${domain}:${id}`
-const indexKey = (domain: string) => `webhook:subs:${domain}`
-/**
- * A record kept before the keys named their domain: still delivered, read, renewed and removed by
- * its own channel, and believed only for the domain it names. The last of them lapse within
- * MAX_EXPIRES_SEC of the upgrade.
- */
-const legacyRecordKey = (id: string) => `webhook:sub:${id}`
-const legacyOf = (text: string | null, domain: string): Subscription | null => {
-  const sub = text ? (JSON.parse(text) as Subscription) : null
-  return sub?.domain === domain ? sub : null
-}
 
 const notFound = () => new ApiError(404, 'token not found')
 
@@ -93,13 +79,21 @@ export const SubscriptionBody = objectBody({
 })
 export type SubscriptionBody = v.InferOutput<typeof SubscriptionBody>
 
-/** The terms of a checked body, kept as sent (the masks normalized) for the read-back. */
-function readBody(body: SubscriptionBody): Pick<Subscription, 'events' | 'objects' | 'url'> & { expires: number } {
+type Terms = Pick<Subscription, 'events' | 'objects' | 'bound' | 'url'> & { expires: number }
+
+/**
+ * The terms of a checked body, kept as sent (the masks normalized) for the read-back: masks of
+ * classes some source emits, collections the domain has and the channel may read
+ * (src/ws/subscribed-objects.ts), else a 400 or 403 naming the field.
+ */
+async function readBody(ctx: Ctx, body: SubscriptionBody): Promise<Terms> {
   const { events, objects = [], expires, url = '' } = body
   // modelevents must be named one by one, as for websocket subscriptions
   const masks = parseEventMasks(events, { noWildcard: ['modelevents'] })
-  parseObjects(objects)
-  return { events: masks.map((m) => `${m.class}.${m.event}`), objects, url, expires }
+  requireKnownClasses(masks)
+  const named = await readObjects(ctx, objects)
+  if (!named.collections.length) requireSomeRole(ctx, masks)
+  return { events: masks.map((m) => `${m.class}.${m.event}`), objects, bound: named.objects, url, expires }
 }
 
 /** A live subscription of the domain by id, or null (unknown or lapsed). */
@@ -115,7 +109,7 @@ async function store(
   id: string,
   body: SubscriptionBody,
 ): Promise<{ id: string; msg: 'subscribed' }> {
-  const { expires, ...terms } = readBody(body)
+  const { expires, ...terms } = await readBody(ctx, body)
   const { kv, clock } = ctx.deps
   const sub: Subscription = {
     id,
@@ -164,17 +158,20 @@ export async function renew(ctx: Ctx, id: string, body: SubscriptionBody) {
   return store(ctx, await requireKnown(ctx, id), id, body)
 }
 
-/** GET: `{objects, events, url}`, or `[]` once it lapsed. */
+/** GET: `{objects, events, url}` (the channel's url when it has none of its own), or `[]` once it lapsed. */
 export async function readSubscription(ctx: Ctx, id: string) {
-  await requireKnown(ctx, id)
+  const channel = await requireKnown(ctx, id)
   const sub = await live(ctx.deps, ctx.domain, id)
-  return sub ? { objects: sub.objects, events: sub.events, url: sub.url } : []
+  return sub ? { objects: sub.objects, events: sub.events, url: sub.url || channelUrl(channel) } : []
 }
 
-/** DELETE: ends it at once on every process. */
+const channelUrl = (channel: Channel) => (typeof channel.url === 'string' ? channel.url : '')
+
+/** DELETE: ends it at once on every process; the id is then unknown (404), as one never made. */
 export async function unsubscribe(ctx: Ctx, id: string) {
   await requireKnown(ctx, id)
   await ctx.deps.kv.del(recordKey(ctx.domain, id))
+  await ctx.deps.kv.del(knownKey(ctx.domain, id))
   await dropLegacy(ctx, id)
   await ctx.deps.kv.srem(indexKey(ctx.domain), id)
   return { id, msg: 'unsubscribed' }
@@ -200,19 +197,9 @@ export async function domainSubscriptions(deps: Deps, domain: string): Promise<S
   return subs
 }
 
-/** Drops every subscription of a deleted domain, lapsed ids included: a new domain may take its id. */
-export async function forgetSubscriptions(deps: Deps, domain: string): Promise<void> {
-  const { kv } = deps
-  for (const id of await kv.smembers(indexKey(domain)))
-    if (legacyOf(await kv.get(legacyRecordKey(id)), domain)) await kv.del(legacyRecordKey(id))
-  await delPrefix(kv, recordKey(domain, ''))
-  await delPrefix(kv, knownKey(domain, ''))
-  await kv.del(indexKey(domain))
-}
-
 /** The matcher's terms of a subscription (its body was checked when it was stored). */
 export const termsOf = (sub: Subscription): SubscriptionTerms => ({
   domain: sub.domain,
   events: parseEventMasks(sub.events),
-  objects: parseObjects(sub.objects),
+  objects: sub.bound ?? parseObjects(sub.objects),
 })

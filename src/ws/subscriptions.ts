@@ -8,11 +8,18 @@ import type { FilterNode } from '~storage/query'
 import type { Ctx } from '../context'
 import { badRequest } from '../errors'
 import type { PlatformEvent } from '../events/event'
-import { type EventObject, parseEventMasks, parseObjects, type SubscriptionTerms } from '../events/match'
+import { parseEventMasks, type SubscriptionTerms } from '../events/match'
 import { FieldSet, isValidPath } from '../query/fields'
 import { parseFilter, parseMask } from '../query/list-query'
 import { resolveClasspath } from './collections'
 import type { PushTarget } from './push-target'
+import {
+  CLASS_OBJECT_TYPE,
+  type ReadObjects,
+  readObjects,
+  requireReadable,
+  requireSomeRole,
+} from './subscribed-objects'
 
 export const MAX_EXPIRES_SEC = 3600
 export const MAX_SUBSCRIPTIONS_PER_SOCKET = 100
@@ -75,13 +82,18 @@ export async function readSubscribe(ctx: Ctx, payload: Doc, exists: boolean): Pr
 
 async function readTerms(ctx: Ctx, payload: Doc): Promise<{ terms: SubscriptionTerms; target?: PushTarget }> {
   const events = parseEventMasks(payload.events, { noWildcard: ['modelevents'] })
-  const objects: EventObject[] | undefined = payload.objects === undefined ? undefined : parseObjects(payload.objects)
+  const named = payload.objects === undefined ? undefined : await readObjects(ctx, payload.objects)
+  const objects = named?.objects
   const target = payload.classpath === undefined ? undefined : await resolveClasspath(ctx, payload.classpath)
+  if (target) await requireReadable(ctx, target.classpath, 'classpath')
+  if (target && named) requireSameCollection(target, named)
+  if (!target && !named?.collections.length) requireSomeRole(ctx, events)
   const exargs = payload.exargs ?? {}
   if (typeof exargs !== 'object' || exargs === null || Array.isArray(exargs))
     throw badRequest('exargs must be an object such as {"filter": {...}, "mask": "id,name"}', 'exargs')
   const args = exargs as Doc
-  const fields = target?.fields ?? ANY_FIELD
+  const only = named?.objects.every((o) => o.type === CLASS_OBJECT_TYPE) ? named.collections : []
+  const fields = target?.fields ?? (only.length === 1 ? only[0]!.fields : ANY_FIELD)
   const rawFilter = args.filter
   const rawMask = args.mask
   const filter = rawFilter === undefined ? null : parseFilter(asParam(rawFilter), fields)
@@ -97,6 +109,19 @@ async function readTerms(ctx: Ctx, payload: Doc): Promise<{ terms: SubscriptionT
     mask,
   }
   return { terms, target }
+}
+
+/**
+ * With a classpath, `objects` naming only other collections would never let an event through:
+ * a 400 naming `objects` rather than a subscription that stays silent.
+ */
+function requireSameCollection(target: PushTarget, named: ReadObjects): void {
+  const { objects } = named
+  if (!objects.length || objects.some((o) => o.type !== CLASS_OBJECT_TYPE || o.value === target.dataClass)) return
+  throw badRequest(
+    `objects: names none of the collection at classpath ${target.classpath}, so nothing would be sent`,
+    'objects',
+  )
 }
 
 /** A structured member arrives as JSON; a string is taken as the query parameter it would be. */

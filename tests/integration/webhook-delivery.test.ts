@@ -38,11 +38,12 @@ const receiver = Bun.serve({
 })
 const hookUrl = `http://127.0.0.1:${receiver.port}/hook`
 
-async function subscrChannel(t: TestService, code: string, url = hookUrl, inDomain = domain.name) {
+/** A subscr channel; one that subscribes to data changes needs a role reading them (here admin). */
+async function subscrChannel(t: TestService, code: string, url = hookUrl, inDomain = domain.name, roles?: string[]) {
   const admin = await t.adminIn(inDomain)
   const r = await t.call('POST', '/rest/v1/service/integration_points', {
     token: admin,
-    body: { code, type: 'subscr', url },
+    body: { code, type: 'subscr', url, ...(roles ? { opts: { roles } } : {}) },
   })
   expect(r.status).toBe(200)
   return { id: r.body.id as string, token: r.body.token_local as string, secret: r.body.secret as string, admin }
@@ -138,7 +139,7 @@ describe('delivery', () => {
   })
 
   test('journal changes arrive as modelevents.data_changed, keyed by their journal seq', async () => {
-    const ch = await subscrChannel(a, 'journal')
+    const ch = await subscrChannel(a, 'journal', hookUrl, domain.name, ['admin'])
     secret = ch.secret
     await subscribe(a, ch.token, { events: ['modelevents.data_changed'], objects: ['extobj'] })
     const created = await a.call('POST', '/rest/v1/reference/extobjs', {
@@ -158,7 +159,10 @@ describe('delivery', () => {
     const quiet = await a.createDomain('quiet.master')
     const quietAdmin = await a.adminIn(quiet.name)
     const loud = await a.createDomain('loud.master')
-    const channels = [await subscrChannel(a, 'in-order'), await subscrChannel(a, 'loud', hookUrl, loud.name)]
+    const channels = [
+      await subscrChannel(a, 'in-order', hookUrl, domain.name, ['admin']),
+      await subscrChannel(a, 'loud', hookUrl, loud.name, ['admin']),
+    ]
     for (const ch of channels)
       await subscribe(a, ch.token, { events: ['modelevents.data_changed'], objects: ['extobj'] })
     const created: string[][] = [[], []]
@@ -263,7 +267,7 @@ describe('targets and durability', () => {
     try {
       const first = await testService({ dataDir: dir, env: ALLOW, kvPrefix })
       domain = await first.createDomain('acme.master')
-      const ch = await subscrChannel(first, 'published')
+      const ch = await subscrChannel(first, 'published', hookUrl, domain.name, ['admin'])
       secret = ch.secret
       await subscribe(first, ch.token, { events: ['modelevents.data_changed'], objects: ['extobj'] })
       const created = await first.call('POST', '/rest/v1/reference/extobjs', { token: ch.admin, body: { type: 'k' } })
