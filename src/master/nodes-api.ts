@@ -9,7 +9,7 @@ import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
 import { answer, errors, NoContent } from '../http/schemas'
 import { Instant, objectBody } from '../values'
-import { LOG_LEVELS } from '../log'
+import { NODE_LOG_LEVELS } from '../log'
 
 const FIELDS = new FieldSet([
   'name',
@@ -28,7 +28,7 @@ const FIELDS = new FieldSet([
 ])
 const listShape = { fields: FIELDS, output: FIELDS, limits: DEFAULT_LIMITS }
 
-const LogLevel = v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`)
+const LogLevel = v.picklist(NODE_LOG_LEVELS, `must be one of ${NODE_LOG_LEVELS.join(', ')}`)
 
 /** A live service process, as src/master/nodes.ts records it. */
 const Node = v.strictObject({
