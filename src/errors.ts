@@ -1,7 +1,14 @@
 /**
  * The one error type of the service and its wire form `{error_code, error_message, error_details?}`.
- * error_code is 1000 + HTTP status unless the spec fixes another (1413, 1501).
+ * error_code is 1000 + HTTP status unless the spec fixes another (1413, 1501). The spec gives 1413
+ * and 1501 meanings of their own (412: not found, a field refused), so a 413 and a 501 carry
+ * 2000 + status (2413, 2501) rather than a code that says something else.
  */
+
+/** Statuses whose 1000 + status the spec uses for another meaning. */
+const SPEC_TAKEN: ReadonlySet<number> = new Set([413, 501])
+/** The error_code of an error answer with this status (see above). */
+export const codeOf = (status: number) => (SPEC_TAKEN.has(status) ? 2000 : 1000) + status
 
 export interface ErrorDetails {
   field?: string
@@ -13,7 +20,7 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly details?: ErrorDetails,
-    readonly code: number = 1000 + status,
+    readonly code: number = codeOf(status),
     readonly headers?: Record<string, string>,
   ) {
     super(message)

@@ -3,10 +3,13 @@ import { FLUSH_MS, LogRing } from './log-ring'
 import { type ToLogThread, writeLines } from './log-thread'
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
-const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 }
+/** The levels a node takes at run time (PATCH of a node): `off` writes no line at all. */
+export const NODE_LOG_LEVELS = [...LOG_LEVELS, 'off'] as const
+export type NodeLogLevel = (typeof NODE_LOG_LEVELS)[number]
+const RANK: Record<NodeLogLevel, number> = { off: -1, error: 0, warn: 1, info: 2, debug: 3 }
 
 export interface Logger {
-  level: LogLevel
+  level: NodeLogLevel
   error(msg: string, fields?: Record<string, unknown>): void
   warn(msg: string, fields?: Record<string, unknown>): void
   info(msg: string, fields?: Record<string, unknown>): void

@@ -12,7 +12,7 @@ import type { PlatformEvent } from './events/event'
 import type { PathPattern } from './identity/path-pattern'
 import type { NewSession, Session } from './identity/sessions'
 import type { LongWorkSpec, Progress } from './long-work'
-import type { LogLevel } from './log'
+import type { NodeLogLevel } from './log'
 import type { NodeRecord, NodeService } from './master/nodes'
 import type { ClassModel } from './model/class-model'
 import type { Outcome } from './scripts/sandbox'
@@ -150,7 +150,7 @@ export interface ClusterNodes {
   heartbeat(): Promise<void>
   list(): Promise<NodeRecord[]>
   find(name: string): Promise<NodeRecord>
-  setLogLevel(name: string, level: LogLevel): Promise<NodeRecord>
+  setLogLevel(name: string, level: NodeLogLevel): Promise<NodeRecord>
   terminate(name: string): Promise<void>
   serve(name: string, service: NodeService): void
   call(node: string, name: string, payload: unknown): Promise<unknown>

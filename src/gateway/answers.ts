@@ -4,8 +4,8 @@ import { newRequestId } from '../http/request-id'
 const FAIL_BODY: Record<number, string> = {
   400: '{"error_code":1400,"error_message":"malformed HTTP request"}',
   408: '{"error_code":1408,"error_message":"request head not received in time"}',
-  // the app answers a too-large body with the same status and code (payloadTooLarge)
-  413: '{"error_code":1413,"error_message":"request body too large","error_details":{"field":"body"}}',
+  // the app answers a too-large body with the same status and code (payloadTooLarge: 2413, errors.ts)
+  413: '{"error_code":2413,"error_message":"request body too large","error_details":{"field":"body"}}',
   431: '{"error_code":1431,"error_message":"request head too large"}',
   503: '{"error_code":1503,"error_message":"too many connections from this address; close some and try again"}',
 }

@@ -178,7 +178,7 @@ export const noHostAnswer = (): Answer => ({
 /** The answer to a declared body larger than its route takes: the app's own 413 (payloadTooLarge), without the app. */
 export function tooLargeAnswer(limit: number): Answer {
   const body = JSON.stringify({
-    error_code: 1413,
+    error_code: 2413, // payloadTooLarge's (errors.ts: 1413 is the spec's)
     error_message: `request body is larger than the limit of ${limit} bytes`,
     error_details: { field: 'body' },
   })

@@ -43,7 +43,11 @@ export type Responses = Record<number, AnswerSchema>
 
 export const ErrorBody = named(
   v.object({
-    error_code: v.pipe(v.number(), v.integer(), v.description('1000 + the HTTP status (the spec fixes 1413 and 1501)')),
+    error_code: v.pipe(
+      v.number(),
+      v.integer(),
+      v.description('1000 + the HTTP status; the spec fixes 1413 and 1501 (412), so 413 is 2413 and 501 is 2501'),
+    ),
     error_message: v.string(),
     error_details: v.optional(
       v.looseObject({ field: v.optional(v.pipe(v.string(), v.description('the part of the request at fault'))) }),

@@ -144,7 +144,7 @@ export const switchDomain = defineRoute({
   summary: 'Switch the session into another domain',
   description:
     'Into one of the `domains` of the current session. A cookie session gets a new cookie (the old session ends); ' +
-    'a token session keeps its token.',
+    'a token session keeps its token, and so does a cookie session switched by a websocket `rest` frame.',
   query: NoQuery,
   body: SwitchBody,
   maxBody: SMALL_BODY,
@@ -162,8 +162,10 @@ export const switchDomain = defineRoute({
       isMaster: isMasterDomain(domain),
       domainCreated: domainCreated(domain),
     }
-    if (session.kind === 'token') {
-      // the client keeps its token; only what it names changes
+    // a websocket frame cannot hand a new cookie to the browser: its cookie session switches in place,
+    // so the frame ends no session it did not ask to end
+    if (session.kind === 'token' || req.origin.ctx?.via === 'websocket') {
+      // the client keeps its token (or cookie); only what it names changes
       if (!(await req.deps.sessions.update(session.id, place))) throw unauthorized('no current session')
       return undefined
     }

@@ -32,14 +32,58 @@ async function describe(req: Req) {
   return { method: req.method, path: `/${req.params['*'] ?? ''}`, query: req.query, headers, body }
 }
 
-function answerOf(result: unknown): Response {
+/**
+ * Headers a script may not set: they would act on the service's origin (a cookie, the browser's
+ * stored data, HSTS, CORS, a service worker's scope) or on the connection's framing, which the
+ * service owns.
+ */
+const REFUSED_HEADERS = new Set([
+  'set-cookie',
+  'set-cookie2',
+  'clear-site-data',
+  'strict-transport-security',
+  'service-worker-allowed',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'trailer',
+  'x-request-id',
+])
+const refusedHeader = (name: string) => REFUSED_HEADERS.has(name) || name.startsWith('access-control-')
+
+/** A 502 naming what in the script's answer cannot be sent. */
+const badAnswer = (code: string, message: string, field: string) =>
+  new ApiError(502, `the channel's script ${code} answered ${message}`, { field })
+
+function answerOf(code: string, result: unknown): Response {
   const r = result as { status?: unknown; body?: unknown; headers?: unknown } | null
-  const chosen = r && typeof r === 'object' && typeof r.status === 'number' && r.status >= 200 && r.status <= 599
-  if (!chosen) return Response.json(result ?? null)
-  const headers = new Headers(typeof r.headers === 'object' && r.headers ? (r.headers as Record<string, string>) : {})
-  if (typeof r.body === 'string') return new Response(r.body, { status: r.status as number, headers })
+  if (!r || typeof r !== 'object' || typeof r.status !== 'number') return Response.json(result ?? null)
+  if (!Number.isInteger(r.status) || r.status < 200 || r.status > 599)
+    throw badAnswer(code, `status ${r.status}, which is no final HTTP status (200-599)`, 'status')
+  const headers = new Headers()
+  if (r.headers !== undefined && r.headers !== null) {
+    if (typeof r.headers !== 'object' || Array.isArray(r.headers))
+      throw badAnswer(code, 'headers that are no object of names and values', 'headers')
+    for (const [name, value] of Object.entries(r.headers)) {
+      const lower = name.toLowerCase()
+      if (refusedHeader(lower))
+        throw badAnswer(code, `the header ${name.slice(0, 100)}, which a script may not set`, `headers.${lower}`)
+      try {
+        headers.append(name, typeof value === 'string' ? value : String(value))
+      } catch {
+        throw badAnswer(
+          code,
+          `the header ${name.slice(0, 100)}, which is no valid header`,
+          `headers.${name.slice(0, 100)}`,
+        )
+      }
+    }
+  }
+  if (typeof r.body === 'string') return new Response(r.body, { status: r.status, headers })
   if (!headers.has('content-type')) headers.set('content-type', 'application/json')
-  return new Response(JSON.stringify(r.body ?? null), { status: r.status as number, headers })
+  return new Response(JSON.stringify(r.body ?? null), { status: r.status, headers })
 }
 
 /** What the script answers: any value as JSON, or the body and media type it chose. */
@@ -65,7 +109,9 @@ export const projectApi = defineRoute({
     "Runs the channel's `recv_svcscriptcode` script with the request (method, path below /in, query, body); what " +
     'the script returns is the answer: `{status, body, headers}` chooses them, any other value is sent as JSON ' +
     "with 200. Takes a channel's token only (403 otherwise); 501 for a channel without a script, 502 when it " +
-    'fails, 504 when it does not answer within `opts.recv_timeout` seconds (30 by default).',
+    'fails or answers what cannot be sent (a status outside 200-599, a header such as Set-Cookie that a script may ' +
+    "not set on the service's origin: the 502 names it), 504 when it does not answer within `opts.recv_timeout` " +
+    'seconds (30 by default).',
   // admitted as any signed-in caller; only a channel's token gets further
   access: 'session',
   parse: 'none', // any body: the script gets JSON or text
@@ -89,6 +135,6 @@ export const projectApi = defineRoute({
     const outcome = await deps.scripts.runWithin({ domainId: ctx.domain, code, params: [request], durationMs })
     if (!outcome) throw new ApiError(504, `the channel's script ${code} did not answer within ${timeoutSec} s`)
     if (outcome.status !== 'done') throw new ApiError(502, `the channel's script ${code} failed: ${outcome.error}`)
-    return answerOf(outcome.result)
+    return answerOf(code, outcome.result)
   },
 })

@@ -9,7 +9,8 @@ import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute } from '../http/route'
 import { answer, errors, NoContent } from '../http/schemas'
 import { Instant, objectBody } from '../values'
-import { LOG_LEVELS } from '../log'
+import { NODE_LOG_LEVELS } from '../log'
+import { badRequest } from '../errors'
 
 const FIELDS = new FieldSet([
   'name',
@@ -28,7 +29,7 @@ const FIELDS = new FieldSet([
 ])
 const listShape = { fields: FIELDS, output: FIELDS, limits: DEFAULT_LIMITS }
 
-const LogLevel = v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`)
+const LogLevel = v.picklist(NODE_LOG_LEVELS, `must be one of ${NODE_LOG_LEVELS.join(', ')}`)
 
 /** A live service process, as src/master/nodes.ts records it. */
 const Node = v.strictObject({
@@ -82,9 +83,14 @@ export const patchNodeRoute = defineRoute({
   description: 'Wherever the node runs; answers the node as it now is.',
   params: NameParams,
   query: NoQuery,
-  body: objectBody({ maxLogLevel: LogLevel }),
+  // optional in the schema, so an unknown field is named before a missing maxLogLevel is
+  body: objectBody({ maxLogLevel: v.optional(LogLevel) }),
   response: { 200: nodeAnswer, ...NODE_ERRORS },
-  handle: (req) => req.deps.nodes.setLogLevel(req.params.name, req.body.maxLogLevel),
+  handle: (req) => {
+    const level = req.body.maxLogLevel
+    if (level === undefined) throw badRequest('maxLogLevel is required: the only field a node takes', 'maxLogLevel')
+    return req.deps.nodes.setLogLevel(req.params.name, level)
+  },
 })
 
 /** The original's "node termination": the process stops gracefully and leaves the registry. */

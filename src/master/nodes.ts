@@ -11,7 +11,7 @@ import type { Kv } from '~storage/kv/kv'
 import type { Clock } from '../clock'
 import type { Config } from '../config'
 import { ApiError, notFound } from '../errors'
-import type { Logger, LogLevel } from '../log'
+import type { Logger, NodeLogLevel } from '../log'
 
 /** A node as /rest/v1/master/nodes shows it (the original's camelCase names). */
 export type NodeRecord = {
@@ -25,7 +25,7 @@ export type NodeRecord = {
   status: 'active'
   dtStart: string
   upTimeSec: number
-  maxLogLevel: LogLevel
+  maxLogLevel: NodeLogLevel
 }
 
 /** A beat every second; a record lives four, so a stopped process is gone within four seconds. */
@@ -40,7 +40,7 @@ const commandChannel = (name: string) => `node-cmd:${name}`
 const replyChannel = (name: string) => `node-reply:${name}`
 
 type Command =
-  | { op: 'log-level'; level: LogLevel }
+  | { op: 'log-level'; level: NodeLogLevel }
   | { op: 'terminate' }
   | { op: 'call'; name: string; payload: unknown }
 type Envelope = Command & { id: string; from: string }
@@ -152,7 +152,7 @@ export class NodeRegistry {
   }
 
   /** Sets the log level of a node, wherever it runs, and answers the node as it now is. */
-  async setLogLevel(name: string, level: LogLevel): Promise<NodeRecord> {
+  async setLogLevel(name: string, level: NodeLogLevel): Promise<NodeRecord> {
     const node = await this.find(name)
     if (node.name === this.name) {
       await this.apply({ op: 'log-level', level })
@@ -202,8 +202,11 @@ export class NodeRegistry {
       return service(command.payload)
     }
     if (command.op === 'log-level') {
+      // the change is written under whichever level lets it through (off writes nothing after it)
+      const changed = () => this.log.warn('log level changed', { node: this.name, level: command.level })
+      if (command.level === 'off') changed()
       this.log.level = command.level
-      this.log.warn('log level changed', { node: this.name, level: command.level })
+      if (command.level !== 'off') changed()
       await this.heartbeat()
     } else {
       this.log.warn('terminating on request', { node: this.name })

@@ -75,7 +75,11 @@ export function hostApi(h: HostContext): HostApi {
     call: async (code, params) => {
       if (typeof code !== 'string' || code === '') throw new Error('call takes a script code')
       await h.mayAct()
-      return h.callNested(code, Array.isArray(params) ? params : [])
+      // an array is the start parameters in order; any other value (an object) is startparam(1)
+      return h.callNested(
+        code,
+        Array.isArray(params) ? params : params === undefined || params === null ? [] : [params],
+      )
     },
     http: async (request) => {
       await h.mayAct()

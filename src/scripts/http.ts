@@ -60,15 +60,24 @@ export async function scriptFetch(raw: unknown, policy: HttpPolicy): Promise<Scr
     if (err instanceof NotPublic) throw badRequest(`${err.message}, which SCRIPT_HTTP_ALLOW does not list`)
     throw err
   }
-  const body = req.body === undefined || typeof req.body === 'string' ? req.body : JSON.stringify(req.body)
+  const json = req.body !== undefined && typeof req.body !== 'string'
+  const body = json ? JSON.stringify(req.body) : (req.body as string | undefined)
   const res = await fetchPinned(url, addresses, {
     method: (req.method ?? 'GET').toUpperCase(),
-    headers: req.headers,
+    headers: json ? jsonHeaders(req.headers) : req.headers,
     body,
     redirect: 'manual',
     signal: AbortSignal.timeout(policy.timeoutMs),
   })
   return { status: res.status, headers: Object.fromEntries(res.headers), body: await readCapped(res, policy.maxBytes) }
+}
+
+/** The script's headers, with `Content-Type: application/json` for the object body unless it named a type itself. */
+function jsonHeaders(given: Record<string, string> | undefined): Record<string, string> {
+  const headers = { ...(given && typeof given === 'object' ? given : {}) }
+  if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type'))
+    headers['content-type'] = 'application/json'
+  return headers
 }
 
 async function readCapped(res: Response, max: number): Promise<string> {

@@ -11,6 +11,7 @@ import { requireIds } from '../directory/maintain'
 import { enforceLimit } from '../master/licence'
 import { projects } from '../projects/projects'
 import { Uuid } from '../values'
+import { requireParses } from './script-syntax'
 
 /** A script's code, also how a service task names the script it runs. */
 export const scriptCode = v.pipe(
@@ -49,6 +50,11 @@ export const svcscripts = defineEntity({
   doc: { projectid: v.pipe(Uuid, v.description('the project the script belongs to; the nil UUID for none')) },
   finish: (doc) => withDefaults(doc, { projectid: NIL_UUID }),
   hooks: {
+    // a script that does not parse is refused when it is stored, not when it is first run
+    async prepare(_ctx, input) {
+      await requireParses(input.scriptdata)
+      return { input }
+    },
     // the licence counts scripts across every domain
     *inTransaction(u, { before, after }): TxStep<void> {
       if (!before && after) yield* enforceLimit(u, 'svcscripts', yield* u.ctx.deps.repo(svcscripts.table).countAll())

@@ -17,6 +17,7 @@ import { mergeMembers } from '../entities/writes'
 import { badRequest, notFound } from '../errors'
 import { FieldSet } from '../query/fields'
 import { DEFAULT_WORKING_HOURS } from '../scripts/task-schedule'
+import { svcscripts } from '../scripts/svcscripts'
 import { workingHours } from '../scripts/time-windows'
 
 interface SettingDef {
@@ -105,7 +106,20 @@ export async function patchSetting(
   if (body.key !== undefined && body.key !== key) throw badRequest('key cannot be changed', 'key')
   if (body.value === undefined) return getSetting(ctx.deps, ctx.domain, key)
   const given = body.value
+  if (key === 'iam_token_svcscript_code') await checkTokenScript(ctx, given)
   return commit(ctx, (u) => writeSetting(u, key!, (current) => nextValue(def, current, given)))
+}
+
+/**
+ * The token login script is the master domain's: elsewhere the setting is refused (nothing would
+ * read it), and a code it names must be one of the master domain's scripts ('' turns it off).
+ */
+async function checkTokenScript(ctx: Ctx, given: unknown): Promise<void> {
+  if (!(await ctx.deps.access.domainInfo(ctx.domain))?.isMaster)
+    throw badRequest('iam_token_svcscript_code is a setting of the master domain only', 'key')
+  if (typeof given !== 'string' || given === '') return // the value's shape is checked with the others
+  const [script] = await ctx.deps.repo(svcscripts.table).findBy(ctx.domain, 'code', given, 1)
+  if (!script) throw badRequest(`there is no service script with code ${JSON.stringify(given.slice(0, 128))}`, 'value')
 }
 
 /** Stores a setting's next value, made from its current one (the default until the domain stored one). */

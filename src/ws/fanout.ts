@@ -27,6 +27,10 @@ export interface Socket {
   open: boolean
   windowStart: number
   frames: number
+  /** Rest frames of the socket being run now: a close waits for their answers (closing holds it). */
+  running: number
+  /** A close asked for while rest frames ran: done once the last of them is answered. */
+  closing?: { code: number; reason: string }
   /** Subscribe frames of a socket run one after another (a renewal must not race its replay). */
   subscribing: Promise<void>
   /** The context pushes were last offered with (rebuilt when the session or its roles change). */

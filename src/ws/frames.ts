@@ -37,8 +37,14 @@ const METHODS = {
 type Operation = keyof typeof METHODS
 const NEEDS_ID: ReadonlySet<Operation> = new Set(['replace', 'update', 'delete'])
 const NO_ID: ReadonlySet<Operation> = new Set(['create', 'clear', 'lookup'])
-/** List parameters travel as the REST query would carry them (structured ones JSON-encoded). */
-const QUERY_MEMBERS = ['filter', 'mask', 'order', 'offset', 'limit', 'flat', 'interval'] as const
+/**
+ * List parameters travel as the REST query would carry them (structured ones JSON-encoded); the route
+ * then refuses those it does not take, as over HTTP (`params` is the journal's, `interval` a
+ * partitioned class's).
+ */
+const QUERY_MEMBERS = ['filter', 'mask', 'order', 'offset', 'limit', 'flat', 'interval', 'params'] as const
+/** Every member a `rest` frame may carry: any other is a 400 naming it, as an unknown query parameter is. */
+const REST_MEMBERS: ReadonlySet<string> = new Set(['qid', 'operation', 'classpath', 'id', 'content', ...QUERY_MEMBERS])
 
 /** The longest path a frame may name (MAX_HEAD_BYTES of the gateway, for an HTTP request's whole head). */
 const MAX_PATH_CHARS = 16 * 1024
@@ -67,6 +73,12 @@ export function restCall(payload: Doc): DispatchRequest {
     (typeof id !== 'string' || id === '' || id.includes('/') || id.includes('?') || !id.isWellFormed())
   )
     throw badRequest('id must be a non-empty string without / or ? (and no lone UTF-16 surrogate)', 'id')
+  for (const name of Object.keys(payload))
+    if (!REST_MEMBERS.has(name))
+      throw badRequest(
+        `unknown member ${JSON.stringify(name.slice(0, 40))} of a rest frame: it takes ${[...REST_MEMBERS].join(', ')}`,
+        name.slice(0, 100),
+      )
   if (NEEDS_ID.has(operation) && id === undefined) throw badRequest(`${operation} needs an id`, 'id')
   if (NO_ID.has(operation) && id !== undefined) throw badRequest(`${operation} acts on the collection: no id`, 'id')
   const query: Record<string, string> = {}

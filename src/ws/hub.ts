@@ -158,6 +158,7 @@ export class WsHub {
       windowStart: 0,
       frames: 0,
       subscribing: Promise.resolve(),
+      running: 0,
       send: (frame) => {
         // past the bound the socket is closed with a reason (Bun's own limit closes without one, for publish)
         if (ws.getBufferedAmount() + frame.length > this.deps.config.wsBackpressureBytes)
@@ -196,13 +197,20 @@ export class WsHub {
       payload = frame.payload
       if (frame.capability === 'rest') {
         const ctx: Ctx = { ...(await this.frameCtx(socket)), via: 'websocket' }
-        const result = await dispatch(ctx, { ...restCall(payload), clientAddress: socket.clientAddress })
-        const qid = qidOf(payload)
-        // a 401 ends the socket only when its caller is gone; a route's own 401 (a failed sign-in) is an answer
-        if (result.status === 401 && !(await this.callerLives(socket)))
-          throw new ApiError(401, (result.body as { error_message: string }).error_message)
-        if (result.status >= 400) answer('rest', { qid, error: result.body as Doc })
-        else answer('rest', { qid, result: result.body ?? null })
+        const call = restCall(payload)
+        // a frame that ends or switches its own session is answered before the socket closes
+        socket.running++
+        try {
+          const result = await dispatch(ctx, { ...call, clientAddress: socket.clientAddress })
+          const qid = qidOf(payload)
+          // a 401 ends the socket only when its caller is gone; a route's own 401 (a failed sign-in) is an answer
+          if (result.status === 401 && !(await this.callerLives(socket)))
+            throw new ApiError(401, (result.body as { error_message: string }).error_message)
+          if (result.status >= 400) answer('rest', { qid, error: result.body as Doc })
+          else answer('rest', { qid, result: result.body ?? null })
+        } finally {
+          if (--socket.running === 0 && socket.closing) ws.close(socket.closing.code, socket.closing.reason)
+        }
       } else {
         // one subscribe frame of a socket at a time: a renewal must not race the replay it replaces
         const turn = socket.subscribing.then(async () =>
@@ -220,6 +228,12 @@ export class WsHub {
       else if (head === 'subscribe') answer('subscribe', { id: payload.id ?? null, error: errorBody(err) })
       else answer('error', errorBody(err))
     }
+  }
+
+  /** Closes the socket, once the rest frames it is running are answered (the first reason given wins). */
+  private end(socket: Socket, code: number, reason: string): void {
+    if (socket.running === 0) return void socket.ws.close(code, reason)
+    socket.closing ??= { code, reason }
   }
 
   /** The socket's session (with its domain) or channel still exists. */
@@ -310,9 +324,9 @@ export class WsHub {
     if (!sockets?.size) return
     const session = await this.deps.sessions.get(id)
     for (const socket of [...sockets]) {
-      if (!session) socket.ws.close(CLOSE_SESSION_ENDED, 'the session has ended')
+      if (!session) this.end(socket, CLOSE_SESSION_ENDED, 'the session has ended')
       else if (session.domainId !== socket.domain)
-        socket.ws.close(CLOSE_DOMAIN_SWITCHED, 'the session switched to another domain')
+        this.end(socket, CLOSE_DOMAIN_SWITCHED, 'the session switched to another domain')
     }
   }
 
@@ -321,12 +335,12 @@ export class WsHub {
     for (const socket of [...(this.byDomain.get(domain) ?? [])]) {
       if (socket.channelToken) {
         const info = await this.deps.access.domainInfo(domain)
-        if (!info || info.blocked) socket.ws.close(CLOSE_FORBIDDEN, 'the domain of this channel is blocked or gone')
+        if (!info || info.blocked) this.end(socket, CLOSE_FORBIDDEN, 'the domain of this channel is blocked or gone')
         continue
       }
       const session = await this.deps.sessions.get(socket.sessionId)
       const refused = session ? await this.refusal(session) : unauthorized('the session has ended')
-      if (refused) socket.ws.close(refused.status === 403 ? CLOSE_FORBIDDEN : CLOSE_SESSION_ENDED, refused.message)
+      if (refused) this.end(socket, refused.status === 403 ? CLOSE_FORBIDDEN : CLOSE_SESSION_ENDED, refused.message)
     }
   }
 }

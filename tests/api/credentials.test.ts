@@ -351,10 +351,14 @@ describe('self-registration', () => {
 
 test('with an external authorization script, the whole area answers a clear error', async () => {
   const master = await t.login('master', 'admin', 'admin-Secret_1')
-  await t.call('PATCH', '/rest/v1/domain/settings/iam_token_svcscript_code', {
+  // the setting names an existing script of the master domain
+  const script = { code: 'sso_check', name: 'SSO', scriptdata: 'return null' }
+  expect((await t.call('POST', '/rest/v1/service/svcscripts', { token: master, body: script })).status).toBe(200)
+  const set = await t.call('PATCH', '/rest/v1/domain/settings/iam_token_svcscript_code', {
     token: master,
     body: { value: 'sso_check' },
   })
+  expect(set.status).toBe(200)
   const calls: [string, string, unknown][] = [
     ['POST', '/rest/v1/iam/pwd_reset_requests', { key: 'ann', domain: 'mail.master' }],
     ['PATCH', '/rest/v1/iam/pwd_reset_requests/0192a3b4-0000-4000-8000-000000000001', { pwd: 'x' }],

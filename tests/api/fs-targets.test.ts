@@ -237,7 +237,7 @@ describe('limits and names', () => {
     const big = 'z'.repeat(100 * 1024)
     const declared = await upload(token, form([['big.bin', big]]), {}, small)
     expect(declared.status).toBe(413)
-    expect((await errorOf(declared)).error_code).toBe(1413)
+    expect((await errorOf(declared)).error_code).toBe(2413)
     let sent = 0
     const stream = new ReadableStream<Uint8Array>({
       pull(c) {

@@ -74,7 +74,7 @@ describe.each(['gateway', 'direct'] as const)('a body over the limit, written wh
     })
     expect(r.writeError).toBeUndefined()
     expect(r.responses.map((x) => x.status)).toEqual([413, 200])
-    expect(JSON.parse(r.responses[0]!.body)).toMatchObject({ error_code: 1413, error_details: { field: 'body' } })
+    expect(JSON.parse(r.responses[0]!.body)).toMatchObject({ error_code: 2413, error_details: { field: 'body' } })
   })
 
   test('chunked past MAX_BODY_BYTES: the JSON 413, the rest dropped, and the connection goes on', async () => {
@@ -86,7 +86,7 @@ describe.each(['gateway', 'direct'] as const)('a body over the limit, written wh
     })
     expect(r.writeError).toBeUndefined()
     expect(r.responses.map((x) => x.status)).toEqual(statuses)
-    expect(JSON.parse(r.responses[0]!.body).error_code).toBe(1413)
+    expect(JSON.parse(r.responses[0]!.body).error_code).toBe(2413)
   })
 
   test('refused before reading (a bad token) but of a size a route takes: dropped whole, the connection goes on', async () => {
@@ -114,7 +114,7 @@ describe.each(['gateway', 'direct'] as const)('a body over the limit, written wh
     )
     expect(r.writeError).toBeUndefined()
     expect(r.responses[0]?.status).toBe(413)
-    expect(JSON.parse(r.responses[0]!.body).error_code).toBe(1413)
+    expect(JSON.parse(r.responses[0]!.body).error_code).toBe(2413)
   })
 
   test('a chunked upload past FILES_MAX_BYTES: the JSON 413 (not a 500), no error logged, no file', async () => {
@@ -128,7 +128,7 @@ describe.each(['gateway', 'direct'] as const)('a body over the limit, written wh
     )
     expect(r.writeError).toBeUndefined()
     expect(r.responses.map((x) => x.status)).toEqual(statuses)
-    expect(JSON.parse(r.responses[0]!.body).error_code).toBe(1413)
+    expect(JSON.parse(r.responses[0]!.body).error_code).toBe(2413)
     expect(errorLines(p)).toEqual([])
     expect(filesOf(which)).toEqual([])
   })
@@ -137,7 +137,7 @@ describe.each(['gateway', 'direct'] as const)('a body over the limit, written wh
 describe.each(['gateway', 'direct'] as const)("a route's own limit (%s)", (which) => {
   const signIn = (framing: string) =>
     `POST /rest/v1/iam/sessions HTTP/1.1\r\nHost: test.local\r\nContent-Type: application/json\r\n${framing}\r\n`
-  const tooLarge = { error_code: 1413, error_message: `request body is larger than the limit of ${SMALL_BODY} bytes` }
+  const tooLarge = { error_code: 2413, error_message: `request body is larger than the limit of ${SMALL_BODY} bytes` }
 
   test('a sign-in declaring more than it takes: the JSON 413 before its body is sent, and the connection goes on', async () => {
     const c = await RawClient.open(nodes[which].p.port)
@@ -181,7 +181,7 @@ test('gateway: a chunk declared larger than any route takes is answered 413 at i
   expect(r.writeError).toBeUndefined()
   expect(r.responses[0]?.status).toBe(413)
   expect(JSON.parse(r.responses[0]!.body)).toEqual({
-    error_code: 1413,
+    error_code: 2413,
     error_message: 'request body too large',
     error_details: { field: 'body' },
   })

@@ -72,7 +72,7 @@ describe('bodies', () => {
     const big = JSON.stringify({ type: 'x', value: 'y'.repeat(3000) })
     const declared = await t.call('POST', '/rest/v1/reference/extobjs', { token, raw: big })
     expect(declared.status).toBe(413)
-    expect(declared.body.error_code).toBe(1413)
+    expect(declared.body.error_code).toBe(2413)
     const stream = new ReadableStream({
       start(c) {
         c.enqueue(new TextEncoder().encode(big.slice(0, 1500)))

@@ -108,7 +108,10 @@ export function allowedMethods(module: DeclaredModule): string {
 
 /** Whether this request gets a log line (./request-log.ts): decided at its start. */
 export const logsRequest = (deps: Pick<HttpDeps, 'log' | 'config'>) =>
-  deps.log.level !== 'error' && deps.log.level !== 'warn' && Math.random() < deps.config.logRequests
+  deps.log.level !== 'error' &&
+  deps.log.level !== 'warn' &&
+  deps.log.level !== 'off' &&
+  Math.random() < deps.config.logRequests
 
 /** The call's Req, made at onRequest; a request refused before routing fails here (./errors.ts answers). */
 export function startCall(deps: HttpDeps, native: Origin) {
