@@ -112,3 +112,15 @@ function runs(a: Automaton, segments: readonly string[], from: number, to: numbe
   }
   return false
 }
+
+/**
+ * Whether the pattern names one record of the collection at `collection` (its segments): the
+ * collection's path, then one literal segment (an id), and nothing more but a final `**`. A role
+ * granting GET on such paths reads those records, though no other id of the collection.
+ */
+export function namesRecordOf(p: PathPattern, collection: readonly string[]): boolean {
+  const n = collection.length
+  if (p.head.length !== n + 1 || (p.tail !== null && (p.tail.length > 0 || p.middle !== null))) return false
+  const id = p.head[n]!
+  return id !== '*' && collection.every((segment, i) => p.head[i] === segment || p.head[i] === '*')
+}

@@ -218,7 +218,13 @@ describe('APP_PROCESSES=3', () => {
   test('a webhook subscription made on one process is delivered once per change, whichever process wrote it', async () => {
     const channel = await call('POST', '/rest/v1/service/integration_points', {
       token: domainAdmin,
-      body: { code: 'w3hook', type: 'subscr', url: `http://127.0.0.1:${receiver.port}/hook` },
+      // a channel's roles must read what it subscribes to (a channel without roles is refused)
+      body: {
+        code: 'w3hook',
+        type: 'subscr',
+        url: `http://127.0.0.1:${receiver.port}/hook`,
+        opts: { roles: ['admin'] },
+      },
     })
     expect(channel.status).toBe(200)
     const subscribed = await call('POST', '/rest/v1/service/webhooks', {

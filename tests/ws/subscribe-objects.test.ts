@@ -150,6 +150,25 @@ describe('item 2: no silent subscriptions', () => {
     c.close()
   })
 
+  test('a role granting GET on one record only admits the collection: that record may change', async () => {
+    const made = await MAKE.extobjs!()
+    const role = await http('POST', '/rest/v1/domain/roles', {
+      name: 'one_record',
+      routes: [{ path: `/rest/v1/reference/extobjs/${made}`, methods: ['GET'] }],
+    })
+    expect(role.status).toBe(200)
+    await t.createUser(domain.id, 'onerec', 'onerec-Pass1', ['one_record'])
+    const c = await openWs(`${wsUrl}?token=${await t.login('objs.master', 'onerec', 'onerec-Pass1')}`)
+    expect(await subscribe(c, { id: 'one', expires: 60, events: CHANGES, objects: ['extobjs'] })).toEqual({
+      id: 'one',
+      expires: 60,
+    })
+    // a grant on another collection's record does not open this one
+    const other = await subscribe(c, { id: 'users', expires: 60, events: CHANGES, objects: ['users'] })
+    expect(other.error).toMatchObject({ error_code: 1403, error_details: { field: 'objects' } })
+    c.close()
+  })
+
   test('a channel without roles: 403 for a collection, and for data changes of every collection', async () => {
     const ch = await http('POST', '/rest/v1/service/integration_points', { code: 'noroles', type: 'public' })
     expect(ch.status).toBe(200)
