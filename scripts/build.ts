@@ -91,6 +91,7 @@ export async function build(options: { target?: string; outfile?: string } = {})
     entrypoints: [
       join(ROOT, 'server.ts'),
       join(ROOT, 'src/scripts/script-thread.ts'),
+      join(ROOT, 'src/scripts/syntax-thread.ts'),
       join(ROOT, 'src/master/border-thread.ts'),
       join(ROOT, 'src/log-thread.ts'),
       join(ROOT, 'storage/db-reader-thread.ts'),

@@ -33,9 +33,10 @@ async function describe(req: Req) {
 }
 
 /**
- * Headers a script may not set: they would act on the service's origin (a cookie, the browser's
- * stored data, HSTS, CORS, a service worker's scope) or on the connection's framing, which the
- * service owns.
+ * Headers a script may not set (compared in lower case): they would act on the service's whole
+ * origin (a cookie, the browser's stored data, HSTS, CORS, a service worker's scope, where the
+ * browser reports (NEL, Reporting), another endpoint for the origin (Alt-Svc)) or on the
+ * connection's framing, which the service owns (a Content-Encoding the body does not have breaks it).
  */
 const REFUSED_HEADERS = new Set([
   'set-cookie',
@@ -43,6 +44,11 @@ const REFUSED_HEADERS = new Set([
   'clear-site-data',
   'strict-transport-security',
   'service-worker-allowed',
+  'nel',
+  'report-to',
+  'reporting-endpoints',
+  'alt-svc',
+  'content-encoding',
   'content-length',
   'transfer-encoding',
   'connection',
@@ -52,6 +58,9 @@ const REFUSED_HEADERS = new Set([
   'x-request-id',
 ])
 const refusedHeader = (name: string) => REFUSED_HEADERS.has(name) || name.startsWith('access-control-')
+
+/** Statuses sent without a body, nor a Content-Type for one. */
+const NO_CONTENT = new Set([204, 205, 304])
 
 /** A 502 naming what in the script's answer cannot be sent. */
 const badAnswer = (code: string, message: string, field: string) =>
@@ -81,6 +90,11 @@ function answerOf(code: string, result: unknown): Response {
       }
     }
   }
+  // these statuses have no content (RFC 9110 15.3.5, 15.3.6, 15.4.5): whatever body the script gave is dropped
+  if (NO_CONTENT.has(r.status)) {
+    headers.delete('content-type')
+    return new Response(null, { status: r.status, headers })
+  }
   if (typeof r.body === 'string') return new Response(r.body, { status: r.status, headers })
   if (!headers.has('content-type')) headers.set('content-type', 'application/json')
   return new Response(JSON.stringify(r.body ?? null), { status: r.status, headers })
@@ -109,8 +123,8 @@ export const projectApi = defineRoute({
     "Runs the channel's `recv_svcscriptcode` script with the request (method, path below /in, query, body); what " +
     'the script returns is the answer: `{status, body, headers}` chooses them, any other value is sent as JSON ' +
     "with 200. Takes a channel's token only (403 otherwise); 501 for a channel without a script, 502 when it " +
-    'fails or answers what cannot be sent (a status outside 200-599, a header such as Set-Cookie that a script may ' +
-    "not set on the service's origin: the 502 names it), 504 when it does not answer within `opts.recv_timeout` " +
+    'fails or answers what cannot be sent (a status outside 200-599, 1xx included; a header such as Set-Cookie ' +
+    "that a script may not set on the service's origin: the 502 names it); 204, 205 and 304 go without a body. 504 when it does not answer within `opts.recv_timeout` " +
     'seconds (30 by default).',
   // admitted as any signed-in caller; only a channel's token gets further
   access: 'session',

@@ -17,6 +17,7 @@ import { classes } from '../model/classes'
 import { recordObjtype } from '../model/class-model'
 import { recordTable } from '~storage/model-tables'
 import { extobjs } from '../reference/extobjs'
+import { requireParses } from '../scripts/script-syntax'
 import { svcscripts } from '../scripts/svcscripts'
 import { knownSetting, settingsTable, writeSetting } from '../settings/settings'
 import { type LayerContent, LayerError } from './archive'
@@ -51,6 +52,22 @@ function* upsert(u: Unit, entity: Entity, file: string, doc: Doc, id: string, ex
     else yield* insertStep(u, { entity, doc: next, input: next, hidden: {} })
   } catch (err) {
     throw againstFile(file, err)
+  }
+}
+
+/**
+ * A layer's scripts must parse, as any stored script (svcscripts' `prepare` hook): checked before the
+ * layer's transaction, which cannot wait for the syntax thread. A script that does not is refused
+ * naming its file and its code.
+ */
+export async function requireLayerScriptsParse(content: LayerContent): Promise<void> {
+  for (const { file, doc } of content.svcscripts) {
+    try {
+      await requireParses(doc.scriptdata)
+    } catch (err) {
+      const code = typeof doc.code === 'string' ? doc.code.slice(0, 128) : '(without a code)'
+      throw err instanceof ApiError ? new LayerError(`${file}: script ${code}: ${err.message}`) : err
+    }
   }
 }
 

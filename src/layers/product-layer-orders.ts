@@ -22,7 +22,7 @@ import { parseListParams } from '../query/list-query'
 import { present } from '../query/present'
 import { newId } from '../ids'
 import { enqueue, type JobOf, queueKind } from '../queue-kinds'
-import { applyLayer, type Installed, removeLayer } from './apply'
+import { applyLayer, type Installed, removeLayer, requireLayerScriptsParse } from './apply'
 import { LayerError, latestArchive, md5, readArchive } from './archive'
 
 /** An order's job: the order's record, and who ordered it in which request (its changes are theirs). */
@@ -211,6 +211,7 @@ async function carryOut(deps: Deps, job: LayerOrderJob): Promise<void> {
       await commit(ctx, (u) => finishStep(u, job, 'identical', `${op.file} is already installed`))
     } else {
       const { content } = await readArchive(layersDir(deps), op.file)
+      await requireLayerScriptsParse(content)
       await commitLong(ctx, { kind: `layer ${op.operation}`, key: op.id }, function* (u) {
         const installed = yield* applyLayer(u, content)
         const n = (k: keyof Installed) => `${installed[k].length} ${k}`

@@ -1,62 +1,108 @@
 /**
- * A script's syntax, checked when it is stored (create or PATCH of a service script) by the parser
- * that will run it: QuickJS compiles the source as the sandbox wraps it (sandbox.ts: the body of an
- * async function) without running it. A script that does not parse is a 400 naming `scriptdata`,
- * with QuickJS's message and the line and column in the script as written.
+ * A script's syntax, checked when it is stored (create or PATCH of a service script, a product
+ * layer's script): a script that does not parse is a 400 naming `scriptdata`, with QuickJS's message
+ * and the line and column in the script as written (script-parse.ts).
  *
- * The QuickJS module is made on first use in this thread (about 20 MB once); each check takes a
- * context of its own, with a memory limit, and frees it.
+ * The check runs on a thread of its own (syntax-thread.ts), started on first use, one script at a
+ * time: compiling a 4 MB script on the main thread held every request of the service meanwhile. A
+ * check has CHECK_MS; one that takes longer, or that the parser fails on, is refused as a script that
+ * could not be checked, and the thread is replaced.
  */
-import variant from '@jitl/quickjs-singlefile-mjs-release-sync'
-import { newQuickJSWASMModuleFromVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core'
 import { badRequest } from '../errors'
+import type { SyntaxProblem } from './script-parse'
+import type { FromSyntaxThread, ToSyntaxThread } from './syntax-thread'
 
-/** The sandbox's wrapper adds one line before the script (sandbox.ts `start`). */
-const WRAPPER_LINES = 1
-/** A 4 MB script (the most stored) parses well within this. */
-const PARSE_MEMORY_BYTES = 256 * 1024 * 1024
+export type { SyntaxProblem } from './script-parse'
 
-let module: Promise<QuickJSWASMModule> | undefined
+/** How long one check may take on the syntax thread. */
+const CHECK_MS = 10_000
 
-export interface SyntaxProblem {
-  message: string
-  line: number
-  column: number
+/** What a check found: the problem (null when the script parses), or why it could not be checked. */
+export type Checked = { problem: SyntaxProblem | null } | { unchecked: string }
+
+interface Job {
+  id: number
+  source: string
+  done(c: Checked): void
 }
 
-/** Why `source` does not parse as a script's body, or null when it does. */
-export async function syntaxProblem(source: string): Promise<SyntaxProblem | null> {
-  module ??= newQuickJSWASMModuleFromVariant(variant)
-  const runtime = (await module).newRuntime()
-  runtime.setMemoryLimit(PARSE_MEMORY_BYTES)
-  const vm = runtime.newContext()
-  try {
-    const compiled = vm.evalCode(`(async () => {\n${source}\n})()`, 'script.js', { compileOnly: true })
-    if (!compiled.error) {
-      compiled.value.dispose()
-      return null
+/** The syntax thread, and the checks waiting for it. */
+export class SyntaxChecker {
+  private worker: Worker | undefined
+  private readonly waiting: Job[] = []
+  private current: { job: Job; timer: ReturnType<typeof setTimeout> } | undefined
+  private ids = 0
+
+  constructor(private readonly limitMs = CHECK_MS) {}
+
+  check(source: string): Promise<Checked> {
+    return new Promise((done) => {
+      this.waiting.push({ id: ++this.ids, source, done })
+      this.next()
+    })
+  }
+
+  private next(): void {
+    if (this.current) return
+    const job = this.waiting.shift()
+    if (!job) return
+    const timer = setTimeout(
+      () => this.end({ unchecked: `its check took longer than ${this.limitMs / 1000} s` }, true),
+      this.limitMs,
+    )
+    this.current = { job, timer }
+    this.thread().postMessage({ id: job.id, source: job.source } satisfies ToSyntaxThread)
+  }
+
+  /** Answers the current check; `replace` ends the thread (stuck or failed), a new one takes the next check. */
+  private end(checked: Checked, replace: boolean): void {
+    const current = this.current
+    if (!current) return
+    this.current = undefined
+    clearTimeout(current.timer)
+    if (replace) {
+      this.worker?.terminate()
+      this.worker = undefined
     }
-    const dumped = vm.dump(compiled.error) as { name?: string; message?: string; stack?: string } | null
-    compiled.error.dispose()
-    const at = /script\.js:(\d+):(\d+)/.exec(dumped?.stack ?? '')
-    const lines = source.split('\n').length
-    // a problem found at the wrapper's closing line is at the end of the script
-    const line = Math.min(lines, Math.max(1, Number(at?.[1] ?? WRAPPER_LINES + 1) - WRAPPER_LINES))
-    return {
-      message: `${dumped?.name ?? 'SyntaxError'}: ${dumped?.message ?? 'the script does not parse'}`,
-      line,
-      column: Number(at?.[2] ?? 1),
+    current.job.done(checked)
+    this.next()
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker
+    // the compiled binary carries this file as an entrypoint at its root (scripts/build.ts)
+    const worker = new Worker(new URL('./syntax-thread.ts', import.meta.url).href)
+    const lost = () => {
+      if (this.worker === worker) this.end({ unchecked: 'the syntax thread failed' }, true)
     }
-  } finally {
-    vm.dispose()
-    runtime.dispose()
+    worker.onmessage = (e: MessageEvent<FromSyntaxThread>) => {
+      const m = e.data
+      if (this.worker !== worker || m.id !== this.current?.job.id) return
+      if (m.t === 'checked') this.end({ problem: m.problem }, false)
+      else this.end({ unchecked: `the parser failed on it (${m.error})` }, true)
+    }
+    worker.onerror = lost
+    worker.addEventListener('close', lost)
+    worker.unref()
+    this.worker = worker
+    return worker
+  }
+
+  /** Ends the thread (the service is stopping); checks still waiting are answered as unchecked. */
+  stop(): void {
+    this.end({ unchecked: 'the service is stopping' }, true)
+    for (const job of this.waiting.splice(0)) job.done({ unchecked: 'the service is stopping' })
   }
 }
+
+const checker = new SyntaxChecker()
 
 /** A 400 naming `scriptdata` when the script does not parse, with the parser's message, line and column. */
 export async function requireParses(source: unknown): Promise<void> {
   if (typeof source !== 'string') return // the original's visual form is kept, not run
-  const problem = await syntaxProblem(source)
+  const checked = await checker.check(source)
+  if ('unchecked' in checked) throw badRequest(`the script could not be checked: ${checked.unchecked}`, 'scriptdata')
+  const { problem } = checked
   if (problem)
     throw badRequest(`the script does not parse: ${problem.message} (line ${problem.line})`, 'scriptdata', {
       line: problem.line,

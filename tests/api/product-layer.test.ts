@@ -243,3 +243,21 @@ test('bad orders are refused, naming the field', async () => {
     expect([field, res.status, res.body.error_details?.field]).toEqual([field, status, field])
   }
 })
+
+test("a layer's script that does not parse fails its order, naming the script; nothing is installed", async () => {
+  archive('erp_2026.01.zip', {
+    'classes/things.json': { classname: 'erp/things', properties: [{ name: 'n', data_type: 'float' }] },
+    'svcscripts/all.json': [
+      { code: 'erp_good', name: 'Good', scriptdata: 'return 1' },
+      { code: 'erp_bad', name: 'Bad', scriptdata: 'const a = 1\nfoo(\nreturn a' },
+    ],
+  })
+  expect((await call('POST', URL, { prefix: 'erp' })).status).toBe(200)
+  await settle()
+  const row = (await listing()).find((r: { file: string }) => r.file === 'erp_2026.01.zip')
+  expect(row.status).toBe('failure')
+  expect(row.trace).toStartWith('svcscripts/all.json item 1: script erp_bad: the script does not parse: SyntaxError')
+  expect(row.trace).toContain('(line 3)')
+  expect((await call('LOOKUP', '/rest/v1/design/classes', 'erp/things')).status).toBe(404)
+  expect((await call('LOOKUP', '/rest/v1/service/svcscripts', 'erp_good')).status).toBe(404)
+})
