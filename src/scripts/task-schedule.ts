@@ -243,8 +243,3 @@ export function placement(task: TaskSites, sitesWithSvcNodes: readonly string[])
       return { sites: available.slice(0, 1), once: false }
   }
 }
-
-/** The sites a run may start on (./placement). */
-export function sitesFor(task: TaskSites, sitesWithSvcNodes: readonly string[]): string[] {
-  return placement(task, sitesWithSvcNodes).sites
-}

@@ -22,6 +22,7 @@ import modelGenerations from './0019_model_generations.sql' with { type: 'text' 
 import modelGenerationSequence from './0020_model_generation_sequence.sql' with { type: 'text' }
 import channelFileUsage from './0021_channel_file_usage.sql' with { type: 'text' }
 import queueOpen from './0022_queue_open.sql' with { type: 'text' }
+import borderPatternsTaskSites from './0023_border_patterns_task_sites.sql' with { type: 'text' }
 
 export const migrations: { id: string; sql: string }[] = [
   { id: '0001_core', sql: core },
@@ -44,4 +45,5 @@ export const migrations: { id: string; sql: string }[] = [
   { id: '0020_model_generation_sequence', sql: modelGenerationSequence },
   { id: '0021_channel_file_usage', sql: channelFileUsage },
   { id: '0022_queue_open', sql: queueOpen },
+  { id: '0023_border_patterns_task_sites', sql: borderPatternsTaskSites },
 ]

@@ -112,6 +112,15 @@ describe('patterns that can backtrack catastrophically are found before they run
     '(a|ab)*',
     '(\\d|\\w)+',
     '(.|x)*',
+    '((a|a))*',
+    '(x?(a|a))*',
+    '(a?a)+$',
+    '(a{1,2})+$',
+    '(.+){10}x',
+    '(.+){2,10}x',
+    '.*.*.*x',
+    '(a|a){5}',
+    '\\d+\\d+\\d+',
   ]
   const accepted = [
     'friendly-scanner',
@@ -125,6 +134,12 @@ describe('patterns that can backtrack catastrophically are found before they run
     '[(]+',
     '\\(a+\\)+',
     'x*y*z*',
+    '^100\\d$',
+    '(sip|sips):.*@example[.]com',
+    '^docs[.]rootdomain[.]ru$',
+    '(\\d{1,3}\\.){3}\\d{1,3}',
+    '\\d+\\.\\d+\\.\\d+\\.\\d+',
+    '.*@example',
     '',
   ]
   for (const p of refused) test(`refused: ${p}`, () => expect(backtrackProblem(p)).toBeString())
