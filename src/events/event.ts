@@ -25,6 +25,11 @@ export interface PlatformEvent {
   data: Doc
   /** Journal sequence number, for events from the journal. */
   seq?: number
+  /**
+   * A data change's journal objtype (`user`, `model/orders`): tells an entity's collection from a
+   * model class's that carries the same `data.class`, to check read permission on the right one.
+   */
+  objtype?: string
 }
 
 const OPERATION = { delete: 0, create: 1, update: 2 } as const
@@ -40,6 +45,7 @@ export function dataChanged(c: JournalChange): PlatformEvent {
     domain: c.domain,
     time: c.dtutc,
     seq: c.seq,
+    objtype: c.objtype,
     objects: [{ type: 'class', value: dataClass }],
     data: {
       class: dataClass,
@@ -66,7 +72,7 @@ export function dataChangedText(c: JournalChangeText): string {
   const old = c.cmdtype === 'update' ? (c.prev ?? 'null') : c.obj
   return (
     `{"class":"modelevents","event":"data_changed","domain":${json(c.domain)},"time":${json(c.dtutc)},` +
-    `"seq":${c.seq},"objects":[{"type":"class","value":${dataClass}}],"data":{"class":${dataClass},` +
+    `"seq":${c.seq},"objtype":${json(c.objtype)},"objects":[{"type":"class","value":${dataClass}}],"data":{"class":${dataClass},` +
     `"operation":${OPERATION[c.cmdtype]},"id":${json(c.objid)},"old":${old},"new":${c.obj},` +
     `"initiator_type":${json(c.initiator)},"initiator_id":${json(c.modifierid)}}}`
   )

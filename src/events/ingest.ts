@@ -9,6 +9,7 @@ import { badRequest } from '../errors'
 import { newId } from '../ids'
 import { type Doc, isPlainObject, storableProblem } from '~storage/doc'
 import type { PlatformEvent } from './event'
+import { EVENT_CLASSES } from './event-classes'
 import { isEventName, parseObjects } from './match'
 
 export const MAX_INGEST_EVENTS = 100
@@ -18,6 +19,9 @@ export const RESERVED_CLASSES: readonly string[] = ['modelevents']
 /** The stream in-cluster producers add to (under KV_PREFIX); each entry's field `event` holds one event's JSON. */
 export const INGEST_STREAM = 'events:ingest'
 export const INGEST_STREAM_FIELD = 'event'
+
+/** The classes ingest takes: the subscribable ones the service does not publish itself. */
+const ingestClasses = () => [...EVENT_CLASSES.keys()].filter((c) => !RESERVED_CLASSES.includes(c))
 
 const MEMBERS = new Set(['class', 'event', 'domain', 'objects', 'data', 'time'])
 const MAX_DOMAIN_LENGTH = 255
@@ -53,6 +57,9 @@ export function readIngestEvent(raw: unknown, field: string): IngestEvent {
   const { class: cls, event, domain, objects, data, time } = raw
   if (!isEventName(cls)) throw fail('class', 'must be a name such as "callevents" (letters, digits, _; at most 64)')
   if (RESERVED_CLASSES.includes(cls)) throw fail('class', `${cls} is published by the service itself`)
+  // a webhook subscription names only these classes (event-classes.ts): another would reach no one
+  if (!EVENT_CLASSES.has(cls))
+    throw fail('class', `no event class ${cls}; the classes are ${ingestClasses().join(', ')}`)
   if (!isEventName(event)) throw fail('event', 'must be a name such as "call_started" (letters, digits, _; at most 64)')
   if (domain !== undefined && (typeof domain !== 'string' || domain === '' || domain.length > MAX_DOMAIN_LENGTH))
     throw fail('domain', 'must be a domain name')

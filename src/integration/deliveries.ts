@@ -23,7 +23,7 @@ import { FieldSet } from '../query/fields'
 import { parseListParams } from '../query/list-query'
 import { pick } from '../query/present'
 import { JsonObject } from '../values'
-import { collectionPathOf, mayRead } from '../ws/collections'
+import { changedCollection, mayRead } from '../ws/collections'
 import { type Channel, channels } from './channels'
 import { domainSubscriptions, type Subscription, termsOf } from './webhooks'
 
@@ -118,8 +118,7 @@ async function channelMayRead(deps: Deps, event: PlatformEvent, id: string): Pro
   const channel = (await deps.repo(channels.table).get(event.domain, id)) as Channel | undefined
   if (!channel) return false
   const ctx = integrationCtx(deps, event.domain, { ...channel, roles: channel.opts?.roles ?? [] }, 'webhook')
-  const dataClass = typeof event.data.class === 'string' ? event.data.class : ''
-  return mayRead(ctx, collectionPathOf(dataClass), String(event.data.id ?? ''))
+  return mayRead(ctx, changedCollection(event), String(event.data.id ?? ''))
 }
 
 /** Enqueues the jobs (an id already queued is left alone: another process enqueued the event first). */

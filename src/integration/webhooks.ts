@@ -91,7 +91,7 @@ async function readBody(ctx: Ctx, body: SubscriptionBody): Promise<Terms> {
   // modelevents must be named one by one, as for websocket subscriptions
   const masks = parseEventMasks(events, { noWildcard: ['modelevents'] })
   requireKnownClasses(masks)
-  const named = await readObjects(ctx, objects)
+  const named = await readObjects(ctx, objects, masks)
   if (!named.collections.length) requireSomeRole(ctx, masks)
   return { events: masks.map((m) => `${m.class}.${m.event}`), objects, bound: named.objects, url, expires }
 }

@@ -9,7 +9,8 @@ import { accountOrdersTarget } from '../callbacks/callback-orders'
 import type { Ctx } from '../context'
 import { entities } from '../entities/registry'
 import { badRequest } from '../errors'
-import { dataClassOf } from '../events/event'
+import { dataClassOf, type PlatformEvent } from '../events/event'
+import { str } from '~storage/doc'
 import { grants } from '../identity/access'
 import { withoutTrailingSlashes } from './frames'
 import type { PushTarget } from './push-target'
@@ -40,12 +41,21 @@ export async function resolveClasspath(ctx: Ctx, raw: unknown): Promise<PushTarg
   throw badRequest(`classpath: no collection at ${classpath} whose changes can be pushed`, 'classpath')
 }
 
-/** The REST path of a data class's collection, for a change pushed without a subscribed classpath. */
-export function collectionPathOf(objtypeOrClass: string): string | undefined {
-  const dataClass = dataClassOf(objtypeOrClass)
-  const entity = entities().find((e) => e.table.objtype === dataClass)
-  if (entity) return entity.path
-  return dataClass.includes('/') ? MODEL_PREFIX + dataClass : undefined
+/**
+ * The REST path of the collection a journal objtype belongs to: an entity's (`user`), else a model
+ * class's (`model/orders`, or a bare classname such as `orders`: `/rest/v1/model/orders`), as
+ * collectionNamed (subscribed-objects.ts) resolves a subscription's names.
+ */
+export function collectionPathOf(objtype: string): string | undefined {
+  if (!objtype) return undefined
+  const entity = entities().find((e) => e.table.objtype === objtype)
+  if (entity?.path) return entity.path
+  return MODEL_PREFIX + dataClassOf(objtype)
+}
+
+/** The REST path of the collection a data change changed: by its objtype, else by its data class. */
+export function changedCollection(event: PlatformEvent): string | undefined {
+  return collectionPathOf(event.objtype ?? str(event.data, 'class'))
 }
 
 /**

@@ -29,6 +29,13 @@ export const CLOSE_FORBIDDEN = 4003
 export const CLOSE_GOING_AWAY = 1001
 /** The client reads too slowly: what waits for it passed WS_BACKPRESSURE_BYTES. */
 export const CLOSE_TOO_SLOW = 4008
+const SWITCHED = 'the session switched to another domain'
+
+/** A 409 for a frame on a socket that is to close (it still answers the frames it was running). */
+function refuseWhileClosing(socket: Socket): void {
+  if (socket.closing) throw closingError(socket.closing.reason)
+}
+const closingError = (why: string) => new ApiError(409, `this socket is closing: ${why}`)
 
 /** Who opened a socket: a session, or an integration channel by its token. */
 interface Caller {
@@ -185,6 +192,8 @@ export class WsHub {
     const answer = (head: string, body: Doc) => socket.send(JSON.stringify([head, body]))
     let payload: Doc = {}
     try {
+      // a closing socket runs no new frame: one kept in flight would otherwise hold it open for ever
+      refuseWhileClosing(socket)
       const now = this.deps.clock.now()
       if (now - socket.windowStart >= 1000) {
         socket.windowStart = now
@@ -227,6 +236,7 @@ export class WsHub {
       if (head === 'rest') answer('rest', { qid: qidOf(payload), error: errorBody(err) })
       else if (head === 'subscribe') answer('subscribe', { id: payload.id ?? null, error: errorBody(err) })
       else answer('error', errorBody(err))
+      if (socket.running === 0 && socket.closing) ws.close(socket.closing.code, socket.closing.reason)
     }
   }
 
@@ -248,6 +258,12 @@ export class WsHub {
     if (socket.channelToken) return this.actor(socket)
     const session = await this.deps.sessions.get(socket.sessionId)
     if (!session) throw unauthorized('the session has ended')
+    if (session.domainId !== socket.domain) {
+      // the switch was not heard here yet (another process made it): the socket's domain is gone
+      // answered first: the frame's refusal closes the socket once no other frame runs
+      socket.closing ??= { code: CLOSE_DOMAIN_SWITCHED, reason: SWITCHED }
+      throw closingError(SWITCHED)
+    }
     await this.deps.sessions.touch(session) // every frame is traffic, whatever route it runs
     return sessionCtx(this.deps, session, `ws-${socket.id}`)
   }
@@ -325,8 +341,7 @@ export class WsHub {
     const session = await this.deps.sessions.get(id)
     for (const socket of [...sockets]) {
       if (!session) this.end(socket, CLOSE_SESSION_ENDED, 'the session has ended')
-      else if (session.domainId !== socket.domain)
-        this.end(socket, CLOSE_DOMAIN_SWITCHED, 'the session switched to another domain')
+      else if (session.domainId !== socket.domain) this.end(socket, CLOSE_DOMAIN_SWITCHED, SWITCHED)
     }
   }
 

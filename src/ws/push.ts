@@ -10,7 +10,7 @@ import type { Ctx } from '../context'
 import { ApiError } from '../errors'
 import { dataChanged, type PlatformEvent } from '../events/event'
 import { matches, shape } from '../events/match'
-import { collectionPathOf, mayRead } from './collections'
+import { changedCollection, mayRead } from './collections'
 import type { Subscription } from './subscriptions'
 import { str } from '~storage/doc'
 
@@ -85,7 +85,9 @@ function passes(ctx: Ctx, sub: Subscription, out: Outgoing): boolean | Promise<b
   if (!matches(sub.terms, event)) return false
   if (ADMIN_EVENT_CLASSES.has(event.class)) return ctx.roles.includes('admin') // the roles live now
   if (!isDataChange(event)) return true
-  const path = sub.target?.classpath ?? collectionPathOf(str(event.data, 'class'))
+  // a classpath names one collection: a model class's change is not an entity's of the same data class
+  if (sub.target && event.objtype !== undefined && event.objtype !== sub.target.objtype) return false
+  const path = sub.target?.classpath ?? changedCollection(event)
   const readable = remembered(out, `${ctx.roles.join(',')}|${path}`, () => mayRead(ctx, path, str(event.data, 'id')))
   const guard = sub.target?.guard
   if (!guard) return readable

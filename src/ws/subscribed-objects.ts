@@ -101,16 +101,24 @@ export interface ReadObjects {
 }
 
 /**
- * Reads a subscription's `objects` (src/events/match.ts `parseObjects`), resolving each item that
- * names a collection; a name no collection of the domain has is a 400 naming `objects[i]`, one the
- * context may not read a 403.
+ * Reads a subscription's `objects` (src/events/match.ts `parseObjects`). When its `events` take data
+ * changes, each item that names a collection is resolved: a name no collection of the domain has is
+ * a 400 naming `objects[i]`, one the context may not read a 403. Otherwise the items stay the event
+ * objects they are: a script's `emit(name, payload, ["foo"])` and ingest bind a string as
+ * `{type: "class", value: "foo"}`, which `objects: ["foo"]` matches.
  */
-export async function readObjects(ctx: Ctx, raw: unknown, field = 'objects'): Promise<ReadObjects> {
+export async function readObjects(
+  ctx: Ctx,
+  raw: unknown,
+  events: readonly EventMask[],
+  field = 'objects',
+): Promise<ReadObjects> {
   const parsed = parseObjects(raw, field)
   const collections = new Map<string, NamedCollection>()
   const objects: EventObject[] = []
+  const changes = events.some((m) => m.class === DATA_CHANGES)
   for (const [index, item] of parsed.entries()) {
-    if (item.type !== CLASS_OBJECT_TYPE) {
+    if (item.type !== CLASS_OBJECT_TYPE || !changes) {
       objects.push(item)
       continue
     }

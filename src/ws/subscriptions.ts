@@ -82,7 +82,7 @@ export async function readSubscribe(ctx: Ctx, payload: Doc, exists: boolean): Pr
 
 async function readTerms(ctx: Ctx, payload: Doc): Promise<{ terms: SubscriptionTerms; target?: PushTarget }> {
   const events = parseEventMasks(payload.events, { noWildcard: ['modelevents'] })
-  const named = payload.objects === undefined ? undefined : await readObjects(ctx, payload.objects)
+  const named = payload.objects === undefined ? undefined : await readObjects(ctx, payload.objects, events)
   const objects = named?.objects
   const target = payload.classpath === undefined ? undefined : await resolveClasspath(ctx, payload.classpath)
   if (target) await requireReadable(ctx, target.classpath, 'classpath')
