@@ -16,7 +16,12 @@ import { MAX_INGEST_EVENTS, readIngestBody, toPlatformEvent, type IngestEvent } 
 
 /** One event as a producer sends it (what the description shows; readIngestEvent holds the rules). */
 const IngestEventDoc = v.strictObject({
-  class: v.pipe(v.string(), v.description('a name such as "callevents"; modelevents is the service\'s own')),
+  class: v.pipe(
+    v.string(),
+    v.description(
+      "one of customevents, callevents, confevents, providerevents, statesevents, registrarevents, ccsevents, ivrevents (modelevents is the service's own)",
+    ),
+  ),
   event: v.pipe(v.string(), v.description('a name such as "call_started"')),
   domain: v.optional(v.pipe(v.string(), v.description("the domain's name: required in the master domain"))),
   objects: v.optional(
