@@ -4,21 +4,13 @@
 // create a channel and copy its signing secret once, switch domain and back, sign out; at 1280 and
 // 390 px. Screenshots of each screen go to a temp directory, kept when a test fails (or with
 // KEEP_CONSOLE_SHOTS). Any browser console error fails the test.
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import type { BrowserContext, Locator, Page } from 'playwright-core'
-import { sharedBrowser } from '../helpers/browser'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { ADMIN_PASSWORD, testService, type TestService } from '../helpers/service'
+import { consoleWalks, listStatus as status, NARROW, navigate, textOf, WIDE } from './walk'
 
 let t: TestService
 let admin: string
-const browser = sharedBrowser()
-const shots = mkdtempSync(join(tmpdir(), 'platform-console-'))
-let failed = false
-const WIDE = { width: 1280, height: 860 }
-const NARROW = { width: 390, height: 844 }
+const { walk, close, open, shot, signIn } = consoleWalks('main', () => t)
 
 beforeAll(async () => {
   t = await testService({ listen: true })
@@ -38,99 +30,9 @@ beforeAll(async () => {
   )
 })
 afterAll(async () => {
-  await browser.close()
+  await close()
   await t.close()
-  if (!failed && !process.env.KEEP_CONSOLE_SHOTS) rmSync(shots, { recursive: true, force: true })
-  else console.log(`console screenshots kept in ${shots}`)
 })
-
-/** A test that marks the run failed (so the screenshots stay) when it throws. */
-function walk(name: string, body: () => Promise<void>, timeout = 60_000) {
-  test(
-    name,
-    async () => {
-      try {
-        await body()
-      } catch (err) {
-        failed = true
-        throw err
-      }
-    },
-    timeout,
-  )
-}
-
-/**
- * A page of a fresh browser context, every request of which must stay on the service and whose
- * console must stay free of errors; answers the page expects (401 before signing in, 412 of the
- * conflict) are the only resource errors allowed.
- */
-async function open(viewport: { width: number; height: number }) {
-  const context: BrowserContext = await (await browser.get()).newContext({
-    viewport,
-    permissions: ['clipboard-read', 'clipboard-write'],
-  })
-  const page = await context.newPage()
-  const outside: string[] = []
-  const errors: string[] = []
-  page.on('request', (r) => {
-    if (!r.url().startsWith(t.service.url!)) outside.push(r.url())
-  })
-  page.on('console', (m) => {
-    if (m.type() !== 'error') return
-    if (m.location().url.endsWith('/favicon.ico')) return // the system pages (sign-in) have no icon
-    if (/^Failed to load resource: the server responded with a status of (401|412)\b/.test(m.text())) return
-    errors.push(m.text())
-  })
-  page.on('pageerror', (err) => errors.push(err.message))
-  const done = async () => {
-    expect(outside).toEqual([]) // no external assets
-    expect(errors).toEqual([]) // nothing refused by the content security policy, no script errors
-    await context.close()
-  }
-  return { page, done }
-}
-
-async function textOf(locator: Locator, expected: string | RegExp): Promise<string> {
-  let text = ''
-  for (const until = Date.now() + 5000; Date.now() < until; await Bun.sleep(20)) {
-    text = (
-      (await locator
-        .first()
-        .textContent()
-        .catch(() => '')) ?? ''
-    ).trim()
-    if (typeof expected === 'string' ? text.includes(expected) : expected.test(text)) break
-  }
-  return text
-}
-
-async function shot(page: Page, name: string) {
-  const file = join(shots, `${name}.png`)
-  await page.screenshot({ path: file, fullPage: true })
-  expect(statSync(file).size).toBeGreaterThan(1000)
-}
-
-async function signIn(page: Page, domain: string, login: string, pwd: string) {
-  await page.goto(`${t.service.url}/pages/sign-in`)
-  await page.getByLabel('Domain').fill(domain)
-  await page.getByLabel('Login').fill(login)
-  await page.getByLabel('Password').fill(pwd)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  expect(await textOf(page.locator('#status'), 'signed in')).toContain('signed in')
-  await page.goto(`${t.service.url}/console`)
-  await page.locator('#who').waitFor()
-}
-
-/** Open an area's page from the navigation (behind the Menu button on a narrow screen). */
-async function navigate(page: Page, title: string) {
-  const toggle = page.getByRole('button', { name: 'Menu' })
-  if (await toggle.isVisible()) await toggle.click()
-  await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: title, exact: true }).click()
-  await page.getByRole('heading', { level: 1, name: title }).waitFor()
-}
-
-const status = (page: Page) => page.locator('#list-status')
 
 walk('before signing in the console says so; its page carries the strict content security policy', async () => {
   const { page, done } = await open(WIDE)
