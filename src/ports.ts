@@ -15,7 +15,7 @@ import type { LongWorkSpec, Progress } from './long-work'
 import type { NodeLogLevel } from './log'
 import type { NodeRecord, NodeService } from './master/nodes'
 import type { ClassModel } from './model/class-model'
-import type { Outcome } from './scripts/sandbox'
+import type { Outcome } from './scripts/sandbox-contract'
 import type { SignalName } from './signals'
 
 export type { Clock } from './clock'

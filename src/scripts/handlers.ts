@@ -15,7 +15,7 @@ import { newId } from '../ids'
 import type { NodeRecord } from '../master/nodes'
 import { indexKey, outcomeKey, type Refusal, recordKey, refusalFor, refusalOf } from './handler-domain'
 import { hostApi } from './host-calls'
-import type { Outcome, Running, SandboxLimits } from './sandbox'
+import type { Outcome, Running, SandboxLimits } from './sandbox-contract'
 import { svcscripts } from './svcscripts'
 import { ScriptThreads } from './threads'
 

@@ -13,7 +13,7 @@ import { newId } from '../ids'
 import { LOG_LEVELS, type LogLevel } from '../log'
 import { scriptFetch } from './http'
 import { storableProblem } from '~storage/doc'
-import type { HostApi } from './sandbox'
+import type { HostApi } from './sandbox-contract'
 
 export interface HostContext {
   ctx: Ctx

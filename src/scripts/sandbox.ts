@@ -10,33 +10,8 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core'
 import { BASE_HEAP_BYTES, newControl, newInstance, type SandboxControl } from './sandbox-instance'
 
-export interface SandboxLimits {
-  memoryBytes: number
-  stackBytes: number
-  cpuMs: number
-  durationMs: number
-}
-
-/** How a script ended. */
-export type Outcome =
-  | { status: 'done'; result: unknown }
-  | { status: 'failed'; error: string }
-  | { status: 'limit'; error: string; limit: 'memory' | 'stack' | 'cpu' | 'duration' }
-  | { status: 'stopped'; error: string }
-
-/** A host function: JSON-like arguments in, a JSON-like value (or a promise of one) out. */
-export type HostFunction = (...args: unknown[]) => unknown
-
-/** The globals a script sees: functions, and objects of functions one level deep (`data.read`). */
-export type HostApi = Record<string, HostFunction | Record<string, HostFunction>>
-
-export interface Running {
-  outcome: Promise<Outcome>
-  /** Calls a function the script registered (its onStop branch); false when it had none. */
-  callRegistered(name: string): boolean | Promise<boolean>
-  /** Ends the script now with this outcome (a second stop, a node going down). */
-  end(outcome: Outcome): void
-}
+export type { HostApi, HostFunction, Outcome, Running, SandboxLimits } from './sandbox-contract'
+import type { HostApi, HostFunction, Outcome, Running, SandboxLimits } from './sandbox-contract'
 
 /**
  * Runs `source` as the body of an async function with `host` as its only globals. Its heap is its

@@ -13,7 +13,7 @@
  * thread still in that slice STUCK_MS later is replaced, as is a thread that dies; their other
  * handlers end as failed.
  */
-import type { HostApi, HostFunction, Outcome, Running, SandboxLimits } from './sandbox'
+import type { HostApi, HostFunction, Outcome, Running, SandboxLimits } from './sandbox-contract'
 import { newControl, type SandboxControl } from './sandbox-instance'
 import type { FromThread, ToThread } from './script-thread'
 
