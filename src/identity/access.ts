@@ -11,7 +11,7 @@ import { domainCreated, findDomainById, isBlocked, isMasterDomain } from '../dir
 import { roles } from '../directory/roles'
 import { type DomainCache, DomainCaches } from '../domain-cache'
 import { chainOf } from '../entities/tree'
-import { compilePathPattern, matchesPath, pathSegments } from './path-pattern'
+import { compilePathPattern, matchesPath, namesRecordOf, pathSegments } from './path-pattern'
 import type { Session } from './sessions'
 import { optStr, stringsOf } from '~storage/doc'
 
@@ -132,10 +132,34 @@ export function grants(
   if (roles.includes('admin')) return true
   // split once: a role may hold hundreds of routes
   const segments = pathSegments(path)
-  if (segments === null) return false
+  return segments !== null && someGrant(roles, byRole, method, matchesPath, segments)
+}
+
+/**
+ * Whether the roles grant `method` on some record of the collection at `collectionPath` named by its
+ * id (`…/extobjs/<id>`), though on no other: such a role reads those records.
+ */
+export function grantsNamedRecord(
+  roles: readonly string[],
+  byRole: Map<string, RouteGrant[]>,
+  method: string,
+  collectionPath: string,
+): boolean {
+  const collection = pathSegments(collectionPath)
+  return collection !== null && someGrant(roles, byRole, method, namesRecordOf, collection)
+}
+
+/** Whether a grant of the roles takes `method` and its pattern passes `test` with `segments`. */
+function someGrant(
+  roles: readonly string[],
+  byRole: Map<string, RouteGrant[]>,
+  method: string,
+  test: (pattern: RouteGrant['pattern'], segments: readonly string[]) => boolean,
+  segments: readonly string[],
+): boolean {
   for (const role of roles) {
     for (const g of byRole.get(role) ?? [])
-      if ((g.methods === null || g.methods.has(method)) && matchesPath(g.pattern, segments)) return true
+      if ((g.methods === null || g.methods.has(method)) && test(g.pattern, segments)) return true
   }
   return false
 }

@@ -14,7 +14,7 @@ import { ApiError, badRequest } from '../errors'
 import { type EventMask, type EventObject, parseObjects } from '../events/match'
 import type { FieldSet } from '../query/fields'
 import { mayRead } from './collections'
-import { namesRecordOf, pathSegments } from '../identity/path-pattern'
+import { grantsNamedRecord } from '../identity/access'
 
 /** A collection an objects item names. */
 export interface NamedCollection {
@@ -63,14 +63,7 @@ export async function collectionNamed(ctx: Ctx, name: string): Promise<NamedColl
 export async function mayEverRead(ctx: Ctx, classpath: string): Promise<boolean> {
   if (await mayRead(ctx, classpath, ANY_ID)) return true
   // a role may grant GET on named records only (`…/extobjs/<id>`): those it reads
-  const collection = pathSegments(classpath)
-  if (collection === null) return false
-  const byRole = await ctx.deps.access.grantsOf(ctx.domain)
-  return ctx.roles.some((role) =>
-    (byRole.get(role) ?? []).some(
-      (g) => (g.methods === null || g.methods.has('GET')) && namesRecordOf(g.pattern, collection),
-    ),
-  )
+  return grantsNamedRecord(ctx.roles, await ctx.deps.access.grantsOf(ctx.domain), 'GET', classpath)
 }
 
 /** 403 naming the collection and the request field, unless the context may read it. */
