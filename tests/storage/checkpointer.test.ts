@@ -106,9 +106,9 @@ test('under writes that never pause, the log is started again instead of growing
   while (writing) await db.checkpoint()
   await writer
   // the log file is as long as the most written between two restarts, a pass's worth or a few when a
-  // pass ran slow (a quarter of what the rows hold was passed once here); without restarts it grew
-  // with every byte written: 1.7 times what the rows hold
-  expect(statSync(`${file}-wal`).size).toBeLessThan((next * 3000) / 2)
+  // pass ran slow (a quarter of what the rows hold on a quiet machine, 0.6 of it once in a full run
+  // on two busy cores); without restarts it grew with every byte written: 1.7 times what the rows hold
+  expect(statSync(`${file}-wal`).size).toBeLessThan(next * 3000)
   expect((await db.get('SELECT count(*) FROM t'))![0]).toBe(next)
   await db.close()
   expect(rowsInFileAlone(file)).toBe(next)
