@@ -3,9 +3,11 @@
  * column (`order`), the filter (./filter.tsx), a mask of columns (`mask`), and per row: open, delete.
  */
 import { useEffect, useState } from 'preact/hooks'
-import { deleteItem } from './actions'
+import { deleteItem, itemUrl } from './actions'
 import { call, errorText, query } from './api'
 import { FilterPanel, filterColumns } from './filter'
+import { LiveBadge } from './live-badge'
+import { useLive } from './live'
 import { href } from './router'
 import { cellText, columnsOf, get, labelOf, nameOf } from './schema'
 import { useSession } from './session'
@@ -38,6 +40,8 @@ export function ListPage(props: { collection: Collection }) {
   const [total, setTotal] = useState<number | null>(null)
   const [error, setError] = useState('')
   const [reloads, setReloads] = useState(0)
+  // a change made elsewhere re-reads the page shown
+  const live = useLive(c.path, () => setReloads((n) => n + 1))
 
   const mask = shown.length && shown.length < all.length ? [...new Set([key, ...shown])].join(',') : undefined
   useEffect(() => {
@@ -45,7 +49,7 @@ export function ListPage(props: { collection: Collection }) {
     const url =
       c.path +
       query({
-        count: 'true',
+        count: c.counts === false ? undefined : 'true',
         offset,
         limit,
         filter: filter || undefined,
@@ -74,18 +78,21 @@ export function ListPage(props: { collection: Collection }) {
   const remove = async (row: unknown) => {
     const id = String(get(row, key))
     try {
-      if (await deleteItem(c, id, nameOf(row, key), session)) setReloads(reloads + 1)
+      if (await deleteItem(c, id, nameOf(row, key), session)) setReloads((n) => n + 1)
     } catch (err) {
       setError(errorText(err))
     }
   }
+  // a file's row downloads it (its content is no JSON item to edit)
+  const open = (id: string) => (c.page === 'files' ? `${itemUrl(c, id)}?attachment=true` : href.item(c.key, id))
   const end = offset + (rows?.length ?? 0)
   const columns = all.filter((col) => shown.includes(col))
   return (
     <section aria-labelledby="page-title">
       <div class="title-row">
         <h1 id="page-title">{c.title}</h1>
-        {c.create ? (
+        <LiveBadge state={live} />
+        {c.create || c.upload ? (
           <a class="button primary" href={href.create(c.key)}>
             {c.createLabel ?? `New ${c.noun}`}
           </a>
@@ -160,7 +167,7 @@ export function ListPage(props: { collection: Collection }) {
                   {columns.map((col, j) => (
                     <td key={col} data-label={col}>
                       {j === 0 && c.itemParam && id !== undefined ? (
-                        <a href={href.item(c.key, String(id))}>{cellText(get(row, col)) || String(id)}</a>
+                        <a href={open(String(id))}>{cellText(get(row, col)) || String(id)}</a>
                       ) : (
                         cellText(get(row, col))
                       )}
@@ -168,8 +175,8 @@ export function ListPage(props: { collection: Collection }) {
                   ))}
                   <td class="row-actions">
                     {c.itemParam && id !== undefined ? (
-                      <a href={href.item(c.key, String(id))} aria-label={`Open ${name}`}>
-                        Open
+                      <a href={open(String(id))} aria-label={`${c.page === 'files' ? 'Download' : 'Open'} ${name}`}>
+                        {c.page === 'files' ? 'Download' : 'Open'}
                       </a>
                     ) : null}
                     {c.canDelete && id !== undefined ? (
