@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { deleteItem, itemUrl } from './actions'
 import { call, errorText, query } from './api'
 import { FilterPanel, filterColumns } from './filter'
+import { type Interval, IntervalPicker, lastDays } from './interval'
 import { LiveBadge } from './live-badge'
 import { useLive } from './live'
 import { href } from './router'
@@ -36,6 +37,8 @@ export function ListPage(props: { collection: Collection }) {
   const [offset, setOffset] = useState(0)
   const [order, setOrder] = useState<Order | null>(null)
   const [filter, setFilter] = useState('')
+  // a partitioned class lists the records of a range of dates
+  const [interval, setRange] = useState<Interval | undefined>(() => (c.partitioned ? lastDays(31) : undefined))
   const [rows, setRows] = useState<unknown[] | null>(null)
   const [total, setTotal] = useState<number | null>(null)
   const [error, setError] = useState('')
@@ -53,6 +56,7 @@ export function ListPage(props: { collection: Collection }) {
         offset,
         limit,
         filter: filter || undefined,
+        interval: interval && JSON.stringify(interval),
         order: order ? JSON.stringify([order.desc ? `-${order.path}` : order.path]) : undefined,
         mask,
       })
@@ -69,7 +73,7 @@ export function ListPage(props: { collection: Collection }) {
     return () => {
       live = false
     }
-  }, [c.path, offset, limit, filter, order?.path, order?.desc, mask, reloads])
+  }, [c.path, offset, limit, filter, order?.path, order?.desc, mask, reloads, interval?.join()])
 
   const sort = (path: string) => {
     setOrder(order?.path === path ? (order.desc ? null : { path, desc: true }) : { path, desc: false })
@@ -99,6 +103,15 @@ export function ListPage(props: { collection: Collection }) {
         ) : null}
       </div>
       <div class="tools">
+        {interval ? (
+          <IntervalPicker
+            applied={interval}
+            onApply={(i) => {
+              setRange(i)
+              setOffset(0)
+            }}
+          />
+        ) : null}
         <FilterPanel
           columns={filterColumns(c.listItem)}
           applied={filter}

@@ -117,12 +117,14 @@ export interface Collection extends Known {
   canDelete: boolean
   /** The list answers its total with `count=true` (a list read whole, like the files', has no count). */
   counts?: boolean
+  /** Records under a date: the list needs `interval` (a partitioned model class). */
+  partitioned?: boolean
   /** The create uploads files (multipart/form-data). */
   upload?: boolean
 }
 
 interface Operation {
-  parameters?: { name: string; in: string }[]
+  parameters?: { name: string; in: string; required?: boolean }[]
   requestBody?: { content?: Record<string, { schema?: Schema }> }
   responses?: Record<string, { content?: Record<string, { schema?: Schema }> }>
 }
@@ -209,6 +211,7 @@ export function collectionsOf(doc: OpenApi): Collection[] {
       change: item?.patch || item?.put ? body : undefined,
       changeMethod: item?.patch ? 'patch' : item?.put ? 'put' : undefined,
       canDelete: Boolean(item?.delete),
+      partitioned: Boolean(list.get.parameters?.some((p) => p.name === 'interval' && p.required)),
     })
   }
   return out
