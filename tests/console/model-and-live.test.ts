@@ -175,7 +175,11 @@ walk('an open list shows changes made elsewhere without reloading, also after it
   await signIn(page, 'live.master', 'boss', 'boss-Pass1')
   await navigate(page, 'Users')
   expect(await textOf(status(page), /^1–1 of 1$/)).toBe('1–1 of 1')
-  // the socket to the same origin (ws:) passes connect-src 'self', signed in by the cookie
+  // the socket to the same origin (ws:) passes connect-src 'self' (a refusal would be a console
+  // error, which done() fails on), signed in by the session cookie
+  const csp = (await t.request('GET', '/console')).headers.get('content-security-policy')
+  expect(csp).toContain("connect-src 'self'")
+  expect(csp).not.toContain('ws:')
   const live = page.locator('#live')
   expect(await textOf(live, 'Live')).toBe('● Live')
   await page.evaluate('window.notReloaded = true')
@@ -206,7 +210,11 @@ walk('an open list shows changes made elsewhere without reloading, also after it
   await shot(page, '07-live-after-reconnect')
 
   // leaving the lists ends the subscription and, a few seconds later, the socket
+  expect(t.service.sockets.stats().subscriptions).toBe(1)
   await navigate(page, 'Journal')
+  const subscriptions = () => t.service.sockets.stats().subscriptions
+  for (const until = Date.now() + 5000; subscriptions() && Date.now() < until; ) await Bun.sleep(50)
+  expect(subscriptions()).toBe(0)
   for (const until = Date.now() + 15_000; sockets() && Date.now() < until; ) await Bun.sleep(100)
   expect(sockets()).toBe(0)
   await done()

@@ -44,7 +44,7 @@ export function ListPage(props: { collection: Collection }) {
   const [error, setError] = useState('')
   const [reloads, setReloads] = useState(0)
   // a change made elsewhere re-reads the page shown
-  const live = useLive(c.path, () => setReloads((n) => n + 1))
+  const liveState = useLive(c.path, () => setReloads((n) => n + 1))
 
   const mask = shown.length && shown.length < all.length ? [...new Set([key, ...shown])].join(',') : undefined
   useEffect(() => {
@@ -88,14 +88,14 @@ export function ListPage(props: { collection: Collection }) {
     }
   }
   // a file's row downloads it (its content is no JSON item to edit)
-  const open = (id: string) => (c.page === 'files' ? `${itemUrl(c, id)}?attachment=true` : href.item(c.key, id))
+  const rowHref = (id: string) => (c.page === 'files' ? `${itemUrl(c, id)}?attachment=true` : href.item(c.key, id))
   const end = offset + (rows?.length ?? 0)
   const columns = all.filter((col) => shown.includes(col))
   return (
     <section aria-labelledby="page-title">
       <div class="title-row">
         <h1 id="page-title">{c.title}</h1>
-        <LiveBadge state={live} />
+        <LiveBadge state={liveState} />
         {c.create || c.upload ? (
           <a class="button primary" href={href.create(c.key)}>
             {c.createLabel ?? `New ${c.noun}`}
@@ -180,7 +180,7 @@ export function ListPage(props: { collection: Collection }) {
                   {columns.map((col, j) => (
                     <td key={col} data-label={col}>
                       {j === 0 && c.itemParam && id !== undefined ? (
-                        <a href={open(String(id))}>{cellText(get(row, col)) || String(id)}</a>
+                        <a href={rowHref(String(id))}>{cellText(get(row, col)) || String(id)}</a>
                       ) : (
                         cellText(get(row, col))
                       )}
@@ -188,7 +188,7 @@ export function ListPage(props: { collection: Collection }) {
                   ))}
                   <td class="row-actions">
                     {c.itemParam && id !== undefined ? (
-                      <a href={open(String(id))} aria-label={`${c.page === 'files' ? 'Download' : 'Open'} ${name}`}>
+                      <a href={rowHref(String(id))} aria-label={`${c.page === 'files' ? 'Download' : 'Open'} ${name}`}>
                         {c.page === 'files' ? 'Download' : 'Open'}
                       </a>
                     ) : null}

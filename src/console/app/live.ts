@@ -18,8 +18,8 @@ interface Sub {
   state: (s: LiveState) => void
   /** Refused by the service (a collection without change events): not asked again. */
   refused: boolean
-  /** Once live: a later subscription (after a reconnect) re-reads what may have been missed. */
-  wasLive: boolean
+  /** Asked again on a new socket: its answer re-reads what may have been missed meanwhile. */
+  resync: boolean
 }
 
 const EXPIRES_SEC = 3600
@@ -46,7 +46,6 @@ function open() {
   const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`)
   socket = ws
   ws.onopen = () => {
-    failures = 0
     for (const [id, s] of subs) if (!s.refused) ask(id, s)
     // a subscription lives `expires` seconds from its last subscribe: renewed well before
     renew = setInterval(() => {
@@ -69,8 +68,10 @@ function open() {
         s.refused = true
         return s.state('off')
       }
-      if (s.wasLive) s.changed()
-      s.wasLive = true
+      // a socket that subscribes is a good one: the next drop waits from 1 s again
+      failures = 0
+      if (s.resync) s.changed()
+      s.resync = false
       s.state('live')
     } else if (kind === 'event' && body.subscription) subs.get(body.subscription)?.changed()
   }
@@ -79,7 +80,11 @@ function open() {
     socket = null
     clearInterval(renew)
     if (!subs.size) return
-    for (const s of subs.values()) if (!s.refused) s.state('connecting')
+    for (const s of subs.values()) {
+      if (s.refused) continue
+      s.resync = true
+      s.state('connecting')
+    }
     const wait = Math.min(MAX_WAIT_MS, 1000 * 2 ** failures++) * (0.8 + Math.random() * 0.4)
     reconnect = setTimeout(retry, wait)
   }
@@ -110,7 +115,7 @@ function close() {
 /** Changes of the collection at `classpath` call `changed`; answers the unsubscribe. */
 export function subscribe(classpath: string, changed: () => void, state: (s: LiveState) => void): () => void {
   const id = `list-${++numbered}`
-  const s: Sub = { classpath, changed, state, refused: false, wasLive: false }
+  const s: Sub = { classpath, changed, state, refused: false, resync: false }
   subs.set(id, s)
   clearTimeout(idle)
   if (!socket && !reconnect) open()
