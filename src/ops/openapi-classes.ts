@@ -91,8 +91,18 @@ export function classPaths(
       schema: { type: 'string', enum: [method] },
     })
     const ok = (schema: Json) => ({ 200: { description: 'The answer', content: json(schema) } })
+    // a partitioned class's list needs the dates it covers (or a partition in the path)
+    const { partition } = model
+    const interval = partition && {
+      name: 'interval',
+      in: 'query',
+      required: true,
+      description: `JSON ["from","to"]: dates of ${partition.property}, both included (or list /<partition>)`,
+      schema: { type: 'string', examples: ['["2026-01-01","2026-01-31"]'] },
+    }
     paths[base] = {
       get: op('GET', base, 'List records of', {
+        ...(interval ? { parameters: [interval] } : {}),
         responses: { ...ok({ type: 'array', items: record }), ...errorsOf(400, 401, 403) },
       }),
       post: op('POST', base, 'Create a record of', {

@@ -204,65 +204,6 @@ walk('a channel: its signing secret shown once and copied, then rotated; sign ou
   await done()
 })
 
-walk('a class with three properties, a record through its form, its history and the journal', async () => {
-  const { page, done } = await open(WIDE)
-  await signIn(page, 'con.master', 'boss', 'boss-Pass1')
-  await navigate(page, 'Classes')
-  await page.getByRole('link', { name: 'New class' }).click()
-  await page.getByRole('heading', { level: 1, name: 'New class' }).waitFor()
-  await page.getByLabel('Classname').fill('crm/deals')
-  await page.getByLabel('Properties', { exact: true }).fill(
-    JSON.stringify([
-      { name: 'title', data_type: 'string', required: true, caption: 'What is sold' },
-      { name: 'stage', data_type: 'enum', items: ['new', 'won', 'lost'], default: 'new' },
-      { name: 'tags', data_type: 'string', multi: true },
-    ]),
-  )
-  await page.getByRole('button', { name: 'Create', exact: true }).click()
-  await page.getByRole('heading', { level: 1, name: 'Class crm/deals' }).waitFor()
-  await page.getByRole('link', { name: 'Records of crm/deals' }).click()
-  await page.getByRole('heading', { level: 1, name: 'crm/deals' }).waitFor()
-  expect(await textOf(status(page), /^No crm\/deals\.$/)).toBe('No crm/deals.')
-
-  // the record's form is made of the class's properties: required, default, enum, multi
-  await page.getByRole('link', { name: 'New record' }).click()
-  await page.getByRole('heading', { level: 1, name: 'New record' }).waitFor()
-  expect(await page.getByLabel('Title', { exact: true }).getAttribute('required')).not.toBeNull()
-  expect(await page.locator('#f-title-hint').textContent()).toContain('What is sold')
-  expect(await page.getByLabel('Stage').inputValue()).toBe('new')
-  await page.getByLabel('Title', { exact: true }).fill('Big deal')
-  await page.getByLabel('Tags').fill('hot\nq4')
-  await shot(page, '13-record-form')
-  await page.getByRole('button', { name: 'Create', exact: true }).click()
-  await page.getByRole('heading', { level: 1, name: /^Record / }).waitFor()
-  const records = await t.call('GET', '/rest/v1/model/crm/deals', { token: admin })
-  expect(records.body).toMatchObject([{ title: 'Big deal', stage: 'new', tags: ['hot', 'q4'] }])
-
-  // its history: the create, then a change with its before and after
-  const history = page.locator('section.history')
-  expect(await textOf(history.locator('li').first(), 'create by Boss')).toContain('create by Boss')
-  await page.getByLabel('Stage').selectOption('won')
-  await page.getByRole('button', { name: 'Save' }).click()
-  expect(await textOf(history.locator('li').first(), 'update by Boss')).toContain('update by Boss')
-  expect(await history.locator('li').count()).toBe(2)
-  await history.locator('li').first().locator('summary').click()
-  const row = history.locator('li').first().locator('table.diff tbody tr', { hasText: 'stage' })
-  expect((await row.textContent())?.replace(/\s+/g, ' ')).toBe('stagenewwon')
-  await shot(page, '14-record-history')
-
-  // the journal, by object type: the record's two changes, the update's before and after
-  await navigate(page, 'Journal')
-  await page.getByLabel('Object type').fill('model/crm/deals')
-  await page.getByRole('button', { name: 'Search' }).click()
-  expect(await textOf(status(page), /^1–2$/)).toBe('1–2')
-  const latest = page.locator('ul.changes li').first()
-  expect(await latest.textContent()).toContain('update by Boss')
-  await latest.locator('summary').click()
-  expect(await textOf(latest.locator('table.diff'), 'won')).toContain('stagenewwon')
-  await shot(page, '15-journal')
-  await done()
-})
-
 walk('the master administrator switches into a working domain and back', async () => {
   const { page, done } = await open(WIDE)
   await signIn(page, 'master', 'admin', ADMIN_PASSWORD)

@@ -34,6 +34,15 @@ beforeAll(async () => {
       ],
     },
   })
+  await t.call('POST', '/rest/v1/design/classes', {
+    token,
+    body: {
+      classname: 'logs/visits',
+      storage_mode: 'history',
+      opts: { partition_property: 'day' },
+      properties: [{ name: 'day', data_type: 'date', required: true }],
+    },
+  })
 })
 afterAll(async () => {
   await t.close()
@@ -148,6 +157,11 @@ test("a signed-in caller's description adds the model classes of its domain, wit
   expect(schema.required).toEqual(['title'])
   expect(schema.properties.stage).toEqual({ type: 'string', enum: ['new', 'won'] })
   expect(schema.properties.tags).toEqual({ type: 'array', items: { type: 'string' } })
+  // a partitioned class's list needs its dates: a required interval
+  expect(doc.paths['/rest/v1/model/crm/deals'].get.parameters).toBeUndefined()
+  expect(doc.paths['/rest/v1/model/logs/visits'].get.parameters).toMatchObject([
+    { name: 'interval', in: 'query', required: true },
+  ])
   // the master administrator in the master domain sees no classes of a working domain
   const master = await t.login('master', 'admin', ADMIN_PASSWORD)
   expect(

@@ -5,6 +5,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly field?: string,
+    /** The error body's `error_details`. */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message)
   }
@@ -25,7 +27,9 @@ export async function call<T = unknown>(
   headers: Record<string, string> = {},
 ): Promise<Answer<T>> {
   const init: RequestInit = { method, credentials: 'same-origin', headers: { accept: 'application/json', ...headers } }
-  if (body !== undefined) {
+  // a form's files go as multipart/form-data, the browser writing its boundary
+  if (body instanceof FormData) init.body = body
+  else if (body !== undefined) {
     ;(init.headers as Record<string, string>)['content-type'] = 'application/json'
     init.body = JSON.stringify(body)
   }
@@ -39,7 +43,8 @@ export async function call<T = unknown>(
   }
   if (!res.ok) {
     const error = (data ?? {}) as { error_message?: string; error_details?: { field?: string } }
-    throw new ApiError(res.status, error.error_message ?? `HTTP ${res.status}`, error.error_details?.field)
+    const { error_details: details } = error
+    throw new ApiError(res.status, error.error_message ?? `HTTP ${res.status}`, details?.field, details)
   }
   return { data: data as T, status: res.status, headers: res.headers }
 }

@@ -7,9 +7,12 @@ import { useEffect, useState } from 'preact/hooks'
 import { errorText, call } from './api'
 import { CreatePage } from './create'
 import { Dialogs } from './dialogs'
+import { UploadPage } from './files'
 import { Header } from './header'
+import { InvitePage } from './invite'
 import { ItemPage } from './item'
 import { JournalPage } from './journal'
+import { LicencePage } from './licence'
 import { ListPage } from './list'
 import { areasOf, Nav } from './nav'
 import { go, href, useRoute } from './router'
@@ -79,7 +82,12 @@ function Shell() {
   else if (route.page === 'home') page = <Overview collections={collections} />
   else if (route.page === 'journal') page = <JournalPage collections={collections} />
   else if (!collection) page = <p role="alert">This page is not available in the domain {session.domain}.</p>
+  else if (route.page === 'list' && collection.page === 'licence')
+    page = <LicencePage key={collection.key} collection={collection} />
+  else if (route.page === 'list' && collection.page === 'invite')
+    page = <InvitePage key={collection.key} collection={collection} />
   else if (route.page === 'list') page = <ListPage key={collection.key} collection={collection} />
+  else if (route.page === 'new' && collection.upload) page = <UploadPage key={collection.key} collection={collection} />
   else if (route.page === 'new') page = <CreatePage key={collection.key} collection={collection} />
   else if (route.page === 'item')
     page = <ItemPage key={`${collection.key}/${route.id}`} collection={collection} id={route.id} />

@@ -2,10 +2,23 @@
  * A form's fields made from a request body schema, and the body made back from what was typed. A
  * field's raw value is what its control holds: text, a checkbox's state or the checked options.
  */
+import { type PropRow, propertiesOf, rowsOf } from './class-properties'
+import { FieldError } from './field-error'
 import { labelOf, plain, type Schema, set, typeOf } from './schema'
 
-export type Kind = 'text' | 'textarea' | 'password' | 'number' | 'boolean' | 'enum' | 'multi' | 'list' | 'json'
-export type Raw = string | boolean | string[]
+export type Kind =
+  | 'text'
+  | 'textarea'
+  | 'password'
+  | 'number'
+  | 'boolean'
+  | 'enum'
+  | 'multi'
+  | 'list'
+  | 'json'
+  | 'properties'
+/** A control's value; a class's properties editor holds its rows. */
+export type Raw = string | boolean | string[] | PropRow[]
 export type Values = Record<string, Raw>
 
 export interface Field {
@@ -31,6 +44,9 @@ function kindOf(name: string, nullable: Schema): Pick<Field, 'kind' | 'options'>
     if (items.enum) return { kind: 'multi', options: items.enum.map(String) }
     const itemType = typeOf(items)
     if (itemType === 'string' || itemType === 'integer' || itemType === 'number') return { kind: 'list' }
+    // a model class's properties: a row each, the data types from the schema's enum
+    const dataType = items.properties?.data_type
+    if (items.properties?.name && dataType?.enum) return { kind: 'properties', options: dataType.enum.map(String) }
     return { kind: 'json' }
   }
   if (s.enum) return { kind: 'enum', options: s.enum.map(String) }
@@ -86,6 +102,8 @@ export function toRaw(f: Field, value: unknown): Raw {
       return Array.isArray(value) ? value.map(String).join('\n') : ''
     case 'json':
       return value === undefined ? '' : JSON.stringify(value, null, 2)
+    case 'properties':
+      return rowsOf(value)
     default:
       return value === undefined || value === null ? '' : String(value)
   }
@@ -106,19 +124,13 @@ export function valuesOf(fields: Field[], doc: unknown): Values {
   return out
 }
 
-export class FieldError extends Error {
-  constructor(
-    readonly path: string,
-    message: string,
-  ) {
-    super(message)
-  }
-}
+export { FieldError }
 
 /** The value a raw entry stands for; undefined when the control is empty. */
 export function fromRaw(f: Field, raw: Raw): unknown {
   if (f.kind === 'boolean') return raw === true
   if (f.kind === 'multi') return raw as string[]
+  if (f.kind === 'properties') return propertiesOf(raw as PropRow[], f.path)
   const text = String(raw).trim()
   if (f.kind === 'list') return text ? text.split(/\s*\n\s*|\s*,\s*/).filter(Boolean) : []
   if (!text) return undefined

@@ -3,7 +3,9 @@
  * nested object's fields in a fieldset; a password with a button that generates one.
  */
 import type { JSX } from 'preact'
+import type { PropRow } from './class-properties'
 import { type Field, generatePassword, type Raw, type Values } from './fields'
+import { PropertiesEditor } from './properties-editor'
 
 const idOf = (prefix: string, path: string) => `${prefix}-${path.replace(/[^A-Za-z0-9_-]/g, '-')}`
 
@@ -98,6 +100,16 @@ function FieldView(props: Props & { f: Field }) {
   const id = idOf(props.prefix ?? 'f', f.path)
   const hint = f.kind === 'list' ? 'One per line.' : f.kind === 'json' ? 'JSON.' : ''
   const fullHint = [f.required ? 'Required.' : '', f.hint, hint].filter(Boolean).join(' ')
+  if (f.kind === 'properties')
+    return (
+      <PropertiesEditor
+        f={f}
+        rows={(props.values[f.path] as PropRow[] | undefined) ?? []}
+        onChange={(rows) => props.onChange(f.path, rows)}
+        invalid={props.invalid}
+        prefix={props.prefix ?? 'f'}
+      />
+    )
   if (f.kind === 'multi') {
     const raw = (props.values[f.path] as string[] | undefined) ?? []
     return (

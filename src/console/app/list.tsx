@@ -3,9 +3,12 @@
  * column (`order`), the filter (./filter.tsx), a mask of columns (`mask`), and per row: open, delete.
  */
 import { useEffect, useState } from 'preact/hooks'
-import { deleteItem } from './actions'
+import { deleteItem, itemUrl } from './actions'
 import { call, errorText, query } from './api'
 import { FilterPanel, filterColumns } from './filter'
+import { type Interval, IntervalPicker, lastDays } from './interval'
+import { LiveBadge } from './live-badge'
+import { useLive } from './live'
 import { href } from './router'
 import { cellText, columnsOf, get, labelOf, nameOf } from './schema'
 import { useSession } from './session'
@@ -34,10 +37,14 @@ export function ListPage(props: { collection: Collection }) {
   const [offset, setOffset] = useState(0)
   const [order, setOrder] = useState<Order | null>(null)
   const [filter, setFilter] = useState('')
+  // a partitioned class lists the records of a range of dates
+  const [interval, setRange] = useState<Interval | undefined>(() => (c.partitioned ? lastDays(31) : undefined))
   const [rows, setRows] = useState<unknown[] | null>(null)
   const [total, setTotal] = useState<number | null>(null)
   const [error, setError] = useState('')
   const [reloads, setReloads] = useState(0)
+  // a change made elsewhere re-reads the page shown
+  const liveState = useLive(c.path, () => setReloads((n) => n + 1))
 
   const mask = shown.length && shown.length < all.length ? [...new Set([key, ...shown])].join(',') : undefined
   useEffect(() => {
@@ -45,10 +52,11 @@ export function ListPage(props: { collection: Collection }) {
     const url =
       c.path +
       query({
-        count: 'true',
+        count: c.counts === false ? undefined : 'true',
         offset,
         limit,
         filter: filter || undefined,
+        interval: interval && JSON.stringify(interval),
         order: order ? JSON.stringify([order.desc ? `-${order.path}` : order.path]) : undefined,
         mask,
       })
@@ -65,7 +73,7 @@ export function ListPage(props: { collection: Collection }) {
     return () => {
       live = false
     }
-  }, [c.path, offset, limit, filter, order?.path, order?.desc, mask, reloads])
+  }, [c.path, offset, limit, filter, order?.path, order?.desc, mask, reloads, interval?.join()])
 
   const sort = (path: string) => {
     setOrder(order?.path === path ? (order.desc ? null : { path, desc: true }) : { path, desc: false })
@@ -74,24 +82,36 @@ export function ListPage(props: { collection: Collection }) {
   const remove = async (row: unknown) => {
     const id = String(get(row, key))
     try {
-      if (await deleteItem(c, id, nameOf(row, key), session)) setReloads(reloads + 1)
+      if (await deleteItem(c, id, nameOf(row, key), session)) setReloads((n) => n + 1)
     } catch (err) {
       setError(errorText(err))
     }
   }
+  // a file's row downloads it (its content is no JSON item to edit)
+  const rowHref = (id: string) => (c.page === 'files' ? `${itemUrl(c, id)}?attachment=true` : href.item(c.key, id))
   const end = offset + (rows?.length ?? 0)
   const columns = all.filter((col) => shown.includes(col))
   return (
     <section aria-labelledby="page-title">
       <div class="title-row">
         <h1 id="page-title">{c.title}</h1>
-        {c.create ? (
+        <LiveBadge state={liveState} />
+        {c.create || c.upload ? (
           <a class="button primary" href={href.create(c.key)}>
             {c.createLabel ?? `New ${c.noun}`}
           </a>
         ) : null}
       </div>
       <div class="tools">
+        {interval ? (
+          <IntervalPicker
+            applied={interval}
+            onApply={(i) => {
+              setRange(i)
+              setOffset(0)
+            }}
+          />
+        ) : null}
         <FilterPanel
           columns={filterColumns(c.listItem)}
           applied={filter}
@@ -160,7 +180,7 @@ export function ListPage(props: { collection: Collection }) {
                   {columns.map((col, j) => (
                     <td key={col} data-label={col}>
                       {j === 0 && c.itemParam && id !== undefined ? (
-                        <a href={href.item(c.key, String(id))}>{cellText(get(row, col)) || String(id)}</a>
+                        <a href={rowHref(String(id))}>{cellText(get(row, col)) || String(id)}</a>
                       ) : (
                         cellText(get(row, col))
                       )}
@@ -168,8 +188,8 @@ export function ListPage(props: { collection: Collection }) {
                   ))}
                   <td class="row-actions">
                     {c.itemParam && id !== undefined ? (
-                      <a href={href.item(c.key, String(id))} aria-label={`Open ${name}`}>
-                        Open
+                      <a href={rowHref(String(id))} aria-label={`${c.page === 'files' ? 'Download' : 'Open'} ${name}`}>
+                        {c.page === 'files' ? 'Download' : 'Open'}
                       </a>
                     ) : null}
                     {c.canDelete && id !== undefined ? (

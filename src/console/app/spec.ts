@@ -19,6 +19,11 @@ interface Known {
   createLabel?: string
   /** The journal's `objtype` of an item (its history). */
   objtype?: string
+  /**
+   * A page of its own instead of the list: `licence` (one object, replaced by a POST), `invite` (a
+   * create the API does not list); `files` is a list whose rows download and whose create uploads.
+   */
+  page?: 'licence' | 'invite' | 'files'
 }
 
 /** The collections in navigation order, by area; those the description lacks are left out. */
@@ -26,6 +31,7 @@ export const CATALOGUE: Known[] = [
   { key: 'domain/users', title: 'Users', noun: 'user', area: 'Directory', kind: 'any', objtype: 'user' },
   { key: 'domain/groups', title: 'Groups', noun: 'group', area: 'Directory', kind: 'any', objtype: 'group' },
   { key: 'domain/roles', title: 'Roles', noun: 'role', area: 'Directory', kind: 'any', objtype: 'role' },
+  { key: 'iam/invites', title: 'Invitations', noun: 'invitation', area: 'Directory', kind: 'any', page: 'invite' },
   {
     key: 'uc/sipusers',
     title: 'SIP accounts',
@@ -46,6 +52,7 @@ export const CATALOGUE: Known[] = [
     objtype: 'borderrule',
   },
   { key: 'master/nodes', title: 'Nodes', noun: 'node', area: 'Domain', kind: 'master' },
+  { key: 'master/license', title: 'Licence', noun: 'licence', area: 'Domain', kind: 'master', page: 'licence' },
   { key: 'design/classes', title: 'Classes', noun: 'class', area: 'Data', kind: 'any', objtype: 'class' },
   {
     key: 'reference/extobjs',
@@ -87,6 +94,15 @@ export const CATALOGUE: Known[] = [
     kind: 'any',
     objtype: 'integration_point',
   },
+  {
+    key: 'fs/targets/token',
+    title: 'Channel files',
+    noun: 'file',
+    area: 'Service',
+    kind: 'any',
+    createLabel: 'Upload files',
+    page: 'files',
+  },
 ]
 
 export interface Collection extends Known {
@@ -99,9 +115,16 @@ export interface Collection extends Known {
   change?: Schema
   changeMethod?: 'patch' | 'put'
   canDelete: boolean
+  /** The list answers its total with `count=true` (a list read whole, like the files', has no count). */
+  counts?: boolean
+  /** Records under a date: the list needs `interval` (a partitioned model class). */
+  partitioned?: boolean
+  /** The create uploads files (multipart/form-data). */
+  upload?: boolean
 }
 
 interface Operation {
+  parameters?: { name: string; in: string; required?: boolean }[]
   requestBody?: { content?: Record<string, { schema?: Schema }> }
   responses?: Record<string, { content?: Record<string, { schema?: Schema }> }>
 }
@@ -144,7 +167,8 @@ export function collectionsOf(doc: OpenApi): Collection[] {
   for (const known of CATALOGUE) {
     const path = `${API}/${known.key}`
     const list = doc.paths[path]
-    if (!list?.get) continue
+    // an invitation is only created: its page needs the POST alone
+    if (!list?.get && !(known.page === 'invite' && list?.post)) continue
     const itemPath = Object.keys(doc.paths).find(
       (p) => /^\/\{[a-z_]+\}$/.test(p.slice(path.length)) && p.startsWith(path),
     )
@@ -154,12 +178,15 @@ export function collectionsOf(doc: OpenApi): Collection[] {
       ...known,
       path,
       itemParam: itemPath?.slice(path.length + 2, -1),
-      listItem: listAnswer?.items,
-      item: resolve(answerOf(item?.get)),
+      listItem: known.page === 'licence' ? undefined : listAnswer?.items,
+      item: known.page === 'licence' ? listAnswer : resolve(answerOf(item?.get)),
       create: resolve(bodyOf(list.post)),
       change: resolve(bodyOf(item?.patch ?? item?.put)),
       changeMethod: item?.patch ? 'patch' : item?.put ? 'put' : undefined,
       canDelete: Boolean(item?.delete),
+      counts: Boolean(list.get?.parameters?.some((p) => p.name === 'count' && p.in === 'query')),
+      // the description declares no body for a streamed multipart upload: the files page knows it
+      upload: known.page === 'files' && Boolean(list.post),
     })
   }
   // the records of each model class the description names (a signed-in caller's domain's classes)
@@ -184,6 +211,7 @@ export function collectionsOf(doc: OpenApi): Collection[] {
       change: item?.patch || item?.put ? body : undefined,
       changeMethod: item?.patch ? 'patch' : item?.put ? 'put' : undefined,
       canDelete: Boolean(item?.delete),
+      partitioned: Boolean(list.get.parameters?.some((p) => p.name === 'interval' && p.required)),
     })
   }
   return out
