@@ -142,3 +142,20 @@ test('a setting: PATCH answers the ETag its GET then gives', async () => {
   const changed = await write(admin, 'PATCH', url, { value: true })
   expect(await getTag(admin, url)).toBe(changed.etag)
 })
+
+test('a channel: its creation shows its secrets once and carries no ETag; a PATCH answers one If-Match then takes', async () => {
+  const base = '/rest/v1/service/integration_points'
+  const made = await t.call('POST', base, { token: admin, body: { code: 'etag-ch', type: 'subscr' } })
+  expect(made.status).toBe(200)
+  expect(made.headers.get('etag')).toBeNull()
+  const url = `${base}/${made.body.id}`
+  const first = await write(admin, 'PATCH', url, { opts: { title: 'T' } })
+  const second = await write(admin, 'PATCH', url, { opts: { title: 'U' } }, first.etag)
+  const stale = await t.call('PATCH', url, {
+    token: admin,
+    body: { opts: { title: 'V' } },
+    headers: { 'if-match': first.etag },
+  })
+  expect(stale.status).toBe(412)
+  expect((await write(admin, 'PATCH', url, { opts: { title: 'W' } }, second.etag)).body.opts.title).toBe('W')
+})
