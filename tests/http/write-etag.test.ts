@@ -1,6 +1,6 @@
 // Writes answer the new version's ETag: POST, PUT and PATCH of an object carry the tag a GET of it
 // then gives, so an If-Match can follow at once, without a GET in between, and the tag of a version
-// replaced since is refused (412). Over every collection with such writes (extobjs among them, whose
+// replaced since is refused (412). Over the collections with such writes (extobjs among them, whose
 // `value` is stored apart and read back last), class records (POST, PUT, PATCH), callback orders and
 // settings.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -75,6 +75,20 @@ describe('collections: POST and PATCH answer the ETag GET then gives', () => {
       () => admin,
       { name: 'T', svcscriptcode: 'cleardata' },
       [{ name: 'U' }],
+    ],
+    [
+      'service scripts',
+      '/rest/v1/service/svcscripts',
+      () => admin,
+      { code: 'etag_script', name: 'S', scriptdata: 'log("a")' },
+      [{ scriptdata: 'log("b")' }],
+    ],
+    [
+      'classes',
+      '/rest/v1/design/classes',
+      () => admin,
+      { classname: 'etag/defined', properties: [{ name: 'a', data_type: 'string' }] },
+      [{ opts: { title: 'Defined' } }],
     ],
     ['domains', '/rest/v1/domain/domains', () => master, { name: 'etag-made.master' }, [{ solution: 'changed' }]],
     ['border rules', '/rest/v1/master/borderrules', () => master, { action: 'deny', priority: 7 }, [{ priority: 8 }]],
