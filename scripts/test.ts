@@ -1,14 +1,15 @@
 /**
  * `npm test [-- <bun test arguments>]`: checks the format, the lint and the types, provisions what
- * the tests need (Debian's chromium and redis-server, installed when missing; a private Redis on a
- * free port for this run only, unless TEST_REDIS_URL names one), runs `bun test` and exits with its
- * status.
+ * the tests need (Debian's chromium, prometheus (for its promtool) and redis-server, installed when
+ * missing; a private Redis on a free port for this run only, unless TEST_REDIS_URL names one), runs
+ * `bun test` and exits with its status.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CHROMIUM } from '../tests/helpers/browser'
+import { PROMTOOL } from '../tests/helpers/promtool'
 
 const ROOT = join(import.meta.dir, '..')
 const tool = (name: string) => join(ROOT, 'node_modules/.bin', name)
@@ -105,6 +106,8 @@ mustPass([tool('tsc'), '--noEmit', '-p', 'src/console/app'], 'type check of the 
 
 // Without it the page tests fail, each naming the reason; the other suites still run.
 if (!existsSync(CHROMIUM)) aptInstall('chromium', `${CHROMIUM} not found`)
+// promtool checks /metrics as Prometheus reads it; without it that test fails naming the reason
+if (!existsSync(PROMTOOL)) aptInstall('prometheus', `${PROMTOOL} not found`)
 
 let tests: Bun.Subprocess | undefined
 // Ctrl-C or a kill must not leave the private Redis behind.

@@ -125,6 +125,11 @@ export class LongWork {
     return Promise.all([...this.running].map((w) => w.ended)).then(() => this.idle())
   }
 
+  /** The kinds of the work running now (`layer install`, `clear`...), one entry each. */
+  kinds(): string[] {
+    return [...this.running].map((w) => w.spec.kind)
+  }
+
   /** The progress of the work on `key` in the domain, while it runs in this process. */
   progress(domain: string, key: string): Progress | undefined {
     for (const w of this.running) if (w.spec.domain === domain && w.spec.key === key) return this.shown(w)

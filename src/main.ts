@@ -6,7 +6,8 @@ import { type Config, ConfigError, loadConfig } from './config'
 import type { Manifest } from './app'
 import type { BootstrapResult } from './identity/bootstrap'
 import { runOperation } from './ops/commands'
-import { type Service, startService } from './service'
+import pkg from '../package.json' with { type: 'json' }
+import { type Service, type StopCause, startService } from './service'
 import { shareStdout, writeLinesOffThread } from './log'
 import { StartError } from './startup'
 
@@ -44,8 +45,8 @@ export async function main(manifest: Manifest, args = process.argv.slice(2)): Pr
     console.log(`first start: created master domain "${config.masterDomain}" with administrator "${first.login}"`)
     if (first.generatedPassword) console.log(`administrator password (shown once): ${first.generatedPassword}`)
   }
-  const exit = async (running: { stop(): Promise<void> }) => {
-    await running.stop()
+  const exit = async (running: Service, why: StopCause) => {
+    await running.stop(why)
     process.exit(0)
   }
   let service: Service
@@ -54,28 +55,30 @@ export async function main(manifest: Manifest, args = process.argv.slice(2)): Pr
     service = await startService(config, manifest, {
       appProcess,
       onBootstrap: banner,
-      onTerminate: (s) => void exit(s),
+      onTerminate: (s) => void exit(s, { reason: 'node termination request' }),
     })
   } catch (err) {
     console.error(`cannot start: ${(err as Error).message}`)
     // a setting or the world around the service is wrong (2); anything else is a fault of its own (1)
     process.exit(err instanceof StartError ? 2 : 1)
   }
-  if (appProcess) {
-    service.deps.log.info('app process listening', { index: appProcess.index, node: config.nodeName })
-    endWithParent(() => service.stop())
-  } else
-    service.deps.log.info('listening', {
-      url: service.url,
-      gateway: config.gateway,
-      appProcesses: config.appProcesses,
-      node: config.nodeName,
-    })
+  // one line per process: the first's is `listening`, the others' `app process listening`
+  service.deps.log.info(appProcess ? 'app process listening' : 'listening', {
+    url: service.url,
+    version: pkg.version,
+    appProcess: appProcess?.index ?? 0,
+    appProcesses: config.appProcesses,
+    background: config.background,
+    gateway: config.gateway,
+    node: config.nodeName,
+    pid: process.pid,
+  })
+  if (appProcess) endWithParent(() => service.stop({ reason: 'the first app process is gone' }))
   if (!appProcess) for (const notice of config.renamedSettings) service.deps.log.warn(notice)
   // its private half is in the repository: anyone can sign licences this key accepts
   if (config.licenseKey.development && !appProcess)
     service.deps.log.warn('licences are verified with the development key: set LICENSE_PUBLIC_KEY in production')
   const running = service
-  process.on('SIGINT', () => void exit(running))
-  process.on('SIGTERM', () => void exit(running))
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.on(signal, () => void exit(running, { signal, reason: `${signal} received` }))
 }

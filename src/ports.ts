@@ -4,7 +4,7 @@
  * classes (SessionStore, AccessCache, ModelRegistry, ScriptHandlers, …) are named only where the
  * service is composed (src/service.ts). Deps (src/deps.ts) is the bag of these ports a Ctx carries.
  */
-import type { Counter, Registry } from 'prom-client'
+import type { Counter } from 'prom-client'
 import type { Db } from '~storage/db'
 import type { Doc } from '~storage/doc'
 import type { Repository, TableSpec } from '~storage/repository'
@@ -139,6 +139,8 @@ export interface LongWorkGate {
   gate(domain: string): Promise<unknown> | undefined
   enter(domain: string, requestId: string): () => void
   idle(): Promise<unknown> | undefined
+  /** The kinds of the work running now (what a stop past its grace rolls back). */
+  kinds(): string[]
   progress(domain: string, key: string): Progress | undefined
   run<T>(spec: LongWorkSpec, work: (report: (done: number, total: number) => void) => Promise<T>): Promise<T>
 }
@@ -156,9 +158,12 @@ export interface ClusterNodes {
   call(node: string, name: string, payload: unknown): Promise<unknown>
 }
 
-/** Prometheus metrics of this process, as requests and probes touch them. */
+/** Prometheus metrics of this process (and, when scraped, of the others), as requests and probes touch them. */
 export interface MetricsPort {
-  readonly registry: Registry
+  /** The answer's media type. */
+  readonly contentType: string
+  /** The figures of every app process and of the database, in the Prometheus text format (GET /metrics). */
+  exposition(): Promise<string>
   readonly kvErrors: Counter
   readonly internalErrors: Counter
   /** The service has begun to stop: it is no longer ready for new work. */

@@ -32,8 +32,14 @@ import { Signals } from './signals'
 import { WsHub } from './ws/hub'
 import { type Config, largestBody } from './config'
 import type { Store } from './deps'
-import { type AppProcesses, type AppProcessRole, serviceCommand, startAppProcesses } from './cluster/app-processes'
-import { drain, type Gateway, startGateway } from './gateway/index'
+import {
+  type AppProcesses,
+  type AppProcessRole,
+  serviceCommand,
+  shareFigures,
+  startAppProcesses,
+} from './cluster/app-processes'
+import { drain, type Gateway, removeStaleSocketDirs, startGateway } from './gateway/index'
 import { type BootstrapResult, bootstrap } from './identity/bootstrap'
 import { createLogger, type Logger } from './log'
 import { completeBuiltinClasses } from './model/builtin-start'
@@ -56,10 +62,17 @@ export interface Service {
   url?: string
   /**
    * Leaves the node registry, stops accepting, lets requests in flight finish (up to
-   * SHUTDOWN_GRACE_SEC), then stops the workers after their current step and closes the stores.
-   * Calling it again returns the same stop.
+   * SHUTDOWN_GRACE_SEC), then stops the workers after their current step and closes the stores; logs
+   * one `stopped` line (why, how long the drain took, what was cut). Calling it again returns the
+   * same stop.
    */
-  stop(): Promise<void>
+  stop(why?: StopCause): Promise<void>
+}
+
+/** Why a service stops: the signal, or what else asked (a node termination request, the starter gone). */
+export interface StopCause {
+  signal?: NodeJS.Signals
+  reason: string
 }
 
 export interface ServiceOptions {
@@ -126,7 +139,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
   const clock = options.clock ?? systemClock
   // the id a licence is bound to: made once, at the first start
   await ensureInstallation(db, crypto.randomUUID(), isoTime(clock.now()))
-  const own = compose({ config, db, kv, clock, log, routes: manifest.routes })
+  const own = compose({ config, db, kv, clock, log, routes: manifest.routes, appProcess: started?.index ?? 0 })
   const { deps } = own
   await own.sessions.start()
   await own.access.start()
@@ -148,6 +161,8 @@ export async function startService(config: Config, manifest: Manifest, options: 
     workers: () => workers.stats(),
     sessionsCached: () => own.sessions.cachedCount(),
   })
+  // a scrape reaching this process answers the others' figures too, through the first one
+  if (started && process.send) own.metrics.gatherFrom(shareFigures(() => own.metrics.ownFigures()))
   // BACKGROUND=off leaves this process only the work that keeps itself going (its heartbeat); the
   // others enqueue the webhook deliveries of bus events (they dedupe anyway)
   workers.start({ onlyAlways: !config.background, schedule: options.schedule !== false })
@@ -165,6 +180,9 @@ export async function startService(config: Config, manifest: Manifest, options: 
     // the gateway refuses what no route takes (a larger body or chunk); routes apply their own limits (src/http/body.ts)
     const port = started ? started.port : config.port
     const cap = config.gatewayMaxConnectionsPerAddress
+    // processes killed hard left their socket directories behind; a live one's stays
+    const stale = await removeStaleSocketDirs()
+    if (stale.length) log.info('removed the socket directories of processes gone', { dirs: stale })
     gateway = await startGateway(
       app,
       {
@@ -183,12 +201,16 @@ export async function startService(config: Config, manifest: Manifest, options: 
     url = `http://${config.host}:${gateway.port}`
     if (started) process.send?.({ type: 'listening' })
     else if (config.appProcesses > 1)
-      others = await startAppProcesses(config.appProcesses - 1, gateway.port, log, config.appRestartMaxMs).catch(
-        async (err) => {
-          await gateway?.stop(0)
-          throw err
-        },
-      )
+      others = await startAppProcesses(config.appProcesses - 1, gateway.port, log, config.appRestartMaxMs, () =>
+        own.metrics.ownFigures(),
+      ).catch(async (err) => {
+        await gateway?.stop(0)
+        throw err
+      })
+    if (others) {
+      const processes = others
+      own.metrics.gatherFrom(() => processes.figures())
+    }
   } else if (options.listen !== false) {
     try {
       server = app.listen({
@@ -215,35 +237,61 @@ export async function startService(config: Config, manifest: Manifest, options: 
     workers,
     bootstrap: first,
     url,
-    stop: () =>
+    stop: (why = { reason: 'stop requested' }) =>
       (stopped ??= (async () => {
         deps.metrics.stopping = true // /readyz answers 503 from now on: balancers send no more
-        const graceEnds = performance.now() + graceMs
+        const began = performance.now()
+        const graceEnds = began + graceMs
+        /** The kinds of long work rolled back: still running when the grace ended. */
+        let rolledBack: string[] | undefined
+        const cutLongWork = () => {
+          rolledBack ??= deps.longWork.kinds()
+          db.stopLong?.(new Stopping())
+        }
         // long work still running when the grace ends is rolled back then, while the connection of
         // a request doing it is still open for its 503 (the drains below wait ANSWER_MS more)
-        const cut = setTimeout(() => db.stopLong?.(new Stopping()), graceMs)
+        const cut = setTimeout(cutLongWork, graceMs)
         control?.stop()
         await own.nodes.stop().catch(() => {})
+        const websockets = sockets.stats().sockets
         sockets.stop()
         // the other processes drain their own requests while this one drains its
-        await Promise.all([gateway?.stop(graceMs + ANSWER_MS), others?.stop(graceMs)])
-        if (server) {
-          void server.stop(false) // stop accepting; connections in flight go on
-          await drain(server, graceMs + ANSWER_MS)
-          await server.stop(true)
+        let drainMs = 0
+        const ownDrain = async () => {
+          let requests = 0
+          if (gateway) requests = await gateway.stop(graceMs + ANSWER_MS)
+          if (server) {
+            void server.stop(false) // stop accepting; connections in flight go on
+            requests = await drain(server, graceMs + ANSWER_MS)
+            await server.stop(true)
+          }
+          drainMs = performance.now() - began
+          return requests
         }
+        const [requestsCut] = await Promise.all([ownDrain(), others?.stop(graceMs)])
         // long work gets what is left of the grace, then is rolled back (a layer order runs again at the next start)
         await untilOrAfter(deps.longWork.idle(), graceEnds - performance.now())
         clearTimeout(cut)
-        db.stopLong?.(new Stopping())
+        cutLongWork()
         await workers.stop() // first: the scheduler must not start a run on threads that are going
         await own.scripts.stop()
         await own.bus.stop().catch(() => {}) // an unreachable store must not hold the shutdown
         await kv.close()
         await db.close()
+        log.info('stopped', {
+          signal: why.signal ?? null,
+          reason: why.reason,
+          appProcess: started?.index ?? 0,
+          pid: process.pid,
+          drainMs: Math.round(drainMs),
+          stopMs: Math.round(performance.now() - began),
+          graceMs,
+          cut: { requests: requestsCut, longWork: rolledBack ?? [], websockets },
+        })
       })()),
   }
-  deps.nodes.onTerminate = () => (options.onTerminate ? options.onTerminate(service) : void service.stop())
+  deps.nodes.onTerminate = () =>
+    options.onTerminate ? options.onTerminate(service) : void service.stop({ reason: 'node termination request' })
   return service
 }
 
@@ -258,6 +306,8 @@ export function compose(parts: {
   clock: Clock
   log: Logger
   routes: readonly RouteEntry[]
+  /** This app process's index (0: the first), which labels its metrics. */
+  appProcess?: number
 }) {
   const { config, db, kv, clock, log } = parts
   // weak: a model class gets a new table spec whenever it changes, and the old one must not stay alive
@@ -294,7 +344,7 @@ export function compose(parts: {
     repo: store.repo,
     scriptCtx: (fields) => ({ deps, ...fields }),
   })
-  const metrics = new Metrics()
+  const metrics = new Metrics(parts.appProcess)
   const routes = new Router(parts.routes)
   const deps: HttpDeps = {
     ...store,

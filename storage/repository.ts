@@ -223,7 +223,7 @@ export class Repository<D extends Doc = Doc> extends TableReads<D> {
       objid: id,
       obj: this.layout.journalObj(doc, hidden),
     })
-    return doc
+    return this.layout.asRead(doc)
   }
 
   /**
@@ -259,7 +259,7 @@ export class Repository<D extends Doc = Doc> extends TableReads<D> {
       obj: this.layout.journalObj(after, hidden),
       prev: this.layout.journalObj(before, oldHidden),
     })
-    return after
+    return this.layout.asRead(after)
   }
 
   /** Deletes one entity; returns it as it was, or undefined when absent. `check` may veto (throw) after reading it. */

@@ -163,6 +163,21 @@ export class TableLayout {
   }
 
   /**
+   * The doc with its members in the order a read gives them (`docText`): the detached, then the
+   * assembled fields last. A write answers it so: its text is then the text a GET of it answers, and
+   * the ETag of both the same.
+   */
+  asRead(doc: Doc): Doc {
+    if (this.detachedKeys.length === 0) return doc
+    const last = [...this.detached, ...this.assembled.map(([f]) => f)]
+    const entries = Object.entries(doc)
+    return Object.fromEntries([
+      ...entries.filter(([k]) => !last.includes(k)),
+      ...last.filter((f) => doc[f] !== undefined).map((f) => [f, doc[f]]),
+    ])
+  }
+
+  /**
    * The whole document as JSON text from a row of `selected`: the stored doc with its detached and
    * assembled fields spliced back in.
    */

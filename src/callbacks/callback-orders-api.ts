@@ -4,7 +4,7 @@
  * they reach is limited to the caller's own SIP accounts by orders.ts, not by a role.
  */
 import * as v from 'valibot'
-import { ifMatchDoc } from '../http/if-match'
+import { ifMatchDoc, newVersion } from '../http/if-match'
 import type { Req } from '../http/req'
 import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from '../http/query-schemas'
 import { defineRoute, type RouteDefinition } from '../http/route'
@@ -122,13 +122,15 @@ const ifMatch = (req: Req) => ifMatchDoc(req, `callback order ${req.params.id}`)
 export const callbackPatch = userRoute({
   summary: 'Move a callback order on',
   description:
-    'Only its status changes, and only forward: new to viewed or done, viewed to done (409 otherwise). With ' +
-    'If-Match, only the version whose ETag it names is changed (412 otherwise).',
+    'Only its status changes, and only forward: new to viewed or done, viewed to done (409 otherwise). Answers ' +
+    'the order whole, with its new ETag. With If-Match, only the version whose ETag it names is changed (412 ' +
+    'otherwise).',
   params: OrderPath,
   query: NoQuery,
   body: StatusBody,
   response: { 200: OrderAnswer, ...errors(404, 409, 412) },
-  handle: (req) => patchOrder(req.ctx, req.params.account, order(req), req.body, ifMatch(req)),
+  handle: async (req) =>
+    newVersion(req, await patchOrder(req.ctx, req.params.account, order(req), req.body, ifMatch(req))),
 })
 
 export const callbackDelete = userRoute({

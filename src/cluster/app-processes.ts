@@ -8,9 +8,15 @@
  *
  * A started process learns its part from PLATFORM_APP_PORT / PLATFORM_APP_INDEX, and ends itself
  * when its standard input closes: the process that started it is gone (even by kill -9).
+ *
+ * A scrape of /metrics reaches whichever process the kernel gives the connection: that one answers
+ * the figures of all of them. The first asks the others over their IPC channels; another asks the
+ * first, which adds its own and those of the rest (`shareFigures`). A process that does not answer
+ * within FIGURES_WAIT_MS is left out of that answer.
  */
 import { join } from 'node:path'
 import type { Logger } from '../log'
+import type { ProcessFigures } from '../ops/metrics'
 import { StartError } from '../startup'
 
 /** What a started app process is told through its environment. */
@@ -53,21 +59,86 @@ export function serviceCommand(): string[] {
 const READY_TIMEOUT_MS = 30_000
 /** The first pause before a process that died is started again. */
 const FIRST_RESTART_PAUSE_MS = 1000
+/** How long the first process waits for another's figures (a scrape of /metrics). */
+const FIGURES_WAIT_MS = 2000
+
+/** What the processes of one service say to each other over their IPC channels. */
+type Message =
+  | { type: 'listening' }
+  /** another process asks the first for the figures of all but itself */
+  | { type: 'figures?'; id: number }
+  | { type: 'figures'; id: number; sets: ProcessFigures[] }
+  /** the first asks another for its own figures */
+  | { type: 'own-figures?'; id: number }
+  | { type: 'own-figures'; id: number; figures: ProcessFigures }
+
+/** Answers to questions sent over IPC, by the question's id; an answer not there in `ms` is `fallback`. */
+class Questions<A> {
+  private next = 0
+  private readonly waiting = new Map<number, (answer: A) => void>()
+
+  ask(send: (id: number) => void, ms: number, fallback: A): Promise<A> {
+    const id = ++this.next
+    return new Promise<A>((resolve) => {
+      const timer = setTimeout(() => done(fallback), ms)
+      const done = (answer: A) => {
+        clearTimeout(timer)
+        this.waiting.delete(id)
+        resolve(answer)
+      }
+      this.waiting.set(id, done)
+      try {
+        send(id)
+      } catch {
+        done(fallback) // the channel is closed: the process is gone
+      }
+    })
+  }
+
+  answered(id: number, answer: A): void {
+    this.waiting.get(id)?.(answer)
+  }
+}
+
+/**
+ * In a started app process: answers the first process's questions for this one's figures, and
+ * answers how to get the others' (through the first, which adds its own).
+ */
+export function shareFigures(own: () => Promise<ProcessFigures>): () => Promise<ProcessFigures[]> {
+  const questions = new Questions<ProcessFigures[]>()
+  process.on('message', (message: Message) => {
+    if (message.type === 'own-figures?')
+      void own()
+        .then((figures) => process.send?.({ type: 'own-figures', id: message.id, figures } satisfies Message))
+        .catch(() => {}) // the channel closed meanwhile: the first process is gone
+    else if (message.type === 'figures') questions.answered(message.id, message.sets)
+  })
+  return () =>
+    questions.ask(
+      (id) => process.send?.({ type: 'figures?', id } satisfies Message),
+      FIGURES_WAIT_MS + 1000,
+      [], // the first process does not answer: this one's own figures go out alone
+    )
+}
 
 export interface AppProcesses {
   /** SIGTERM to each; resolves when all have exited, or after `graceMs` + 5 s (then SIGKILL). */
   stop(graceMs: number): Promise<void>
+  /** The figures of every other app process that answers in time (a scrape of the first). */
+  figures(): Promise<ProcessFigures[]>
 }
 
 /**
  * Starts `count` app processes on the public `port` and resolves once each one accepts connections.
  * One that dies is started again after a pause growing up to `maxPauseMs` (APP_RESTART_MAX_MS).
+ * `ownFigures` are this process's metrics, which another process answering a scrape asks for.
  */
 export async function startAppProcesses(
   count: number,
   port: number,
   log: Logger,
   maxPauseMs = 30_000,
+  ownFigures: () => Promise<ProcessFigures> = async () => [],
 ): Promise<AppProcesses> {
   const firstPause = Math.min(FIRST_RESTART_PAUSE_MS, maxPauseMs)
   let stopping = false
@@ -75,6 +146,18 @@ export async function startAppProcesses(
   let startFailed = (_err: Error) => {}
   const failedStart = new Promise<never>((_, reject) => (startFailed = reject))
   const running = new Map<number, Bun.Subprocess>()
+  /** The processes that accept connections, those asked for figures. */
+  const listeners = new Map<number, Bun.Subprocess>()
+  const questions = new Questions<ProcessFigures | null>()
+  /** The figures of the listening processes but `except`, each within FIGURES_WAIT_MS. */
+  const others = async (except?: number) => {
+    const asked = [...listeners]
+      .filter(([index]) => index !== except)
+      .map(([, child]) =>
+        questions.ask((id) => child.send({ type: 'own-figures?', id } satisfies Message), FIGURES_WAIT_MS, null),
+      )
+    return (await Promise.all(asked)).filter((f) => f !== null)
+  }
   function spawn(index: number, pause = firstPause): Promise<void> {
     let ready = () => {}
     const listening = new Promise<void>((resolve) => (ready = resolve))
@@ -84,11 +167,21 @@ export async function startAppProcesses(
       stdin: 'pipe', // never written: its end tells the child that this process is gone
       stdout: 'inherit',
       stderr: 'inherit',
-      ipc(message) {
-        if ((message as { type?: string }).type === 'listening') ready()
+      ipc(message: Message, from) {
+        if (message.type === 'listening') {
+          listeners.set(index, child)
+          ready()
+        } else if (message.type === 'own-figures') questions.answered(message.id, message.figures)
+        else if (message.type === 'figures?')
+          void Promise.all([ownFigures(), others(index)])
+            .then(([own, rest]) =>
+              from.send({ type: 'figures', id: message.id, sets: [own, ...rest] } satisfies Message),
+            )
+            .catch(() => {}) // it is gone meanwhile
       },
       onExit(_proc, code, signal) {
         running.delete(index)
+        if (listeners.get(index) === child) listeners.delete(index)
         if (stopping) return
         if (starting)
           return startFailed(
@@ -141,5 +234,6 @@ export async function startAppProcesses(
       await Promise.all(exits)
       clearTimeout(late)
     },
+    figures: () => others(),
   }
 }

@@ -1,11 +1,11 @@
 /**
- * If-Match: a change applies only to the version the caller read (the ETag its GET carried),
- * otherwise 412 naming If-Match. Writes check it on the entity as their transaction finds it, so of
- * writers sending the same tag at once exactly one wins: a check before the transaction let several
- * pass before any of them wrote.
+ * If-Match: a change applies only to the version the caller read (the ETag its GET carried, or the
+ * one its last write answered), otherwise 412 naming If-Match. Writes check it on the entity as their
+ * transaction finds it, so of writers sending the same tag at once exactly one wins: a check before
+ * the transaction let several pass before any of them wrote.
  */
 import type { Doc } from '~storage/doc'
-import { etagOf } from '~storage/json-text'
+import { etagOf, JsonText } from '~storage/json-text'
 import { ApiError } from '../errors'
 import type { Req } from './req'
 
@@ -28,4 +28,15 @@ export function ifMatchTag(req: Req, what: string): ((now: string) => void) | un
 export function ifMatchDoc(req: Req, what: string): ((current: Doc) => void) | undefined {
   const refuse = ifMatchTag(req, what)
   return refuse && ((current) => refuse(etagOf(JSON.stringify(current))))
+}
+
+/**
+ * The answer of a write (POST, PUT, PATCH) that answers the object whole: its text, with the ETag of
+ * that text, which is the tag a GET of the object then answers (GET sends the same text), so the
+ * caller's next change can carry If-Match without reading the object again.
+ */
+export function newVersion(req: Req, doc: unknown): JsonText {
+  const json = new JsonText(JSON.stringify(doc))
+  req.headers.etag = json.etag
+  return json
 }

@@ -11,7 +11,7 @@ import { lookupIds } from '../entities/lookup'
 import { createEntity, patchEntity, readEntity, removeEntity, viewOf, type WriteCheck } from '../entities/writes'
 import { notFound } from '../errors'
 import { etagOf, JsonText } from '~storage/json-text'
-import { ifMatchTag } from './if-match'
+import { ifMatchTag, newVersion } from './if-match'
 import { pageText } from './json'
 import { itemAnswer, listAnswer, NOT_FOUND, pluralOf, WRITE_ERRORS } from './collection-schemas'
 import { encodeCursor, parseFlat, parseListParams, parseMask, withEqualities } from '../query/list-query'
@@ -136,12 +136,14 @@ export function create<T extends Doc, D, B, P, const A extends Responses = Recor
     access: options.access,
     domainKind: entity.domainKind,
     summary: `Create ${anItem(entity)}`,
-    description: 'Answers the item whole, as stored. The id may be given (a UUID), else the service makes one.',
+    description:
+      'Answers the item whole, as stored, with the ETag a GET of it answers (for an If-Match). The id may be ' +
+      'given (a UUID), else the service makes one.',
     query: NoQuery,
     body: entity.createBody,
     response: { 200: itemAnswer(entity), ...errors(409), ...(options.answers as A) },
     async handle(req) {
-      return viewOf(req.ctx, entity, await createEntity(req.ctx, entity, await req.json()))
+      return newVersion(req, await viewOf(req.ctx, entity, await createEntity(req.ctx, entity, await req.json())))
     },
   })
 }
@@ -152,8 +154,8 @@ export function patch<T extends Doc, D, B, P>(entity: Entity<T, D, B, P>, option
     domainKind: entity.domainKind,
     summary: `Change ${anItem(entity)}`,
     description:
-      'Changes the members given (a null member of `opts` or `ext` removes it) and answers the item whole. ' +
-      'With If-Match, only the version whose ETag it names is changed (412 otherwise).',
+      'Changes the members given (a null member of `opts` or `ext` removes it) and answers the item whole, with ' +
+      'its new ETag. With If-Match, only the version whose ETag it names is changed (412 otherwise).',
     params: IdParams,
     query: NoQuery,
     body: entity.patchBody,
@@ -161,7 +163,7 @@ export function patch<T extends Doc, D, B, P>(entity: Entity<T, D, B, P>, option
     async handle(req) {
       const id = req.params.id
       const doc = await patchEntity(req.ctx, entity, id, await req.json(), ifMatch(req, entity, id))
-      return viewOf(req.ctx, entity, doc)
+      return newVersion(req, await viewOf(req.ctx, entity, doc))
     },
   })
 }

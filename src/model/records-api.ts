@@ -8,7 +8,7 @@ import * as v from 'valibot'
 import type { Ctx } from '../context'
 import { badRequest, notFound } from '../errors'
 import type { Req } from '../http/req'
-import { ifMatchDoc } from '../http/if-match'
+import { ifMatchDoc, newVersion } from '../http/if-match'
 import { isUuid } from '../ids'
 import { answer, errors, NoContent, type Responses } from '../http/schemas'
 import { LookupAnswer, LookupKey } from '../http/resource'
@@ -187,13 +187,13 @@ export const modelPost = on('collection', {
   summary: 'Create a record of a class',
   description:
     'The body holds the properties of the class (checked by data type; unknown ones are refused) and may give ' +
-    'the id. Defaults fill what is missing; the answer is the record as stored.',
+    'the id. Defaults fill what is missing; the answer is the record as stored, with the ETag a GET of it answers.',
   query: NoQuery,
   body: RecordBody,
   response: { 200: RecordAnswer, ...errors(404, 409) },
   async handle(req, model, t) {
     if (t.date) throw badRequest('records are created on the collection, not on a date', 'path')
-    return createRecord(req.ctx, model, req.body)
+    return newVersion(req, await createRecord(req.ctx, model, req.body))
   },
 })
 
@@ -203,24 +203,27 @@ const ifMatch = (req: Req, model: ClassModel, t: Target) => ifMatchDoc(req, `rec
 export const modelPut = on('record', {
   summary: 'Replace a record',
   description:
-    'The body is the whole new record (defaults fill what is missing). The records of a transaction log ' +
-    'cannot change (405). With If-Match, only the version whose ETag it names is replaced (412 otherwise).',
+    'The body is the whole new record (defaults fill what is missing); the answer is the record as stored, with ' +
+    'its new ETag. The records of a transaction log cannot change (405). With If-Match, only the version whose ' +
+    'ETag it names is replaced (412 otherwise).',
   query: NoQuery,
   body: RecordBody,
   response: { 200: RecordAnswer, ...RECORD_WRITE_ERRORS },
-  handle: (req, model, t) => replaceRecord(req.ctx, model, t, req.body, ifMatch(req, model, t)),
+  handle: async (req, model, t) =>
+    newVersion(req, await replaceRecord(req.ctx, model, t, req.body, ifMatch(req, model, t))),
 })
 
 export const modelPatch = on('record', {
   summary: 'Change a record',
   description:
-    'Changes the properties given (null removes one) and answers the record whole. The records of a ' +
+    'Changes the properties given (null removes one) and answers the record whole, with its new ETag. The records of a ' +
     'transaction log cannot change (405). With If-Match, only the version whose ETag it names is changed ' +
     '(412 otherwise).',
   query: NoQuery,
   body: RecordBody,
   response: { 200: RecordAnswer, ...RECORD_WRITE_ERRORS },
-  handle: (req, model, t) => patchRecord(req.ctx, model, t, req.body, ifMatch(req, model, t)),
+  handle: async (req, model, t) =>
+    newVersion(req, await patchRecord(req.ctx, model, t, req.body, ifMatch(req, model, t))),
 })
 
 export const modelDelete = on('record', {

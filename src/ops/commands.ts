@@ -1,6 +1,7 @@
 /**
  * The operator's subcommands (`backup`, `restore`, `reset-password`): through the running
- * service's control socket when one answers, otherwise on the stopped service's own files.
+ * service's control socket when one answers, otherwise on the stopped service's own files. What
+ * stops one names the setting to fix (DATA_DIR, LIBSQL_URL) and the value it had.
  */
 import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
@@ -25,9 +26,16 @@ export async function runOperation(config: Config, manifest: Manifest, op: Opera
         : await offlineReset(config, manifest, op.login, op.domain)
       console.log(`new password of ${op.login} (shown once): ${password}`)
     } else if (op.run === 'restore') {
-      if (running) throw new Error('the service is running: stop it before restoring a backup')
+      if (running)
+        throw new Error(
+          `the service is running on this data (${dataDirIs(config)}; its control socket ${socket} answers): ` +
+            'stop it before restoring a backup (SIGTERM, or DELETE /rest/v1/master/nodes/<name>), ' +
+            'or set DATA_DIR to another directory to restore into',
+        )
       console.log(restore(config, op.file))
     } else {
+      if (!existsSync(dirname(op.file)))
+        throw new Error(`${dirname(op.file)} does not exist: make it first, or give the backup another path`)
       const done = running
         ? await callControl(socket, 'backup', { file: op.file })
         : await offlineBackup(config, op.file)
@@ -40,8 +48,36 @@ export async function runOperation(config: Config, manifest: Manifest, op: Opera
   }
 }
 
+/** The DATA_DIR in force, said as the operator set it (or did not). */
+function dataDirIs(config: Config): string {
+  const dir = resolve(config.dataDir)
+  return process.env.DATA_DIR === undefined
+    ? `DATA_DIR is not set, so the data directory is ${dir}, taken from where this command runs`
+    : `DATA_DIR=${config.dataDir}${dir === config.dataDir ? '' : ` (${dir})`}`
+}
+
+/**
+ * The embedded database's file, which must exist: a command run elsewhere than the service (another
+ * DATA_DIR, another directory) would otherwise open or make an empty one. Null for a libSQL server.
+ */
+function existingDatabase(config: Config): string | null {
+  if (!config.libsqlUrl.startsWith('file:')) return null
+  const file = config.libsqlUrl.slice('file:'.length)
+  if (existsSync(file)) return file
+  if (process.env.LIBSQL_URL !== undefined)
+    throw new Error(
+      `there is no database at ${resolve(file)} (LIBSQL_URL=${config.libsqlUrl}): set LIBSQL_URL as the service has it`,
+    )
+  throw new Error(
+    `there is no database at ${resolve(file)} (${dataDirIs(config)}): set DATA_DIR to the directory the service ` +
+      'keeps its data in, as it is set for the service, or run this where the service runs',
+  )
+}
+
 async function offlineBackup(config: Config, file: string) {
   if (existsSync(file)) throw new Error(`${file} exists already: a backup never overwrites a file`)
+  if (existingDatabase(config) === null)
+    throw new Error('LIBSQL_URL names a libSQL server: back up the server itself (sqld or Turso snapshots)')
   const db = openDb(config)
   try {
     await db.backupTo(file)
@@ -54,9 +90,7 @@ async function offlineBackup(config: Config, file: string) {
 /** The stopped service, started without listening or background work, to change one account. */
 async function offlineReset(config: Config, manifest: Manifest, login: string, domain?: string) {
   // started elsewhere (another DATA_DIR, another directory) it would make a new installation
-  const file = config.libsqlUrl.startsWith('file:') ? config.libsqlUrl.slice('file:'.length) : null
-  if (file !== null && !existsSync(file))
-    throw new Error(`there is no database at ${file}: run this where the service keeps its data (DATA_DIR)`)
+  existingDatabase(config)
   const service = await startService({ ...config, logLevel: 'error' }, manifest, { listen: false, schedule: false })
   try {
     return await resetPassword(service.deps, login, domain)
@@ -68,7 +102,8 @@ async function offlineReset(config: Config, manifest: Manifest, login: string, d
 const SQLITE_HEADER = 'SQLite format 3\u0000'
 
 function restore(config: Config, file: string): string {
-  if (!config.libsqlUrl.startsWith('file:')) throw new Error('LIBSQL_URL names a server: restore through the server')
+  if (!config.libsqlUrl.startsWith('file:'))
+    throw new Error('LIBSQL_URL names a libSQL server: restore through the server')
   if (!existsSync(file)) throw new Error(`${file} does not exist`)
   const head = Buffer.alloc(16)
   const fd = openSync(file, 'r')

@@ -17,8 +17,10 @@ const sameText = (a: string, b: string) => {
 
 export const metricsRoute = defineRoute({
   access: 'public',
-  summary: 'Read the metrics of this process',
-  description: 'The Prometheus text format. When METRICS_TOKEN is set, send it as a Bearer token (401 otherwise).',
+  summary: 'Read the metrics of the service',
+  description:
+    'The Prometheus text format: the figures of every app process, each series labelled `app_process`, and those of ' +
+    'the database. When METRICS_TOKEN is set, send it as a Bearer token (401 otherwise).',
   query: NoQuery,
   response: { 200: answer(v.string(), 'text/plain') },
   async handle(req) {
@@ -28,7 +30,7 @@ export const metricsRoute = defineRoute({
       const given = /^Bearer\s+(\S+)$/i.exec(req.header('authorization') ?? '')?.[1]
       if (given === undefined || !sameText(given, wanted)) throw unauthorized('metrics need the METRICS_TOKEN')
     }
-    const { registry } = req.deps.metrics
-    return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType } })
+    const { metrics } = req.deps
+    return new Response(await metrics.exposition(), { headers: { 'content-type': metrics.contentType } })
   },
 })

@@ -105,7 +105,9 @@ function parametersOf(spec: DeclaredRoute, pathParams: string[], method: Method)
       name: 'If-Match',
       in: 'header',
       required: false,
-      description: 'The ETag of the version read: the change applies only to it (412 otherwise)',
+      description:
+        'The ETag of the version read (a GET answers it, and so does a write that answers the object): the change ' +
+        'applies only to it (412 otherwise)',
       schema: { type: 'string' },
     })
   if (method === 'GET')

@@ -5,6 +5,7 @@ import { FieldSet } from '../query/fields'
 import { parseFlat, parseListParams, parseMask } from '../query/list-query'
 import { present } from '../query/present'
 import { ITEM_PARAMS, listQuery, NoQuery, queryOf } from '../http/query-schemas'
+import { newVersion } from '../http/if-match'
 import { defineRoute } from '../http/route'
 import { answer, errors } from '../http/schemas'
 import { objectBody } from '../values'
@@ -75,10 +76,11 @@ export const patchSettingRoute = defineRoute({
   summary: 'Change a setting',
   description:
     "The value must have the key's shape; an object value is merged one level deep (a null member removes " +
-    'it). Answers the whole setting. `key`, when given, must be the addressed one; a key not in the catalog is 404.',
+    'it). Answers the whole setting, with the ETag a GET of it answers. `key`, when given, must be the addressed ' +
+    'one; a key not in the catalog is 404.',
   params: KeyParams,
   query: NoQuery,
   body: objectBody({ key: v.optional(v.string()), value: v.optional(v.unknown()) }),
   response: { 200: answer(Setting), ...NO_SUCH_KEY },
-  handle: (req) => patchSetting(req.ctx, req.params.key, req.body),
+  handle: async (req) => newVersion(req, await patchSetting(req.ctx, req.params.key, req.body)),
 })

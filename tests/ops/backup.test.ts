@@ -1,9 +1,9 @@
 // The operator's subcommands against a real service process: a backup taken under write load holds
 // every write acknowledged before it began and restores on a stopped service; a lost password is
 // reset through the running service's control socket or on the stopped one; a too-weak
-// ADMIN_PASSWORD stops the first start.
+// ADMIN_PASSWORD stops the first start; what stops a command names the setting to fix (DATA_DIR).
 import { afterAll, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type ServiceProcess, signInTo, startProcess } from '../helpers/process'
@@ -66,7 +66,11 @@ test('a backup under write load holds every acknowledged write, and restores on 
   expect((await command(data, 'backup', file)).code).toBe(1)
   // restore is refused while the service runs
   const refused = await command(data, 'restore', file)
-  expect([refused.code, refused.err]).toEqual([1, expect.stringContaining('stop it')])
+  expect(refused.code).toBe(1)
+  // it says what to do, naming the setting and the running service's data
+  expect(refused.err).toContain('the service is running on this data')
+  expect(refused.err).toContain(`DATA_DIR=${data}`)
+  expect(refused.err).toContain('stop it before restoring')
   node.proc.kill('SIGTERM')
   expect(await node.proc.exited).toBe(0)
 
@@ -170,3 +174,33 @@ test('a backup named by a relative path is written where the command runs, not w
     await node.proc.exited
   }
 }, 60_000)
+
+test('backup and reset-password where no DATA_DIR names the data: a message naming DATA_DIR, nothing made', async () => {
+  const elsewhere = join(dir, 'elsewhere')
+  mkdirSync(elsewhere)
+  const { DATA_DIR: _unset, ...env } = process.env
+  const run = async (...args: string[]) => {
+    const proc = Bun.spawn([process.execPath, join(root, 'server.ts'), ...args], {
+      cwd: elsewhere,
+      env: { ...env, LOG_LEVEL: 'error' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    return { code: await proc.exited, err: await new Response(proc.stderr).text() }
+  }
+  const backup = await run('backup', 'b.db')
+  expect(backup.code).toBe(1)
+  expect(backup.err).toBe(
+    `backup failed: there is no database at ${join(elsewhere, 'data', 'platform.db')} (DATA_DIR is not set, so the ` +
+      `data directory is ${join(elsewhere, 'data')}, taken from where this command runs): set DATA_DIR to the ` +
+      'directory the service keeps its data in, as it is set for the service, or run this where the service runs\n',
+  )
+  const reset = await run('reset-password', 'admin')
+  expect(reset.code).toBe(1)
+  expect(reset.err).toContain('DATA_DIR is not set')
+  // neither a data directory nor a backup file was made
+  expect(readdirSync(elsewhere)).toEqual([])
+  // a backup into a folder that does not exist says so
+  const nowhere = await command(join(dir, 'live'), 'backup', join(dir, 'no-such-folder', 'b.db'))
+  expect([nowhere.code, nowhere.err]).toEqual([1, expect.stringContaining('no-such-folder does not exist')])
+})

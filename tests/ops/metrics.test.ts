@@ -75,7 +75,12 @@ describe('metrics', () => {
     // no raw ids in labels: cardinality stays that of the route table
     expect(samples.some((s) => Object.values(s.labels).some((v) => v.includes(made.body.id)))).toBe(false)
     expect(value('platform_journal_pump_lag')).toBe(0)
-    expect(value('platform_worker_runs', { worker: 'journal-pump' })).toBeGreaterThanOrEqual(1)
+    expect(value('platform_worker_runs_total', { worker: 'journal-pump' })).toBeGreaterThanOrEqual(1)
+    expect(types.get('platform_worker_runs_total')).toBe('counter')
+    expect(types.get('process_cpu_seconds_total')).toBe('counter')
+    // one process: its series are labelled app_process="0"; the database's figures carry no process
+    expect(samples.find((s) => s.name === 'platform_sessions_cached')?.labels).toEqual({ app_process: '0' })
+    expect(samples.find((s) => s.name === 'platform_journal_pump_lag')?.labels).toEqual({})
     expect(value('platform_websocket_connections')).toBe(0)
     expect(value('platform_sessions_cached')).toBeGreaterThanOrEqual(1)
     expect(value('process_resident_memory_bytes')).toBeGreaterThan(0)
