@@ -103,7 +103,8 @@ export async function startService(config: Config, manifest: Manifest, options: 
   // what the data directory holds is the service's alone: what an earlier version or a copy left
   // open to other users is tightened, each said by name
   for (const t of [ensureDataDir(config.dataDir), ...secureDataFiles(config.dataDir, config.libsqlUrl)])
-    if (t) log.warn('other users could read a file of the service: made private', { path: t.path, was: t.was })
+    if (t?.error) log.warn('other users can read a file of the service, and it cannot be made private', { ...t })
+    else if (t) log.warn('other users could read a file of the service: made private', { path: t.path, was: t.was })
   const tries = config.startupRetries
   const dbSetting = process.env.LIBSQL_URL ? 'LIBSQL_URL' : 'DATA_DIR'
   const db =

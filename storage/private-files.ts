@@ -16,16 +16,17 @@ export const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`
 /** Whether other users than the owner have any access by this mode. */
 export const openToOthers = (mode: number) => (mode & 0o077) !== 0
 
-/** A path whose mode was made private, and the mode it had. */
+/** A path whose mode was made private, and the mode it had; `error` when it could not be (another user's). */
 export interface Tightened {
   path: string
   was: string
+  error?: string
 }
 
 /**
  * Takes away the group's and others' access to `path` (0600 for a file, 0700 for a directory) when
  * it has any; what it had, or null when it had none or does not exist. A path this process may not
- * chmod (owned by another user) throws.
+ * chmod (another user's, a folder it was given) is answered with the error: said, not fatal.
  */
 export function tighten(path: string): Tightened | null {
   let mode: number
@@ -39,7 +40,12 @@ export function tighten(path: string): Tightened | null {
     throw err
   }
   if (!openToOthers(mode)) return null
-  chmodSync(path, dir ? PRIVATE_DIR : PRIVATE_FILE)
+  try {
+    chmodSync(path, dir ? PRIVATE_DIR : PRIVATE_FILE)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err
+    return { path, was: octal(mode), error: (err as Error).message }
+  }
   return { path, was: octal(mode) }
 }
 
