@@ -2,7 +2,7 @@
 // to the log; a first start that fails before it listens (a port in use) uses nothing up: the next
 // start generates a new password, writes it over the file, announces the file, and that one signs in.
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type ServiceProcess, startProcess } from '../helpers/process'
@@ -77,4 +77,62 @@ test('a first start that fails on a port in use, then a good one: a new password
   expect(await signIn(again.url, password)).toBe(200)
   again.proc.kill('SIGTERM')
   await again.proc.exited
+}, 60_000)
+
+test('reset-password replaces a password no start announced: the file goes, and the next start announces nothing', async () => {
+  const other = join(dir, 'reset')
+  const file2 = join(other, 'initial-admin-password')
+  const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  try {
+    const proc = Bun.spawn([process.execPath, 'server.ts'], {
+      cwd: root,
+      env: { ...process.env, ...env, DATA_DIR: other, PORT: String(taken.port) },
+      stdout: 'ignore',
+      stderr: 'ignore',
+    })
+    expect(await proc.exited).toBe(2)
+  } finally {
+    taken.stop(true)
+  }
+  expect(readFileSync(file2, 'utf8').trim()).toMatch(/^[A-Za-z0-9]{20}$/)
+  const reset = Bun.spawn([process.execPath, 'server.ts', 'reset-password', 'admin'], {
+    cwd: root,
+    env: { ...process.env, ...env, DATA_DIR: other, LOG_LEVEL: 'error' },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  expect(await reset.exited).toBe(0)
+  const password = /\(shown once\): (\S+)/.exec(await new Response(reset.stdout).text())![1]!
+  expect(existsSync(file2)).toBe(false)
+  const node = await startProcess({ ...env, DATA_DIR: other })
+  started.push(node)
+  expect(node.out()).not.toContain('initial-admin-password')
+  expect(existsSync(file2)).toBe(false)
+  expect(await signIn(node.url, password)).toBe(200)
+  node.proc.kill('SIGTERM')
+  await node.proc.exited
+}, 60_000)
+
+test('on a terminal the first start also shows the password there', async () => {
+  const tty = join(dir, 'tty')
+  // `script` gives the service a terminal for stdout; the service is stopped once it listens
+  const proc = Bun.spawn(['script', '-qfec', `${process.execPath} server.ts`, '/dev/null'], {
+    cwd: root,
+    env: { ...process.env, ...env, DATA_DIR: tty, PORT: '0' },
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  let out = ''
+  const decoder = new TextDecoder()
+  const reading = (async () => {
+    for await (const chunk of proc.stdout) out += decoder.decode(chunk)
+  })()
+  for (const until = Date.now() + 20_000; !out.includes('administrator password') && Date.now() < until; )
+    await Bun.sleep(20)
+  proc.kill('SIGTERM')
+  await proc.exited
+  await reading
+  const password = readFileSync(join(tty, 'initial-admin-password'), 'utf8').trim()
+  expect(out).toContain(`administrator password (also in ${join(tty, 'initial-admin-password')}): ${password}`)
 }, 60_000)
