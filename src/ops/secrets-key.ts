@@ -66,7 +66,9 @@ function writeKeyFile(file: string): string {
     linkSync(temp, file)
     return text
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readKeyFile(file) ?? text
+    // another process starting beside this one wrote its key first: that one serves both
+    const theirs = (err as NodeJS.ErrnoException).code === 'EEXIST' ? readKeyFile(file) : null
+    if (theirs) return theirs
     throw new StartError(FILE_SETTING, `cannot write ${file}: ${(err as Error).message}`)
   } finally {
     rmSync(temp, { force: true })
@@ -90,14 +92,20 @@ export async function openSecretBox(
   const recorded = await db.read(readSecretsKeyId)
   // a libSQL server is shared with other nodes, each with its own key: the one recorded stays
   const shared = !config.libsqlUrl.startsWith('file:')
-  const mayReplace = async () => !shared && (await sealedCount()) === 0
+  /** Why the recorded key must stay, or null when another may take its place (nothing sealed with it, one machine). */
+  const mustKeep = async () => {
+    const sealed = await sealedCount()
+    if (sealed) return `${sealed} signing secret(s) of this installation are sealed with the key ${recorded}`
+    return shared ? `the nodes of this installation seal its secrets with the key ${recorded}` : null
+  }
   let text = config.secretsKey ?? readKeyFile(file)
   if (text === null) {
-    if (recorded !== null && !(await mayReplace()))
+    const keep = recorded === null ? null : await mustKeep()
+    if (keep)
       throw new StartError(
         FILE_SETTING,
-        `${file} does not exist, and this installation's signing secrets are sealed with the key ${recorded}: ` +
-          `put its key file back there, or set ${ENV_SETTING} to it (a backup does not hold the key)`,
+        `${file} does not exist, and ${keep}: put its key file back there, or set ${ENV_SETTING} to it ` +
+          '(a backup does not hold the key)',
       )
     text = writeKeyFile(file)
     log.info('a new secrets key was written: keep a copy apart from the backups', { file })
@@ -105,11 +113,12 @@ export async function openSecretBox(
   const box = await SecretBox.of(parseSecretsKey(text)!)
   if (recorded === box.keyId) return box
   if (recorded !== null) {
-    if (!(await mayReplace()))
+    const keep = await mustKeep()
+    if (keep)
       throw new StartError(
         setting,
-        `${setting === ENV_SETTING ? 'the key' : `${file} holds the key`} ${box.keyId}, but this installation's ` +
-          `signing secrets are sealed with the key ${recorded}: give the service that key`,
+        `${setting === ENV_SETTING ? 'the key' : `${file} holds the key`} ${box.keyId}, but ${keep}: ` +
+          'give the service that key',
       )
     log.warn(
       'the secrets key is not the one recorded; no stored secret was sealed with that one, so this one is taken',

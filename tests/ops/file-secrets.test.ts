@@ -112,7 +112,9 @@ test('without the key, with another key, or with a key file others may read, the
   renameSync(keyFile, aside)
   const missing = await run({ DATA_DIR: data })
   expect(missing.code).toBe(2)
-  expect(missing.err).toStartWith(`cannot start: SECRETS_KEY_FILE: ${keyFile} does not exist, and this installation's`)
+  expect(missing.err).toStartWith(
+    `cannot start: SECRETS_KEY_FILE: ${keyFile} does not exist, and 1 signing secret(s) of this installation are sealed with the key`,
+  )
   renameSync(aside, keyFile)
 
   chmodSync(keyFile, 0o644)
