@@ -1,5 +1,6 @@
 /**
- * Assembles one service instance: database (migrated), KV store, the request-time services
+ * Assembles one service instance: its data directory made private, database (migrated), the
+ * secrets key (src/ops/secrets-key.ts), KV store, the request-time services
  * (deps), first-start bootstrap, the background workers, the app, and its listener (the gateway in
  * front, or Bun.serve directly). `stop()` takes them down in the reverse order.
  */
