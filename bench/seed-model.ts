@@ -13,19 +13,20 @@ import { commit } from '~/entities/unit'
 import { createLogger } from '~/log'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { createMemoryKv } from '~storage/kv/memory'
+import { Repository } from '~storage/repository'
+import { sealedSecretCount } from '~/integration/channels'
+import { openSecretBox } from '~/ops/secrets-key'
 
 const [dataDir, classname, countArg] = process.argv.slice(2)
 const count = Number(countArg)
 const db = openEmbeddedDb(join(dataDir!, 'platform.db'))
 const config = loadConfig({ DATA_DIR: dataDir })
-const { deps } = compose({
-  config,
-  db,
-  kv: createMemoryKv(),
-  clock: systemClock,
-  log: createLogger('error'),
-  routes: [],
-})
+const log = createLogger('error')
+// the key the service made at its first start (this seeds no channel, but the deps carry it)
+const secrets = await openSecretBox(config, db, log, () =>
+  sealedSecretCount({ db, repo: (t) => new Repository(db, t) }),
+)
+const { deps } = compose({ config, db, kv: createMemoryKv(), clock: systemClock, log, routes: [], secrets })
 const master = (await findMasterDomain(deps))!
 const model = (await deps.model.classes(master.id)).get(classname!)!
 const repo = deps.repo(model.table!)

@@ -58,7 +58,9 @@ Data: everything the service keeps is under DATA_DIR (./data in the working dire
 the libSQL database platform.db (unless LIBSQL_URL names a server), product-layer archives in
 layers/ and web-application metadata in webapps/. Sessions and counters are kept in Redis
 (REDIS_URL) or in process memory. The first start on an empty database creates the master domain
-and its administrator and prints a generated password once. Temporary files (the gateway's
-socket, and in the single binary the libSQL addon) go to TMPDIR.
+and its administrator and writes a generated password to DATA_DIR/initial-admin-password. Webhook
+signing secrets are stored sealed with the key in DATA_DIR/secrets.key (or SECRETS_KEY): keep a copy
+of it apart from the backups. Temporary files (the gateway's socket, and in the single binary the
+libSQL addon) go to TMPDIR.
 `
 }

@@ -25,7 +25,10 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   },
   MASTER_DOMAIN: { meaning: 'name of the master domain created on the first start' },
   ADMIN_LOGIN: { meaning: 'login of the first administrator' },
-  ADMIN_PASSWORD: { meaning: 'password of the first administrator', computed: 'generated, printed once' },
+  ADMIN_PASSWORD: {
+    meaning: 'password of the first administrator',
+    computed: 'generated into $DATA_DIR/initial-admin-password (0600)',
+  },
   PUBLIC_URL: { meaning: 'base of links in e-mails; https: also marks cookies Secure', computed: 'http://HOST:PORT' },
   RESEND_API_KEY: {
     meaning: 'Resend API key; mail is delivered through Resend',
@@ -129,6 +132,15 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   LICENSE_PUBLIC_KEY: {
     meaning: "licensor's public key (Ed25519 or P-256), PEM text or a file path; licences are verified with it",
     computed: 'the development key keys/licence-dev.pub.pem (not for production)',
+  },
+  SECRETS_KEY: {
+    meaning:
+      'the key the stored webhook signing secrets are sealed with: the base64 of 32 random bytes (openssl rand -base64 32); keep it apart from the backups',
+    computed: 'unset (the key file)',
+  },
+  SECRETS_KEY_FILE: {
+    meaning: 'file holding that key when SECRETS_KEY is unset; made (0600) at the first start; must be 0600',
+    computed: '$DATA_DIR/secrets.key',
   },
 }
 

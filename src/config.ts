@@ -9,6 +9,7 @@ import { login } from './directory/schemas'
 import { parseAddress, parseCidr } from './net/cidr'
 import { LOG_LEVELS, type LogLevel } from './log'
 import { type LicenceKey, parseLicenceKey } from './master/licence-key'
+import { parseSecretsKey } from './secret-box'
 
 const integer = (min: number, max: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max))
@@ -175,7 +176,23 @@ export const EnvSchema = v.object({
   SCRIPT_HTTP_TIMEOUT_SEC: v.optional(integer(1, 600), '10'),
   SCRIPT_HTTP_MAX_BYTES: v.optional(integer(1024, 1 << 30), String(1024 * 1024)),
   LICENSE_PUBLIC_KEY: v.optional(licenceKey),
+  SECRETS_KEY: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((t) => parseSecretsKey(t) !== null, 'must be the base64 of 32 random bytes (openssl rand -base64 32)'),
+    ),
+  ),
+  SECRETS_KEY_FILE: v.optional(v.string()),
 })
+
+/** Settings whose value is a secret: a message about one never shows it. */
+const SECRET_SETTINGS = new Set([
+  'ADMIN_PASSWORD',
+  'LIBSQL_AUTH_TOKEN',
+  'METRICS_TOKEN',
+  'RESEND_API_KEY',
+  'SECRETS_KEY',
+])
 
 export type Env = v.InferOutput<typeof EnvSchema>
 
@@ -257,6 +274,10 @@ export interface Config {
   }
   /** The key licences are verified with. */
   licenseKey: LicenceKey
+  /** SECRETS_KEY: the key stored secrets are sealed with (base64), when given in the environment. */
+  secretsKey?: string
+  /** Where the key is kept otherwise (made at the first start): SECRETS_KEY_FILE, or DATA_DIR/secrets.key. */
+  secretsKeyFile: string
 }
 
 /** The largest body any route accepts: what the listener (Bun.serve, the gateway) lets through; each route then applies its own limit. */
@@ -283,10 +304,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const parsed = v.safeParse(EnvSchema, present)
   if (!parsed.success) {
     const issue = parsed.issues[0]
-    const name = issue.path?.[0]?.key ?? 'environment'
-    throw new ConfigError(`${String(name)}: ${issue.message} (got ${JSON.stringify(issue.input)})`)
+    const name = String(issue.path?.[0]?.key ?? 'environment')
+    const got = SECRET_SETTINGS.has(name) ? 'the value is not shown' : `got ${JSON.stringify(issue.input)}`
+    throw new ConfigError(`${name}: ${issue.message} (${got})`)
   }
   const e = parsed.output
+  // one place for the key: two would leave the operator unsure which one sealed the secrets
+  if (e.SECRETS_KEY !== undefined && e.SECRETS_KEY_FILE !== undefined)
+    throw new ConfigError('SECRETS_KEY_FILE: SECRETS_KEY is set too: set one of them')
   // the processes share sessions, bans, limits, locks and cache invalidations through Redis, and one public port
   if (e.APP_PROCESSES > 1 && !e.REDIS_URL)
     throw new ConfigError(
@@ -362,5 +387,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       httpMaxBytes: e.SCRIPT_HTTP_MAX_BYTES,
     },
     licenseKey: e.LICENSE_PUBLIC_KEY ?? parseLicenceKey(undefined),
+    secretsKey: e.SECRETS_KEY,
+    secretsKeyFile: e.SECRETS_KEY_FILE ?? join(dataDir, 'secrets.key'),
   }
 }

@@ -19,6 +19,7 @@ import type {
   ModelCatalog,
   ReadAccess,
   ScriptRunner,
+  SecretSealer,
   Sessions,
   SignalPort,
   Store,
@@ -52,4 +53,6 @@ export interface Deps extends Store {
   trustedProxies: Cidr[]
   /** Prometheus metrics of this process (GET /metrics). */
   metrics: MetricsPort
+  /** Seals the secrets the database keeps (webhook signing secrets) with the key kept apart from it. */
+  secrets: SecretSealer
 }

@@ -1,10 +1,12 @@
-/** Process entry: the command line, configuration, the service, the first-start banner, and a clean stop on signals. */
+/**
+ * Process entry: the command line, configuration, the service, a generated first password shown on a
+ * terminal (never in the log), and a clean stop on signals.
+ */
 import { CHECKPOINT_FILE_ENV, runCheckpointer } from '~storage/db-checkpointer'
 import { readCommandLine } from './cli'
 import { appProcessRole, endWithParent } from './cluster/app-processes'
 import { type Config, ConfigError, loadConfig } from './config'
 import type { Manifest } from './app'
-import type { BootstrapResult } from './identity/bootstrap'
 import { runOperation } from './ops/commands'
 import pkg from '../package.json' with { type: 'json' }
 import { type Service, type StopCause, startService } from './service'
@@ -40,11 +42,6 @@ export async function main(manifest: Manifest, args = process.argv.slice(2)): Pr
   writeLinesOffThread()
   // a name given to the service names its first process; the others add their index
   if (appProcess && process.env.NODE_NAME) config.nodeName = `${process.env.NODE_NAME}-${appProcess.index}`
-  const banner = (first: BootstrapResult) => {
-    if (!first.created) return
-    console.log(`first start: created master domain "${config.masterDomain}" with administrator "${first.login}"`)
-    if (first.generatedPassword) console.log(`administrator password (shown once): ${first.generatedPassword}`)
-  }
   const exit = async (running: Service, why: StopCause) => {
     await running.stop(why)
     process.exit(0)
@@ -54,7 +51,6 @@ export async function main(manifest: Manifest, args = process.argv.slice(2)): Pr
     // a node termination request (DELETE /rest/v1/master/nodes/<name>) ends the process like SIGTERM
     service = await startService(config, manifest, {
       appProcess,
-      onBootstrap: banner,
       onTerminate: (s) => void exit(s, { reason: 'node termination request' }),
     })
   } catch (err) {
@@ -75,6 +71,11 @@ export async function main(manifest: Manifest, args = process.argv.slice(2)): Pr
   })
   if (appProcess) endWithParent(() => service.stop({ reason: 'the first app process is gone' }))
   if (!appProcess) for (const notice of config.renamedSettings) service.deps.log.warn(notice)
+  // a person at a terminal sees the generated password at once; a log collector never does (the
+  // log names the file it is in)
+  const generated = service.bootstrap.generated
+  if (generated && process.stdout.isTTY)
+    process.stdout.write(`\nadministrator password (also in ${generated.file}): ${generated.password}\n\n`)
   // its private half is in the repository: anyone can sign licences this key accepts
   if (config.licenseKey.development && !appProcess)
     service.deps.log.warn('licences are verified with the development key: set LICENSE_PUBLIC_KEY in production')

@@ -21,6 +21,15 @@ import type { SignalName } from './signals'
 export type { Clock } from './clock'
 export type { Logger } from './log'
 
+/**
+ * Secrets kept at rest sealed with the key kept apart from the database (src/secret-box.ts): `where`
+ * names the place a value is kept (its table, domain and id), and it opens only there.
+ */
+export interface SecretSealer {
+  seal(plain: string, where: string): Promise<string>
+  open(stored: string, where: string): Promise<string>
+}
+
 /** The database and the repository of each table: what storage-facing helpers need. */
 export interface Store {
   db: Db

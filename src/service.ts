@@ -1,5 +1,6 @@
 /**
- * Assembles one service instance: database (migrated), KV store, the request-time services
+ * Assembles one service instance: its data directory made private, database (migrated), the
+ * secrets key (src/ops/secrets-key.ts), KV store, the request-time services
  * (deps), first-start bootstrap, the background workers, the app, and its listener (the gateway in
  * front, or Bun.serve directly). `stop()` takes them down in the reverse order.
  */
@@ -31,7 +32,7 @@ import { ScriptHandlers } from './scripts/handlers'
 import { Signals } from './signals'
 import { WsHub } from './ws/hub'
 import { type Config, largestBody } from './config'
-import type { Store } from './deps'
+import type { Deps, Store } from './deps'
 import {
   type AppProcesses,
   type AppProcessRole,
@@ -40,7 +41,9 @@ import {
   startAppProcesses,
 } from './cluster/app-processes'
 import { drain, type Gateway, removeStaleSocketDirs, startGateway } from './gateway/index'
-import { type BootstrapResult, bootstrap } from './identity/bootstrap'
+import { announced, type BootstrapResult, bootstrap } from './identity/bootstrap'
+import { sealClearSecrets, sealedSecretCount } from './integration/channels'
+import { openSecretBox } from './ops/secrets-key'
 import { createLogger, type Logger } from './log'
 import { completeBuiltinClasses } from './model/builtin-start'
 import { createWorkers } from './workers/index'
@@ -48,7 +51,8 @@ import { startJournalCursor } from './workers/journal-pump'
 import { startWebhookCursor } from './workers/webhook-enqueue'
 import { type Worker, WorkerRunner } from './workers/runner'
 import { startControl } from './ops/control'
-import { ensureDataDir, listenError, StartError, withRetries } from './startup'
+import { ensureDataDir, listenError, StartError, secureDataFiles, withRetries } from './startup'
+import type { SecretSealer } from './ports'
 
 export interface Service {
   /** The services of its calls, with the route table the HTTP layer uses. */
@@ -88,8 +92,6 @@ export interface ServiceOptions {
   appProcess?: AppProcessRole | null
   /** Replaces the service's workers (tests of the runner). */
   workers?: readonly Worker[]
-  /** Told at once what the first start created, so a generated password is shown even if listening then fails. */
-  onBootstrap?: (result: BootstrapResult) => void
   /** What a node termination request does (the process entry exits after the stop); default: stop. */
   onTerminate?: (service: Service) => void
 }
@@ -111,8 +113,12 @@ export function openDb(config: Config, log?: Logger): Db {
 }
 
 export async function startService(config: Config, manifest: Manifest, options: ServiceOptions = {}): Promise<Service> {
-  ensureDataDir(config.dataDir)
   const log = options.log ?? createLogger(config.logLevel)
+  // what the data directory holds is the service's alone: what an earlier version or a copy left
+  // open to other users is tightened, each said by name
+  for (const t of [ensureDataDir(config.dataDir), ...secureDataFiles(config.dataDir, config.libsqlUrl)])
+    if (t?.error) log.warn('other users can read a file of the service, and it cannot be made private', { ...t })
+    else if (t) log.warn('other users could read a file of the service: made private', { path: t.path, was: t.was })
   const tries = config.startupRetries
   const dbSetting = process.env.LIBSQL_URL ? 'LIBSQL_URL' : 'DATA_DIR'
   const db =
@@ -139,8 +145,26 @@ export async function startService(config: Config, manifest: Manifest, options: 
   const clock = options.clock ?? systemClock
   // the id a licence is bound to: made once, at the first start
   await ensureInstallation(db, crypto.randomUUID(), isoTime(clock.now()))
-  const own = compose({ config, db, kv, clock, log, routes: manifest.routes, appProcess: started?.index ?? 0 })
+  const secrets = await openSecretBox(config, db, log, () =>
+    sealedSecretCount({ db, repo: (table) => new Repository(db, table) }),
+  ).catch(async (err) => {
+    if (!options.db) await db.close() // its checkpointer with it: a caller that goes on has nothing left open
+    throw err
+  })
+  const own = compose({
+    config,
+    db,
+    kv,
+    clock,
+    log,
+    routes: manifest.routes,
+    appProcess: started?.index ?? 0,
+    secrets,
+  })
   const { deps } = own
+  // signing secrets stored in clear by an earlier version
+  const sealed = await sealClearSecrets(deps)
+  if (sealed) log.info('signing secrets kept in clear were sealed with the secrets key', { count: sealed })
   await own.sessions.start()
   await own.access.start()
   await own.model.start()
@@ -148,8 +172,8 @@ export async function startService(config: Config, manifest: Manifest, options: 
   await own.nodes.start()
   await startJournalCursor(db)
   await startWebhookCursor(db) // after the pump's: it starts where that one stands
-  const first = await bootstrap(deps)
-  options.onBootstrap?.(first)
+  // the process that will listen is the one to announce a generated password
+  const first = await bootstrap(deps, { retry: options.listen !== false && !started })
   await completeBuiltinClasses(deps)
   // the hub before the workers: ws-sessions sweeps it from its first pass
   const sockets = new WsHub(deps)
@@ -226,6 +250,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
 
   // PORT=0 lets the system pick the port: links in e-mails point at the one it picked
   if (url && config.port === 0 && config.publicUrl === `http://${config.host}:0`) config.publicUrl = url
+  if (url && !started) await announceFirstAdmin(deps, first)
   // operations (backup, password reset) go to the process `npm start` began
   const control = options.listen !== false && !started ? await startControl(deps) : null
   const graceMs = config.shutdownGraceSec * 1000
@@ -308,6 +333,7 @@ export function compose(parts: {
   routes: readonly RouteEntry[]
   /** This app process's index (0: the first), which labels its metrics. */
   appProcess?: number
+  secrets: SecretSealer
 }) {
   const { config, db, kv, clock, log } = parts
   // weak: a model class gets a new table spec whenever it changes, and the old one must not stay alive
@@ -364,8 +390,31 @@ export function compose(parts: {
     readAccess: readAccessOf(routes),
     trustedProxies: config.trustProxy.map((c) => parseCidr(c)!),
     metrics,
+    secrets: parts.secrets,
   }
   return { deps, sessions, access, model, bus, nodes, scripts, metrics }
+}
+
+/**
+ * Once listening: what the first start made, and where a generated password is (never the password:
+ * the log goes where the operator's collector sends it). From then on the password counts as seen.
+ */
+async function announceFirstAdmin(deps: Deps, first: BootstrapResult): Promise<void> {
+  const { log, config } = deps
+  if (first.created)
+    log.info('first start: created the master domain and its administrator', {
+      domain: config.masterDomain,
+      login: first.login,
+    })
+  if (!first.generated) return
+  await announced(deps, first)
+  // a warning: seen at LOG_LEVEL=warn too, and the operator has something to do (read it, change it)
+  log.warn("the first administrator's password is in a file only the service's user may read", {
+    login: first.login,
+    file: first.generated.file,
+    // no earlier start got as far as listening: the password it generated was replaced
+    renewed: !first.created,
+  })
 }
 
 /** How long past the grace a request whose long work was rolled back has to be answered (503). */

@@ -14,6 +14,7 @@
  * count alone, so the suspicion is only a reason to look).
  */
 import { closeSync, ftruncateSync, fstatSync, openSync } from 'node:fs'
+import { PRIVATE_FILE } from './private-files'
 
 /** The longest a commit that was not counted can go unseen. */
 export const CHECK_MS = 1000
@@ -36,7 +37,7 @@ export class CommitCounter {
   ) {
     this.checkedAt = now()
     const path = `${databaseFile}-commits`
-    const fd = openSync(path, 'a')
+    const fd = openSync(path, 'a', PRIVATE_FILE)
     try {
       // grows a new file to its size in zeros; a count another process already made is kept
       if (fstatSync(fd).size < 8) ftruncateSync(fd, 8)

@@ -8,6 +8,7 @@
  *
  * Writes commit in groups (./db-group-commit.ts): nothing is answered before it is committed.
  */
+import { chmodSync, closeSync, openSync, rmSync } from 'node:fs'
 import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
 import { assertRead, normalizeDbError, tx } from './db'
@@ -19,6 +20,7 @@ import { ReadCache } from './read-cache'
 import { CommitCounter } from './commit-counter'
 import { Statements } from './db-statements'
 import { GroupCommit } from './db-group-commit'
+import { PRIVATE_FILE } from './private-files'
 
 /** How long a shared file's writer waits for another process's transaction (a group commit takes milliseconds). */
 const BUSY_TIMEOUT_MS = 5000
@@ -366,14 +368,23 @@ export function openEmbeddedDb(
         return `the connection has read an old snapshot for ${Math.round(pinnedMs / 1000)} s`
       return undefined
     },
-    // a read transaction: writes asked for meanwhile wait for the next turn, then commit as usual
+    // a read transaction: writes asked for meanwhile wait for the next turn, then commit as usual.
+    // The copy holds what the database does: made 0600 before anything is in it (VACUUM INTO takes
+    // an empty file), and never over an existing one
     backupTo: (file: string) =>
-      settled().then(() => {
-        endSnapshot()
-        return call(() => {
-          assertOpen()
-          statements.change('VACUUM INTO ?', [file])
-        })
+      settled().then(async () => {
+        closeSync(openSync(file, 'wx', PRIVATE_FILE))
+        try {
+          endSnapshot()
+          await call(() => {
+            assertOpen()
+            statements.change('VACUUM INTO ?', [file])
+          })
+          chmodSync(file, PRIVATE_FILE)
+        } catch (err) {
+          rmSync(file, { force: true })
+          throw err
+        }
       }),
     close: async () => {
       endSnapshot()

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import { link, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
+import { PRIVATE_DIR, PRIVATE_FILE } from './private-files'
 
 export interface StoredFile {
   name: string
@@ -74,9 +75,10 @@ export async function writeFileAtomic(
   admit?: (size: number) => Promise<void>,
 ): Promise<{ size: number; placed: boolean }> {
   const target = pathOf(dir, name)
-  await mkdir(dir, { recursive: true })
+  // tenants' data: the owner's alone (./private-files.ts), as the database is
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR })
   const temp = join(dir, `${TEMP_PREFIX}${randomUUID()}`)
-  const fh = await open(temp, 'wx', 0o640)
+  const fh = await open(temp, 'wx', PRIVATE_FILE)
   let renamed = false // the temporary name is gone once renamed; after link() it is removed
   try {
     let size = 0

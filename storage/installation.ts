@@ -51,3 +51,34 @@ export function* storeLicence(licence: StoredLicence): TxStep<void> {
     [licence.token, JSON.stringify(licence.payload), licence.keyId, licence.installed],
   )
 }
+
+/** The id of the key the stored secrets are sealed with (migration 0024), or null before the first. */
+export function* readSecretsKeyId(): TxStep<string | null> {
+  const row = yield* tx.get('SELECT secrets_key FROM installation WHERE one = 1')
+  return (row?.[0] as string | null | undefined) ?? null
+}
+
+/** Records the key's id in place of `was` (null: none yet); false when another process recorded another first. */
+export function* recordSecretsKeyId(id: string, was: string | null): TxStep<boolean> {
+  const sql = 'UPDATE installation SET secrets_key = ? WHERE one = 1 AND secrets_key IS ?'
+  return (yield* tx.run(sql, [id, was])).changes === 1
+}
+
+/** The first administrator whose generated password no start has announced yet, or null. */
+export function* readAdminPending(): TxStep<string | null> {
+  const row = yield* tx.get('SELECT admin_pending FROM installation WHERE one = 1')
+  return (row?.[0] as string | null | undefined) ?? null
+}
+
+/** Marks the first administrator as waiting for its password to be announced (in the transaction that makes it). */
+export function* markAdminPending(userId: string): TxStep<void> {
+  yield* tx.run('UPDATE installation SET admin_pending = ? WHERE one = 1', [userId])
+}
+
+/** Its password was announced (or replaced by an operator): whether `userId` was the one waiting. */
+export function* clearAdminPending(userId: string): TxStep<boolean> {
+  return (
+    (yield* tx.run('UPDATE installation SET admin_pending = NULL WHERE one = 1 AND admin_pending = ?', [userId]))
+      .changes === 1
+  )
+}

@@ -329,7 +329,31 @@ export class Repository<D extends Doc = Doc> extends TableReads<D> {
     }
   }
 
+  /** Every set value of one hidden column, in every domain: what a change of how it is kept must rewrite. */
+  async hiddenValues(column: string): Promise<{ domain: string; id: string; value: SqlValue }[]> {
+    this.requireHidden(column)
+    const rows = await this.db.all(
+      `SELECT domain, id, ${column} FROM ${this.spec.table} WHERE ${column} IS NOT NULL ORDER BY domain, id`,
+    )
+    return rows.map(([domain, id, value]) => ({ domain: text(domain), id: text(id), value: value as SqlValue }))
+  }
+
+  /**
+   * Replaces a hidden value by the same secret kept another way (sealed with a key): not a change of
+   * the entity, so neither journaled nor a new version. Only while it still holds `expected` (a write
+   * meanwhile wins); whether it did.
+   */
+  *rekeyHidden(domain: string, id: string, column: string, expected: SqlValue, value: SqlValue): TxStep<boolean> {
+    this.requireHidden(column)
+    const sql = `UPDATE ${this.spec.table} SET ${column} = ? WHERE domain = ? AND id = ? AND ${column} = ?`
+    return (yield* tx.run(sql, [value, domain, id, expected])).changes === 1
+  }
+
   // ---- helpers ----
+
+  private requireHidden(column: string): void {
+    if (!this.layout.hidden.includes(column)) throw new Error(`${this.spec.table} has no hidden column ${column}`)
+  }
 
   private *journal(w: WriteContext, entry: JournalEntry): TxStep<void> {
     if (this.spec.journal !== false) yield* appendJournal(w, entry)

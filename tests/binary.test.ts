@@ -73,7 +73,7 @@ test('from an empty folder it starts, signs in and answers LOOKUP through the ga
   for (const until = Date.now() + 15_000; !url && service.exitCode === null && Date.now() < until; await Bun.sleep(20))
     url = /"msg":"listening","url":"([^"]+)"/.exec(output.stdout)?.[1]
   if (!url) throw new Error(`the binary did not report listening\nstdout: ${output.stdout}\nstderr: ${output.stderr}`)
-  expect(output.stdout).toContain('first start: created master domain "master" with administrator "admin"')
+  expect(output.stdout).toContain('"msg":"first start: created the master domain and its administrator"')
   expect(existsSync(join(runDir, 'data/platform.db'))).toBe(true)
 
   const signIn = await fetch(`${url}/rest/v1/iam/sessions`, {

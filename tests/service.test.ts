@@ -1,6 +1,6 @@
 // First start creates the master domain and its administrator once; configuration errors stop the start.
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from '~/config'
@@ -28,15 +28,20 @@ async function start(env: Record<string, string>) {
   return { out, err: await new Response(proc.stderr).text(), code: proc.exitCode }
 }
 
-test('the first start prints the administrator password once; the second start does not', async () => {
-  const env = { DATA_DIR: join(dir, 'data') }
-  const first = await start(env)
-  expect(first.out).toContain('first start: created master domain "master" with administrator "admin"')
-  const password = /administrator password \(shown once\): (\S+)/.exec(first.out)?.[1]
+test('the first start writes the administrator password to a file the log names; the second start does not', async () => {
+  const data = join(dir, 'data')
+  const first = await start({ DATA_DIR: data })
+  expect(first.out).toContain('"msg":"first start: created the master domain and its administrator"')
+  const file = join(data, 'initial-admin-password')
+  expect(first.out).toContain(`"file":"${file}"`)
+  const password = readFileSync(file, 'utf8').trim()
   expect(password).toMatch(/^[A-Za-z0-9]{20}$/)
-  const second = await start(env)
+  // stdout is a pipe here, not a terminal: the password is in neither stream
+  expect(first.out + first.err).not.toContain(password)
+  const second = await start({ DATA_DIR: data })
   expect(second.out).not.toContain('first start')
-  expect(second.out).not.toContain(password!)
+  expect(second.out).not.toContain('initial-admin-password')
+  expect(readFileSync(file, 'utf8').trim()).toBe(password)
 })
 
 test('an ADMIN_PASSWORD from the environment is used and never printed', async () => {
@@ -45,9 +50,10 @@ test('an ADMIN_PASSWORD from the environment is used and never printed', async (
     ADMIN_PASSWORD: 'from-env-Pass1',
     MASTER_DOMAIN: 'root.example',
   })
-  expect(first.out).toContain('created master domain "root.example"')
+  expect(first.out).toContain('"domain":"root.example"')
   expect(first.out).not.toContain('from-env-Pass1')
-  expect(first.out).not.toContain('shown once')
+  expect(first.out).not.toContain('initial-admin-password')
+  expect(existsSync(join(dir, 'data2', 'initial-admin-password'))).toBe(false)
 })
 
 test('a bad variable stops the start with a message naming it', async () => {

@@ -1,7 +1,17 @@
 /**
  * First start: create the master domain and its administrator, once. Later starts (and other
  * processes of a cluster starting at the same time) find them and change nothing.
+ *
+ * A password generated for the administrator (no ADMIN_PASSWORD) goes to the file
+ * DATA_DIR/initial-admin-password (0600), never to the log; the start announces the file once it
+ * listens (`announced`). Until then the installation marks the administrator as pending (in the
+ * transaction that makes it), so a first start that fails before it listens (a port in use) has
+ * used up nothing: the next start that will listen generates another password, writes it over the
+ * file and announces that one.
  */
+import { renameSync, rmSync, writeFileSync } from 'node:fs'
+import { clearAdminPending, markAdminPending, readAdminPending } from '~storage/installation'
+import { PRIVATE_FILE } from '~storage/private-files'
 import { DuplicateError } from '~storage/repository'
 import { systemCtx } from '../context'
 import type { Deps } from '../deps'
@@ -9,21 +19,28 @@ import { findMasterDomain } from '../directory/domains'
 import { domains } from '../entities/registry'
 import { users } from '../directory/users'
 import { commit } from '../entities/unit'
-import { insertStep } from '../entities/writes'
+import { insertStep, updateStep } from '../entities/writes'
 import { newId } from '../ids'
 import type { ApiError } from '../errors'
-import { StartError } from '../startup'
+import { initialPasswordFile, StartError } from '../startup'
 import { checkPasswordPolicy } from './password-policy'
 import { generatePassword, hashPassword } from './passwords'
 
 export interface BootstrapResult {
   created: boolean
   login?: string
-  /** Set only when generated here; shown once. */
-  generatedPassword?: string
+  /**
+   * A password generated here for the first administrator, written to `file` and not announced yet:
+   * at this start (`created`) or again because no earlier start got as far as listening.
+   */
+  generated?: { password: string; file: string; userId: string }
 }
 
-export async function bootstrap(deps: Deps): Promise<BootstrapResult> {
+/**
+ * `retry`: this start will listen, so it is the one to generate a new password for an administrator
+ * whose first one no start announced (the other app processes and the offline commands leave it).
+ */
+export async function bootstrap(deps: Deps, options: { retry?: boolean } = {}): Promise<BootstrapResult> {
   const { config } = deps
   const found = await findMasterDomain(deps)
   if (found) {
@@ -36,13 +53,14 @@ export async function bootstrap(deps: Deps): Promise<BootstrapResult> {
           master: found.name,
         },
       )
-    return { created: false }
+    return options.retry ? renewPending(deps, found.id) : { created: false }
   }
   if (config.adminPassword !== undefined)
     // the first administrator's password meets the policy every later password must meet
     await checkPasswordPolicy(deps, '', config.adminPassword, 'ADMIN_PASSWORD').catch((err: ApiError) => {
       throw new StartError('ADMIN_PASSWORD', err.message)
     })
+  const generated = config.adminPassword === undefined
   const password = config.adminPassword ?? generatePassword()
   const hash = await hashPassword(password)
   const master = { id: newId(), name: config.masterDomain, opts: { title: 'Master domain', isblocked: false } }
@@ -52,10 +70,57 @@ export async function bootstrap(deps: Deps): Promise<BootstrapResult> {
     await commit(systemCtx(deps, '', 'bootstrap'), function* (u) {
       yield* insertStep(u, { entity: domains, doc: master, input: master, hidden: {} })
       yield* insertStep(u.inDomain(master.id), { entity: users, doc: admin, input: admin, hidden: { pwd_hash: hash } })
+      if (generated) yield* markAdminPending(admin.id)
     })
   } catch (err) {
     if (err instanceof DuplicateError) return { created: false } // another process won the race
     throw err
   }
-  return { created: true, login: config.adminLogin, generatedPassword: config.adminPassword ? undefined : password }
+  if (!generated) return { created: true, login: config.adminLogin }
+  return {
+    created: true,
+    login: config.adminLogin,
+    generated: { password, file: writePassword(deps, password), userId: admin.id },
+  }
+}
+
+/** A new password for the administrator no start announced a password of; nothing when there is none. */
+async function renewPending(deps: Deps, masterId: string): Promise<BootstrapResult> {
+  const userId = await deps.db.read(readAdminPending)
+  if (!userId) return { created: false }
+  const admin = await deps.repo(users.table).get(masterId, userId)
+  if (!admin) {
+    await deps.db.write(() => clearAdminPending(userId)) // deleted meanwhile: nothing to announce
+    return { created: false }
+  }
+  const password = generatePassword()
+  const hash = await hashPassword(password)
+  await commit(systemCtx(deps, masterId, 'bootstrap'), (u) =>
+    updateStep(u, users, userId, (doc) => doc, { hidden: { pwd_hash: hash } }),
+  )
+  return { created: false, login: admin.login, generated: { password, file: writePassword(deps, password), userId } }
+}
+
+/** The password as the file's whole content (0600, replaced whole: a reader never sees half of it). */
+function writePassword(deps: Deps, password: string): string {
+  const file = initialPasswordFile(deps.config.dataDir)
+  const temp = `${file}.${crypto.randomUUID()}`
+  try {
+    writeFileSync(temp, `${password}\n`, { mode: PRIVATE_FILE, flag: 'wx' })
+    renameSync(temp, file)
+  } catch (err) {
+    rmSync(temp, { force: true })
+    throw new StartError('DATA_DIR', `cannot write ${file}: ${(err as Error).message}`)
+  }
+  return file
+}
+
+/**
+ * The start that generated the password listens: announced from now on (the log names the file), so
+ * the next start keeps it. False when it was no longer pending (an operator reset it meanwhile).
+ */
+export async function announced(deps: Deps, first: BootstrapResult): Promise<boolean> {
+  if (!first.generated) return false
+  const { userId } = first.generated
+  return deps.db.write(() => clearAdminPending(userId))
 }

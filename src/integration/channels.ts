@@ -2,7 +2,10 @@
  * Integration channels (/rest/v1/service/integration_points, any domain): how an outside system
  * talks to a domain. A channel has a generated local token (`token_local`) that authorizes requests
  * as the channel (src/integration/tokens.ts), and a signing secret for the webhooks it receives,
- * kept in a hidden column: shown once when made (create, rotate), masked in the journal, never read.
+ * kept in a hidden column sealed with the secrets key (src/secret-box.ts, `deps.secrets`): shown once
+ * when made (create, rotate), masked in the journal, never read back, and not in clear in the
+ * database or its backups. The token stays in clear there: it is looked up by its value on every
+ * request and shown by reads; the files' modes keep it the service's (storage/private-files.ts).
  */
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
@@ -10,7 +13,7 @@ import { COMMON_FIELDS, type DocOf, defineEntity, ext, opts, text } from '../ent
 import { commit } from '../entities/unit'
 import { insertStep, prepareCreate, updateStep } from '../entities/writes'
 import type { Ctx } from '../context'
-import type { Deps } from '../deps'
+import type { Deps, Store } from '../deps'
 import { requireIds, requireRoles } from '../directory/maintain'
 import { roleList, uuid } from '../directory/schemas'
 import { users } from '../directory/users'
@@ -19,6 +22,7 @@ import { parseCidr } from '../net/cidr'
 import { NIL_UUID } from '../ids'
 import { enforceLimit } from '../master/licence'
 import { textOrNull } from '~storage/columns'
+import { isSealed } from '../secret-box'
 
 export const CHANNEL_TYPES = ['public', 'subscr'] as const
 export type ChannelType = (typeof CHANNEL_TYPES)[number]
@@ -205,11 +209,14 @@ export const newToken = (): string => Buffer.from(crypto.getRandomValues(new Uin
 export const newSecret = (): string =>
   `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`
 
+/** Where a channel's secret is kept: what its sealed value is bound to (it opens in no other row). */
+const secretPlace = (domain: string, id: string) => `integration_points.secret ${domain}/${id}`
+
 /** Creates a channel with a new signing secret; the answer carries the secret this once. */
 export async function createChannel(ctx: Ctx, body: unknown): Promise<Channel & { secret: string }> {
   const prepared = await prepareCreate(ctx, channels, body)
   const secret = newSecret()
-  prepared.hidden.secret = secret
+  prepared.hidden.secret = await ctx.deps.secrets.seal(secret, secretPlace(ctx.domain, String(prepared.doc.id)))
   const created = await commit(ctx, (u) => insertStep(u, prepared))
   return { ...created, secret }
 }
@@ -217,15 +224,44 @@ export async function createChannel(ctx: Ctx, body: unknown): Promise<Channel & 
 /** Replaces a channel's signing secret (journaled as a masked change) and answers the new one once. */
 export async function rotateSecret(ctx: Ctx, id: string): Promise<{ id: string; secret: string }> {
   const secret = newSecret()
-  const done = await commit(ctx, (u) => updateStep(u, channels, id, (doc) => doc, { hidden: { secret } }))
+  const sealed = await ctx.deps.secrets.seal(secret, secretPlace(ctx.domain, id))
+  const done = await commit(ctx, (u) => updateStep(u, channels, id, (doc) => doc, { hidden: { secret: sealed } }))
   if (!done) throw notFound(`integration_point ${id} not found`)
   return { id, secret }
 }
 
-/** The signing secret of a channel, for webhook deliveries; null when the channel is gone. */
+/**
+ * The signing secret of a channel in clear, for webhook deliveries; null when the channel is gone.
+ * A value that does not open (SealedUnreadable: changed or moved in the database) throws.
+ */
 export async function channelSecret(deps: Deps, domain: string, id: string): Promise<string | null> {
   const hidden = await deps.repo(channels.table).getHidden(domain, id)
-  return textOrNull(hidden?.secret ?? null)
+  const stored = textOrNull(hidden?.secret ?? null)
+  return stored === null ? null : deps.secrets.open(stored, secretPlace(domain, id))
+}
+
+/** The stored signing secrets sealed with a key (the start asks before it takes another key). */
+export async function sealedSecretCount(store: Store): Promise<number> {
+  const values = await store.repo(channels.table).hiddenValues('secret')
+  return values.filter((v) => typeof v.value === 'string' && isSealed(v.value)).length
+}
+
+/**
+ * Seals the signing secrets still kept in clear (stored before secrets were sealed), at start; a
+ * secret rotated meanwhile is left as its rotation wrote it. Not journaled: the secret is the same.
+ */
+export async function sealClearSecrets(deps: Deps): Promise<number> {
+  const repo = deps.repo(channels.table)
+  const clear = (await repo.hiddenValues('secret')).filter((v) => typeof v.value === 'string' && !isSealed(v.value))
+  if (!clear.length) return 0
+  const sealed = await Promise.all(
+    clear.map(async (v) => ({ ...v, sealed: await deps.secrets.seal(String(v.value), secretPlace(v.domain, v.id)) })),
+  )
+  return deps.db.write(function* () {
+    let done = 0
+    for (const v of sealed) if (yield* repo.rekeyHidden(v.domain, v.id, 'secret', v.value, v.sealed)) done++
+    return done
+  })
 }
 
 /**

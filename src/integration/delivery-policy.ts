@@ -119,8 +119,18 @@ async function record(deps: Deps, job: DeliveryJob, o: Outcome): Promise<void> {
 export async function deliver(deps: Deps, sending: Sending, job: DeliveryJob): Promise<void> {
   const p = job.payload
   const channel = (await deps.repo(channels.table).get(job.domain, p.channel)) as Channel | undefined
-  const secret = channel ? await channelSecret(deps, job.domain, p.channel) : null
   const target = p.url || channel?.url || ''
+  const secret = channel ? await channelSecret(deps, job.domain, p.channel).catch((err: Error) => err) : null
+  if (secret instanceof Error) {
+    // sealed with another key, or changed in the database: nothing signed with it would verify
+    const error = `the channel's signing secret cannot be read: ${secret.message}`
+    return record(deps, job, {
+      ok: false,
+      retry: false,
+      error,
+      result: { url: target, http_status: null, latency_ms: null },
+    })
+  }
   const gone = !channel || channel.type !== 'subscr' || !secret
   if (gone || !target) {
     const error = gone

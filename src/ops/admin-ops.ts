@@ -3,7 +3,8 @@
  * control socket) or a stopped one: a consistent backup of the database, and a new password for an
  * account whose password is lost (printed once; the account's sessions end).
  */
-import { existsSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
+import { clearAdminPending } from '~storage/installation'
 import { systemCtx } from '../context'
 import type { Deps } from '../deps'
 import { findDomainByName, findMasterDomain } from '../directory/domains'
@@ -13,6 +14,7 @@ import { patchStep, preparePatch } from '../entities/writes'
 import { badRequest, notFound } from '../errors'
 import { generatePassword } from '../identity/passwords'
 import { settingValue } from '../settings/settings'
+import { initialPasswordFile } from '../startup'
 
 export async function backupDatabase(deps: Deps, file: string): Promise<{ file: string; bytes: number }> {
   if (existsSync(file)) throw badRequest(`${file} exists already: a backup never overwrites a file`, 'file')
@@ -34,7 +36,12 @@ export async function resetPassword(deps: Deps, login: string, domainName?: stri
   const pwd = generatePassword(Math.max(20, min_length))
   const ctx = systemCtx(deps, domain.id, 'reset-password')
   const prepared = await preparePatch(ctx, users, userId, { pwd })
-  await commit(ctx, (u) => patchStep(u, prepared, userId))
+  const replaced = await commit(ctx, function* (u) {
+    yield* patchStep(u, prepared, userId)
+    // the first administrator's generated password, never announced, is replaced by this one
+    return yield* clearAdminPending(userId)
+  })
+  if (replaced) rmSync(initialPasswordFile(deps.config.dataDir), { force: true })
   await deps.sessions.destroyUser(domain.id, userId)
   deps.log.warn('password reset by an operator', { domain: name, login })
   return pwd

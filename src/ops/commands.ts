@@ -3,8 +3,19 @@
  * service's control socket when one answers, otherwise on the stopped service's own files. What
  * stops one names the setting to fix (DATA_DIR, LIBSQL_URL) and the value it had.
  */
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync } from 'node:fs'
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+} from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import { PRIVATE_DIR, PRIVATE_FILE } from '~storage/private-files'
 import type { Config } from '../config'
 import type { Manifest } from '../app'
 import { openDb, startService } from '../service'
@@ -117,7 +128,8 @@ function restore(config: Config, file: string): string {
     renameSync(target, kept)
   }
   for (const suffix of ['-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true })
-  mkdirSync(dirname(target), { recursive: true })
+  mkdirSync(dirname(target), { recursive: true, mode: PRIVATE_DIR })
   copyFileSync(file, target)
+  chmodSync(target, PRIVATE_FILE) // a backup copied in keeps its mode: the database is the service's alone
   return `restored ${file} as ${target}${kept ? ` (the previous database is kept as ${kept})` : ''}`
 }

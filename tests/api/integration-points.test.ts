@@ -1,5 +1,6 @@
 // /rest/v1/service/integration_points, integration_tokens, and requests authorized by a channel's token.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { channelSecret } from '~/integration/channels'
 import { testPrefix } from '../helpers/redis'
 import { testService, type TestService } from '../helpers/service'
 
@@ -21,9 +22,13 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 const call = (method: string, path: string, body?: unknown) => t.call(method, path, { token, body })
+/** The stored row; its secret is kept sealed (never `whsec_` in the row) and read through the secrets key. */
 const row = async (id: string) => {
   const r = await t.deps.db.get('SELECT doc, secret FROM integration_points WHERE domain = ? AND id = ?', [acme.id, id])
-  return r && { doc: JSON.parse(r[0] as string), secret: r[1] as string | null }
+  if (!r) return r
+  const stored = r[1] as string | null
+  expect(stored ?? '').not.toContain('whsec_')
+  return { doc: JSON.parse(r[0] as string), secret: stored && (await channelSecret(t.deps, acme.id, id)) }
 }
 const lastJournal = async () => (await t.journal(acme.id)).at(-1)!
 const HEX32 = /^[0-9a-f]{32}$/

@@ -289,6 +289,7 @@ for (const [name, open] of drivers) {
         '0021_channel_file_usage',
         '0022_queue_open',
         '0023_border_patterns_task_sites',
+        '0024_installation_secrets',
       ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])
