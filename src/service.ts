@@ -6,8 +6,7 @@
  */
 import type { Server } from 'bun'
 import { type Db, Stopping } from '~storage/db'
-import type { Doc } from '~storage/doc'
-import { Repository, type TableSpec } from '~storage/repository'
+import { Repository } from '~storage/repository'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { openRemoteDb } from '~storage/db-remote'
 import type { Kv } from '~storage/kv/kv'
@@ -17,22 +16,10 @@ import { ensureInstallation } from '~storage/installation'
 import { migrate } from '~storage/migrate'
 import { releaseAllClaims } from '~storage/queue'
 import { createApp, type HttpApp, type Manifest } from './app'
-import type { RouteEntry } from './http/route'
 import { type Clock, isoTime, systemClock } from './clock'
-import { EventBus } from './events/bus'
-import { type HttpDeps, Router, readAccessOf } from './http/router'
-import { AccessCache } from './identity/access'
-import { SessionStore } from './identity/sessions'
-import { LongWork } from './long-work'
-import { NodeRegistry } from './master/nodes'
-import { ModelRegistry } from './model/registry'
-import { parseCidr } from './net/cidr'
-import { Metrics } from './ops/metrics'
-import { ScriptHandlers } from './scripts/handlers'
-import { Signals } from './signals'
 import { WsHub } from './ws/hub'
 import { type Config, largestBody } from './config'
-import type { Deps, Store } from './deps'
+import type { HttpDeps } from './http/router'
 import {
   type AppProcesses,
   type AppProcessRole,
@@ -41,7 +28,8 @@ import {
   startAppProcesses,
 } from './cluster/app-processes'
 import { drain, type Gateway, removeStaleSocketDirs, startGateway } from './gateway/index'
-import { announced, type BootstrapResult, bootstrap } from './identity/bootstrap'
+import { announceFirstAdmin, type BootstrapResult, bootstrap } from './identity/bootstrap'
+import { compose } from './compose'
 import { sealClearSecrets, sealedSecretCount } from './integration/channels'
 import { openSecretBox } from './ops/secrets-key'
 import { createLogger, type Logger } from './log'
@@ -52,7 +40,6 @@ import { startWebhookCursor } from './workers/webhook-enqueue'
 import { type Worker, WorkerRunner } from './workers/runner'
 import { startControl } from './ops/control'
 import { ensureDataDir, listenError, StartError, secureDataFiles, withRetries } from './startup'
-import type { SecretSealer } from './ports'
 
 export interface Service {
   /** The services of its calls, with the route table the HTTP layer uses. */
@@ -318,103 +305,6 @@ export async function startService(config: Config, manifest: Manifest, options: 
   deps.nodes.onTerminate = () =>
     options.onTerminate ? options.onTerminate(service) : void service.stop({ reason: 'node termination request' })
   return service
-}
-
-/**
- * The composition: the one place that names the concrete services behind the ports of Deps. The
- * service keeps the concrete ones for what only it does (start, stop, stats).
- */
-export function compose(parts: {
-  config: Config
-  db: Db
-  kv: Kv
-  clock: Clock
-  log: Logger
-  routes: readonly RouteEntry[]
-  /** This app process's index (0: the first), which labels its metrics. */
-  appProcess?: number
-  secrets: SecretSealer
-}) {
-  const { config, db, kv, clock, log } = parts
-  // weak: a model class gets a new table spec whenever it changes, and the old one must not stay alive
-  const repos = new WeakMap<TableSpec, Repository>()
-  const store: Store = {
-    db,
-    repo<D extends Doc>(table: TableSpec<D>): Repository<D> {
-      // the map cannot say that each spec's repository is of its type; each is made from its key
-      let repo = repos.get(table) as Repository<D> | undefined
-      if (!repo) {
-        repo = new Repository(db, table)
-        repos.set(table, repo)
-      }
-      return repo
-    },
-  }
-  const longWork = new LongWork(log)
-  const sessions = new SessionStore(kv, clock, {
-    idleTimeoutSec: config.sessionIdleTimeoutSec,
-    maxPerUser: config.sessionMaxPerUser,
-  })
-  const access = new AccessCache(store, kv, clock, longWork)
-  const model = new ModelRegistry(store, kv, clock)
-  const bus = new EventBus(kv, log)
-  const nodes = new NodeRegistry(kv, clock, log, config)
-  // a script's context carries these deps, which hold the handlers: made when a script starts
-  const scripts = new ScriptHandlers({
-    kv,
-    log,
-    clock,
-    config,
-    nodes,
-    access,
-    repo: store.repo,
-    scriptCtx: (fields) => ({ deps, ...fields }),
-  })
-  const metrics = new Metrics(parts.appProcess)
-  const routes = new Router(parts.routes)
-  const deps: HttpDeps = {
-    ...store,
-    config,
-    kv,
-    clock,
-    log,
-    sessions,
-    access,
-    model,
-    bus,
-    nodes,
-    scripts,
-    signals: new Signals(),
-    longWork,
-    routes,
-    readAccess: readAccessOf(routes),
-    trustedProxies: config.trustProxy.map((c) => parseCidr(c)!),
-    metrics,
-    secrets: parts.secrets,
-  }
-  return { deps, sessions, access, model, bus, nodes, scripts, metrics }
-}
-
-/**
- * Once listening: what the first start made, and where a generated password is (never the password:
- * the log goes where the operator's collector sends it). From then on the password counts as seen.
- */
-async function announceFirstAdmin(deps: Deps, first: BootstrapResult): Promise<void> {
-  const { log, config } = deps
-  if (first.created)
-    log.info('first start: created the master domain and its administrator', {
-      domain: config.masterDomain,
-      login: first.login,
-    })
-  if (!first.generated) return
-  await announced(deps, first)
-  // a warning: seen at LOG_LEVEL=warn too, and the operator has something to do (read it, change it)
-  log.warn("the first administrator's password is in a file only the service's user may read", {
-    login: first.login,
-    file: first.generated.file,
-    // no earlier start got as far as listening: the password it generated was replaced
-    renewed: !first.created,
-  })
 }
 
 /** How long past the grace a request whose long work was rolled back has to be answered (503). */

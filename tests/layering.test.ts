@@ -38,7 +38,8 @@ test('route files import only from src/ (no storage, no SQL)', async () => {
  */
 const TRANSPORT = [
   /^app\.ts$/, // the Elysia app: hooks and the manifest's routes
-  /^service\.ts$/, // composition: starts the gateway
+  /^service\.ts$/, // starts the app and the gateway
+  /^compose\.ts$/, // composition: the router is one of the request-time services
   /^gateway\//, // the public port (src/gateway)
   /^ops\//, // probes and the API description (OpenAPI, AsyncAPI) read the routes
   /^pages\/layout\.ts$/, // the system web pages are routes

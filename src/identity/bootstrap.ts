@@ -124,3 +124,25 @@ export async function announced(deps: Deps, first: BootstrapResult): Promise<boo
   const { userId } = first.generated
   return deps.db.write(() => clearAdminPending(userId))
 }
+
+/**
+ * Once listening: what the first start made, and where a generated password is (never the password:
+ * the log goes where the operator's collector sends it). From then on the password counts as seen.
+ */
+export async function announceFirstAdmin(deps: Deps, first: BootstrapResult): Promise<void> {
+  const { log, config } = deps
+  if (first.created)
+    log.info('first start: created the master domain and its administrator', {
+      domain: config.masterDomain,
+      login: first.login,
+    })
+  if (!first.generated) return
+  await announced(deps, first)
+  // a warning: seen at LOG_LEVEL=warn too, and the operator has something to do (read it, change it)
+  log.warn("the first administrator's password is in a file only the service's user may read", {
+    login: first.login,
+    file: first.generated.file,
+    // no earlier start got as far as listening: the password it generated was replaced
+    renewed: !first.created,
+  })
+}
