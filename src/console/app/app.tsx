@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { errorText, call } from './api'
 import { CreatePage } from './create'
 import { Dialogs } from './dialogs'
+import { HandlerPage } from './handler'
 import { Header } from './header'
 import { ItemPage } from './item'
 import { JournalPage } from './journal'
@@ -81,6 +82,8 @@ function Shell() {
   else if (!collection) page = <p role="alert">This page is not available in the domain {session.domain}.</p>
   else if (route.page === 'list') page = <ListPage key={collection.key} collection={collection} />
   else if (route.page === 'new') page = <CreatePage key={collection.key} collection={collection} />
+  else if (route.page === 'item' && collection.key === 'service/svcscript_runtimes')
+    page = <HandlerPage key={route.id} collection={collection} id={route.id} />
   else if (route.page === 'item')
     page = <ItemPage key={`${collection.key}/${route.id}`} collection={collection} id={route.id} />
   return (
