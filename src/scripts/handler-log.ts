@@ -1,7 +1,7 @@
 /**
  * A handler's own log: the lines its script wrote with `log()` (nested calls' too), kept in the KV
  * store beside its outcome and for as long, so its page shows them wherever it ran. The service
- * log has every line; a handler keeps its first MAX_LOG_LINES, the last of which says so.
+ * log has every line; a handler keeps its first MAX_LOG_LINES and then one saying the rest are there.
  */
 import type { Deps } from '../deps'
 import type { LogLevel } from '../log'
@@ -22,15 +22,15 @@ export interface Logged {
 
 /** Keeps one line after the ones before it; a failure to keep it is a warning, never the script's. */
 export function keepLine(deps: Pick<Deps, 'kv' | 'clock' | 'log'>, h: Logged, level: LogLevel, message: string): void {
-  if (h.logged >= MAX_LOG_LINES) return
+  if (h.logged > MAX_LOG_LINES) return
   const n = h.logged++
-  const full = n === MAX_LOG_LINES - 1
+  const full = n === MAX_LOG_LINES
   const line = JSON.stringify({
     n,
     time: new Date(deps.clock.now()).toISOString(),
     level: full ? 'warn' : level,
     message: full
-      ? `more than ${MAX_LOG_LINES - 1} lines: the rest are in the service log only`
+      ? `more than ${MAX_LOG_LINES} lines: the rest are in the service log only`
       : message.slice(0, MAX_LOG_CHARS),
   })
   const key = logKey(h.domainId, h.info.id)

@@ -32,10 +32,10 @@ const Started = {
 const HandlerEntries = { ...Started, name: v.pipe(v.string(), v.description("the script's name")), starttime: Instant }
 const Handler = v.strictObject(HandlerEntries)
 
-/** The lines its script wrote with `log()`, oldest first (at most 200: the service log has them all). */
+/** The lines its script wrote with `log()`, oldest first (the first 200, then a line saying the rest are in the service log). */
 const Log = v.pipe(
   v.array(v.strictObject({ time: Instant, level: v.string(), message: v.string() })),
-  v.description('the lines the script wrote with log(), oldest first; the first 200 are kept'),
+  v.description('the lines the script wrote with log(), oldest first; the first 200 are kept, then a line saying so'),
 )
 const StateEntries = { ...HandlerEntries, log: Log }
 
