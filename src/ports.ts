@@ -104,6 +104,9 @@ export type HandlerInfo = {
   starttime: string
 }
 
+/** A line a handler's script logged (`log(level, ...)`), kept with the handler. */
+export type HandlerLogLine = { time: string; level: string; message: string }
+
 /** How a handler ended, kept a day after the end. */
 export type HandlerOutcome = HandlerInfo & Outcome & { endtime: string; durationMs: number }
 
@@ -125,7 +128,7 @@ export interface ScriptRunner {
   stopAnywhere(domainId: string, id: string): Promise<void>
   list(domainId: string): Promise<HandlerInfo[]>
   isRunning(domainId: string, id: string): Promise<boolean>
-  read(domainId: string, id: string): Promise<HandlerInfo | HandlerOutcome>
+  read(domainId: string, id: string): Promise<(HandlerInfo | HandlerOutcome) & { log: HandlerLogLine[] }>
 }
 
 /** Events of every domain, fanned out to every process. */

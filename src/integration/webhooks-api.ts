@@ -7,7 +7,15 @@ import { answer, errors, IdParams, UuidParam } from '../http/schemas'
 import { Instant } from '../values'
 import { channels } from './channels'
 import { deliveryLog, replayDelivery } from './deliveries'
-import { readSubscription, renew, SubscriptionBody, SubscriptionObjects, subscribe, unsubscribe } from './webhooks'
+import {
+  listSubscriptions,
+  readSubscription,
+  renew,
+  SubscriptionBody,
+  SubscriptionObjects,
+  subscribe,
+  unsubscribe,
+} from './webhooks'
 
 // Any authorized caller reaches the handlers, which admit `subscr` channel tokens only (403 for the rest)
 const SUBSCRIBER = { access: 'session', domainKind: 'working' } as const
@@ -27,6 +35,28 @@ export const subscribeRoute = defineRoute({
   body: SubscriptionBody,
   response: { 200: answer(Subscribed), ...errors(409) },
   handle: (req) => subscribe(req.ctx, req.body),
+})
+
+/** Beyond the spec: what a channel holds, so a client (the console) can show and manage them. */
+export const listSubscriptionsRoute = defineRoute({
+  ...SUBSCRIBER,
+  summary: "List the calling channel's subscriptions",
+  description: `${FOR_SUBSCRIBERS} Its live subscriptions (at most 100), soonest to lapse first, each with its terms as read back and \`until\`, when it lapses unless renewed.`,
+  query: NoQuery,
+  response: {
+    200: answer(
+      v.array(
+        v.strictObject({
+          id: v.string(),
+          events: v.array(v.string()),
+          objects: SubscriptionObjects,
+          url: v.pipe(v.string(), v.description("where its events go: its own url, else the channel's")),
+          until: Instant,
+        }),
+      ),
+    ),
+  },
+  handle: (req) => listSubscriptions(req.ctx),
 })
 
 export const readSubscriptionRoute = defineRoute({

@@ -165,6 +165,21 @@ export async function readSubscription(ctx: Ctx, id: string) {
   return sub ? { objects: sub.objects, events: sub.events, url: sub.url || channelUrl(channel) } : []
 }
 
+/** GET of the collection: the calling channel's live subscriptions, soonest to lapse first. */
+export async function listSubscriptions(ctx: Ctx) {
+  const channel = await subscriber(ctx)
+  return (await domainSubscriptions(ctx.deps, ctx.domain))
+    .filter((s) => s.channel === channel.id)
+    .sort((a, b) => a.until - b.until || a.id.localeCompare(b.id))
+    .map((s) => ({
+      id: s.id,
+      events: s.events,
+      objects: s.objects,
+      url: s.url || channelUrl(channel),
+      until: new Date(s.until).toISOString(),
+    }))
+}
+
 const channelUrl = (channel: Channel) => (typeof channel.url === 'string' ? channel.url : '')
 
 /** DELETE: ends it at once on every process; the id is then unknown (404), as one never made. */

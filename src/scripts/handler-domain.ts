@@ -8,9 +8,14 @@ import { delPrefix, type Kv } from '~storage/kv/kv'
 import type { Deps } from '../deps'
 import type { DomainInfo } from '../ports'
 
+/** How long a handler's outcome (and its log) is kept after its end. */
+export const OUTCOME_TTL_MS = 24 * 3600 * 1000
+
 export const recordKey = (domain: string, id: string) => `handler:${domain}:${id}`
 export const indexKey = (domain: string) => `handlers:${domain}`
 export const outcomeKey = (domain: string, id: string) => `handler-outcome:${domain}:${id}`
+/** A handler's own log lines (what its `log()` wrote), kept as long as its outcome. */
+export const logKey = (domain: string, id: string) => `handler-log:${domain}:${id}`
 
 /** Why a domain refuses its handlers; `gone` when it no longer exists (nothing of them is kept then). */
 export interface Refusal {
@@ -30,9 +35,10 @@ export async function refusalOf(deps: Pick<Deps, 'access'>, domain: string, crea
   return refusalFor(await deps.access.domainInfo(domain), created)
 }
 
-/** Drops the records, index and outcomes of a deleted domain's handlers (a new domain may take its id). */
+/** Drops the records, index, outcomes and logs of a deleted domain's handlers (a new domain may take its id). */
 export async function forgetHandlersOf(kv: Kv, domain: string): Promise<void> {
   await delPrefix(kv, recordKey(domain, ''))
   await delPrefix(kv, outcomeKey(domain, ''))
+  await delPrefix(kv, logKey(domain, ''))
   await kv.del(indexKey(domain))
 }

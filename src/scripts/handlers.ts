@@ -9,20 +9,22 @@
  */
 import type { Ctx } from '../context'
 import type { Deps } from '../deps'
-import type { HandlerInfo, HandlerOutcome, ScriptRunner, StartRequest } from '../ports'
+import type { HandlerInfo, HandlerLogLine, HandlerOutcome, ScriptRunner, StartRequest } from '../ports'
 import { ApiError, forbidden, notFound, tooManyRequests } from '../errors'
 import { newId } from '../ids'
 import type { NodeRecord } from '../master/nodes'
-import { indexKey, outcomeKey, type Refusal, recordKey, refusalFor, refusalOf } from './handler-domain'
+import { indexKey, OUTCOME_TTL_MS, outcomeKey, type Refusal, recordKey, refusalFor, refusalOf } from './handler-domain'
+import { keepLine, readLog } from './handler-log'
 import { hostApi } from './host-calls'
 import type { Outcome, Running, SandboxLimits } from './sandbox-contract'
 import { svcscripts } from './svcscripts'
 import { ScriptThreads } from './threads'
+import type { LogLevel } from '../log'
 
 export type { HandlerInfo, HandlerOutcome, StartRequest } from '../ports'
+export { OUTCOME_TTL_MS } from './handler-domain'
 
 const RECORD_TTL_MS = 15_000
-export const OUTCOME_TTL_MS = 24 * 3600 * 1000
 
 interface Local {
   info: HandlerInfo
@@ -37,6 +39,9 @@ interface Local {
   done: Promise<HandlerOutcome>
   /** Nested calls running for it: they end with it. */
   children: Set<Running>
+  /** Lines of its log kept so far, and the writes of them (its outcome is written after them). */
+  logged: number
+  writing: Promise<void>
 }
 
 /** How deep `call()` may nest. */
@@ -147,6 +152,8 @@ export class ScriptHandlers implements ScriptRunner {
       startedAt: now,
       done: new Promise((r) => (finish = r)),
       children: new Set(),
+      logged: 0,
+      writing: Promise.resolve(),
     }
     await deps.kv.set(recordKey(request.domainId, id), JSON.stringify(info), RECORD_TTL_MS)
     await deps.kv.sadd(indexKey(request.domainId), id)
@@ -162,6 +169,7 @@ export class ScriptHandlers implements ScriptRunner {
       ctx,
       handlerId: id,
       code: () => local.info.code,
+      keep: (level, message) => this.keep(local, level, message),
       mayAct: () => this.mayAct(local),
       callNested: (code, params) => this.nested(local, code, params, limits, 1),
     })
@@ -218,12 +226,21 @@ export class ScriptHandlers implements ScriptRunner {
     return (await this.deps.kv.get(recordKey(domainId, id))) !== null
   }
 
-  /** A running handler (status running) or the outcome of one that ended within a day. */
-  async read(domainId: string, id: string): Promise<HandlerInfo | HandlerOutcome> {
+  /** A running handler (status running) or the outcome of one that ended within a day, with its log. */
+  async read(domainId: string, id: string): Promise<(HandlerInfo | HandlerOutcome) & { log: HandlerLogLine[] }> {
     const [running, ended] = await this.deps.kv.mget([recordKey(domainId, id), outcomeKey(domainId, id)])
-    if (running) return { ...(JSON.parse(running) as HandlerInfo), status: 'running' } as HandlerInfo
-    if (ended) return JSON.parse(ended) as HandlerOutcome
-    throw notFound(`no handler ${id} in this domain`)
+    if (!running && !ended) throw notFound(`no handler ${id} in this domain`)
+    const log = await readLog(this.deps.kv, domainId, id)
+    if (running)
+      return { ...(JSON.parse(running) as HandlerInfo), status: 'running', log } as HandlerInfo & {
+        log: HandlerLogLine[]
+      }
+    return { ...(JSON.parse(ended!) as HandlerOutcome), log }
+  }
+
+  /** Keeps a line the handler's script logged (./handler-log.ts). */
+  private keep(h: Local, level: LogLevel, message: string): void {
+    if (!h.refused?.gone) keepLine(this.deps, h, level, message)
   }
 
   private async stopHere(id: string): Promise<void> {
@@ -280,6 +297,7 @@ export class ScriptHandlers implements ScriptRunner {
       durationMs: now - h.startedAt,
     }
     const { kv, log } = this.deps
+    await h.writing // the outcome read means its log is whole
     try {
       // a deleted domain's outcome would be read by the next domain of its id
       const gone = h.refused?.gone ?? (await refusalOf(this.deps, h.domainId, h.created).catch(() => null))?.gone
@@ -321,6 +339,7 @@ export class ScriptHandlers implements ScriptRunner {
       ctx,
       handlerId: h.info.id,
       code: () => script.code,
+      keep: (level, message) => this.keep(h, level, message),
       mayAct: () => this.mayAct(h),
       callNested: (c, p) => this.nested(h, c, p, limits, depth + 1),
     })

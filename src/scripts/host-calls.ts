@@ -22,6 +22,8 @@ export interface HostContext {
   code(): string
   /** Throws when the handler's domain no longer lets it act (deleted, blocked). */
   mayAct(): Promise<void>
+  /** Keeps a line the script logged with the handler, for its page (GET …/svcscript_runtimes/<id>). */
+  keep(level: LogLevel, message: string): void
   /** Runs the script of `code` nested in this handler and answers its result. */
   callNested(code: string, params: unknown[]): Promise<unknown>
 }
@@ -47,13 +49,12 @@ export function hostApi(h: HostContext): HostApi {
   return {
     log: (level, ...args) => {
       const at: LogLevel = LOG_LEVELS.includes(level as LogLevel) ? (level as LogLevel) : 'info'
-      const message = (LOG_LEVELS.includes(level as LogLevel) ? args : [level, ...args]).map(show).join(' ')
-      deps.log[at]('script', {
-        handler: h.handlerId,
-        code: h.code(),
-        domain: ctx.domain,
-        message: message.slice(0, 4000),
-      })
+      const message = (LOG_LEVELS.includes(level as LogLevel) ? args : [level, ...args])
+        .map(show)
+        .join(' ')
+        .slice(0, 4000)
+      deps.log[at]('script', { handler: h.handlerId, code: h.code(), domain: ctx.domain, message })
+      h.keep(at, message)
     },
     emit: async (name, payload, objects) => {
       if (typeof name !== 'string' || !EVENT_NAME.test(name)) throw new Error('an event name is an identifier')

@@ -32,11 +32,18 @@ const Started = {
 const HandlerEntries = { ...Started, name: v.pipe(v.string(), v.description("the script's name")), starttime: Instant }
 const Handler = v.strictObject(HandlerEntries)
 
+/** The lines its script wrote with `log()`, oldest first (the first 200, then a line saying the rest are in the service log). */
+const Log = v.pipe(
+  v.array(v.strictObject({ time: Instant, level: v.string(), message: v.string() })),
+  v.description('the lines the script wrote with log(), oldest first; the first 200 are kept, then a line saying so'),
+)
+const StateEntries = { ...HandlerEntries, log: Log }
+
 /** A handler that ended: how (`status`), when, and what it gave or why it stopped. */
 const ended = <const E extends v.ObjectEntries>(entries: E) =>
-  v.strictObject({ ...HandlerEntries, ...entries, endtime: Instant, durationMs: v.number() })
+  v.strictObject({ ...StateEntries, ...entries, endtime: Instant, durationMs: v.number() })
 const HandlerState = v.variant('status', [
-  v.strictObject({ ...HandlerEntries, status: v.literal('running') }),
+  v.strictObject({ ...StateEntries, status: v.literal('running') }),
   ended({
     status: v.literal('done'),
     // what the script's code gave, if anything
@@ -82,7 +89,9 @@ export const listHandlersRoute = defineRoute({
 /** Beyond the spec: a running handler, or how one that ended in the last day ended. */
 export const readHandlerRoute = defineRoute({
   summary: 'Read a service script handler',
-  description: 'A running handler (status running), or how one that ended within the last day ended.',
+  description:
+    'A running handler (status running), or how one that ended within the last day ended; with the lines its ' +
+    'script logged (`log`).',
   params: IdParams,
   query: NoQuery,
   response: { 200: answer(HandlerState), ...errors(404) },

@@ -10,9 +10,11 @@ import * as v from 'valibot'
 import { COMMON_FIELDS, defineEntity, ext, opts, requiredText } from '../entities/entity'
 import { badRequest } from '../errors'
 import { scriptCode } from './svcscripts'
-import { formatUtc, parseRfc3339, SCHEDULES, SITE_MODES, splitSites } from './task-schedule'
+import { formatUtc, nextRun, parseRfc3339, SCHEDULES, SITE_MODES, splitSites, type WorkingHours } from './task-schedule'
 import { timeWindow } from './time-windows'
-import { isStrings } from '~storage/doc'
+import { type Doc, isStrings } from '~storage/doc'
+import type { TxStep } from '~storage/db'
+import { settingValueStep } from '../settings/settings'
 
 const flag = v.picklist([0, 1], 'must be 0 or 1')
 
@@ -139,6 +141,20 @@ export const svctasks = defineEntity({
     dtstop: v.pipe(v.string(), v.description("YYYY-MM-DDTHH:MM:SSZ, or '' for none")),
     schedule: v.picklist(SCHEDULES),
     periods: v.array(timeWindow),
+    next_run: v.pipe(
+      v.nullable(v.string()),
+      v.description(
+        'computed, read-only: when the next run is due (YYYY-MM-DDTHH:MM:SSZ), or null when none is to come',
+      ),
+    ),
+  },
+  // the answer's next run, from the schedule, the domain's working hours and the time (never stored)
+  hooks: {
+    *view(ctx, doc): TxStep<Doc> {
+      const hours = yield* settingValueStep<WorkingHours>(ctx, 'working_hours')
+      const at = nextRun(doc as never, hours, ctx.deps.clock.now())
+      return { ...doc, next_run: at === null ? null : formatUtc(at) }
+    },
   },
   // defaults, the checks across fields (on the whole task, so also after a PATCH), and the members
   // in the order of the original's example

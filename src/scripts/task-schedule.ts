@@ -135,8 +135,15 @@ export function inWindow(window: TimeWindow, local: { day: number; minute: numbe
 
 /** Whether the task's schedule lets a run start at `now`. */
 export function allowedAt(task: Pick<TaskTiming, 'schedule' | 'periods'>, hours: WorkingHours, now: number): boolean {
+  return task.schedule === 'all' || allowedLocally(task, hours, localClock(now, hours.timezone))
+}
+
+function allowedLocally(
+  task: Pick<TaskTiming, 'schedule' | 'periods'>,
+  hours: WorkingHours,
+  local: { day: number; minute: number },
+): boolean {
   if (task.schedule === 'all') return true
-  const local = localClock(now, hours.timezone)
   if (task.schedule === 'work') return inWindow(hours, local)
   if (task.schedule === 'afterhours') return !inWindow(hours, local)
   return task.periods.some((p) => inWindow(p, local))
@@ -211,6 +218,61 @@ export function dueRun(task: TaskTiming, hours: WorkingHours, now: number, lastP
   if (lastPeriodStart !== undefined && at <= lastPeriodStart) return null
   if (!allowedAt(task, hours, now)) return null
   return { period: formatUtc(at), at, ends }
+}
+
+/** Moments tried at most for one answer: more than two weeks of half hours and window edges. */
+const MOST_TRIES = 2000
+const MINUTE_MS = 60_000
+
+/** The minutes of the day where the schedule may change: its windows' edges and midnight. */
+function edgesOf(task: Pick<TaskTiming, 'schedule' | 'periods'>, hours: WorkingHours): number[] {
+  const windows = task.schedule === 'periods' ? task.periods : [hours]
+  const edges = windows.flatMap((w) => [parseClock(w.from), parseClock(w.to, true)])
+  return [...edges.filter((e): e is number => e !== null), MINUTES_PER_DAY].sort((a, b) => a - b)
+}
+
+/**
+ * When the task's next run is due after `now`: the first moment the schedule allows of the first
+ * period (within dtstart..dtstop) whose first such moment is still to come; a period whose moment
+ * has passed is taken as run (whether it did is the scheduler's claims', not the schedule's). Null
+ * when the task is disabled, has no run to come (an irregular one past its moment, dtstop passed),
+ * or its schedule allows none within the moments tried (over two weeks of them).
+ */
+export function nextRun(task: TaskTiming, hours: WorkingHours, now: number): number | null {
+  if (task.isenabled !== 1) return null
+  const start = bound(task.dtstart)
+  const stop = bound(task.dtstop)
+  if (start === undefined || stop === undefined) return null
+  const end = stop ?? Number.POSITIVE_INFINITY
+  let tries = MOST_TRIES
+  const edges = edgesOf(task, hours)
+  // from a refused moment to the next edge of a window, at most half an hour on (so a change of
+  // the zone's offset is not jumped over by more than that), on whole minutes as windows are
+  const firstAllowed = (from: number, to: number): number | null => {
+    for (let at = from; at < to && tries-- > 0; ) {
+      if (task.schedule === 'all') return at
+      const local = localClock(at, hours.timezone)
+      if (allowedLocally(task, hours, local)) return at
+      const edge = edges.find((e) => e > local.minute) ?? MINUTES_PER_DAY
+      at = (Math.floor(at / MINUTE_MS) + Math.min(edge - local.minute, 30)) * MINUTE_MS
+    }
+    return null
+  }
+  if (task.isregular !== 1) {
+    if (start === null) return null
+    const at = firstAllowed(start, end)
+    return at !== null && at > now ? at : null
+  }
+  if (!Number.isSafeInteger(task.intervalsec) || task.intervalsec <= 0) return null
+  const step = task.intervalsec * 1000
+  const anchor = start ?? 0
+  for (let period = now < anchor ? anchor : anchor + Math.floor((now - anchor) / step) * step; period < end; ) {
+    const at = firstAllowed(period, Math.min(period + step, end))
+    if (at !== null && at > now) return at
+    if (tries <= 0) return null
+    period += step
+  }
+  return null
 }
 
 /** The names of a `sites` value, in order ('' is none). */

@@ -90,6 +90,12 @@ export async function settingValue<T>(deps: Deps, domain: string, key: keyof typ
   return (await getSetting(deps, domain, key)).value as T
 }
 
+/** The same as a transaction step (an entity's view made in a read or a write's transaction). */
+export function* settingValueStep<T>(ctx: Ctx, key: keyof typeof SETTINGS): TxStep<T> {
+  const stored = yield* ctx.deps.repo(settingsTable).current(ctx.domain, key)
+  return (stored ?? defaultDoc(key)).value as T
+}
+
 /** An object value is merged one level deep (null removes a member); any other value is replaced. */
 function nextValue(def: SettingDef, current: unknown, given: unknown): unknown {
   const value = isPlainObject(current) && isPlainObject(given) ? mergeMembers(current, given) : given

@@ -19,6 +19,8 @@ const row = async (id: string) => {
   const r = await t.deps.db.get('SELECT doc FROM svctasks WHERE domain = ? AND id = ?', [domain.id, id])
   return r && JSON.parse(r[0] as string)
 }
+/** A task as stored: its answer less the computed next_run. */
+const storedOf = ({ next_run: _, ...stored }: Record<string, unknown>) => stored
 const journal = () => t.journal(domain.id)
 const lastJournal = async () => (await journal()).at(-1)!
 const remove = async (id: string) => expect((await call('DELETE', `${base}/${id}`)).status).toBe(204)
@@ -46,9 +48,10 @@ describe('CRUD', () => {
     const created = await call('POST', base, EXAMPLE)
     expect(created.status).toBe(200)
     const r = created.body
-    expect(r).toEqual({ id: r.id, ...EXAMPLE, ext: { ct: r.ext.ct, lwt: r.ext.ct } })
-    expect(await row(r.id)).toEqual(r)
-    expect(await lastJournal()).toMatchObject({ cmdtype: 'create', objtype: 'svctask', objid: r.id, obj: r })
+    // disabled, and its dtstop long passed: no next run
+    expect(r).toEqual({ id: r.id, ...EXAMPLE, ext: { ct: r.ext.ct, lwt: r.ext.ct }, next_run: null })
+    expect(await row(r.id)).toEqual(storedOf(r))
+    expect(await lastJournal()).toMatchObject({ cmdtype: 'create', objtype: 'svctask', objid: r.id, obj: storedOf(r) })
 
     expect((await call('GET', `${base}/${r.id}`)).body).toEqual(r)
     expect((await call('GET', `${base}/${r.id}?mask=id,sites,periods&flat=true`)).body).toEqual({
@@ -65,8 +68,13 @@ describe('CRUD', () => {
     const after = { ...r, ...changes, opts: { title: '', comment: '' }, ext: { ...r.ext, lwt: patched.body.ext.lwt } }
     expect(patched.body).toEqual(after)
     expect(after.ext.lwt > r.ext.lwt).toBe(true)
-    expect(await row(r.id)).toEqual(after)
-    expect(await lastJournal()).toMatchObject({ cmdtype: 'update', objtype: 'svctask', objid: r.id, obj: after })
+    expect(await row(r.id)).toEqual(storedOf(after))
+    expect(await lastJournal()).toMatchObject({
+      cmdtype: 'update',
+      objtype: 'svctask',
+      objid: r.id,
+      obj: storedOf(after),
+    })
 
     await remove(r.id)
     expect(await row(r.id)).toBeUndefined()
@@ -96,8 +104,10 @@ describe('CRUD', () => {
       periods: [],
       opts: { title: '', comment: '' },
       ext,
+      // hourly from the epoch at any time: the next hour
+      next_run: new Date(Math.floor(t.clock.now() / 3_600_000 + 1) * 3_600_000).toISOString().replace('.000Z', 'Z'),
     })
-    expect(Object.keys(res.body)).toEqual(['id', ...Object.keys(EXAMPLE), 'ext'])
+    expect(Object.keys(res.body)).toEqual(['id', ...Object.keys(EXAMPLE), 'ext', 'next_run'])
     await remove(id)
   })
 
@@ -268,7 +278,7 @@ describe('invalid fields: 400 naming the field, on create and on patch (the task
       expect([field, value, res.status, res.body.error_details]).toEqual([field, value, 400, { field: named }])
     }
     expect((await call('PATCH', `${base}/${task.id}`, { id: '0190a0b0-0000-7000-8000-00000000000f' })).status).toBe(400)
-    expect(await row(task.id)).toEqual(task)
+    expect(await row(task.id)).toEqual(storedOf(task))
     expect((await journal()).length).toBe(journaled)
     await remove(task.id)
   })
@@ -305,7 +315,7 @@ describe('invalid fields: 400 naming the field, on create and on patch (the task
         expect.stringContaining(named),
       ])
     }
-    expect(await row(task.id)).toEqual(task)
+    expect(await row(task.id)).toEqual(storedOf(task))
     expect((await journal()).length).toBe(journaled)
 
     // made consistent together, then each half alone cannot undo it
@@ -377,5 +387,20 @@ describe('the domain setting working_hours', () => {
     }
     expect((await call('GET', path)).body).toEqual(before)
     expect((await journal()).length).toBe(journaled)
+  })
+
+  test("a task's next_run follows its schedule in these hours; it is read-only and never stored", async () => {
+    await call('PATCH', path, { value: { timezone: 'UTC', days: [1, 2, 3, 4, 5, 6, 7], from: '00:00', to: '24:00' } })
+    const task = (await call('POST', base, { ...MINIMAL, intervalsec: 86_400, schedule: 'afterhours' })).body
+    expect(task.next_run).toBeNull() // the hours are all of every day: never after hours
+    const midnight = new Date(Math.floor(t.clock.now() / 86_400_000 + 1) * 86_400_000).toISOString()
+    const work = (await call('PATCH', `${base}/${task.id}`, { schedule: 'work' })).body
+    expect(work.next_run).toBe(midnight.replace('.000Z', 'Z')) // today's run has come: tomorrow's
+    expect((await call('GET', `${base}/${task.id}`)).body.next_run).toBe(work.next_run)
+    expect((await call('PATCH', `${base}/${task.id}`, { isenabled: 0 })).body.next_run).toBeNull()
+    const refused = await call('PATCH', `${base}/${task.id}`, { next_run: midnight })
+    expect([refused.status, refused.body.error_details]).toEqual([400, { field: 'next_run' }])
+    expect(await row(task.id)).not.toHaveProperty('next_run')
+    await remove(task.id)
   })
 })

@@ -37,7 +37,7 @@ async function channel(code: string, roles?: string[]) {
 }
 
 beforeAll(async () => {
-  t = await testService({ listen: true, licence: { webservice_subscr: 10 } })
+  t = await testService({ listen: true, licence: { webservice_subscr: 12 } })
   await t.createDomain('hooks.master')
   admin = await t.adminIn('hooks.master')
   reader = await channel('reader', ['admin'])
@@ -190,5 +190,40 @@ describe('item 6: the webhook points', () => {
       expect(r.status).toBe(400)
       expect(r.body.error_details).toMatchObject({ field })
     }
+  })
+})
+
+describe('beyond the spec: GET of the collection lists the calling channel its subscriptions', () => {
+  test("its own live ones only, soonest to lapse first, with the terms read back and when each lapses; another caller's 403", async () => {
+    const mine = await channel('lister', ['admin'])
+    const other = await channel('other-lister', ['admin'])
+    expect(await wire('GET', base, mine.token)).toEqual({ status: 200, body: [] })
+    const later = (await post(mine, { events: ['callevents.*'], expires: 900, url: 'https://b.example.com/x' })).body
+    const sooner = (await post(mine, { events: CHANGES, objects: ['users'], expires: 300 })).body
+    await post(other, { events: ['callevents.*'] })
+    const now = t.clock.now()
+    const listed = await wire('GET', base, mine.token)
+    expect(listed).toEqual({
+      status: 200,
+      body: [
+        {
+          id: sooner.id,
+          events: CHANGES,
+          objects: ['users'],
+          url: CHANNEL_URL,
+          until: new Date(now + 300_000).toISOString(),
+        },
+        {
+          id: later.id,
+          events: ['callevents.*'],
+          objects: [],
+          url: 'https://b.example.com/x',
+          until: new Date(now + 900_000).toISOString(),
+        },
+      ],
+    })
+    await wire('DELETE', `${base}/${sooner.id}`, mine.token)
+    expect((await wire('GET', base, mine.token)).body.map((s: { id: string }) => s.id)).toEqual([later.id])
+    expect((await wire('GET', base, admin)).status).toBe(403)
   })
 })

@@ -119,6 +119,40 @@ describe('the host API', () => {
     ])
   })
 
+  test("a handler's page holds what its script logged, a nested call's too, running and ended; its first 200 lines", async () => {
+    await script('logs-inner', `log('debug', 'inner got', startparam(1))`)
+    await script(
+      'logs',
+      `log('info', 'hello', startparam(1), { n: 1 })
+      await call('logs-inner', ['x'])
+      log('not a level', 2)
+      let stopping = false
+      onStop(() => { stopping = true })
+      while (!stopping) await sleep(10)
+      for (let i = 0; i < 250; i++) { log('info', 'line', i); if (i % 10 === 9) await sleep(10) }`,
+    )
+    const { id } = (await call('POST', BASE, { code: 'logs', startparam1: 'ann' })).body
+    const messages = (body: { log: { message: string }[] }) => body.log.map((l) => l.message)
+    let running = (await call('GET', `${BASE}/${id}`)).body
+    for (let i = 0; i < 400 && running.log.length < 3; i++) {
+      await Bun.sleep(10)
+      running = (await call('GET', `${BASE}/${id}`)).body
+    }
+    expect(running.status).toBe('running')
+    expect(messages(running)).toEqual(['hello ann {"n":1}', 'inner got x', 'not a level 2'])
+    expect(running.log.map((l: { level: string }) => l.level)).toEqual(['info', 'debug', 'info'])
+    expect(running.log[0].time).toMatch(/^\d{4}-\d\d-\d\dT/)
+    expect((await call('DELETE', `${BASE}/${id}`)).status).toBe(204)
+    const done = await outcome(id)
+    expect(done).toMatchObject({ status: 'done' })
+    expect(done.log).toHaveLength(201)
+    expect(done.log[199].message).toBe('line 196') // the 200th line kept
+    expect(messages(done).slice(3, 5)).toEqual(['line 0', 'line 1'])
+    expect(done.log.at(-1)).toMatchObject({ level: 'warn', message: expect.stringContaining('service log only') })
+    // the list stays the spec's fields
+    expect((await call('GET', BASE)).body.every((h: object) => !('log' in h))).toBe(true)
+  })
+
   test('emit refuses a payload webhook deliveries could not keep (nested past 100 levels, a lone surrogate)', async () => {
     await script(
       'odd-emit',

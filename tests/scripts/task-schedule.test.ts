@@ -5,6 +5,7 @@ import {
   dueRun,
   formatUtc,
   isTimeZone,
+  nextRun,
   parseClock,
   parseRfc3339,
   placement,
@@ -256,6 +257,38 @@ describe('schedule afterhours: outside the domain working hours', () => {
       ['Monday 03:00 UTC, default hours', after, '2026-03-02T03:00:00Z', at('2026-03-02T03:00:00Z')],
       ['Monday 10:00 UTC, default hours', after, '2026-03-02T10:00:00Z', null],
     ])
+  })
+})
+
+describe("nextRun: when the next run is due (the answer's next_run)", () => {
+  const berlin: WorkingHours = { timezone: 'Europe/Berlin', days: [1, 2, 3, 4, 5], from: '09:00', to: '18:00' }
+  const daily = { intervalsec: 86_400, dtstart: '', dtstop: '', schedule: 'work' as const }
+  const cases: [name: string, task: Partial<TaskTiming>, now: string, expected: string | null, hours?: WorkingHours][] =
+    [
+      ['the next period', {}, '2026-03-02T09:00:00Z', '2026-03-02T09:15:00Z'],
+      ['at a period start its run is taken as come: the next', {}, '2026-03-02T09:15:00Z', '2026-03-02T10:15:00Z'],
+      ['before dtstart: dtstart', {}, '2026-03-01T00:00:00Z', '2026-03-02T08:15:00Z'],
+      ['the last period: none after it', {}, '2026-03-09T07:30:00Z', null],
+      ['after dtstop', {}, '2026-03-10T00:00:00Z', null],
+      ['disabled', { isenabled: 0 }, '2026-03-02T09:00:00Z', null],
+      ['once, to come', { isregular: 0 }, '2026-03-01T00:00:00Z', '2026-03-02T08:15:00Z'],
+      ['once, passed', { isregular: 0 }, '2026-03-02T08:15:00Z', null],
+      ['work, Saturday: Monday 09:00 Berlin', daily, '2026-03-07T12:00:00Z', '2026-03-09T08:00:00Z', berlin],
+      ['work, Monday before hours: today', daily, '2026-03-09T07:00:00Z', '2026-03-09T08:00:00Z', berlin],
+      ['work, Monday in hours: tomorrow', daily, '2026-03-09T10:00:00Z', '2026-03-10T08:00:00Z', berlin],
+      [
+        'work, never before dtstop',
+        { ...daily, dtstart: '2026-03-07T00:00:00Z', dtstop: '2026-03-08T23:00:00Z' },
+        '2026-03-07T01:00:00Z',
+        null,
+        berlin,
+      ],
+    ]
+  test('periods, bounds, once, schedules in the time zone', () => {
+    for (const [name, changes, now, expected, hours] of cases) {
+      const at = nextRun({ ...hourly, ...changes }, hours ?? UTC, ms(now))
+      expect([name, at === null ? null : formatUtc(at)]).toEqual([name, expected])
+    }
   })
 })
 

@@ -8,6 +8,7 @@ import { errorText, call } from './api'
 import { CreatePage } from './create'
 import { Dialogs } from './dialogs'
 import { UploadPage } from './files'
+import { HandlerPage } from './handler'
 import { Header } from './header'
 import { InvitePage } from './invite'
 import { ItemPage } from './item'
@@ -89,6 +90,8 @@ function Shell() {
   else if (route.page === 'list') page = <ListPage key={collection.key} collection={collection} />
   else if (route.page === 'new' && collection.upload) page = <UploadPage key={collection.key} collection={collection} />
   else if (route.page === 'new') page = <CreatePage key={collection.key} collection={collection} />
+  else if (route.page === 'item' && collection.key === 'service/svcscript_runtimes')
+    page = <HandlerPage key={route.id} collection={collection} id={route.id} />
   else if (route.page === 'item')
     page = <ItemPage key={`${collection.key}/${route.id}`} collection={collection} id={route.id} />
   return (

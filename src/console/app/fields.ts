@@ -9,6 +9,7 @@ import { labelOf, plain, type Schema, set, typeOf } from './schema'
 export type Kind =
   | 'text'
   | 'textarea'
+  | 'code'
   | 'password'
   | 'number'
   | 'boolean'
@@ -32,11 +33,15 @@ export interface Field {
   hint?: string
   /** The schema's default: where a create form starts. */
   default?: unknown
+  /** An enum of numbers (`isenabled`: 0 or 1): its option is sent as the number. */
+  numeric?: boolean
 }
 
 const LONG_TEXT = new Set(['scriptdata', 'description', 'comment', 'value'])
 
-function kindOf(name: string, nullable: Schema): Pick<Field, 'kind' | 'options'> {
+function kindOf(name: string, nullable: Schema): Pick<Field, 'kind' | 'options' | 'numeric'> {
+  // a script's code (its schema also takes the original's visual form, an object): an editor of text
+  if (name === 'scriptdata') return { kind: 'code' }
   const s = plain(nullable)
   const type = typeOf(s)
   if (type === 'array') {
@@ -49,7 +54,7 @@ function kindOf(name: string, nullable: Schema): Pick<Field, 'kind' | 'options'>
     if (items.properties?.name && dataType?.enum) return { kind: 'properties', options: dataType.enum.map(String) }
     return { kind: 'json' }
   }
-  if (s.enum) return { kind: 'enum', options: s.enum.map(String) }
+  if (s.enum) return { kind: 'enum', options: s.enum.map(String), numeric: s.enum.every((x) => typeof x === 'number') }
   if (type === 'boolean') return { kind: 'boolean' }
   if (type === 'integer' || type === 'number') return { kind: 'number' }
   if (type === 'string') {
@@ -104,6 +109,12 @@ export function toRaw(f: Field, value: unknown): Raw {
       return value === undefined ? '' : JSON.stringify(value, null, 2)
     case 'properties':
       return rowsOf(value)
+    case 'code':
+      return typeof value === 'string'
+        ? value
+        : value === undefined || value === null
+          ? ''
+          : JSON.stringify(value, null, 2)
     default:
       return value === undefined || value === null ? '' : String(value)
   }
@@ -134,6 +145,7 @@ export function fromRaw(f: Field, raw: Raw): unknown {
   const text = String(raw).trim()
   if (f.kind === 'list') return text ? text.split(/\s*\n\s*|\s*,\s*/).filter(Boolean) : []
   if (!text) return undefined
+  if (f.kind === 'enum' && f.numeric) return Number(text)
   if (f.kind === 'number') {
     const n = Number(text)
     if (!Number.isFinite(n)) throw new FieldError(f.path, `${f.label} must be a number`)
@@ -146,7 +158,7 @@ export function fromRaw(f: Field, raw: Raw): unknown {
       throw new FieldError(f.path, `${f.label} is not valid JSON`)
     }
   }
-  return f.kind === 'password' ? String(raw) : text
+  return f.kind === 'password' || f.kind === 'code' ? String(raw) : text
 }
 
 const same = (a: Raw | undefined, b: Raw | undefined) => JSON.stringify(a) === JSON.stringify(b)

@@ -55,12 +55,14 @@ function Control(props: Props & { f: Field; id: string }) {
         </select>
       )
     case 'textarea':
+    case 'code':
     case 'json':
     case 'list':
       return (
         <textarea
           {...common}
-          rows={f.kind === 'textarea' ? 8 : 3}
+          rows={f.kind === 'code' ? 18 : f.kind === 'textarea' ? 8 : 3}
+          class={f.kind === 'code' ? 'code' : undefined}
           value={String(raw ?? '')}
           onInput={text}
           spellcheck={false}
@@ -98,7 +100,14 @@ function Control(props: Props & { f: Field; id: string }) {
 function FieldView(props: Props & { f: Field }) {
   const { f } = props
   const id = idOf(props.prefix ?? 'f', f.path)
-  const hint = f.kind === 'list' ? 'One per line.' : f.kind === 'json' ? 'JSON.' : ''
+  const hint =
+    f.kind === 'list'
+      ? 'One per line.'
+      : f.kind === 'json'
+        ? 'JSON.'
+        : f.kind === 'code'
+          ? 'JavaScript: the body of an async function (startparam(n), log(level, …), data, emit, http, sleep).'
+          : ''
   const fullHint = [f.required ? 'Required.' : '', f.hint, hint].filter(Boolean).join(' ')
   if (f.kind === 'properties')
     return (

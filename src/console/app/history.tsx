@@ -32,7 +32,7 @@ export function DiffTable(props: { rows: DiffRow[] }) {
   )
 }
 
-const when = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
+export const when = (iso: string) => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC')
 
 export function ChangeSummary(props: { change: Change }) {
   const c = props.change

@@ -2,6 +2,8 @@
  * One item: its fields as a form from the change schema, saved with If-Match (the ETag of the read),
  * so a change made meanwhile by someone else is a clear conflict, not lost; delete after a
  * confirmation; a channel's secret rotated and shown once; a user's password replaced by a generated one.
+ * Some collections add a part of their own (./item-parts.tsx): a channel's deliveries and
+ * subscriptions, a script's start, a node's log level in place of its form.
  */
 import { useEffect, useState } from 'preact/hooks'
 import { deleteItem, itemUrl } from './actions'
@@ -10,6 +12,7 @@ import { confirm, showSecret } from './dialogs'
 import { bodyOf, FieldError, fieldsOf, generatePassword, type Values, valuesOf } from './fields'
 import { SchemaFields } from './form'
 import { History } from './history'
+import { ItemParts, ownForm } from './item-parts'
 import { go, href } from './router'
 import { cellText, columnsOf, get, labelOf, nameOf } from './schema'
 import { useSession } from './session'
@@ -146,7 +149,9 @@ export function ItemPage(props: { collection: Collection; id: string }) {
               </div>
             ))}
           </dl>
-          {c.changeMethod && fields.length ? (
+          {ownForm(c) ? (
+            ownForm(c)!({ collection: c, url, doc, reload: load })
+          ) : c.changeMethod && fields.length ? (
             <form class="form" onSubmit={save} noValidate>
               <SchemaFields
                 fields={fields}
@@ -194,6 +199,15 @@ export function ItemPage(props: { collection: Collection; id: string }) {
         <p>
           <a href={href.list(`model/${get(doc, 'classname')}`)}>Records of {String(get(doc, 'classname'))}</a>
         </p>
+      ) : null}
+      {doc ? (
+        <ItemParts
+          collection={c}
+          url={url}
+          doc={doc}
+          reload={load}
+          unsaved={JSON.stringify(values) !== JSON.stringify(initial)}
+        />
       ) : null}
       {doc && c.objtype && c.objtype !== 'setting' ? (
         <History objtype={c.objtype} objid={props.id} version={etag} />

@@ -1,4 +1,5 @@
-import { subscribeRoute } from '~/integration/webhooks-api'
+import { listSubscriptionsRoute, subscribeRoute } from '~/integration/webhooks-api'
 
-/** Subscribes the calling `subscr` channel to events: `{id, msg: "subscribed"}`. */
+/** Subscribes the calling `subscr` channel to events: `{id, msg: "subscribed"}`; lists its subscriptions. */
 export const POST = subscribeRoute
+export const GET = listSubscriptionsRoute
