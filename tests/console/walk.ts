@@ -1,7 +1,8 @@
 /**
  * What the console's browser walks share: a fresh page whose requests must stay on the service and
  * whose console must stay free of errors, screenshots kept when a walk fails (or with
- * KEEP_CONSOLE_SHOTS), waiting for a text, signing in and opening an area from the navigation.
+ * KEEP_CONSOLE_SHOTS) and each screen's controls named, waiting for a text, signing in and opening
+ * an area from the navigation.
  */
 import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
@@ -74,7 +75,9 @@ export function consoleWalks(name: string, service: () => TestService) {
     return { page, done }
   }
 
+  /** A screenshot of the screen as it is, after checking that each of its controls has a name. */
   async function shot(page: Page, title: string) {
+    expect(`${title}: ${(await unnamedControls(page)).join(', ')}`).toBe(`${title}: `)
     const file = join(shots, `${title}.png`)
     await page.screenshot({ path: file, fullPage: true })
     expect(statSync(file).size).toBeGreaterThan(1000)
@@ -93,6 +96,28 @@ export function consoleWalks(name: string, service: () => TestService) {
   }
 
   return { walk, close, open, shot, signIn }
+}
+
+/**
+ * The visible controls a screen reader would announce without a name (a label, aria-label or
+ * aria-labelledby; a button's text): each is named by its tag, type and id or name.
+ */
+export function unnamedControls(page: Page): Promise<string[]> {
+  // a string: the page's code has the DOM's types, which the tests' tsconfig leaves out
+  return page.evaluate(`(() => {
+    const unnamed = []
+    for (const el of document.querySelectorAll('input, select, textarea, button')) {
+      if (el.getClientRects().length === 0 || el.type === 'hidden') continue
+      const labelled = el.labels?.length || el.getAttribute('aria-label')?.trim()
+      const byId = (el.getAttribute('aria-labelledby') ?? '')
+        .split(/\\s+/)
+        .some((id) => id && document.getElementById(id)?.textContent?.trim())
+      const text = el.tagName === 'BUTTON' && (el.textContent?.trim() || el.getAttribute('title')?.trim())
+      if (!labelled && !byId && !text)
+        unnamed.push(el.tagName.toLowerCase() + '[' + (el.type ?? '') + ']#' + (el.id || el.getAttribute('name') || '?'))
+    }
+    return unnamed
+  })()`)
 }
 
 /** The text of the first match once it holds `expected` (or whatever it holds after 5 s). */
