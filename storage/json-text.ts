@@ -5,9 +5,12 @@ export const etagOf = (text: string) => `"${Bun.hash(text).toString(36)}"`
 
 /** A JSON document already serialized, sent as it is. */
 export class JsonText {
-  private tag: string | undefined
   private size = -1
-  constructor(readonly text: string) {}
+  /** `tag`: the version's own tag where the text adds figures that are not part of the version. */
+  constructor(
+    readonly text: string,
+    private tag?: string,
+  ) {}
 
   /** Its length in UTF-8, counted once however often the text is sent. */
   get bytes(): number {

@@ -1,5 +1,6 @@
 /** The channel routes beyond the standard ones: a create that shows the signing secret once, and its rotation. */
 import { domainFilesDir } from '~storage/files'
+import { etagOf, JsonText } from '~storage/json-text'
 import * as v from 'valibot'
 import { notFound } from '../errors'
 import { itemAnswer, NOT_FOUND } from '../http/collection-schemas'
@@ -82,6 +83,8 @@ export const readChannelRoute = defineRoute({
     const flat = parseFlat(req.query.flat)
     if (mask || flat) return present(doc, mask, flat)
     const dir = domainFilesDir(ctx.deps.config.dataDir, ctx.domain)
-    return { ...doc, files_quota: await quotaFigures(ctx, dir) }
+    // the tag is the stored channel's, the one If-Match checks: the domain's file figures are no part of it
+    const tag = etagOf(JSON.stringify(doc))
+    return new JsonText(JSON.stringify({ ...doc, files_quota: await quotaFigures(ctx, dir) }), tag)
   },
 })
