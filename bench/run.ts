@@ -10,6 +10,7 @@
 import { mkdtempSync, rmSync, truncateSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createClient } from 'redis'
 import { ensureWrk, luaScript, wrk, type WrkResult } from './wrk'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -187,9 +188,16 @@ try {
     KV_PREFIX: `bench:${process.pid}:`,
   }
   const workers2 = await startService('workers2', 'on', { APP_PROCESSES: '2', ...redis })
+  // the cluster's configuration on one process: sessions, bans and the bus on Redis
+  const redis1 = await startService('redis1', 'on', { ...redis, KV_PREFIX: `bench:${process.pid}:r1:` })
   const seededDirect = await seed(direct.url)
   const seededGateway = await seed(gateway.url)
   const seededWorkers2 = await seed(workers2.url)
+  const seededRedis1 = await seed(redis1.url)
+  const clustered = [
+    { target: redis1, seeded: seededRedis1, where: 'through the gateway, REDIS_URL' },
+    { target: workers2, seeded: seededWorkers2, where: 'through the gateway, APP_PROCESSES=2 on REDIS_URL' },
+  ]
   const point = (ids: string[]) => ids.map((id) => `/rest/v1/reference/extobjs/${id}`)
   const filtered = Array.from(
     { length: 20 },
@@ -242,6 +250,14 @@ try {
       rounds: [],
     },
     {
+      name: 'GET extobj by id, through the gateway, REDIS_URL',
+      group: 'redis',
+      target: redis1,
+      paths: point(seededRedis1.ids),
+      headers: seededRedis1.headers,
+      rounds: [],
+    },
+    {
       name: 'GET extobjs filtered by type, limit 20, direct',
       target: direct,
       paths: filtered,
@@ -255,6 +271,14 @@ try {
       headers: seededGateway.headers,
       rounds: [],
     },
+    ...clustered.map(({ target, seeded, where }) => ({
+      name: `GET extobjs filtered by type, limit 20, ${where}`,
+      group: 'redis',
+      target,
+      paths: filtered,
+      headers: seeded.headers,
+      rounds: [],
+    })),
     ...[direct, gateway].flatMap((target) => {
       const where = target === direct ? 'direct' : 'through the gateway'
       const headers = target === direct ? seededDirect.headers : seededGateway.headers
@@ -272,6 +296,15 @@ try {
       target,
       paths: ['/rest/v1/reference/extobjs'],
       headers: target === direct ? seededDirect.headers : seededGateway.headers,
+      post: { type: 'written', value: { n: 1, tags: ['a'] } },
+      rounds: [],
+    })),
+    ...clustered.map(({ target, seeded, where }) => ({
+      name: `POST extobj (create with its journal record), ${where}`,
+      group: 'redis',
+      target,
+      paths: ['/rest/v1/reference/extobjs'],
+      headers: seeded.headers,
       post: { type: 'written', value: { n: 1, tags: ['a'] } },
       rounds: [],
     })),
@@ -317,4 +350,19 @@ try {
   for (const c of children) c.kill()
   await Promise.all(children.map((c) => c.exited))
   rmSync(work, { recursive: true, force: true })
+  await dropKeys(`bench:${process.pid}:`)
+}
+
+/** The services' keys in the Redis they shared (sessions, the bus's, the cluster's). */
+async function dropKeys(prefix: string): Promise<void> {
+  const client = createClient({ url: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' })
+  try {
+    await client.connect()
+    for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 }))
+      if (keys.length) await client.del(keys)
+  } catch (err) {
+    console.error(`the bench's Redis keys (${prefix}*) were not removed: ${(err as Error).message}`)
+  } finally {
+    client.destroy()
+  }
 }
