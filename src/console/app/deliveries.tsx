@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { call, errorText, query } from './api'
 import { when } from './history'
+import { ErrorNote } from './error-note'
 
 interface Delivery {
   id: string
@@ -86,11 +87,7 @@ export function Deliveries(props: { channelUrl: string }) {
           Refresh
         </button>
       </div>
-      {error ? (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorNote text={error} />
       <p role="status" id="deliveries-status">
         {status}
       </p>

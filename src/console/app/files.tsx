@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks'
 import { ApiError, call, errorText } from './api'
 import { href } from './router'
 import type { Collection } from './spec'
+import { ErrorNote } from './error-note'
 
 interface Result {
   name: string
@@ -64,11 +65,7 @@ export function UploadPage(props: { collection: Collection }) {
             Each is stored under its name; a file of the same name is kept as it is.
           </small>
         </div>
-        {error ? (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        ) : null}
+        <ErrorNote text={error} />
         <div class="actions">
           <button type="submit" class="primary" disabled={busy}>
             Upload

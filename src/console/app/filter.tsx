@@ -4,6 +4,7 @@
  */
 import { useState } from 'preact/hooks'
 import { labelOf, type Schema, typeOf } from './schema'
+import { ErrorNote } from './error-note'
 
 export interface FilterColumn {
   path: string
@@ -133,11 +134,7 @@ export function FilterPanel(props: { columns: FilterColumn[]; applied: string; o
         <small class="hint" id="filter-json-hint">
           {'{"login":"ann"} or ["ilike", ["property","name"], "%an%"]: see docs/api/errors-and-lists.md'}
         </small>
-        {error ? (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        ) : null}
+        <ErrorNote text={error} />
         <button type="submit">Apply JSON</button>
       </form>
     </details>

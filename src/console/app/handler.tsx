@@ -9,6 +9,7 @@ import { confirm } from './dialogs'
 import { when } from './history'
 import { href } from './router'
 import type { Collection } from './spec'
+import { ErrorNote } from './error-note'
 
 const BASE = `${API}/service/svcscript_runtimes`
 /** How often a running handler is read again. */
@@ -136,11 +137,7 @@ export function HandlerView(props: { id: string }) {
           </div>
         ) : null}
       </dl>
-      {error ? (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorNote text={error} />
       {h.status === 'running' ? (
         <div class="actions">
           <button type="button" class="danger" onClick={stop}>

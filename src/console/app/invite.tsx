@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { API, call, errorText, query } from './api'
 import { get } from './schema'
 import type { Collection } from './spec'
+import { ErrorNote } from './error-note'
 
 interface Person {
   id: string
@@ -111,11 +112,7 @@ export function InvitePage(props: { collection: Collection }) {
           </button>
         </div>
       </form>
-      {error ? (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorNote text={error} />
       <p role="status">{status}</p>
     </section>
   )

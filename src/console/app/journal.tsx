@@ -8,6 +8,7 @@ import { ChangeSummary, DiffTable } from './history'
 import { type Change, type DiffRow, diffOf, historyOf, type Search, searchJournal } from './journal-data'
 import { href } from './router'
 import type { Collection } from './spec'
+import { ErrorNote } from './error-note'
 
 const LIMIT = 50
 const local = (d: Date) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
@@ -126,11 +127,7 @@ export function JournalPage(props: { collections: Collection[] }) {
           Search
         </button>
       </form>
-      {error ? (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorNote text={error} />
       <p role="status" id="list-status" class="count">
         {found === null
           ? ''

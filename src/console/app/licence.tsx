@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { call, errorText } from './api'
 import { cellText, columnsOf, get, labelOf } from './schema'
 import type { Collection } from './spec'
+import { ErrorNote } from './error-note'
 
 export function LicencePage(props: { collection: Collection }) {
   const c = props.collection
@@ -82,11 +83,7 @@ export function LicencePage(props: { collection: Collection }) {
           </div>
         </form>
       ) : null}
-      {error ? (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorNote text={error} />
       <p role="status">{status}</p>
     </section>
   )

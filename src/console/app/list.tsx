@@ -13,6 +13,7 @@ import { href } from './router'
 import { cellText, columnsOf, get, labelOf, nameOf } from './schema'
 import { useSession } from './session'
 import type { Collection } from './spec'
+import { ErrorNote } from './error-note'
 
 const SIZES = [25, 50, 100]
 
@@ -137,11 +138,7 @@ export function ListPage(props: { collection: Collection }) {
           </fieldset>
         </details>
       </div>
-      {error ? (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorNote text={error} />
       <p role="status" class="count" id="list-status">
         {rows === null
           ? 'Loading…'

@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks'
 import { call, errorText } from './api'
 import { plain } from './schema'
 import type { Collection } from './spec'
+import { ErrorNote } from './error-note'
 
 export function NodeLogLevel(props: { collection: Collection; url: string; current: string; onSaved: () => void }) {
   const levels = (plain(props.collection.change?.properties?.maxLogLevel ?? {}).enum ?? []).map(String)
@@ -49,11 +50,7 @@ export function NodeLogLevel(props: { collection: Collection; url: string; curre
           The most detailed lines the node writes; off writes none. It changes at once, wherever the node runs.
         </small>
       </div>
-      {error ? (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorNote text={error} />
       <p role="status" id="log-level-status">
         {status}
       </p>

@@ -8,6 +8,7 @@ import { call, errorText } from './api'
 import { HandlerView } from './handler'
 import { href } from './router'
 import { type Collection, loadCollections } from './spec'
+import { ErrorNote } from './error-note'
 
 const HANDLERS = 'service/svcscript_runtimes'
 
@@ -72,11 +73,7 @@ export function ScriptRun(props: { code: string; unsaved: boolean }) {
             )
           })}
         </div>
-        {error ? (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        ) : null}
+        <ErrorNote text={error} />
         <div class="actions">
           <button type="submit" class="primary" disabled={busy}>
             Start

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { API, call, errorText } from './api'
 import { confirm } from './dialogs'
 import { when } from './history'
+import { ErrorNote } from './error-note'
 
 const BASE = `${API}/service/webhooks`
 /** The longest lifetime the API takes (a day); a subscription lapses unless renewed. */
@@ -208,11 +209,7 @@ export function Subscriptions(props: { token: string; channelUrl: string }) {
             Where the events go; empty: the channel's URL.
           </small>
         </div>
-        {error ? (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        ) : null}
+        <ErrorNote text={error} />
         <p role="status" id="subscriptions-status">
           {status}
         </p>
