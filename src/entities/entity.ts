@@ -55,6 +55,11 @@ export interface EntityHooks<T> {
    * step, so that a write can check If-Match on the view inside its transaction.
    */
   view?(ctx: Ctx, doc: T): TxStep<Doc>
+  /**
+   * Members the view adds that change with the time, not with the entity (a task's next run): they
+   * are no part of its version, so its ETag and If-Match leave them out.
+   */
+  live?: readonly string[]
 }
 
 /**

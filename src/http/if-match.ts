@@ -35,8 +35,22 @@ export function ifMatchDoc(req: Req, what: string): ((current: Doc) => void) | u
  * that text, which is the tag a GET of the object then answers (GET sends the same text), so the
  * caller's next change can carry If-Match without reading the object again.
  */
-export function newVersion(req: Req, doc: unknown): JsonText {
-  const json = new JsonText(JSON.stringify(doc))
+export function newVersion(req: Req, doc: unknown, live?: readonly string[]): JsonText {
+  const json = versionText(doc, live)
   req.headers.etag = json.etag
   return json
+}
+
+/** A doc's text and its tag: the tag of the doc without its `live` members when it has any. */
+export function versionText(doc: unknown, live?: readonly string[]): JsonText {
+  const text = JSON.stringify(doc)
+  return live?.length ? new JsonText(text, versionTag(doc as Doc, live)) : new JsonText(text)
+}
+
+/** The tag of a version: of the doc as GET shows it, less the members that change with the time. */
+export function versionTag(doc: Doc, live?: readonly string[]): string {
+  if (!live?.length) return etagOf(JSON.stringify(doc))
+  const kept: Doc = {}
+  for (const [name, value] of Object.entries(doc)) if (!live.includes(name)) kept[name] = value
+  return etagOf(JSON.stringify(kept))
 }

@@ -10,8 +10,8 @@ import { countList, readListPage } from '../entities/lists'
 import { lookupIds } from '../entities/lookup'
 import { createEntity, patchEntity, readEntity, removeEntity, viewOf, type WriteCheck } from '../entities/writes'
 import { notFound } from '../errors'
-import { etagOf, JsonText } from '~storage/json-text'
-import { ifMatchTag, newVersion } from './if-match'
+import type { JsonText } from '~storage/json-text'
+import { ifMatchTag, newVersion, versionTag, versionText } from './if-match'
 import { pageText } from './json'
 import { itemAnswer, listAnswer, NOT_FOUND, pluralOf, WRITE_ERRORS } from './collection-schemas'
 import { encodeCursor, parseFlat, parseListParams, parseMask, withEqualities } from '../query/list-query'
@@ -112,7 +112,7 @@ async function wholeJson(req: Req, entity: Collection & Partial<Pick<Entity, 'ho
     if (json === undefined) throw notFound(`${entity.name} ${id} not found`)
     return json
   }
-  return new JsonText(JSON.stringify(await readEntity(req.ctx, entity as Entity, id)))
+  return versionText(await readEntity(req.ctx, entity as Entity, id), entity.hooks.live)
 }
 
 /**
@@ -121,10 +121,10 @@ async function wholeJson(req: Req, entity: Collection & Partial<Pick<Entity, 'ho
  */
 function ifMatch(req: Req, entity: Entity, id: string): WriteCheck<Doc> | undefined {
   const refuse = ifMatchTag(req, `${entity.name} ${id}`)
-  const { view } = entity.hooks
+  const { view, live } = entity.hooks
   if (!refuse) return undefined
   return function* (current) {
-    refuse(etagOf(JSON.stringify(view ? yield* view(req.ctx, current) : current)))
+    refuse(versionTag(view ? yield* view(req.ctx, current) : current, live))
   }
 }
 
@@ -143,7 +143,8 @@ export function create<T extends Doc, D, B, P, const A extends Responses = Recor
     body: entity.createBody,
     response: { 200: itemAnswer(entity), ...errors(409), ...(options.answers as A) },
     async handle(req) {
-      return newVersion(req, await viewOf(req.ctx, entity, await createEntity(req.ctx, entity, await req.json())))
+      const made = await createEntity(req.ctx, entity, await req.json())
+      return newVersion(req, await viewOf(req.ctx, entity, made), entity.hooks.live)
     },
   })
 }
@@ -163,7 +164,7 @@ export function patch<T extends Doc, D, B, P>(entity: Entity<T, D, B, P>, option
     async handle(req) {
       const id = req.params.id
       const doc = await patchEntity(req.ctx, entity, id, await req.json(), ifMatch(req, entity, id))
-      return newVersion(req, await viewOf(req.ctx, entity, doc))
+      return newVersion(req, await viewOf(req.ctx, entity, doc), entity.hooks.live)
     },
   })
 }

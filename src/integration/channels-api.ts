@@ -1,12 +1,12 @@
 /** The channel routes beyond the standard ones: a create that shows the signing secret once, and its rotation. */
 import { domainFilesDir } from '~storage/files'
-import { etagOf, JsonText } from '~storage/json-text'
 import * as v from 'valibot'
 import { notFound } from '../errors'
 import { itemAnswer, NOT_FOUND } from '../http/collection-schemas'
 import { parseFlat, parseMask } from '../query/list-query'
 import { present } from '../query/present'
 import { ITEM_PARAMS, NoQuery, queryOf } from '../http/query-schemas'
+import { versionText } from '../http/if-match'
 import { defineRoute } from '../http/route'
 import { answer, errors, IdParams } from '../http/schemas'
 import { channels, createChannel, rotateSecret } from './channels'
@@ -84,7 +84,6 @@ export const readChannelRoute = defineRoute({
     if (mask || flat) return present(doc, mask, flat)
     const dir = domainFilesDir(ctx.deps.config.dataDir, ctx.domain)
     // the tag is the stored channel's, the one If-Match checks: the domain's file figures are no part of it
-    const tag = etagOf(JSON.stringify(doc))
-    return new JsonText(JSON.stringify({ ...doc, files_quota: await quotaFigures(ctx, dir) }), tag)
+    return versionText({ ...doc, files_quota: await quotaFigures(ctx, dir) }, ['files_quota'])
   },
 })

@@ -155,6 +155,8 @@ export const svctasks = defineEntity({
       const at = nextRun(doc as never, hours, ctx.deps.clock.now())
       return { ...doc, next_run: at === null ? null : formatUtc(at) }
     },
+    // the next run moves with the clock: a task's version (its ETag, If-Match) is the rest
+    live: ['next_run'],
   },
   // defaults, the checks across fields (on the whole task, so also after a PATCH), and the members
   // in the order of the original's example

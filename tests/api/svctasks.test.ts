@@ -403,4 +403,22 @@ describe('the domain setting working_hours', () => {
     expect(await row(task.id)).not.toHaveProperty('next_run')
     await remove(task.id)
   })
+
+  test("a task's ETag leaves its next_run out: the clock passing a run does not refuse an If-Match", async () => {
+    const task = (await call('POST', base, { ...MINIMAL, isenabled: 1, intervalsec: 60, schedule: 'all' })).body
+    const url = `${base}/${task.id}`
+    const read = await t.call('GET', url, { token })
+    const tag = read.headers.get('etag')!
+    t.clock.advance(150_000) // past its next run: the answer's next_run moves, the task did not change
+    const later = await t.call('GET', url, { token, headers: { 'if-none-match': tag } })
+    expect(later.status).toBe(200) // a text with a live member is answered whole, never 304
+    expect(later.body.next_run).not.toBe(read.body.next_run)
+    expect(later.headers.get('etag')).toBe(tag)
+    const changed = await t.call('PATCH', url, { token, body: { name: 'Renamed' }, headers: { 'if-match': tag } })
+    expect(changed.status).toBe(200)
+    const stale = await t.call('PATCH', url, { token, body: { name: 'Again' }, headers: { 'if-match': tag } })
+    expect(stale.status).toBe(412)
+    expect((await t.call('GET', url, { token })).headers.get('etag')).toBe(changed.headers.get('etag'))
+    await remove(task.id)
+  })
 })

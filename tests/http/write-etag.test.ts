@@ -177,5 +177,8 @@ test('a channel: its creation shows its secrets once and carries no ETag; a PATC
   const read = await t.call('GET', url, { token: admin })
   expect(read.body.files_quota).toBeDefined()
   expect(read.headers.get('etag')).toBe(third.etag)
+  // its text holds live figures: an If-None-Match with the tag gets the channel again, not a 304
+  const again = await t.call('GET', url, { token: admin, headers: { 'if-none-match': third.etag } })
+  expect([again.status, again.body.files_quota]).toEqual([200, read.body.files_quota])
   expect((await write(admin, 'PATCH', url, { opts: { title: 'X' } }, third.etag)).body.opts.title).toBe('X')
 })

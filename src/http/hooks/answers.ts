@@ -141,7 +141,8 @@ function answerOf(
   if (status === 200 && (method === 'GET' || head)) {
     const etag = value instanceof JsonText ? value.etag : etagOf(text)
     headers.etag = etag
-    if (req.request.headers.get('if-none-match') === etag) return { ...answer(null, 0, 304), cookies: [] }
+    const live = value instanceof JsonText && value.live
+    if (!live && req.request.headers.get('if-none-match') === etag) return { ...answer(null, 0, 304), cookies: [] }
   }
   if (head) return answer(null, 0)
   if (text.length >= config.compressMinBytes) {
