@@ -42,10 +42,22 @@ const MAX_SLEEP_MS = 24 * 3600 * 1000
 /** Host calls one handler may have waiting at once, and the largest arguments one may carry. */
 const CALLS = { inFlight: 32, argsBytes: 256 * 1024 }
 /**
- * `log` is called in loops without await: its lines wait apart and many more at once (smaller ones),
- * so that a loop of a few hundred lines never meets the calls' limit, whatever the host's load.
+ * `log` is called in loops without await: its lines wait apart and many more at once (smaller ones:
+ * a line's values are cut, never refused), so that a loop of hundreds of lines never meets the calls'
+ * limit, whatever the host's load.
  */
-const LOG_LINES = { inFlight: 2000, argsBytes: 16 * 1024 }
+const LOG_LINES = { inFlight: 1000, argsBytes: 24 * 1024 }
+const LOG_VALUES = 8
+const LOG_VALUE_CHARS = 2000
+
+/** A log line's values as they travel: at most LOG_VALUES, each cut to LOG_VALUE_CHARS characters. */
+function cutLogValues(args: unknown[]): unknown[] {
+  return args.slice(0, LOG_VALUES).map((value) => {
+    const text = typeof value === 'string' ? value : JSON.stringify(value)
+    if (text === undefined || text.length <= LOG_VALUE_CHARS) return value
+    return `${text.slice(0, LOG_VALUE_CHARS)}… (${text.length} characters)`
+  })
+}
 const running = new Map<string, Running>()
 /** Handlers whose sandbox is being made, with the end asked of them meanwhile. */
 const starting = new Map<string, Outcome | null>()
@@ -96,12 +108,16 @@ function hostFor(m: Extract<ToThread, { t: 'run' }>): HostApi {
   for (const name of m.api) {
     const limits = name === 'log' ? LOG_LINES : CALLS
     const counted = name === 'log' ? `${m.id}:log` : m.id
-    const proxy: HostFunction = (...args) => {
+    const proxy: HostFunction = (...given) => {
+      let args = name === 'log' ? cutLogValues(given) : given
       const pending = inFlight.get(counted) ?? 0
       if (pending >= limits.inFlight)
         throw new Error(`more than ${limits.inFlight} ${name === 'log' ? 'log lines' : 'host calls'} at once`)
-      if ((JSON.stringify(args)?.length ?? 0) > limits.argsBytes)
-        throw new Error(`the arguments are larger than ${limits.argsBytes} bytes`)
+      const size = JSON.stringify(args)?.length ?? 0
+      if (size > limits.argsBytes) {
+        if (name !== 'log') throw new Error(`the arguments are larger than ${limits.argsBytes} bytes`)
+        args = [`(a log line of ${size} characters as JSON, over ${limits.argsBytes}: left out)`]
+      }
       inFlight.set(counted, pending + 1)
       return new Promise((resolve, reject) => {
         const call = ++calls

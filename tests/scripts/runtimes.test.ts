@@ -149,6 +149,11 @@ describe('the host API', () => {
     expect(done.log[199].message).toBe('line 196') // the 200th line kept
     expect(messages(done).slice(3, 5)).toEqual(['line 0', 'line 1'])
     expect(done.log.at(-1)).toMatchObject({ level: 'warn', message: expect.stringContaining('service log only') })
+    // a large value is cut, never the script's failure
+    await script('logs-big', `log('info', 'big', 'x'.repeat(20000), { y: 'y'.repeat(5000) }); return 'after log'`)
+    const big = await outcome((await call('POST', BASE, { code: 'logs-big' })).body.id)
+    expect(big).toMatchObject({ status: 'done', result: 'after log' })
+    expect(big.log[0].message).toStartWith('big xxxx') // kept up to a line's 2,000 characters
     // the list stays the spec's fields
     expect((await call('GET', BASE)).body.every((h: object) => !('log' in h))).toBe(true)
   })
