@@ -39,6 +39,7 @@ import { startJournalCursor } from './workers/journal-pump'
 import { startWebhookCursor } from './workers/webhook-enqueue'
 import { type Worker, WorkerRunner } from './workers/runner'
 import { startControl } from './ops/control'
+import { shownUrl } from './net/shown-url'
 import { ensureDataDir, listenError, StartError, secureDataFiles, withRetries } from './startup'
 
 export interface Service {
@@ -110,8 +111,8 @@ export async function startService(config: Config, manifest: Manifest, options: 
   const dbSetting = process.env.LIBSQL_URL ? 'LIBSQL_URL' : 'DATA_DIR'
   const db =
     options.db ??
-    (await withRetries(dbSetting, `cannot open ${config.libsqlUrl}`, tries, async () => openDb(config, log)))
-  await withRetries(dbSetting, `cannot use ${config.libsqlUrl}`, tries, () => migrate(db))
+    (await withRetries(dbSetting, `cannot open ${shownUrl(config.libsqlUrl)}`, tries, async () => openDb(config, log)))
+  await withRetries(dbSetting, `cannot use ${shownUrl(config.libsqlUrl)}`, tries, () => migrate(db))
   const started = options.appProcess ?? null
   // an embedded file is this service's alone: a job still marked running belonged to a process that
   // died (the app processes this one starts come later; one that restarts leaves its jobs to their leases)
@@ -126,7 +127,10 @@ export async function startService(config: Config, manifest: Manifest, options: 
           onStateChange: (up, detail) =>
             up ? log.info('redis reachable again', { detail }) : log.error('redis unreachable', { detail }),
         }).catch((err) => {
-          throw new StartError('REDIS_URL', `cannot reach ${config.redisUrl}: ${err.message} (tried ${tries} times)`)
+          throw new StartError(
+            'REDIS_URL',
+            `cannot reach ${shownUrl(config.redisUrl ?? '')}: ${err.message} (tried ${tries} times)`,
+          )
         })
       : createMemoryKv({ prefix: config.kvPrefix }))
   const clock = options.clock ?? systemClock

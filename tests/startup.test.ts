@@ -33,8 +33,17 @@ async function start(env: Record<string, string>) {
 }
 
 test.each([
-  ['an unreachable Redis', () => ({ REDIS_URL: `redis://127.0.0.1:${closedPort()}` }), 'REDIS_URL: cannot reach'],
-  ['an unreachable libSQL server', () => ({ LIBSQL_URL: `http://127.0.0.1:${closedPort()}` }), 'LIBSQL_URL: cannot'],
+  // credentials in a URL stay out of the line (a log collector keeps it)
+  [
+    'an unreachable Redis',
+    () => ({ REDIS_URL: `redis://ops:pw-not-shown@127.0.0.1:${closedPort()}` }),
+    'REDIS_URL: cannot reach redis://…@127.0.0.1:',
+  ],
+  [
+    'an unreachable libSQL server',
+    () => ({ LIBSQL_URL: `http://127.0.0.1:${closedPort()}?authToken=pw-not-shown` }),
+    'LIBSQL_URL: cannot',
+  ],
   [
     'a data directory that cannot be made',
     () => {
@@ -49,6 +58,7 @@ test.each([
   expect(r.code).toBe(2)
   expect(r.stderr.split('\n')).toHaveLength(1)
   expect(r.stderr).toStartWith(`cannot start: ${line}`)
+  expect(r.stderr).not.toContain('pw-not-shown')
   expect(r.seconds).toBeLessThan(10)
 })
 

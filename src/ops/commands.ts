@@ -21,6 +21,7 @@ import type { Manifest } from '../app'
 import { openDb, startService } from '../service'
 import { resetPassword } from './admin-ops'
 import { callControl, controlAnswers, controlSocketPath } from './control'
+import { shownUrl } from '../net/shown-url'
 
 type Operation = { run: 'backup' | 'restore'; file: string } | { run: 'reset-password'; login: string; domain?: string }
 
@@ -77,7 +78,7 @@ function existingDatabase(config: Config): string | null {
   if (existsSync(file)) return file
   if (process.env.LIBSQL_URL !== undefined)
     throw new Error(
-      `there is no database at ${resolve(file)} (LIBSQL_URL=${config.libsqlUrl}): set LIBSQL_URL as the service has it`,
+      `there is no database at ${resolve(file)} (LIBSQL_URL=${shownUrl(config.libsqlUrl)}): set LIBSQL_URL as the service has it`,
     )
   throw new Error(
     `there is no database at ${resolve(file)} (${dataDirIs(config)}): set DATA_DIR to the directory the service ` +

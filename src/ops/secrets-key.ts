@@ -7,7 +7,7 @@
  * deliveries signed with garbage. A key file other users may read is refused (not tightened): who
  * could read it may have copied it, and the operator must know.
  */
-import { closeSync, linkSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs'
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Db } from '~storage/db'
 import { readSecretsKeyId, recordSecretsKeyId } from '~storage/installation'
@@ -60,10 +60,12 @@ function writeKeyFile(file: string): string {
     const fd = openSync(temp, 'wx', PRIVATE_FILE)
     try {
       writeSync(fd, `${text}\n`)
+      fsyncSync(fd) // on disk before its name: a crash must not leave an empty key behind the name
     } finally {
       closeSync(fd)
     }
     linkSync(temp, file)
+    syncDirectory(dirname(file)) // and the name on disk before a secret is sealed with it
     return text
   } catch (err) {
     // another process starting beside this one wrote its key first: that one serves both
@@ -140,4 +142,14 @@ export async function openSecretBox(
       )
   }
   return box
+}
+
+/** Makes a directory's entries (a new name) durable. */
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
 }
