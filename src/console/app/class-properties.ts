@@ -11,7 +11,7 @@ export interface PropRow {
   data_type: string
   required: boolean
   multi: boolean
-  /** As typed: text, a number, true/false, JSON for `any` and `attachment`; comma-separated when multi. */
+  /** As typed: text, a number, true/false, JSON for `any` and `attachment`; a JSON array when multi. */
   default: string
   /** An enum's items, one a line. */
   items: string
@@ -29,6 +29,7 @@ export const newRow = (): PropRow => ({
 
 const NUMBERS = new Set(['long', 'int', 'integer', 'float'])
 const JSON_TYPES = new Set(['any', 'attachment'])
+const STRING_TYPES = new Set(['string'])
 
 const textOf = (type: string, value: unknown): string =>
   JSON_TYPES.has(type) || (typeof value === 'object' && value !== null) ? JSON.stringify(value) : String(value)
@@ -45,12 +46,8 @@ export function rowsOf(value: unknown): PropRow[] {
       data_type: type,
       required: p.required === true,
       multi: p.multi === true,
-      default:
-        d === undefined || d === null
-          ? ''
-          : p.multi === true && Array.isArray(d)
-            ? d.map((x) => textOf(type, x)).join(', ')
-            : textOf(type, d),
+      // a multi default whole, as JSON: its values may hold commas, or be objects
+      default: d === undefined || d === null ? '' : p.multi === true ? JSON.stringify(d) : textOf(type, d),
       items: Array.isArray(p.items) ? p.items.join('\n') : '',
     }
   })
@@ -76,6 +73,23 @@ function defaultValue(type: string, text: string, path: string, name: string): u
   return text
 }
 
+/** A multi default: a JSON array whose values are each of the type (as the text of one would give it). */
+function multiDefault(type: string, text: string, path: string, name: string): unknown[] {
+  let values: unknown
+  try {
+    values = JSON.parse(text)
+  } catch {
+    values = undefined
+  }
+  if (!Array.isArray(values)) throw new FieldError(path, `The default of ${name} is a JSON array: ["a", "b"]`)
+  if (JSON_TYPES.has(type)) return values
+  return values.map((v) => {
+    const wanted = NUMBERS.has(type) ? 'number' : type === 'boolean' ? 'boolean' : 'string'
+    if (typeof v !== wanted) throw new FieldError(path, `Each value of the default of ${name} must be a ${wanted}`)
+    return v
+  })
+}
+
 /** The API's properties of the rows (`path` is the field's: errors name `<path>.<i>.<member>`). */
 export function propertiesOf(rows: PropRow[], path: string): Record<string, unknown>[] {
   return rows.map((r, i) => {
@@ -94,12 +108,11 @@ export function propertiesOf(rows: PropRow[], path: string): Record<string, unkn
       if (!items.length) throw new FieldError(`${at}.items`, `The enum ${name} needs items`)
       p.items = items
     }
+    // a text default is kept as typed (its spaces too); other types read from the trimmed text
     const text = r.default.trim()
-    if (text) {
-      const parts = r.multi && !JSON_TYPES.has(r.data_type) ? text.split(/\s*,\s*/).filter(Boolean) : [text]
-      const values = parts.map((x) => defaultValue(r.data_type, x, `${at}.default`, name))
-      p.default = r.multi && !JSON_TYPES.has(r.data_type) ? values : values[0]
-    }
+    if (text && r.multi) p.default = multiDefault(r.data_type, text, `${at}.default`, name)
+    else if (text)
+      p.default = defaultValue(r.data_type, STRING_TYPES.has(r.data_type) ? r.default : text, `${at}.default`, name)
     return p
   })
 }

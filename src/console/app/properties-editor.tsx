@@ -39,9 +39,7 @@ function Row(props: Props & { i: number; row: PropRow }) {
     .split('\n')
     .map((x) => x.trim())
     .filter(Boolean)
-  const hint = [NO_DEFAULT_HINT[row.data_type], row.multi ? 'values separated by commas' : '']
-    .filter(Boolean)
-    .join('; ')
+  const hint = [NO_DEFAULT_HINT[row.data_type], row.multi ? 'a JSON array: ["a", "b"]' : ''].filter(Boolean).join('; ')
   return (
     <fieldset class="property">
       <legend>Property {i + 1}</legend>
