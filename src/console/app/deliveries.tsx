@@ -22,8 +22,9 @@ interface Delivery {
 }
 
 const PAGE = 25
-/** How often the log is read again while a replayed delivery has not ended. */
+/** How often the log is read again while a replayed delivery has not ended, and for how long at most. */
 const WATCH_MS = 1000
+const WATCH_READS = 60
 
 const ended = (d: Delivery) => d.status === 'done' || d.status === 'failed'
 
@@ -34,8 +35,9 @@ export function Deliveries(props: { channelUrl: string }) {
   const [error, setError] = useState('')
   const [status, setStatus] = useState('')
   const [reads, setReads] = useState(0)
-  /** The replayed delivery whose outcome is awaited. */
+  /** The replayed delivery whose outcome is awaited, and the reads left to await it. */
   const [watched, setWatched] = useState<string | null>(null)
+  const [watchReads, setWatchReads] = useState(0)
 
   useEffect(() => {
     let live = true
@@ -62,7 +64,16 @@ export function Deliveries(props: { channelUrl: string }) {
   }, [log, offset, reads])
   useEffect(() => {
     if (!watched) return
-    const timer = setTimeout(() => setReads((n) => n + 1), WATCH_MS)
+    if (watchReads <= 0) {
+      // a retry far off, or a delivery gone from this page: Refresh reads it when the reader wants
+      setWatched(null)
+      setStatus('The replayed delivery has not ended yet: Refresh shows where it is.')
+      return
+    }
+    const timer = setTimeout(() => {
+      setWatchReads((n) => n - 1)
+      setReads((n) => n + 1)
+    }, WATCH_MS)
     return () => clearTimeout(timer)
   }, [watched, reads])
 
@@ -73,6 +84,7 @@ export function Deliveries(props: { channelUrl: string }) {
       await call('POST', `${log}/${encodeURIComponent(d.id)}/replay`)
       setStatus(`Replaying ${d.event}: it is due again, waiting for its outcome…`)
       setWatched(d.id)
+      setWatchReads(WATCH_READS)
       setReads((n) => n + 1)
     } catch (err) {
       setError(errorText(err))
