@@ -104,7 +104,8 @@ export async function startService(config: Config, manifest: Manifest, options: 
   const log = options.log ?? createLogger(config.logLevel)
   // what the data directory holds is the service's alone: what an earlier version or a copy left
   // open to other users is tightened, each said by name
-  for (const t of [ensureDataDir(config.dataDir), ...secureDataFiles(config.dataDir, config.libsqlUrl)])
+  const dir = ensureDataDir(config.dataDir)
+  for (const t of [dir, ...secureDataFiles(config.dataDir, config.libsqlUrl, !options.appProcess)])
     if (t?.error) log.warn('other users can read a file of the service, and it cannot be made private', { ...t })
     else if (t) log.warn('other users could read a file of the service: made private', { path: t.path, was: t.was })
   const tries = config.startupRetries

@@ -63,7 +63,8 @@ export const initialPasswordFile = (dataDir: string) => join(dataDir, 'initial-a
  * restore), the channel files (0600, their directories 0700) and the first administrator's password
  * file. Any of them found looser is tightened and answered, for the start to warn naming each.
  */
-export function secureDataFiles(dataDir: string, libsqlUrl: string): Tightened[] {
+/** `channelFiles`: walk the channel files too (a stat of each: the first process only, not each app process). */
+export function secureDataFiles(dataDir: string, libsqlUrl: string, channelFiles = true): Tightened[] {
   const changed: Tightened[] = []
   const add = (t: Tightened | null) => t && changed.push(t)
   try {
@@ -77,7 +78,7 @@ export function secureDataFiles(dataDir: string, libsqlUrl: string): Tightened[]
         for (const entry of readdirSync(dir)) if (entry.startsWith(name)) add(tighten(join(dir, entry)))
       }
     }
-    changed.push(...tightenTree(join(dataDir, 'files')))
+    if (channelFiles) changed.push(...tightenTree(join(dataDir, 'files')))
     add(tighten(initialPasswordFile(dataDir)))
   } catch (err) {
     throw new StartError('DATA_DIR', `cannot make the files of ${dataDir} private: ${(err as Error).message}`)
