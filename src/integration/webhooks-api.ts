@@ -80,11 +80,11 @@ export const readSubscriptionRoute = defineRoute({
 export const renewRoute = defineRoute({
   ...SUBSCRIBER,
   summary: 'Renew and replace a subscription of the calling channel',
-  description: `${FOR_SUBSCRIBERS} Replaces its terms and starts its lifetime anew; a lapsed one comes back. ${UNKNOWN_ID}`,
+  description: `${FOR_SUBSCRIBERS} Replaces its terms and starts its lifetime anew; a lapsed one comes back, unless the channel holds the most it may (409). ${UNKNOWN_ID}`,
   params: SubscriptionParams,
   query: NoQuery,
   body: SubscriptionBody,
-  response: { 200: answer(Subscribed), ...NOT_FOUND },
+  response: { 200: answer(Subscribed), ...NOT_FOUND, ...errors(409) },
   handle: (req) => renew(req.ctx, req.params.id, req.body),
 })
 

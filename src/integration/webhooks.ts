@@ -130,10 +130,16 @@ async function store(
 /** POST: a new subscription of the calling channel. */
 export async function subscribe(ctx: Ctx, body: SubscriptionBody) {
   const channel = await subscriber(ctx)
+  await roomFor(ctx, channel)
+  return store(ctx, channel, crypto.randomUUID(), body)
+}
+
+/** 409 when the channel holds MAX_PER_CHANNEL live subscriptions besides `renewed` (a live one renewed takes none). */
+async function roomFor(ctx: Ctx, channel: Channel, renewed?: string): Promise<void> {
   const held = (await domainSubscriptions(ctx.deps, ctx.domain)).filter((s) => s.channel === channel.id)
+  if (renewed !== undefined && held.some((s) => s.id === renewed)) return
   if (held.length >= MAX_PER_CHANNEL)
     throw new ApiError(409, `a channel holds at most ${MAX_PER_CHANNEL} subscriptions`)
-  return store(ctx, channel, crypto.randomUUID(), body)
 }
 
 /** Whether the id was ever this channel's (live or lapsed); 404 "token not found" otherwise. */
@@ -155,7 +161,9 @@ async function dropLegacy(ctx: Ctx, id: string): Promise<void> {
 
 /** PUT: replaces the terms and renews the lifetime (a lapsed id of this channel comes back). */
 export async function renew(ctx: Ctx, id: string, body: SubscriptionBody) {
-  return store(ctx, await requireKnown(ctx, id), id, body)
+  const channel = await requireKnown(ctx, id)
+  await roomFor(ctx, channel, id) // a lapsed id that comes back counts as a new one
+  return store(ctx, channel, id, body)
 }
 
 /** GET: `{objects, events, url}` (the channel's url when it has none of its own), or `[]` once it lapsed. */

@@ -5,6 +5,7 @@
 // parameters (item 6).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { jobsOf } from '~storage/queue'
+import { MAX_PER_CHANNEL } from '~/integration/webhooks'
 import { testService, type TestService } from '../helpers/service'
 
 let t: TestService
@@ -37,7 +38,7 @@ async function channel(code: string, roles?: string[]) {
 }
 
 beforeAll(async () => {
-  t = await testService({ listen: true, licence: { webservice_subscr: 12 } })
+  t = await testService({ listen: true, licence: { webservice_subscr: 13 } })
   await t.createDomain('hooks.master')
   admin = await t.adminIn('hooks.master')
   reader = await channel('reader', ['admin'])
@@ -191,6 +192,32 @@ describe('item 6: the webhook points', () => {
       expect(r.body.error_details).toMatchObject({ field })
     }
   })
+})
+
+describe('a channel holds at most MAX_PER_CHANNEL live subscriptions', () => {
+  test('the next is a 409; a lapsed id renewed counts as a new one, a live one renewed takes no room', async () => {
+    const mine = await channel('capped', ['admin'])
+    const ids = async (n: number, expires: number) => {
+      const made: string[] = []
+      for (let i = 0; i < n; i++) made.push((await post(mine, { events: CHANGES, expires })).body.id)
+      return made
+    }
+    const lapsing = await ids(MAX_PER_CHANNEL, 60)
+    const over = await post(mine, { events: CHANGES })
+    expect([over.status, over.body.error_message]).toEqual([
+      409,
+      `a channel holds at most ${MAX_PER_CHANNEL} subscriptions`,
+    ])
+    t.clock.advance(61_000) // all lapsed
+    const live = await ids(MAX_PER_CHANNEL, 600)
+    const put = (id: string) => wire('PUT', `${base}/${id}`, mine.token, { events: CHANGES, expires: 600 })
+    const refused = await put(lapsing[0]!)
+    expect(refused.status).toBe(409) // it would be the 101st
+    expect((await put(live[0]!)).status).toBe(200) // a live one renewed
+    await wire('DELETE', `${base}/${live[1]}`, mine.token)
+    expect((await put(lapsing[0]!)).status).toBe(200) // room again
+    expect((await wire('GET', base, mine.token)).body).toHaveLength(MAX_PER_CHANNEL)
+  }, 30_000)
 })
 
 describe('beyond the spec: GET of the collection lists the calling channel its subscriptions', () => {
