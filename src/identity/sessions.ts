@@ -151,8 +151,7 @@ export class SessionStore {
       // microsecond-scale scores, strictly increasing in this process: creation order even within one millisecond
       this.lastScore = Math.max(now * 1000, this.lastScore + 1)
       const index = userKey(session.homeDomainId, session.userId)
-      await this.kv.zadd(index, this.lastScore, session.id)
-      await this.kv.expire(index, this.idleMs)
+      await this.kv.zadd(index, this.lastScore, session.id, this.idleMs)
       await this.enforceCap(index, session.id)
       if (confirm && !(await confirm())) {
         await this.destroy(session.id)

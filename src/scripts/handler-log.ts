@@ -35,8 +35,7 @@ export function keepLine(deps: Pick<Deps, 'kv' | 'clock' | 'log'>, h: Logged, le
   })
   const key = logKey(h.domainId, h.info.id)
   h.writing = h.writing
-    .then(() => deps.kv.zadd(key, n, line))
-    .then(() => deps.kv.expire(key, OUTCOME_TTL_MS))
+    .then(() => deps.kv.zadd(key, n, line, OUTCOME_TTL_MS))
     .then(
       () => {},
       (err) => deps.log.warn('a handler log line was not kept', { handler: h.info.id, error: String(err) }),

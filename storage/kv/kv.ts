@@ -73,8 +73,11 @@ export interface Kv {
    */
   scan(prefix: string, cursor: string): Promise<{ cursor: string; keys: string[] }>
 
-  /** Sorted set: members ordered by score (ascending), ties by member. */
-  zadd(key: string, score: number, member: string): Promise<void>
+  /**
+   * Sorted set: members ordered by score (ascending), ties by member. `ttlMs` sets the set's lifetime
+   * in the same step (one round trip: no set is left without one when the connection drops between).
+   */
+  zadd(key: string, score: number, member: string, ttlMs?: number): Promise<void>
   zrem(key: string, ...members: string[]): Promise<number>
   zrange(key: string): Promise<string[]>
 

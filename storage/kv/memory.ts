@@ -123,10 +123,10 @@ export function createMemoryKv(options: { prefix?: string; now?: () => number } 
       }
       return { cursor: '0', keys }
     },
-    async zadd(key, score, member) {
+    async zadd(key, score, member, ttlMs) {
       const z = typed(key, isZset) ?? new Map<string, number>()
       z.set(member, score)
-      if (!live(key)) put(key, z)
+      if (!live(key) || ttlMs !== undefined) put(key, z, ttlMs)
     },
     async zrem(key, ...members) {
       const z = typed(key, isZset)

@@ -110,8 +110,9 @@ export async function createRedisKv(url: string, options: RedisKvOptions = {}): 
       const step = await client.scan(cursor, { MATCH: `${globEscaped(k(start))}*`, COUNT: SCAN_COUNT })
       return { cursor: String(step.cursor), keys: step.keys.map((key) => String(key).slice(prefix.length)) }
     },
-    async zadd(key, score, member) {
-      await client.zAdd(k(key), { score, value: member })
+    async zadd(key, score, member, ttlMs) {
+      if (ttlMs === undefined) await client.zAdd(k(key), { score, value: member })
+      else await client.multi().zAdd(k(key), { score, value: member }).pExpire(k(key), ttlMs).exec()
     },
     zrem: (key, ...members) => client.zRem(k(key), members),
     zrange: (key) => client.zRange(k(key), 0, -1),

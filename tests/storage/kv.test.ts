@@ -174,6 +174,11 @@ for (const [name, make] of subjects) {
       expect(await kv.zrange('z')).toEqual(['a', 'b', 'c'])
       expect(await kv.zrem('z', 'b')).toBe(1)
       expect(await kv.zrange('z')).toEqual(['a', 'c'])
+      expect(await kv.ttl('z')).toBe(-1)
+      // with a lifetime: the set's, set in the same step
+      await kv.zadd('z', 4, 'd', LONG_MS)
+      expect(await kv.ttl('z')).toBeGreaterThan(LONG_MS - 5000)
+      expect(await kv.zrange('z')).toEqual(['a', 'c', 'd'])
     })
 
     // The times are the caller's; the key's own lifetime (windowMs, real time on Redis) is never reached.
