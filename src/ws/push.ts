@@ -66,34 +66,46 @@ export const ADMIN_EVENT_CLASSES: ReadonlySet<string> = new Set(['callevents', '
  * Whether one subscription is to receive the event: its terms match and, for a data change, the
  * subscriber may read the record now (`ctx`: the subscriber acting now, its live roles). While the
  * subscription replays the journal, journal events wait in `held` and the answer is no. Answers at
- * once unless a permission had to be loaded. The caller sends `out.frame(sub)`.
+ * once unless a permission had to be loaded. The caller sends `out.frame(sub)`; `matched` says it
+ * has matched the terms already.
  */
-export function admits(ctx: Ctx, sub: Subscription, out: Outgoing): boolean | Promise<boolean> {
+export function admits(ctx: Ctx, sub: Subscription, out: Outgoing, matched = false): boolean | Promise<boolean> {
   if (out.event.seq !== undefined && sub.held) {
     sub.held.push(out.event)
     return false
   }
-  return passes(ctx, sub, out)
+  return passes(ctx, sub, out, matched)
 }
 
-function passes(ctx: Ctx, sub: Subscription, out: Outgoing): boolean | Promise<boolean> {
+/** `matched`: the terms were matched already (once for all the subscriptions alike). */
+function passes(ctx: Ctx, sub: Subscription, out: Outgoing, matched = false): boolean | Promise<boolean> {
   const { event } = out
   if (event.seq !== undefined) {
     if (event.seq <= sub.lastSeq) return false // replayed already, or published twice
     sub.lastSeq = event.seq
   }
-  if (!matches(sub.terms, event)) return false
+  if (!matched && !matches(sub.terms, event)) return false
   if (ADMIN_EVENT_CLASSES.has(event.class)) return ctx.roles.includes('admin') // the roles live now
   if (!isDataChange(event)) return true
   // a classpath names one collection: a model class's change is not an entity's of the same data class
   if (sub.target && event.objtype !== undefined && event.objtype !== sub.target.objtype) return false
   const path = sub.target?.classpath ?? changedCollection(event)
-  const readable = remembered(out, `${ctx.roles.join(',')}|${path}`, () => mayRead(ctx, path, str(event.data, 'id')))
+  const readable = remembered(out, `${rolesKey(ctx.roles)}|${path}`, () => mayRead(ctx, path, str(event.data, 'id')))
   const guard = sub.target?.guard
   if (!guard) return readable
   const guarded = () => remembered(out, `${ctx.actor.id}|${path}`, () => guard(ctx))
   if (readable instanceof Promise) return readable.then((yes) => yes && guarded())
   return readable && guarded()
+}
+
+/** Role lists are shared (cached per user and domain): each is joined once, not once per socket and event. */
+const ROLE_KEYS = new WeakMap<readonly string[], string>()
+function rolesKey(roles: readonly string[]): string {
+  const known = ROLE_KEYS.get(roles)
+  if (known !== undefined) return known
+  const key = roles.join(',')
+  ROLE_KEYS.set(roles, key)
+  return key
 }
 
 /** A decision taken once per event for every subscriber it holds for. */
