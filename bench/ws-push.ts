@@ -7,15 +7,17 @@
  * by up to a millisecond. The server's CPU per pushed frame is its /proc CPU time over the writes
  * divided by the frames delivered (the writes' own cost included).
  *
- * `bun bench/ws-push.ts [N ...]` (default 1000 10000) runs N sockets on one process's direct listener
- * (GATEWAY=off), 5,000 through the public port (GATEWAY=on: three descriptors a socket), and the
+ * `bun bench/ws-push.ts [N ...]` (default 1000 10000) runs N sockets on plain Bun.serve publishing to
+ * one topic (bench/raw-ws-server.ts: the floor), then on one process's direct listener (GATEWAY=off), 5,000 through the public port (GATEWAY=on: three descriptors a socket), and the
  * cross-process case: APP_PROCESSES=2 on the machine's Redis (BENCH_REDIS_URL), sockets through the
  * public port on both processes, creates at BENCH_WS_RATE a second (default 1000) for
  * BENCH_WS_SECONDS (default 3), latency split by whether the socket is on the process that took the
  * write. BENCH_WS_WRITES sets the fan-out cases' writes (default 20, a quarter second apart);
  * BENCH_WS_ONLY=direct|gateway|cross runs one kind. BENCH_CPU_PROF=<dir> profiles the service.
  */
-import { percentile, rssKb, startBenchService } from './service-process'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { type BenchService, percentile, rssKb, startBenchService } from './service-process'
 import { type BareSocket, connectBare } from './ws-client'
 
 const COUNTS = process.argv.slice(2).map(Number).filter(Boolean)
@@ -97,20 +99,43 @@ function perFrame(now: [number, number], then: [number, number], frames: number)
   return `${us(now[0] - then[0])} + ${us(now[1] - then[1])} µs`
 }
 
+/** The floor: bench/raw-ws-server.ts, plain Bun.serve publishing to one topic. */
+async function startRawServer(): Promise<BenchService> {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, 'raw-ws-server.ts')], { stdout: 'pipe' })
+  const reader = proc.stdout.getReader()
+  let out = ''
+  while (!/listening (\d+)/.test(out)) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`the raw websocket server did not start: ${out}`)
+    out += new TextDecoder().decode(value)
+  }
+  const port = /listening (\d+)/.exec(out)![1]
+  const stop = async () => {
+    proc.kill()
+    await proc.exited
+  }
+  return { url: `http://127.0.0.1:${port}`, pid: proc.pid, token: '-', stop }
+}
+
 const ms = (sorted: number[], p: number) => (sorted.length ? percentile(sorted, p).toFixed(1) : '-')
 
 /** N sockets, WRITES creates a quarter second apart: every socket takes every event. */
-async function fanout(count: number, gateway: 'on' | 'off'): Promise<void> {
-  // every bench socket comes from 127.0.0.1: the per-address cap would refuse most of them
-  const service = await startBenchService({ GATEWAY: gateway, GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '0' }, profile)
+async function fanout(count: number, target: 'on' | 'off' | 'raw'): Promise<void> {
+  const service =
+    target === 'raw'
+      ? await startRawServer()
+      : // every bench socket comes from 127.0.0.1: the per-address cap would refuse most of them
+        await startBenchService({ GATEWAY: target, GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '0' }, profile)
   const { url: base, token, pid } = service
   const arrivals: number[][] = Array.from({ length: WRITES }, () => [])
   const { state, onFrame } = frameReader((w, at) => arrivals[w]?.push(at))
   let sockets: BareSocket[] = []
   try {
     const before = await rssKb(pid)
+    const fds = readdirSync(`/proc/${pid}/fd`).length
     sockets = await openSockets(`${base.replace('http', 'ws')}/ws?token=${token}`, count, onFrame, () => state.acks)
     const after = await rssKb(pid)
+    const fdsPerSocket = (readdirSync(`/proc/${pid}/fd`).length - fds) / count
     const cpu0 = await cpuTicks(pid)
     const client0 = process.cpuUsage()
     const commits: number[] = []
@@ -128,7 +153,7 @@ async function fanout(count: number, gateway: 'on' | 'off'): Promise<void> {
     const last = arrivals.map((list, w) => Math.max(...list) - commits[w]!).sort((a, b) => a - b)
     const clientUs = (n: number) => (n / Math.max(1, state.events)).toFixed(1)
     console.log(
-      `| ${count} ${gateway === 'on' ? 'through the public port' : 'direct'} | ${ms(all, 0.5)} | ${ms(all, 0.99)} | ${ms(first, 0.5)} | ${ms(last, 0.5)} / ${ms(last, 1)} | ${state.events}/${expected} | ${server} | ${clientUs(client.user)} + ${clientUs(client.system)} µs | ${(((after - before) * 1024) / count / 1024).toFixed(1)} KiB |`,
+      `| ${count} ${target === 'raw' ? 'raw Bun.serve publish' : target === 'on' ? 'through the public port' : 'direct'} | ${ms(all, 0.5)} | ${ms(all, 0.99)} | ${ms(first, 0.5)} | ${ms(last, 0.5)} / ${ms(last, 1)} | ${state.events}/${expected} | ${server} | ${clientUs(client.user)} + ${clientUs(client.system)} µs | ${(((after - before) * 1024) / count / 1024).toFixed(1)} KiB | ${fdsPerSocket.toFixed(2)} |`,
     )
   } finally {
     for (const ws of sockets) ws.close()
@@ -219,10 +244,14 @@ if (!ONLY || ONLY === 'direct' || ONLY === 'gateway') {
     '\nwebsocket pushes (commit -> frame read by the bench client; server and bench client CPU per frame delivered):',
   )
   console.log(
-    '| sockets | p50 ms | p99 ms | first socket p50 ms | last socket p50 / max ms | delivered / expected | server CPU per frame (user + sys) | client CPU per frame | RSS per socket |',
+    '| sockets | p50 ms | p99 ms | first socket p50 ms | last socket p50 / max ms | delivered / expected | server CPU per frame (user + sys) | client CPU per frame | RSS per socket | descriptors per socket |',
   )
-  console.log('|---|---|---|---|---|---|---|---|---|')
-  if (ONLY !== 'gateway') for (const n of COUNTS.length ? COUNTS : [1000, 10_000]) await fanout(n, 'off')
+  console.log('|---|---|---|---|---|---|---|---|---|---|')
+  if (ONLY !== 'gateway')
+    for (const n of COUNTS.length ? COUNTS : [1000, 10_000]) {
+      await fanout(n, 'raw')
+      await fanout(n, 'off')
+    }
   if (ONLY !== 'direct') await fanout(GATEWAY_SOCKETS, 'on')
 }
 if (!ONLY || ONLY === 'cross') {
