@@ -17,6 +17,9 @@ import { str } from '~storage/doc'
 /** More missed changes than this and the client is told to reload its collection instead. */
 export const MAX_REPLAY = 10_000
 
+/** Decisions taken for one event: by collection path, then by who asks (roles or actor). */
+type Decisions = Map<string, Map<string, boolean>>
+
 /** Where a subscription's frames go. */
 export interface PushSink {
   send(frame: string): void
@@ -30,7 +33,9 @@ export class Outgoing {
   private data?: string
   private readonly tail: string
   private readonly frames = new Map<string, string>()
-  readonly reads = new Map<string, boolean>()
+  /** Read decisions by path, then roles; guards' by path, then actor: no key string is built per socket. */
+  readonly reads: Decisions = new Map()
+  readonly guards: Decisions = new Map()
 
   constructor(readonly event: PlatformEvent) {
     this.tail = `,"class":${JSON.stringify(event.class)},"event":${JSON.stringify(event.event)},"seq":${event.seq ?? null},"data":`
@@ -90,10 +95,12 @@ function passes(ctx: Ctx, sub: Subscription, out: Outgoing, matched = false): bo
   // a classpath names one collection: a model class's change is not an entity's of the same data class
   if (sub.target && event.objtype !== undefined && event.objtype !== sub.target.objtype) return false
   const path = sub.target?.classpath ?? changedCollection(event)
-  const readable = remembered(out, `${rolesKey(ctx.roles)}|${path}`, () => mayRead(ctx, path, str(event.data, 'id')))
+  const readable = remembered(out.reads, path ?? '', rolesKey(ctx.roles), () =>
+    mayRead(ctx, path, str(event.data, 'id')),
+  )
   const guard = sub.target?.guard
   if (!guard) return readable
-  const guarded = () => remembered(out, `${ctx.actor.id}|${path}`, () => guard(ctx))
+  const guarded = () => remembered(out.guards, path ?? '', ctx.actor.id, () => guard(ctx))
   if (readable instanceof Promise) return readable.then((yes) => yes && guarded())
   return readable && guarded()
 }
@@ -109,16 +116,27 @@ function rolesKey(roles: readonly string[]): string {
 }
 
 /** A decision taken once per event for every subscriber it holds for. */
-function remembered(out: Outgoing, key: string, decide: () => boolean | Promise<boolean>): boolean | Promise<boolean> {
-  const known = out.reads.get(key)
+function remembered(
+  decisions: Decisions,
+  path: string,
+  who: string,
+  decide: () => boolean | Promise<boolean>,
+): boolean | Promise<boolean> {
+  let byWho = decisions.get(path)
+  const known = byWho?.get(who)
   if (known !== undefined) return known
+  if (!byWho) {
+    byWho = new Map()
+    decisions.set(path, byWho)
+  }
+  const mine = byWho
   const decided = decide()
   if (decided instanceof Promise)
     return decided.then((yes) => {
-      out.reads.set(key, yes)
+      mine.set(who, yes)
       return yes
     })
-  out.reads.set(key, decided)
+  mine.set(who, decided)
   return decided
 }
 
