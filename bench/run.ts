@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, truncateSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createClient } from 'redis'
+import { cpuSeconds } from './service-process'
 import { ensureWrk, luaScript, wrk, type WrkResult } from './wrk'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -21,14 +22,6 @@ const MODEL_RECORDS = 100_000
 const root = join(import.meta.dir, '..')
 const work = mkdtempSync(join(tmpdir(), 'platform-bench-'))
 const children: ReturnType<typeof Bun.spawn>[] = []
-
-/** CPU seconds (user + system, all threads) a process and its children (APP_PROCESSES > 1) have used so far, from /proc. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const fields = (await Bun.file(`/proc/${pid}/stat`).text()).split(') ')[1]!.split(' ')
-  const own = (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ = 100)
-  const children = (await Bun.file(`/proc/${pid}/task/${pid}/children`).text()).trim().split(/\s+/).filter(Boolean)
-  return own + (await Promise.all(children.map((c) => cpuSeconds(Number(c))))).reduce((a, b) => a + b, 0)
-}
 
 interface Target {
   url: string

@@ -73,6 +73,14 @@ export async function rssKb(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(await Bun.file(`/proc/${pid}/status`).text())![1])
 }
 
+/** CPU seconds (user + system, all threads) a process and its children (APP_PROCESSES > 1) have used so far, from /proc. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const fields = (await Bun.file(`/proc/${pid}/stat`).text()).split(') ')[1]!.split(' ')
+  const own = (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ = 100)
+  const children = (await Bun.file(`/proc/${pid}/task/${pid}/children`).text()).trim().split(/\s+/).filter(Boolean)
+  return own + (await Promise.all(children.map((c) => cpuSeconds(Number(c))))).reduce((a, b) => a + b, 0)
+}
+
 /** The value at fraction `p` of sorted values. */
 export const percentile = (sorted: readonly number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!

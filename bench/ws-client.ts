@@ -7,6 +7,8 @@
 import type { Socket } from 'bun'
 
 export interface BareSocket {
+  /** The head of the 101 answer (its x-request-id names the process that took the socket). */
+  head: string
   send(text: string): void
   close(): void
 }
@@ -15,7 +17,7 @@ interface State {
   handshaken: boolean
   buf: Buffer
   onFrame: (payload: Buffer) => void
-  opened: () => void
+  opened: (head: string) => void
   failed: (err: Error) => void
 }
 
@@ -63,8 +65,9 @@ export function connectBare(url: string, onFrame: (payload: Buffer) => void): Pr
       handshaken: false,
       buf: Buffer.alloc(0),
       onFrame,
-      opened: () =>
+      opened: (head) =>
         resolve({
+          head,
           send: (text) => void socket!.write(maskedFrame(0x1, Buffer.from(text))),
           close: () => socket!.end(),
         }),
@@ -93,8 +96,9 @@ export function connectBare(url: string, onFrame: (payload: Buffer) => void): Pr
               return void s.end()
             }
             st.handshaken = true
+            const head = st.buf.subarray(0, end).toString()
             st.buf = st.buf.subarray(end + 4)
-            st.opened()
+            st.opened(head)
           }
           st.buf = readFrames(s, st.buf)
         },

@@ -1,72 +1,159 @@
 /**
- * Websocket pushes at scale: N sockets on one service process, each subscribed to the extobjs
- * collection, while a writer creates records over HTTP. Reports push latency (write sent -> frame
- * received, one clock: same machine; it includes the write itself), delivered / expected events, and the server's resident
- * memory per socket. `bun bench/ws-push.ts [N ...]` (default 1000 10000); `npm run bench` runs it
- * after the HTTP cases. The service listens directly (GATEWAY=off): through the gateway every
- * socket costs the process three descriptors, and 10,000 of them would pass a 20,000 fd limit.
+ * Websocket pushes at scale: sockets subscribed to the extobjs collection while records are created
+ * over HTTP. Latency runs from the commit (the record's `ext.lwt`, stamped by the server in the
+ * transaction that commits it, read from the create's answer) to the frame read by the bench's bare
+ * client (bench/ws-client.ts, in this process, on the same cores: its cost is in the figure). One
+ * clock: same machine; `lwt` has millisecond precision and precedes the commit, so a figure is high
+ * by up to a millisecond. The server's CPU per pushed frame is its /proc CPU time over the writes
+ * divided by the frames delivered (the writes' own cost included).
+ *
+ * `bun bench/ws-push.ts [N ...]` (default 1000 10000) runs N sockets on plain Bun.serve publishing to
+ * one topic (bench/raw-ws-server.ts: the floor), then on one process's direct listener (GATEWAY=off), 5,000 through the public port (GATEWAY=on: three descriptors a socket), and the
+ * cross-process case: APP_PROCESSES=2 on the machine's Redis (BENCH_REDIS_URL), sockets through the
+ * public port on both processes, creates at BENCH_WS_RATE a second (default 1000) for
+ * BENCH_WS_SECONDS (default 3), latency split by whether the socket is on the process that took the
+ * write. BENCH_WS_WRITES sets the fan-out cases' writes (default 20, a quarter second apart);
+ * BENCH_WS_ONLY=direct|gateway|cross runs one kind. BENCH_CPU_PROF=<dir> profiles the service.
  */
-import { percentile, rssKb, startBenchService } from './service-process'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { type BenchService, percentile, rssKb, startBenchService } from './service-process'
 import { type BareSocket, connectBare } from './ws-client'
 
 const COUNTS = process.argv.slice(2).map(Number).filter(Boolean)
 const WRITES = Number(process.env.BENCH_WS_WRITES ?? 20)
 const WRITE_GAP_MS = 250
+const GATEWAY_SOCKETS = 5000
+const CROSS_SOCKETS = 20
+const MAX_IN_FLIGHT = 32
+const RATE = Number(process.env.BENCH_WS_RATE ?? 1000)
+const SECONDS = Number(process.env.BENCH_WS_SECONDS ?? 3)
+const ONLY = process.env.BENCH_WS_ONLY
+const PROFILE = process.env.BENCH_CPU_PROF
+const profile = PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE}`] : []
 
-async function run(count: number): Promise<void> {
-  const service = await startBenchService()
-  const { url: base, token, pid } = service
+const SUBSCRIBE = JSON.stringify([
+  'subscribe',
+  { id: 's', expires: 3600, events: ['modelevents.data_changed'], classpath: '/rest/v1/reference/extobjs' },
+])
+const EVENT = Buffer.from('["event"')
+const ACK = Buffer.from('["subscribe"')
+/** Wall-clock milliseconds with sub-millisecond precision, comparable with the server's `lwt`. */
+const wallNow = () => performance.timeOrigin + performance.now()
+/** The process a request or an upgrade reached: the prefix of its x-request-id. */
+const processOf = (requestId: string | null | undefined) => requestId?.split('-')[0] ?? '?'
+
+/** Counts acknowledgements and hands each event frame's write number `w` and arrival time over. */
+function frameReader(onEvent: (w: number, at: number) => void) {
+  const state = { acks: 0, events: 0 }
+  const onFrame = (payload: Buffer) => {
+    if (payload.subarray(0, ACK.length).equals(ACK)) return void state.acks++
+    if (!payload.subarray(0, EVENT.length).equals(EVENT)) return
+    state.events++
+    const at = payload.lastIndexOf('"w":')
+    if (at >= 0) onEvent(Number.parseInt(payload.toString('latin1', at + 4, at + 12), 10), wallNow())
+  }
+  return { state, onFrame }
+}
+
+async function openSockets(wsUrl: string, count: number, onFrame: (p: Buffer) => void, acks: () => number) {
   const sockets: BareSocket[] = []
+  for (let i = 0; i < count; i += 200) {
+    const batch = await Promise.all(Array.from({ length: Math.min(200, count - i) }, () => connectBare(wsUrl, onFrame)))
+    for (const socket of batch) {
+      sockets.push(socket)
+      socket.send(SUBSCRIBE)
+    }
+  }
+  while (acks() < count) await Bun.sleep(20)
+  return sockets
+}
+
+/** Creates a record carrying `w`; its commit time and the process that took it, from the answer. */
+async function create(base: string, token: string, w: number): Promise<{ commit: number; process: string }> {
+  const res = await fetch(`${base}/rest/v1/reference/extobjs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'push', value: { w } }),
+  })
+  const body = (await res.json()) as { ext?: { lwt: string } }
+  if (!body.ext) throw new Error(`create ${w}: ${res.status} ${JSON.stringify(body)}`)
+  return { commit: Date.parse(body.ext.lwt), process: processOf(res.headers.get('x-request-id')) }
+}
+
+/** User and system clock ticks (USER_HZ = 100) of a process and its children (APP_PROCESSES > 1), from /proc. */
+async function cpuTicks(pid: number): Promise<[number, number]> {
+  const fields = (await Bun.file(`/proc/${pid}/stat`).text()).split(') ')[1]!.split(' ')
+  const children = (await Bun.file(`/proc/${pid}/task/${pid}/children`).text()).trim().split(/\s+/).filter(Boolean)
+  const sum: [number, number] = [Number(fields[11]), Number(fields[12])]
+  for (const [user, system] of await Promise.all(children.map((c) => cpuTicks(Number(c))))) {
+    sum[0] += user
+    sum[1] += system
+  }
+  return sum
+}
+
+/** CPU per frame delivered, user + system, in microseconds. */
+function perFrame(now: [number, number], then: [number, number], frames: number): string {
+  const us = (ticks: number) => ((ticks * 10_000) / Math.max(1, frames)).toFixed(1)
+  return `${us(now[0] - then[0])} + ${us(now[1] - then[1])} µs`
+}
+
+/** The floor: bench/raw-ws-server.ts, plain Bun.serve publishing to one topic. */
+async function startRawServer(): Promise<BenchService> {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, 'raw-ws-server.ts')], { stdout: 'pipe' })
+  const reader = proc.stdout.getReader()
+  let out = ''
+  while (!/listening (\d+)/.test(out)) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`the raw websocket server did not start: ${out}`)
+    out += new TextDecoder().decode(value)
+  }
+  const port = /listening (\d+)/.exec(out)![1]
+  const stop = async () => {
+    proc.kill()
+    await proc.exited
+  }
+  return { url: `http://127.0.0.1:${port}`, pid: proc.pid, token: '-', stop }
+}
+
+const ms = (sorted: number[], p: number) => (sorted.length ? percentile(sorted, p).toFixed(1) : '-')
+
+/** N sockets, WRITES creates a quarter second apart: every socket takes every event. */
+async function fanout(count: number, target: 'on' | 'off' | 'raw'): Promise<void> {
+  const service =
+    target === 'raw'
+      ? await startRawServer()
+      : // every bench socket comes from 127.0.0.1: the per-address cap would refuse most of them
+        await startBenchService({ GATEWAY: target, GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '0' }, profile)
+  const { url: base, token, pid } = service
+  const arrivals: number[][] = Array.from({ length: WRITES }, () => [])
+  const { state, onFrame } = frameReader((w, at) => arrivals[w]?.push(at))
+  let sockets: BareSocket[] = []
   try {
     const before = await rssKb(pid)
-
-    const latencies: number[] = []
-    const sentAt = new Map<number, number>()
-    let acks = 0
-    let events = 0
-    const EVENT = Buffer.from('["event"')
-    const SUBSCRIBE = Buffer.from('["subscribe"')
-    const wsUrl = `${base.replace('http', 'ws')}/ws?token=${token}`
-    const onFrame = (payload: Buffer) => {
-      if (payload.subarray(0, SUBSCRIBE.length).equals(SUBSCRIBE)) return void acks++
-      if (!payload.subarray(0, EVENT.length).equals(EVENT)) return
-      events++
-      const at = payload.lastIndexOf('"w":')
-      const w = at < 0 ? undefined : Number.parseInt(payload.toString('latin1', at + 4, at + 12), 10)
-      const sent = w === undefined ? undefined : sentAt.get(w)
-      if (sent !== undefined) latencies.push(performance.now() - sent)
-    }
-    const subscribe = JSON.stringify([
-      'subscribe',
-      { id: 's', expires: 3600, events: ['modelevents.data_changed'], classpath: '/rest/v1/reference/extobjs' },
-    ])
-    for (let i = 0; i < count; i += 200) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(200, count - i) }, () => connectBare(wsUrl, onFrame)),
-      )
-      for (const socket of batch) {
-        sockets.push(socket)
-        socket.send(subscribe)
-      }
-    }
-    while (acks < count) await Bun.sleep(20)
+    const fds = readdirSync(`/proc/${pid}/fd`).length
+    sockets = await openSockets(`${base.replace('http', 'ws')}/ws?token=${token}`, count, onFrame, () => state.acks)
     const after = await rssKb(pid)
-
+    const fdsPerSocket = (readdirSync(`/proc/${pid}/fd`).length - fds) / count
+    const cpu0 = await cpuTicks(pid)
+    const client0 = process.cpuUsage()
+    const commits: number[] = []
     for (let w = 0; w < WRITES; w++) {
-      sentAt.set(w, performance.now())
-      await fetch(`${base}/rest/v1/reference/extobjs`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ type: 'push', value: { w } }),
-      })
+      commits.push((await create(base, token, w)).commit)
       await Bun.sleep(WRITE_GAP_MS)
     }
     const expected = count * WRITES
     const until = Date.now() + 10_000
-    while (events < expected && Date.now() < until) await Bun.sleep(20)
-    const sorted = latencies.sort((a, b) => a - b)
+    while (state.events < expected && Date.now() < until) await Bun.sleep(20)
+    const server = perFrame(await cpuTicks(pid), cpu0, state.events)
+    const client = process.cpuUsage(client0)
+    const all = arrivals.flatMap((list, w) => list.map((at) => at - commits[w]!)).sort((a, b) => a - b)
+    const first = arrivals.map((list, w) => Math.min(...list) - commits[w]!).sort((a, b) => a - b)
+    const last = arrivals.map((list, w) => Math.max(...list) - commits[w]!).sort((a, b) => a - b)
+    const clientUs = (n: number) => (n / Math.max(1, state.events)).toFixed(1)
     console.log(
-      `| ${count} sockets | ${WRITES} writes | ${percentile(sorted, 0.5).toFixed(1)} ms | ${percentile(sorted, 0.99).toFixed(1)} ms | ${events}/${expected} (${((100 * events) / expected).toFixed(2)} %) | ${(((after - before) * 1024) / count / 1024).toFixed(1)} KiB (RSS ${(before / 1024).toFixed(0)} -> ${(after / 1024).toFixed(0)} MiB) |`,
+      `| ${count} ${target === 'raw' ? 'raw Bun.serve publish' : target === 'on' ? 'through the public port' : 'direct'} | ${ms(all, 0.5)} | ${ms(all, 0.99)} | ${ms(first, 0.5)} | ${ms(last, 0.5)} / ${ms(last, 1)} | ${state.events}/${expected} | ${server} | ${clientUs(client.user)} + ${clientUs(client.system)} µs | ${(((after - before) * 1024) / count / 1024).toFixed(1)} KiB | ${fdsPerSocket.toFixed(2)} |`,
     )
   } finally {
     for (const ws of sockets) ws.close()
@@ -74,7 +161,106 @@ async function run(count: number): Promise<void> {
   }
 }
 
-console.log('\nwebsocket pushes (one process, GATEWAY=off; latency = write sent -> event received):')
-console.log('| sockets | writes | p50 | p99 | delivered / expected | server RSS per socket |')
-console.log('|---|---|---|---|---|---|')
-for (const n of COUNTS.length ? COUNTS : [1000, 10_000]) await run(n)
+/** Two app processes on Redis, creates at RATE a second; latency split by the socket's process. */
+async function crossProcess(): Promise<void> {
+  const service = await startBenchService(
+    {
+      GATEWAY: 'on',
+      APP_PROCESSES: '2',
+      GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '0',
+      REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      KV_PREFIX: `bench:ws:${process.pid}:`,
+    },
+    profile,
+  )
+  const { url: base, token, pid } = service
+  const total = RATE * SECONDS
+  const writes: ({ commit: number; process: string } | undefined)[] = new Array(total)
+  const frames: { w: number; at: number; socket: string }[] = []
+  const sockets: BareSocket[] = []
+  let acks = 0
+  let events = 0
+  try {
+    const wsUrl = `${base.replace('http', 'ws')}/ws?token=${token}`
+    for (let i = 0; i < CROSS_SOCKETS; i++) {
+      let socketProcess = '?'
+      const { state, onFrame } = frameReader((w, at) => frames.push({ w, at, socket: socketProcess }))
+      const socket = await connectBare(wsUrl, (p) => {
+        const [a, e] = [state.acks, state.events]
+        onFrame(p)
+        acks += state.acks - a
+        events += state.events - e
+      })
+      socketProcess = processOf(/x-request-id: (\S+)/i.exec(socket.head)?.[1])
+      socket.send(SUBSCRIBE)
+      sockets.push(socket)
+    }
+    while (acks < CROSS_SOCKETS) await Bun.sleep(20)
+    const cpu0 = await cpuTicks(pid)
+    const started = performance.now()
+    const inFlight: Promise<void>[] = []
+    let running = 0
+    for (let w = 0; w < total; ) {
+      const due = Math.min(total, Math.floor(((performance.now() - started) * RATE) / 1000))
+      // at most MAX_IN_FLIGHT creates at a time (connections of the fetch pool): a late write waits
+      for (; w < due && running < MAX_IN_FLIGHT; w++) {
+        const n = w
+        running++
+        inFlight.push(
+          create(base, token, n).then((r) => {
+            writes[n] = r
+            running--
+          }),
+        )
+      }
+      await Bun.sleep(1)
+    }
+    await Promise.all(inFlight)
+    const seconds = (performance.now() - started) / 1000
+    const expected = total * CROSS_SOCKETS
+    const until = Date.now() + 10_000
+    while (events < expected && Date.now() < until) await Bun.sleep(20)
+    const server = perFrame(await cpuTicks(pid), cpu0, events)
+    const same: number[] = []
+    const other: number[] = []
+    for (const f of frames) {
+      const write = writes[f.w]
+      if (write) (write.process === f.socket ? same : other).push(f.at - write.commit)
+    }
+    same.sort((a, b) => a - b)
+    other.sort((a, b) => a - b)
+    const spread = new Set(sockets.map((s) => processOf(/x-request-id: (\S+)/i.exec(s.head)?.[1]))).size
+    console.log(
+      `| APP_PROCESSES=2, ${CROSS_SOCKETS} sockets on ${spread} processes, ${(total / seconds).toFixed(0)} creates/s | ${ms(same, 0.5)} / ${ms(same, 0.99)} ms (${same.length}) | ${ms(other, 0.5)} / ${ms(other, 0.99)} ms (${other.length}) | ${events}/${expected} | ${server} |`,
+    )
+  } finally {
+    for (const ws of sockets) ws.close()
+    await service.stop()
+  }
+}
+
+if (!ONLY || ONLY === 'direct' || ONLY === 'gateway') {
+  console.log(
+    '\nwebsocket pushes (commit -> frame read by the bench client; server and bench client CPU per frame delivered):',
+  )
+  console.log(
+    '| sockets | p50 ms | p99 ms | first socket p50 ms | last socket p50 / max ms | delivered / expected | server CPU per frame (user + sys) | client CPU per frame | RSS per socket | descriptors per socket |',
+  )
+  console.log('|---|---|---|---|---|---|---|---|---|---|')
+  if (ONLY !== 'gateway')
+    for (const n of COUNTS.length ? COUNTS : [1000, 10_000]) {
+      await fanout(n, 'raw')
+      await fanout(n, 'off')
+    }
+  if (ONLY !== 'direct') await fanout(GATEWAY_SOCKETS, 'on')
+}
+if (!ONLY || ONLY === 'cross') {
+  console.log(
+    '\nwebsocket pushes across processes (commit -> frame; same: the socket is on the process that took the write):',
+  )
+  console.log(
+    '| case | same process p50 / p99 | other process p50 / p99 | delivered / expected | server CPU per frame |',
+  )
+  console.log('|---|---|---|---|---|')
+  await crossProcess()
+}

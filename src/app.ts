@@ -205,7 +205,9 @@ export function createApp(service: HttpDeps, routes: Manifest | readonly RouteEn
         if (!(await body.settle())) attached.headers.set('connection', 'close')
         return attached
       }
-      if (server.upgrade(request, { data: { path, attached } })) return undefined
+      // the 101 names its request as any answer does (its prefix: the process that holds the socket)
+      const headers = { 'x-request-id': requestIdOf(request) }
+      if (server.upgrade(request, { headers, data: { path, attached } })) return undefined
       return failure(badRequest('not a websocket upgrade request'), request)
     } catch (err) {
       return failure(err, request)

@@ -4,7 +4,8 @@
  * time, and a `step` that does one batch and returns how much it did. The runner gives every worker
  * the same rules: one pass at a time per process (a wake-up during a pass runs another pass after
  * it); a pass repeats its step while the step finds work; a cluster lease (a KV lock renewed while
- * the pass runs, the pass stopped if it is lost); errors logged with the worker's name; `stop()`
+ * the pass runs, the pass stopped if it is lost; a woken pass that finds it held tries again soon);
+ * errors logged with the worker's name; `stop()`
  * waits for passes in flight; `runOnce` for tests. A worker is made by a factory where it keeps
  * state (src/workers/index.ts): what it holds between passes lives in the factory's closure.
  */
@@ -73,7 +74,16 @@ interface State<C> {
   failures: number
   /** The last pass failed for want of the store (an outage is logged once, not every pass). */
   storeDown?: boolean
+  /** The last pass found another process holding the lease: the next one comes this soon (ms). */
+  leaseRetryMs?: number
 }
+
+/**
+ * A woken pass that finds the lease held may have come while the holder's pass was ending (its last
+ * read before this process's commit): the wake-up would wait for the schedule (the journal pump's
+ * 500 ms). It tries again after 1, 2, 4 ... ms, at most this, until it holds the lease once.
+ */
+const LEASE_RETRY_MAX_MS = 50
 
 export class WorkerRunner<C = WorkerContext> {
   private readonly states = new Map<string, State<C>>()
@@ -166,7 +176,8 @@ export class WorkerRunner<C = WorkerContext> {
   private schedule(state: State<C>): void {
     clearTimeout(state.timer)
     if (this.stopping || state.worker.every === undefined) return
-    state.timer = setTimeout(() => this.wake(state.worker.name), state.worker.every)
+    const delay = Math.min(state.leaseRetryMs ?? state.worker.every, state.worker.every)
+    state.timer = setTimeout(() => this.wake(state.worker.name), delay)
     state.timer.unref?.()
   }
 
@@ -190,7 +201,13 @@ export class WorkerRunner<C = WorkerContext> {
     try {
       if (worker.lease === 'cluster') {
         lock = await this.deps.kv.lock(`worker:${worker.name}`, this.leaseMs)
-        if (!lock) return 0 // another process holds the lease; it does this work
+        const state = this.state(worker.name)
+        if (!lock) {
+          // another process holds the lease; it does this work, unless its pass was ending
+          if (worker.wakeOn?.length) state.leaseRetryMs = Math.min(LEASE_RETRY_MAX_MS, (state.leaseRetryMs ?? 0.5) * 2)
+          return 0
+        }
+        state.leaseRetryMs = undefined
         renewal = setInterval(() => {
           void lock!.extend(this.leaseMs).then(
             (kept) => kept || abort.abort(new Error('the cluster lease was lost')),

@@ -2,14 +2,16 @@
  * The subscriptions of this process's sockets and the pushing of events to them. Sockets whose
  * subscriptions are alike (same domain, id and terms) share a Bun topic; when every member of a
  * topic takes an event, one native `publish` sends it to all of them, otherwise each taker gets its
- * own send. Member counts are exact (a closed socket leaves its topics once) and takers are
- * re-checked before a publish, so a publish never reaches a member that did not take the event.
+ * own send. Members are exact (a closed socket leaves its topics once) and takers are re-checked
+ * before a publish, so a publish never reaches a member that did not take the event. An event is
+ * offered topic by topic: its terms are matched once for all the topic's members.
  */
 import type { ServerWebSocket } from 'bun'
 import type { SocketData } from '../app'
 import type { Ctx } from '../context'
 import type { Logger } from '../log'
 import type { PlatformEvent } from '../events/event'
+import { matches } from '../events/match'
 import { admits, Outgoing } from './push'
 import type { Subscription } from './subscriptions'
 
@@ -43,8 +45,17 @@ export function topicOf(domain: string, id: string, terms: Subscription['terms']
   return `sub:${new Bun.CryptoHasher('sha256').update(JSON.stringify([domain, id, terms])).digest('hex')}`
 }
 
+/** The sockets of one topic: their subscriptions are alike, so an event matches all of them or none. */
+interface Topic {
+  name: string
+  domain: string
+  terms: Subscription['terms']
+  members: Map<Socket, Subscription>
+}
+
 export class Fanout {
-  private readonly members = new Map<string, number>()
+  private readonly topics = new Map<string, Topic>()
+  private readonly byDomain = new Map<string, Set<Topic>>()
 
   constructor(private readonly log: Logger) {}
 
@@ -52,7 +63,15 @@ export class Fanout {
     if (!socket.open) return
     socket.subs.set(sub.id, sub)
     socket.ws.subscribe(sub.topic)
-    this.count(sub.topic, 1)
+    let topic = this.topics.get(sub.topic)
+    if (!topic) {
+      topic = { name: sub.topic, domain: sub.terms.domain, terms: sub.terms, members: new Map() }
+      this.topics.set(sub.topic, topic)
+      const set = this.byDomain.get(topic.domain)
+      if (set) set.add(topic)
+      else this.byDomain.set(topic.domain, new Set([topic]))
+    }
+    topic.members.set(socket, sub)
   }
 
   /** Ends a subscription on its socket (unsubscribed, expired, replaced, refused); a no-op if already gone. */
@@ -61,74 +80,82 @@ export class Fanout {
     socket.subs.delete(sub.id)
     if (!socket.open) return
     socket.ws.unsubscribe(sub.topic)
-    this.count(sub.topic, -1)
+    this.leave(socket, sub)
   }
 
   /** A socket closed: it left its topics, and its subscriptions end with it. */
   closed(socket: Socket): void {
     if (!socket.open) return
-    for (const sub of socket.subs.values()) this.count(sub.topic, -1)
+    for (const sub of socket.subs.values()) this.leave(socket, sub)
     socket.subs.clear()
     socket.open = false
   }
 
   /**
-   * Offers the event to every subscription of these sockets. `contextOf` gives a socket's
+   * Offers the event to the subscriptions of its domain, topic by topic: a topic whose terms do not
+   * match is passed over whole, without a look at its members. `contextOf` gives a socket's
    * subscriber as it is now, or null when it may no longer receive (its socket is being closed).
    */
-  async push(
-    event: PlatformEvent,
-    sockets: Iterable<Socket>,
+  async push(event: PlatformEvent, contextOf: (s: Socket) => Ctx | null | Promise<Ctx | null>, now: number) {
+    const out = new Outgoing(event)
+    for (const topic of [...(this.byDomain.get(event.domain) ?? [])]) {
+      // held events wait for a replay that would refuse them too: the match decides alone
+      if (!matches(topic.terms, event)) continue
+      await this.offer(topic, out, contextOf, now)
+    }
+  }
+
+  private async offer(
+    topic: Topic,
+    out: Outgoing,
     contextOf: (s: Socket) => Ctx | null | Promise<Ctx | null>,
     now: number,
   ): Promise<void> {
-    const out = new Outgoing(event)
-    // the subscribers' contexts first, missing ones fetched together rather than one by one
-    const list = [...sockets].filter((s) => s.subs.size > 0)
-    const contexts = list.map((s) => contextOf(s))
+    const members = [...topic.members]
+    const contexts = members.map(([socket, sub]) => (sub.expiresAt <= now ? null : contextOf(socket)))
+    // missing contexts are fetched together rather than one by one
     if (contexts.some((c) => c instanceof Promise)) {
       const settled = await Promise.allSettled(contexts)
       settled.forEach((r, i) => {
         contexts[i] = r.status === 'fulfilled' ? r.value : null
       })
     }
-    const takers = new Map<string, { sub: Subscription; takers: [Socket, Subscription][] }>()
-    for (const [i, socket] of list.entries()) {
+    const takers: [Socket, Subscription][] = []
+    for (let i = 0; i < members.length; i++) {
+      const [socket, sub] = members[i]!
+      if (sub.expiresAt <= now) {
+        this.drop(socket, sub)
+        continue
+      }
       const ctx = contexts[i] as Ctx | null
       if (!ctx || !socket.open) continue
-      for (const sub of [...socket.subs.values()]) {
-        if (sub.expiresAt <= now) {
-          this.drop(socket, sub)
-          continue
-        }
-        let taken = admits(ctx, sub, out)
-        if (taken instanceof Promise) {
-          taken = await taken.catch((err) => {
-            this.log.error('websocket push failed', { socket: socket.id, error: String(err) })
-            return false
-          })
-        }
-        if (!taken) continue
-        const group = takers.get(sub.topic)
-        if (group) group.takers.push([socket, sub])
-        else takers.set(sub.topic, { sub, takers: [[socket, sub]] })
+      let taken = admits(ctx, sub, out, true)
+      if (taken instanceof Promise) {
+        taken = await taken.catch((err) => {
+          this.log.error('websocket push failed', { socket: socket.id, error: String(err) })
+          return false
+        })
       }
+      if (taken) takers.push([socket, sub])
     }
-    for (const [topic, group] of takers) {
-      const frame = out.frame(group.sub)
-      // still members with the subscription that took it (a socket may have closed or renewed meanwhile)
-      const live = group.takers.filter(([s, sub]) => s.open && s.subs.get(sub.id) === sub).map(([s]) => s)
-      // each member holds one subscription of its topic, so as many live takers as members means all
-      if (live.length > 1 && live.length === this.members.get(topic)) {
-        live[0]!.ws.publish(topic, frame) // every other member
-        live[0]!.send(frame)
-      } else for (const socket of live) socket.send(frame)
-    }
+    if (takers.length === 0) return
+    const frame = out.frame(takers[0]![1])
+    // still members with the subscription that took it (a socket may have closed or renewed meanwhile)
+    const live = takers.filter(([s, sub]) => s.open && topic.members.get(s) === sub)
+    if (live.length > 1 && live.length === topic.members.size) {
+      live[0]![0].ws.publish(topic.name, frame) // every other member
+      live[0]![0].send(frame)
+    } else for (const [socket] of live) socket.send(frame)
   }
 
-  private count(topic: string, by: number): void {
-    const n = (this.members.get(topic) ?? 0) + by
-    if (n > 0) this.members.set(topic, n)
-    else this.members.delete(topic)
+  private leave(socket: Socket, sub: Subscription): void {
+    const topic = this.topics.get(sub.topic)
+    if (topic?.members.get(socket) !== sub) return
+    topic.members.delete(socket)
+    if (topic.members.size > 0) return
+    this.topics.delete(topic.name)
+    const set = this.byDomain.get(topic.domain)
+    set?.delete(topic)
+    if (set?.size === 0) this.byDomain.delete(topic.domain)
   }
 }

@@ -295,9 +295,8 @@ export class WsHub {
     this.draining = true
     try {
       for (let event = this.queue.shift(); event; event = this.queue.shift()) {
-        const sockets = this.byDomain.get(event.domain) ?? []
         await this.fanout
-          .push(event, sockets, (s) => this.pushCtx(s), this.deps.clock.now())
+          .push(event, (s) => this.pushCtx(s), this.deps.clock.now())
           .catch((err) => this.deps.log.error('websocket push failed', { error: String(err) }))
       }
     } finally {

@@ -17,6 +17,9 @@ import { str } from '~storage/doc'
 /** More missed changes than this and the client is told to reload its collection instead. */
 export const MAX_REPLAY = 10_000
 
+/** Decisions taken for one event: by collection path, then by who asks (roles or actor). */
+type Decisions = Map<string, Map<string, boolean>>
+
 /** Where a subscription's frames go. */
 export interface PushSink {
   send(frame: string): void
@@ -30,7 +33,9 @@ export class Outgoing {
   private data?: string
   private readonly tail: string
   private readonly frames = new Map<string, string>()
-  readonly reads = new Map<string, boolean>()
+  /** Read decisions by path, then roles; guards' by path, then actor: no key string is built per socket. */
+  readonly reads: Decisions = new Map()
+  readonly guards: Decisions = new Map()
 
   constructor(readonly event: PlatformEvent) {
     this.tail = `,"class":${JSON.stringify(event.class)},"event":${JSON.stringify(event.event)},"seq":${event.seq ?? null},"data":`
@@ -66,47 +71,72 @@ export const ADMIN_EVENT_CLASSES: ReadonlySet<string> = new Set(['callevents', '
  * Whether one subscription is to receive the event: its terms match and, for a data change, the
  * subscriber may read the record now (`ctx`: the subscriber acting now, its live roles). While the
  * subscription replays the journal, journal events wait in `held` and the answer is no. Answers at
- * once unless a permission had to be loaded. The caller sends `out.frame(sub)`.
+ * once unless a permission had to be loaded. The caller sends `out.frame(sub)`; `matched` says it
+ * has matched the terms already.
  */
-export function admits(ctx: Ctx, sub: Subscription, out: Outgoing): boolean | Promise<boolean> {
+export function admits(ctx: Ctx, sub: Subscription, out: Outgoing, matched = false): boolean | Promise<boolean> {
   if (out.event.seq !== undefined && sub.held) {
     sub.held.push(out.event)
     return false
   }
-  return passes(ctx, sub, out)
+  return passes(ctx, sub, out, matched)
 }
 
-function passes(ctx: Ctx, sub: Subscription, out: Outgoing): boolean | Promise<boolean> {
+/** `matched`: the terms were matched already (once for all the subscriptions alike). */
+function passes(ctx: Ctx, sub: Subscription, out: Outgoing, matched = false): boolean | Promise<boolean> {
   const { event } = out
   if (event.seq !== undefined) {
     if (event.seq <= sub.lastSeq) return false // replayed already, or published twice
     sub.lastSeq = event.seq
   }
-  if (!matches(sub.terms, event)) return false
+  if (!matched && !matches(sub.terms, event)) return false
   if (ADMIN_EVENT_CLASSES.has(event.class)) return ctx.roles.includes('admin') // the roles live now
   if (!isDataChange(event)) return true
   // a classpath names one collection: a model class's change is not an entity's of the same data class
   if (sub.target && event.objtype !== undefined && event.objtype !== sub.target.objtype) return false
   const path = sub.target?.classpath ?? changedCollection(event)
-  const readable = remembered(out, `${ctx.roles.join(',')}|${path}`, () => mayRead(ctx, path, str(event.data, 'id')))
+  const readable = remembered(out.reads, path ?? '', rolesKey(ctx.roles), () =>
+    mayRead(ctx, path, str(event.data, 'id')),
+  )
   const guard = sub.target?.guard
   if (!guard) return readable
-  const guarded = () => remembered(out, `${ctx.actor.id}|${path}`, () => guard(ctx))
+  const guarded = () => remembered(out.guards, path ?? '', ctx.actor.id, () => guard(ctx))
   if (readable instanceof Promise) return readable.then((yes) => yes && guarded())
   return readable && guarded()
 }
 
-/** A decision taken once per event for every subscriber it holds for. */
-function remembered(out: Outgoing, key: string, decide: () => boolean | Promise<boolean>): boolean | Promise<boolean> {
-  const known = out.reads.get(key)
+/** Role lists are shared (cached per user and domain): each is joined once, not once per socket and event. */
+const ROLE_KEYS = new WeakMap<readonly string[], string>()
+function rolesKey(roles: readonly string[]): string {
+  const known = ROLE_KEYS.get(roles)
   if (known !== undefined) return known
+  const key = roles.join(',')
+  ROLE_KEYS.set(roles, key)
+  return key
+}
+
+/** A decision taken once per event for every subscriber it holds for. */
+function remembered(
+  decisions: Decisions,
+  path: string,
+  who: string,
+  decide: () => boolean | Promise<boolean>,
+): boolean | Promise<boolean> {
+  let byWho = decisions.get(path)
+  const known = byWho?.get(who)
+  if (known !== undefined) return known
+  if (!byWho) {
+    byWho = new Map()
+    decisions.set(path, byWho)
+  }
+  const mine = byWho
   const decided = decide()
   if (decided instanceof Promise)
     return decided.then((yes) => {
-      out.reads.set(key, yes)
+      mine.set(who, yes)
       return yes
     })
-  out.reads.set(key, decided)
+  mine.set(who, decided)
   return decided
 }
 

@@ -12,9 +12,12 @@ export interface ServiceProcess {
   out(): string
 }
 
-/** Starts `bun server.ts` with `env` over the defaults and waits for its "listening" line. */
-export async function startProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  const proc = Bun.spawn([process.execPath, 'server.ts'], {
+/**
+ * Starts `bun server.ts` with `env` over the defaults and waits for its "listening" line. `launcher`
+ * runs before it and execs it (`sh -c '... exec "$@"' sh`), so the pid stays the service's.
+ */
+export async function startProcess(env: Record<string, string>, launcher: string[] = []): Promise<ServiceProcess> {
+  const proc = Bun.spawn([...launcher, process.execPath, 'server.ts'], {
     cwd: root,
     env: { ...process.env, PORT: '0', ADMIN_PASSWORD, LOG_LEVEL: 'info', ...env },
     stdout: 'pipe',

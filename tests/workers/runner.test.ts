@@ -274,6 +274,24 @@ describe('cluster lease', () => {
     expect(steps).toEqual(['a', 'a', 'b']) // a's step found work, so it ran again (and found none)
   })
 
+  test('a woken pass that finds the lease held tries again shortly and runs once the holder is done', async () => {
+    const prefix = testPrefix()
+    const hold = Promise.withResolvers<number>()
+    const entered = Promise.withResolvers<void>()
+    const ranB = Promise.withResolvers<void>()
+    // the schedule alone would come a minute later: only the retry can run b's pass in time
+    const more: Partial<Worker> = { name: 'lone', lease: 'cluster', every: 60_000, wakeOn: ['journal'] }
+    const a = await runnerOf([worker(() => (entered.resolve(), hold.promise), more)], undefined, await fakeDeps(prefix))
+    const b = await runnerOf([worker(async () => (ranB.resolve(), 0), more)], undefined, await fakeDeps(prefix))
+    const passA = a.runner.runOnce('lone')
+    await entered.promise
+    b.runner.wake('lone') // b's commit, while a's pass is ending: its pass finds the lease held
+    await Bun.sleep(30)
+    hold.resolve(0)
+    await passA
+    await within(ranB.promise, 2000, "b's pass after a's lease was released")
+  })
+
   test('the lease is renewed while a long pass runs, so the other runner still cannot run past its lifetime', async () => {
     // long enough that a loaded machine's late timer (renewals come every third of it) keeps the lease
     const leaseMs = 1200
