@@ -10,6 +10,7 @@
 import { deliver, type Sending } from '../integration/delivery-policy'
 import { DeliverySlots, MAX_HELD } from '../integration/delivery-slots'
 import { WEBHOOK } from '../integration/deliveries'
+import { DeliveryWrites } from '../integration/delivery-writes'
 import { type Resolve, resolveAll } from '../net/outbound'
 import { claimShares } from '../queue-kinds'
 import type { Worker } from './runner'
@@ -25,7 +26,11 @@ const LEASE_MS = 60_000
  */
 export function createWebhookDeliveriesWorker(options: { resolve?: Resolve } = {}): Worker {
   const inFlight = new Set<Promise<void>>()
-  const sending: Sending = { slots: new DeliverySlots(), resolve: options.resolve ?? resolveAll }
+  const sending: Sending = {
+    slots: new DeliverySlots(),
+    resolve: options.resolve ?? resolveAll,
+    writes: new DeliveryWrites(),
+  }
   const { slots } = sending
   let after = ''
   return {
