@@ -242,8 +242,8 @@ export async function channelSecret(deps: Deps, domain: string, id: string): Pro
   // opened once per channel and sealed value, not per delivery (AES-GCM took 5 % of a delivery
   // bench's CPU); a rotation stores another value, so the old clear text is never answered for it
   const where = secretPlace(domain, id)
-  let opened = openedSecrets.get(deps.secrets)
-  if (!opened) openedSecrets.set(deps.secrets, (opened = new Map()))
+  const opened = openedSecrets.get(deps.secrets) ?? new Map<string, string>()
+  openedSecrets.set(deps.secrets, opened)
   const key = `${where}\n${stored}`
   const known = opened.get(key)
   if (known !== undefined) return known

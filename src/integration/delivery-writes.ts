@@ -45,7 +45,7 @@ export class DeliveryWrites {
             for (const p of batch) each.push(yield* tolerant(p.step))
             return each
           })
-          batch.forEach((p, i) => p.done(written[i]!))
+          for (const [i, p] of batch.entries()) p.done(written[i]!)
         } catch (err) {
           for (const p of batch) p.failed(err)
         }
