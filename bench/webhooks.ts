@@ -153,6 +153,7 @@ try {
   const OFFSET = 1_000_000
   const count = RATE * SECONDS
   phase = { from: OFFSET, to: OFFSET + count }
+  const latencyCpu = await cpuMs(service.pid)
   const latencyStart = performance.now()
   const sends: Promise<unknown>[] = []
   for (let i = 0; i < count; i++) {
@@ -164,7 +165,14 @@ try {
   }
   await Promise.all(sends)
   await waitFor(count)
+  const latencyCpuPerEvent = ((await cpuMs(service.pid)) - latencyCpu) / count
+  const latencyBusy = ((await cpuMs(service.pid)) - latencyCpu) / (performance.now() - latencyStart)
   const latencies = [...arrivals].map(([n, at]) => at - sentAt.get(n)!).sort((a, b) => a - b)
+  console.error(
+    [0.5, 0.9, 0.95, 0.98, 0.99, 0.999].map((p) => percentile(latencies, p).toFixed(1)).join(' '),
+    'max',
+    latencies.at(-1),
+  )
 
   // 3. journal changes: creates (32 in flight) whose changes a subscription of the fast receiver's
   // channel takes, enqueued by the webhook-enqueue worker from its journal cursor
@@ -226,7 +234,7 @@ try {
     `| throughput | ${EVENTS} | ${received}/${EVENTS} (${((100 * received) / EVENTS).toFixed(2)} %) | ${check(0, EVENTS)} | ${perSecond.toFixed(0)} | | | ingest took ${ingestSeconds.toFixed(1)} s (${(EVENTS / ingestSeconds).toFixed(0)} events/s); first ingest -> last arrival ${endToEnd.toFixed(1)} s; service CPU ${cpuPerEvent.toFixed(3)} ms an event (ingest and delivery) |`,
   )
   console.log(
-    `| latency (${RATE}/s for ${SECONDS} s) | ${count} | ${latencies.length}/${count} (${((100 * latencies.length) / count).toFixed(2)} %) | ${check(OFFSET, count)} | | ${latencies.length ? percentile(latencies, 0.5).toFixed(1) : '-'} ms | ${latencies.length ? percentile(latencies, 0.99).toFixed(1) : '-'} ms | ingest request sent -> delivery received |`,
+    `| latency (${RATE}/s for ${SECONDS} s) | ${count} | ${latencies.length}/${count} (${((100 * latencies.length) / count).toFixed(2)} %) | ${check(OFFSET, count)} | | ${latencies.length ? percentile(latencies, 0.5).toFixed(1) : '-'} ms | ${latencies.length ? percentile(latencies, 0.99).toFixed(1) : '-'} ms | ingest request sent -> delivery received; service CPU ${latencyCpuPerEvent.toFixed(3)} ms an event (${(100 * latencyBusy).toFixed(0)} % of a core) |`,
   )
   console.log(
     `| beside a slow receiver | ${BESIDE_EVENTS} | ${arrivals.size}/${BESIDE_EVENTS} (${((100 * arrivals.size) / BESIDE_EVENTS).toFixed(2)} %) | ${check(BESIDE, BESIDE_EVENTS)} | ${besidePerSecond.toFixed(0)} | | | ${SLOW_EVENTS} events for a receiver answering in ${SLOW_MS} ms were queued first (${slowArrivals} of them delivered by the end); ingest of these -> last arrival ${besideEnd.toFixed(1)} s |`,

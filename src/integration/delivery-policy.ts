@@ -15,7 +15,7 @@ import type { Deps } from '../deps'
 import { type Cidr, parseCidr } from '../net/cidr'
 import { checkedAddresses, fetchPinned, NotPublic, type Resolve } from '../net/outbound'
 import { type Channel, channelSecret, channels } from './channels'
-import { type DeliveryJob, WEBHOOK } from './deliveries'
+import type { DeliveryJob } from './deliveries'
 import { type DeliverySlots, type Target, targetOf } from './delivery-slots'
 import type { DeliveryWrites } from './delivery-writes'
 
@@ -47,11 +47,15 @@ interface Outcome {
   result: { url: string; http_status: number | null; latency_ms: number | null }
 }
 
-/** What a process sends its deliveries within: its slots, how target names are resolved, its outcome writes. */
+/**
+ * What a process sends its deliveries within: its slots, how target names are resolved, its outcome
+ * writes, and what to do when a host's slot frees and no waiting job takes it (the worker may claim more).
+ */
 export interface Sending {
   slots: DeliverySlots
   resolve: Resolve
   writes: DeliveryWrites
+  freed(domain: string): void
 }
 
 /** WEBHOOK_ALLOW_PRIVATE parsed, once per list (it was parsed for every delivery). */
@@ -164,8 +168,8 @@ export async function deliver(deps: Deps, sending: Sending, job: DeliveryJob): P
     outcome = await attempt(job, target, addresses, secret)
   } finally {
     // the host's slot is free once it answered, not once the outcome is written (the job stays
-    // held until then); a slot no waiting job took: the worker may claim more
-    if (!slots.give(host, performance.now() - started)) deps.signals.raise(`queue:${WEBHOOK.kind}`)
+    // held until then)
+    if (!slots.give(host, performance.now() - started)) sending.freed(job.domain)
   }
   await record(deps, sending, job, outcome)
 }
