@@ -44,11 +44,15 @@ const WAIT_MS = Number(process.env.BENCH_WEBHOOK_WAIT ?? 120) * 1000
 const arrivals = new Map<number, number>()
 const copies = new Map<number, number>()
 let phase = { from: -10, to: 0 }
+/** The client ports the deliveries came from: how many connections the service opened (keep-alive). */
+const ports = new Set<number>()
 const receiver = Bun.serve({
   hostname: '127.0.0.1',
   port: 0,
-  async fetch(req) {
+  async fetch(req, server) {
     const at = performance.now()
+    const port = server.requestIP(req)?.port
+    if (port !== undefined) ports.add(port)
     // an ingested event carries n in its data; a journal change in the new value of its extobj
     const { data } = (await req.json()) as { data: { n?: number; new?: { value?: { n?: number } } } }
     const n = data.n ?? data.new?.value?.n ?? -1
@@ -126,6 +130,7 @@ try {
   phase = { from: 0, to: EVENTS }
 
   // 1. throughput: N events in batches of 100, four requests in flight
+  ports.clear()
   const cpuStart = await cpuMs(service.pid)
   const ingestStart = performance.now()
   let next = 0
@@ -142,6 +147,7 @@ try {
   console.error(`ingested ${EVENTS} events in ${ingestSeconds.toFixed(1)} s; waiting for deliveries`)
   await waitFor(EVENTS)
   const cpuPerEvent = ((await cpuMs(service.pid)) - cpuStart) / EVENTS
+  const connections = ports.size
   const times = [...arrivals.values()].sort((a, b) => a - b)
   const received = arrivals.size
   const spanSeconds = times.length > 1 ? (times.at(-1)! - times[0]!) / 1000 : 0
@@ -229,7 +235,7 @@ try {
   console.log('| case | events | received / expected | lost | duplicates | deliveries/s | p50 | p99 | notes |')
   console.log('|---|---|---|---|---|---|---|---|---|')
   console.log(
-    `| throughput | ${EVENTS} | ${received}/${EVENTS} (${((100 * received) / EVENTS).toFixed(2)} %) | ${check(0, EVENTS)} | ${perSecond.toFixed(0)} | | | ingest took ${ingestSeconds.toFixed(1)} s (${(EVENTS / ingestSeconds).toFixed(0)} events/s); first ingest -> last arrival ${endToEnd.toFixed(1)} s; service CPU ${cpuPerEvent.toFixed(3)} ms an event (ingest and delivery) |`,
+    `| throughput | ${EVENTS} | ${received}/${EVENTS} (${((100 * received) / EVENTS).toFixed(2)} %) | ${check(0, EVENTS)} | ${perSecond.toFixed(0)} | | | ingest took ${ingestSeconds.toFixed(1)} s (${(EVENTS / ingestSeconds).toFixed(0)} events/s); first ingest -> last arrival ${endToEnd.toFixed(1)} s; service CPU ${cpuPerEvent.toFixed(3)} ms an event (ingest and delivery); ${connections} connections |`,
   )
   console.log(
     `| latency (${RATE}/s for ${SECONDS} s) | ${count} | ${latencies.length}/${count} (${((100 * latencies.length) / count).toFixed(2)} %) | ${check(OFFSET, count)} | | ${latencies.length ? percentile(latencies, 0.5).toFixed(1) : '-'} ms | ${latencies.length ? percentile(latencies, 0.99).toFixed(1) : '-'} ms | ingest request sent -> delivery received; service CPU ${latencyCpuPerEvent.toFixed(3)} ms an event (${(100 * latencyBusy).toFixed(0)} % of a core) |`,

@@ -16,7 +16,7 @@ import { claimShares } from '../queue-kinds'
 import type { Worker } from './runner'
 
 /** Jobs one claim takes at most. */
-const CLAIM_MAX = 64
+const CLAIM_MAX = 32
 /** A freed slot or hold wakes the worker once its domain has room for this many (not one claim a delivery). */
 const REFILL = CLAIM_MAX / 4
 const LEASE_MS = 60_000
