@@ -9,14 +9,15 @@
  * job given back to the queue untried when the host is too busy.
  */
 import { createHmac } from 'node:crypto'
-import { completeJob, failJob, LostClaim, releaseJob } from '~storage/queue'
+import { completeJob, failJob, releaseJob } from '~storage/queue'
 import { isoTime } from '../clock'
 import type { Deps } from '../deps'
-import { parseCidr } from '../net/cidr'
+import { type Cidr, parseCidr } from '../net/cidr'
 import { checkedAddresses, fetchPinned, NotPublic, type Resolve } from '../net/outbound'
 import { type Channel, channelSecret, channels } from './channels'
-import { type DeliveryJob, WEBHOOK } from './deliveries'
+import type { DeliveryJob } from './deliveries'
 import { type DeliverySlots, type Target, targetOf } from './delivery-slots'
+import type { DeliveryWrites } from './delivery-writes'
 
 export const MAX_ATTEMPTS = 8
 const TIMEOUT_MS = 10_000
@@ -46,18 +47,29 @@ interface Outcome {
   result: { url: string; http_status: number | null; latency_ms: number | null }
 }
 
-/** What a process sends its deliveries within: its slots, and how target names are resolved. */
+/**
+ * What a process sends its deliveries within: its slots, how target names are resolved, its outcome
+ * writes, and what to do when a host's slot frees and no waiting job takes it (the worker may claim more).
+ */
 export interface Sending {
   slots: DeliverySlots
   resolve: Resolve
+  writes: DeliveryWrites
+  freed(domain: string): void
+}
+
+/** WEBHOOK_ALLOW_PRIVATE parsed, once per list (it was parsed for every delivery). */
+let allowedOf: { list: readonly string[]; cidrs: Cidr[] } | undefined
+function allowedCidrs(list: readonly string[]) {
+  if (allowedOf?.list !== list) allowedOf = { list, cidrs: list.flatMap((c) => parseCidr(c) ?? []) }
+  return allowedOf.cidrs
 }
 
 /** The addresses of the target, checked; or why the delivery cannot go there. */
 async function resolved(deps: Deps, resolve: Resolve, target: string, url: URL): Promise<string[] | Outcome> {
   const result = { url: target, http_status: null, latency_ms: null }
   try {
-    const allowed = deps.config.webhookAllowPrivate.flatMap((c) => parseCidr(c) ?? [])
-    return await checkedAddresses(url, allowed, resolve)
+    return await checkedAddresses(url, allowedCidrs(deps.config.webhookAllowPrivate), resolve)
   } catch (err) {
     if (err instanceof NotPublic)
       return { ok: false, retry: false, error: `${err.message}, outside WEBHOOK_ALLOW_PRIVATE`, result }
@@ -98,19 +110,19 @@ async function attempt(job: DeliveryJob, target: string, addresses: string[], se
   }
 }
 
-/** Records the outcome through the claim; a lost claim belongs to the process that took the job over. */
-async function record(deps: Deps, job: DeliveryJob, o: Outcome): Promise<void> {
-  const { db, clock, log } = deps
+/**
+ * Records the outcome through the claim, in the process's next batch of outcomes; a lost claim
+ * belongs to the process that took the job over.
+ */
+async function record(deps: Deps, sending: Sending, job: DeliveryJob, o: Outcome): Promise<void> {
+  const { clock, log } = deps
   const done = isoTime(clock.now())
   // given up after MAX_ATTEMPTS, or at once when another attempt cannot help
   const retryAt = o.retry && job.attempts < MAX_ATTEMPTS ? clock.now() + backoffMs(job.attempts) : null
-  try {
-    if (o.ok) await db.write(() => completeJob(job, done, o.result))
-    else await db.write(() => failJob(job, done, o.error ?? 'failed', retryAt, o.result))
-  } catch (err) {
-    if (err instanceof LostClaim) return log.warn('webhook claim lost', { job: job.id, attempt: job.attempts })
-    throw err
-  }
+  const written = await sending.writes.write(deps, () =>
+    o.ok ? completeJob(job, done, o.result) : failJob(job, done, o.error ?? 'failed', retryAt, o.result),
+  )
+  if (!written) return log.warn('webhook claim lost', { job: job.id, attempt: job.attempts })
   if (!o.ok)
     log.warn('webhook delivery failed', { job: job.id, attempt: job.attempts, error: o.error, retry: retryAt !== null })
 }
@@ -124,7 +136,7 @@ export async function deliver(deps: Deps, sending: Sending, job: DeliveryJob): P
   if (secret instanceof Error) {
     // sealed with another key, or changed in the database: nothing signed with it would verify
     const error = `the channel's signing secret cannot be read: ${secret.message}`
-    return record(deps, job, {
+    return record(deps, sending, job, {
       ok: false,
       retry: false,
       error,
@@ -136,7 +148,7 @@ export async function deliver(deps: Deps, sending: Sending, job: DeliveryJob): P
     const error = gone
       ? 'the channel is gone or no longer of type subscr'
       : 'neither the subscription nor the channel has a url'
-    return record(deps, job, {
+    return record(deps, sending, job, {
       ok: false,
       retry: false,
       error,
@@ -146,15 +158,18 @@ export async function deliver(deps: Deps, sending: Sending, job: DeliveryJob): P
   const url = new URL(target)
   // resolved before a slot is taken: the host is known by its address as well as by its name
   const addresses = await resolved(deps, sending.resolve, target, url)
-  if (!Array.isArray(addresses)) return record(deps, job, addresses)
+  if (!Array.isArray(addresses)) return record(deps, sending, job, addresses)
   const host: Target = targetOf(job.domain, url, addresses[0]!)
   const { slots } = sending
   if (!(await slots.take(host))) return void (await releaseJob(deps.db, job, deps.clock.now() + BUSY_RETRY_MS))
   const started = performance.now()
+  let outcome: Outcome
   try {
-    await record(deps, job, await attempt(job, target, addresses, secret))
+    outcome = await attempt(job, target, addresses, secret)
   } finally {
-    // a slot no waiting job took: the worker may claim more
-    if (!slots.give(host, performance.now() - started)) deps.signals.raise(`queue:${WEBHOOK.kind}`)
+    // the host's slot is free once it answered, not once the outcome is written (the job stays
+    // held until then)
+    if (!slots.give(host, performance.now() - started)) sending.freed(job.domain)
   }
+  await record(deps, sending, job, outcome)
 }

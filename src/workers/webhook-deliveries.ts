@@ -10,12 +10,15 @@
 import { deliver, type Sending } from '../integration/delivery-policy'
 import { DeliverySlots, MAX_HELD } from '../integration/delivery-slots'
 import { WEBHOOK } from '../integration/deliveries'
+import { DeliveryWrites } from '../integration/delivery-writes'
 import { type Resolve, resolveAll } from '../net/outbound'
 import { claimShares } from '../queue-kinds'
 import type { Worker } from './runner'
 
 /** Jobs one claim takes at most. */
 const CLAIM_MAX = 32
+/** A freed slot or hold wakes the worker once its domain has room for this many (not one claim a delivery). */
+const REFILL = CLAIM_MAX / 4
 const LEASE_MS = 60_000
 
 /**
@@ -25,21 +28,44 @@ const LEASE_MS = 60_000
  */
 export function createWebhookDeliveriesWorker(options: { resolve?: Resolve } = {}): Worker {
   const inFlight = new Set<Promise<void>>()
-  const sending: Sending = { slots: new DeliverySlots(), resolve: options.resolve ?? resolveAll }
-  const { slots } = sending
   let after = ''
+  /**
+   * The last pass may have left due jobs unclaimed (it took all it had room for, or a domain was
+   * full): a freed slot or hold wakes the worker then. Otherwise new jobs wake it by their own
+   * signal, and a wake-up per delivery made a claim's read per delivery for nothing.
+   */
+  let backlog = false
+  let wake = () => {}
+  const sending: Sending = {
+    slots: new DeliverySlots(),
+    resolve: options.resolve ?? resolveAll,
+    writes: new DeliveryWrites(),
+    freed: (domain) => {
+      if (backlog && slots.room(domain) >= REFILL) wake()
+    },
+  }
+  const { slots } = sending
   return {
     name: 'webhook-deliveries',
     every: 1000,
     wakeOn: [`queue:${WEBHOOK.kind}`],
     lease: 'none',
     async step({ deps }) {
+      wake = () => deps.signals.raise(`queue:${WEBHOOK.kind}`)
       const room = Math.min(MAX_HELD - slots.heldInAll, CLAIM_MAX)
+      backlog = true
       if (room <= 0) return 0
       const now = deps.clock.now()
       const shares = { after, room: (d: string) => slots.room(d), full: slots.full() }
       const claimed = await claimShares(deps, WEBHOOK, now, now + LEASE_MS, room, shares)
       after = claimed.after
+      // more may be due when the claim, or a domain's share of it, was cut by room
+      const taken = new Map<string, number>()
+      for (const job of claimed.jobs) taken.set(job.domain, (taken.get(job.domain) ?? 0) + 1)
+      backlog =
+        claimed.jobs.length >= room ||
+        shares.full.length > 0 ||
+        [...taken].some(([domain, n]) => n >= slots.room(domain))
       for (const job of claimed.jobs) {
         slots.hold(job.domain)
         const run: Promise<void> = deliver(deps, sending, job)
@@ -47,6 +73,7 @@ export function createWebhookDeliveriesWorker(options: { resolve?: Resolve } = {
           .then(() => {
             slots.drop(job.domain)
             inFlight.delete(run)
+            sending.freed(job.domain)
           })
         inFlight.add(run)
       }
