@@ -13,11 +13,12 @@ const ROOT = join(import.meta.dir, '../..')
 const FILE_BYTES = 512 * 1024 * 1024
 const CHUNK = 1024 * 1024
 /**
- * Growth allowed over the warmed-up process: 3/8 of the file, which buffering it could not stay
+ * Growth allowed over the warmed-up process: half the file, which buffering it could not stay
  * under. Measured on Bun 1.4.5: about +100 MiB for 256 MiB, +120 MiB for 900 MiB (socket buffers
- * and garbage not yet collected), so the growth does not follow the file's size.
+ * and garbage not yet collected), so the growth does not follow the file's size; for this file
+ * +122 to +212 MiB over 15 runs on two busy cores (3/8 of the file, 192 MiB, was passed once in CI).
  */
-const RSS_BUDGET = (FILE_BYTES * 3) / 8
+const RSS_BUDGET = FILE_BYTES / 2
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-files-'))
 let proc: Subprocess<'ignore', 'pipe', 'pipe'> | undefined
