@@ -30,6 +30,11 @@ export interface PlatformEvent {
    * model class's that carries the same `data.class`, to check read permission on the right one.
    */
   objtype?: string
+  /**
+   * Its webhook deliveries are queued already (ingest queues them before it answers, so an accepted
+   * event's deliveries survive a crash): the `webhook-events` worker passes it over.
+   */
+  queued?: true
 }
 
 const OPERATION = { delete: 0, create: 1, update: 2 } as const

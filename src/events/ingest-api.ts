@@ -13,6 +13,7 @@ import { answer } from '../http/schemas'
 import { JsonObject, Uuid } from '../values'
 import type { Req } from '../http/req'
 import { MAX_INGEST_EVENTS, readIngestBody, toPlatformEvent, type IngestEvent } from './ingest'
+import { queueBeforePublishing } from '../integration/deliveries'
 
 /** One event as a producer sends it (what the description shows; readIngestEvent holds the rules). */
 const IngestEventDoc = v.strictObject({
@@ -62,7 +63,8 @@ export const ingestEventsRoute = defineRoute({
     const events = readIngestBody(req.body)
     const domainIds = await domainsOf(req, events)
     const now = req.deps.clock.now()
-    const published = events.map((e, i) => toPlatformEvent(e, domainIds[i]!, now))
+    const accepted = events.map((e, i) => toPlatformEvent(e, domainIds[i]!, now))
+    const published = await queueBeforePublishing(req.deps, accepted)
     await req.deps.bus.publishAll(published)
     return { accepted: published.length, ids: published.map((e) => e.id) }
   },

@@ -126,6 +126,21 @@ export function* enqueueDeliveries(jobs: readonly NewJob[], now: number): TxStep
   for (const job of jobs) yield* enqueueJob(job, isoTime(now), undefined, true)
 }
 
+/**
+ * Queues the deliveries of events about to be published, in one write, and marks them `queued`: an
+ * ingest answers only once they are durable (the bus alone reaches the listeners of the moment).
+ */
+export async function queueBeforePublishing(deps: Deps, events: PlatformEvent[]): Promise<PlatformEvent[]> {
+  const subscriptions = subscriptionsOnce(deps)
+  const jobs: NewJob[] = []
+  for (const event of events) jobs.push(...(await deliveryJobs(deps, event, subscriptions)))
+  if (jobs.length) {
+    await deps.db.write(() => enqueueDeliveries(jobs, deps.clock.now()))
+    deps.signals.raise(`queue:${WEBHOOK.kind}`)
+  }
+  return events.map((event) => ({ ...event, queued: true }))
+}
+
 /** Enqueues the event for every channel with a matching subscription; how many channels. */
 export async function enqueueEvent(deps: Deps, event: PlatformEvent): Promise<number> {
   const jobs = await deliveryJobs(deps, event)

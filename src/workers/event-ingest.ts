@@ -13,6 +13,7 @@ import { INGEST_STREAM, INGEST_STREAM_FIELD, readIngestEvent, toPlatformEvent } 
 import { isUuid } from '../ids'
 import type { Deps } from '../deps'
 import type { Worker } from './runner'
+import { queueBeforePublishing } from '../integration/deliveries'
 
 const GROUP = 'event-ingest'
 /** One name for whichever process holds the lease: its pending entries are the previous holder's. */
@@ -36,7 +37,8 @@ export const eventIngest: Worker = {
     // a step that lost the lease stops: the next holder reads these entries again, as pending
     if (entries.length === 0 || signal.aborted) return 0
     // one message and one acknowledgement for the step (the bus down leaves every entry pending)
-    await deps.bus.publishAll(events)
+    // deliveries queued before the entries are acknowledged: a process that dies between leaves them pending
+    await deps.bus.publishAll(await queueBeforePublishing(deps, events))
     await kv.xack(INGEST_STREAM, GROUP, ...entries.map((e) => e.id))
     return entries.length
   },

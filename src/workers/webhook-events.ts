@@ -1,6 +1,6 @@
 /**
- * Webhook deliveries of the bus's events that are not the journal's (ingested ones, a script's
- * `emit`; the journal's are webhook-enqueue's, from its cursor). Its feed listens on the bus in
+ * Webhook deliveries of the bus's events that are neither the journal's (webhook-enqueue's, from its
+ * cursor) nor queued already (`queued`: an ingest queues its own before it answers): a script's `emit`. Its feed listens on the bus in
  * every process, keeps what comes in order and raises `bus`; a step enqueues up to BATCH of them in
  * one transaction (each domain's subscriptions read once), so a channel receives a domain's events
  * in the order they came. Every process enqueues what it received and the job ids dedupe them
@@ -45,7 +45,7 @@ export function createWebhookEventsWorker(): Worker {
     lease: 'none', // each process enqueues what it received; the job ids make it once
     feed({ deps }) {
       return deps.bus.on((event) => {
-        if (event.seq !== undefined) return
+        if (event.seq !== undefined || event.queued) return
         received.push(event)
         deps.signals.raise('bus')
       })

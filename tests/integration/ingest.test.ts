@@ -66,6 +66,7 @@ describe('HTTP ingest', () => {
       time: new Date(t.clock.now()).toISOString(),
       objects: [{ type: 'sipuser', value: '101' }],
       data: { from: '101', to: '102' },
+      queued: true, // its webhook deliveries were queued before the answer
     })
     expect(event!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/) // UUID v7
   })

@@ -196,6 +196,21 @@ describe('delivery', () => {
     expect(await jobs(a, ch.id)).toHaveLength(2)
   })
 
+  test('an ingest answers once its deliveries are queued: durable before the 200, enqueued once', async () => {
+    const ch = await subscrChannel(a, 'ingested', hookUrl, domain.name, ['admin'])
+    await subscribe(a, ch.token, { events: ['callevents.ingested'] })
+    const ingested = await a.call('POST', '/rest/v1/service/events', {
+      token: ch.admin,
+      body: [{ class: 'callevents', event: 'ingested', data: { n: 1 } }],
+    })
+    expect(ingested.status).toBe(200)
+    // no worker has run: the job is in the queue already, a crash now would not lose it
+    const queued = await jobs(a, ch.id)
+    expect(queued.map((j) => (j.payload.envelope as Doc).data)).toEqual([{ n: 1 }])
+    await a.run('webhook-events') // the bus's copy of the event is passed over
+    expect(await jobs(a, ch.id)).toHaveLength(1)
+  })
+
   test('a 500 is retried with backoff until it succeeds; a 400 fails for good and can be replayed', async () => {
     const ch = await subscrChannel(a, 'retry')
     secret = ch.secret
