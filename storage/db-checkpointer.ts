@@ -121,3 +121,44 @@ export function runCheckpointer(file: string): () => Promise<void> {
     conn.close()
   }
 }
+
+/**
+ * The checkpoints of a shared connection, done by a checkpointer process from the first one on: the
+ * bulk copied while writes go on, then, for a long log, a restart with the writes held (`holdWrites`).
+ * A log restarted and not written since keeps its length (its next write starts it): left alone.
+ */
+export class SharedCheckpoints {
+  private checkpointer?: Checkpointer
+  /** The length of the log when the checkpointer last made it start again (-1: none since). */
+  private restartedAt = -1
+  private refusedRestarts = 0
+
+  constructor(
+    private readonly file: string,
+    private readonly command: string[],
+    /** Told when a checkpointer starts: the connection leaves its checkpoints to it from then on. */
+    private readonly onStart: () => void,
+  ) {}
+
+  async pass(holdWrites: <T>(work: () => Promise<T>, atMostMs: number) => Promise<T>) {
+    // one that ended (killed with the rest of a process group, say) is replaced, or none would run again
+    if (!this.checkpointer || this.checkpointer.ended()) {
+      this.checkpointer = startCheckpointer(this.file, this.command)
+      this.onStart()
+    }
+    const checkpointer = this.checkpointer
+    const { frames } = await checkpointer.run('PASSIVE')
+    let refused = false
+    if (frames > RESTART_FRAMES && frames !== this.restartedAt) {
+      const restart = await holdWrites(() => checkpointer.run('RESTART'), RESTART_HOLD_MS)
+      this.restartedAt = restart.busy ? -1 : restart.frames
+      refused = restart.busy
+    }
+    this.refusedRestarts = refused ? this.refusedRestarts + 1 : 0
+    return { logPages: frames, refusedRestarts: this.refusedRestarts }
+  }
+
+  stop(): Promise<void> {
+    return this.checkpointer?.stop() ?? Promise.resolve()
+  }
+}

@@ -8,19 +8,18 @@
  *
  * Writes commit in groups (./db-group-commit.ts): nothing is answered before it is committed.
  */
-import { chmodSync, closeSync, openSync, rmSync } from 'node:fs'
 import Database from 'libsql'
 import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
 import { assertRead, normalizeDbError, tx } from './db'
 import { asideReader } from './db-aside'
-import { RESTART_FRAMES, RESTART_HOLD_MS, startCheckpointer, type Checkpointer } from './db-checkpointer'
+import { SharedCheckpoints } from './db-checkpointer'
 import { WRITE_LOCK_WAIT_MS, WriteLock } from './db-write-lock'
 import { PinnedReads } from './db-pinned-read'
 import { ReadCache } from './read-cache'
 import { CommitCounter } from './commit-counter'
 import { Statements } from './db-statements'
 import { GroupCommit } from './db-group-commit'
-import { PRIVATE_FILE } from './private-files'
+import { writePrivateFile } from './private-files'
 
 /** How long a shared file's writer waits for another process's transaction (a group commit takes milliseconds). */
 const BUSY_TIMEOUT_MS = 5000
@@ -79,10 +78,10 @@ export function openEmbeddedDb(
     conn.exec('BEGIN IMMEDIATE')
     pins.writable()
   }
-  let checkpointer: Checkpointer | undefined
-  /** The length of the log when the checkpointer last made it start again (-1: none since). */
-  let restartedAt = -1
-  let refusedRestarts = 0
+  const checkpoints =
+    shared && options.checkpointCommand
+      ? new SharedCheckpoints(file, options.checkpointCommand, () => conn.exec('PRAGMA wal_autocheckpoint=0'))
+      : null
   /**
    * Shared, every statement outside a transaction would take and drop the file's shared lock (two
    * fcntl calls, twice the cost of a point read): instead the statements of one turn of the event
@@ -330,25 +329,7 @@ export function openEmbeddedDb(
     checkpoint: () =>
       settled().then(async () => {
         assertOpen()
-        if (shared && options.checkpointCommand) {
-          // from the first one on, the checkpointer does them and this connection leaves them to it;
-          // one that ended (killed with the rest of a process group, say) is replaced, or none would run again
-          if (!checkpointer || checkpointer.ended()) {
-            checkpointer = startCheckpointer(file, options.checkpointCommand)
-            conn.exec('PRAGMA wal_autocheckpoint=0')
-          }
-          // the bulk is copied while writes go on; what they added meanwhile, with writes held. A log
-          // restarted and not written since keeps its length (its next write starts it): left alone
-          const { frames } = await checkpointer.run('PASSIVE')
-          let refused = false
-          if (frames > RESTART_FRAMES && frames !== restartedAt) {
-            const restart = await groups.withoutWrites(() => checkpointer!.run('RESTART'), RESTART_HOLD_MS)
-            restartedAt = restart.busy ? -1 : restart.frames
-            refused = restart.busy
-          }
-          refusedRestarts = refused ? refusedRestarts + 1 : 0
-          return { logPages: frames, refusedRestarts }
-        }
+        if (checkpoints) return checkpoints.pass((work, atMostMs) => groups.withoutWrites(work, atMostMs))
         endSnapshot()
         // shared: PASSIVE copies what no reader needs and never waits on the other processes
         await call(() => void conn.exec(`PRAGMA wal_checkpoint(${shared ? 'PASSIVE' : 'TRUNCATE'})`))
@@ -368,29 +349,23 @@ export function openEmbeddedDb(
         return `the connection has read an old snapshot for ${Math.round(pinnedMs / 1000)} s`
       return undefined
     },
-    // a read transaction: writes asked for meanwhile wait for the next turn, then commit as usual.
-    // The copy holds what the database does: made 0600 before anything is in it (VACUUM INTO takes
-    // an empty file), and never over an existing one
+    // a read transaction: writes asked for meanwhile wait for the next turn, then commit as usual;
+    // the copy holds what the database does, so it is private from its first byte
     backupTo: (file: string) =>
-      settled().then(async () => {
-        closeSync(openSync(file, 'wx', PRIVATE_FILE))
-        try {
+      settled().then(() =>
+        writePrivateFile(file, async () => {
           endSnapshot()
           await call(() => {
             assertOpen()
             statements.change('VACUUM INTO ?', [file])
           })
-          chmodSync(file, PRIVATE_FILE)
-        } catch (err) {
-          rmSync(file, { force: true })
-          throw err
-        }
-      }),
+        }),
+      ),
     close: async () => {
       endSnapshot()
       await groups.flush() // what was asked for is written before the file closes
       aside?.close()
-      await checkpointer?.stop()
+      await checkpoints?.stop()
       try {
         // the file alone is the whole database. Shared, SQLite would leave that to the last connection
         // to close, but a prepared statement still alive keeps the log. Another process still using

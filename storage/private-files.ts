@@ -4,7 +4,7 @@
  * directories 0700, whatever the umask. These helpers make them so and tighten what an earlier
  * version, a copy or an operator left looser, saying what they changed so the start can warn.
  */
-import { chmodSync, closeSync, type Dirent, openSync, readdirSync, statSync } from 'node:fs'
+import { chmodSync, closeSync, type Dirent, openSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
 export const PRIVATE_FILE = 0o600
@@ -52,6 +52,22 @@ export function tighten(path: string): Tightened | null {
 /** Makes `path` an empty file of mode 0600 unless it exists (a new database: SQLite then writes into it). */
 export function ensurePrivateFile(path: string): void {
   closeSync(openSync(path, 'a', PRIVATE_FILE))
+}
+
+/**
+ * Writes a new file through `write` (which fills the path it is given), private from its first byte:
+ * made 0600 and empty before anything is in it (SQLite's VACUUM INTO takes an empty file), never
+ * over an existing one, and removed when the write fails.
+ */
+export async function writePrivateFile(path: string, write: () => Promise<void>): Promise<void> {
+  closeSync(openSync(path, 'wx', PRIVATE_FILE))
+  try {
+    await write()
+    chmodSync(path, PRIVATE_FILE)
+  } catch (err) {
+    rmSync(path, { force: true })
+    throw err
+  }
 }
 
 /** Tightens `dir` and everything under it (directories 0700, files 0600), symbolic links left alone. */
