@@ -11,9 +11,10 @@
  * one topic (bench/raw-ws-server.ts: the floor), then on one process's direct listener (GATEWAY=off), 5,000 through the public port (GATEWAY=on: three descriptors a socket), and the
  * cross-process case: APP_PROCESSES=2 on the machine's Redis (BENCH_REDIS_URL), sockets through the
  * public port on both processes, creates at BENCH_WS_RATE a second (default 1000) for
- * BENCH_WS_SECONDS (default 3), latency split by whether the socket is on the process that took the
- * write. BENCH_WS_WRITES sets the fan-out cases' writes (default 20, a quarter second apart);
- * BENCH_WS_ONLY=direct|gateway|cross runs one kind. BENCH_CPU_PROF=<dir> profiles the service.
+ * BENCH_WS_SECONDS (default 3) after BENCH_WS_WARMUP seconds (default 1) left out, latency split by
+ * whether the socket is on the process that took the write. BENCH_WS_WRITES sets the fan-out cases' writes (default 20, a quarter second apart);
+ * BENCH_WS_ONLY=direct|gateway|cross runs one kind. BENCH_CPU_PROF=<dir> profiles the service (each
+ * app process: they inherit the runtime's flags).
  */
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -28,6 +29,8 @@ const CROSS_SOCKETS = 20
 const MAX_IN_FLIGHT = 32
 const RATE = Number(process.env.BENCH_WS_RATE ?? 1000)
 const SECONDS = Number(process.env.BENCH_WS_SECONDS ?? 3)
+/** Seconds of creates at the rate before the measured ones: a process's first second (compiling) is not its pace. */
+const WARMUP = Number(process.env.BENCH_WS_WARMUP ?? 1)
 const ONLY = process.env.BENCH_WS_ONLY
 const PROFILE = process.env.BENCH_CPU_PROF
 const profile = PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE}`] : []
@@ -174,7 +177,8 @@ async function crossProcess(): Promise<void> {
     profile,
   )
   const { url: base, token, pid } = service
-  const total = RATE * SECONDS
+  const warm = RATE * WARMUP
+  const total = warm + RATE * SECONDS
   const writes: ({ commit: number; process: string } | undefined)[] = new Array(total)
   const frames: { w: number; at: number; socket: string }[] = []
   const sockets: BareSocket[] = []
@@ -196,11 +200,18 @@ async function crossProcess(): Promise<void> {
       sockets.push(socket)
     }
     while (acks < CROSS_SOCKETS) await Bun.sleep(20)
-    const cpu0 = await cpuTicks(pid)
-    const started = performance.now()
+    let cpu0 = await cpuTicks(pid)
+    let started = performance.now()
+    let measuring = warm === 0
     const inFlight: Promise<void>[] = []
     let running = 0
     for (let w = 0; w < total; ) {
+      if (w === warm && !measuring) {
+        measuring = true
+        // the warm-up's writes are done: the measured ones start here, with the CPU count
+        await Promise.all(inFlight.splice(0))
+        ;[cpu0, started] = [await cpuTicks(pid), performance.now() - (warm * 1000) / RATE]
+      }
       const due = Math.min(total, Math.floor(((performance.now() - started) * RATE) / 1000))
       // at most MAX_IN_FLIGHT creates at a time (connections of the fetch pool): a late write waits
       for (; w < due && running < MAX_IN_FLIGHT; w++) {
@@ -216,22 +227,22 @@ async function crossProcess(): Promise<void> {
       await Bun.sleep(1)
     }
     await Promise.all(inFlight)
-    const seconds = (performance.now() - started) / 1000
+    const seconds = (performance.now() - started) / 1000 - WARMUP
     const expected = total * CROSS_SOCKETS
     const until = Date.now() + 10_000
     while (events < expected && Date.now() < until) await Bun.sleep(20)
-    const server = perFrame(await cpuTicks(pid), cpu0, events)
+    const server = perFrame(await cpuTicks(pid), cpu0, events - warm * CROSS_SOCKETS)
     const same: number[] = []
     const other: number[] = []
     for (const f of frames) {
       const write = writes[f.w]
-      if (write) (write.process === f.socket ? same : other).push(f.at - write.commit)
+      if (write && f.w >= warm) (write.process === f.socket ? same : other).push(f.at - write.commit)
     }
     same.sort((a, b) => a - b)
     other.sort((a, b) => a - b)
     const spread = new Set(sockets.map((s) => processOf(/x-request-id: (\S+)/i.exec(s.head)?.[1]))).size
     console.log(
-      `| APP_PROCESSES=2, ${CROSS_SOCKETS} sockets on ${spread} processes, ${(total / seconds).toFixed(0)} creates/s | ${ms(same, 0.5)} / ${ms(same, 0.99)} ms (${same.length}) | ${ms(other, 0.5)} / ${ms(other, 0.99)} ms (${other.length}) | ${events}/${expected} | ${server} |`,
+      `| APP_PROCESSES=2, ${CROSS_SOCKETS} sockets on ${spread} processes, ${((total - warm) / seconds).toFixed(0)} creates/s | ${ms(same, 0.5)} / ${ms(same, 0.99)} ms (${same.length}) | ${ms(other, 0.5)} / ${ms(other, 0.99)} ms (${other.length}) | ${events}/${expected} | ${server} |`,
     )
   } finally {
     for (const ws of sockets) ws.close()

@@ -45,9 +45,15 @@ export function endWithParent(stop: () => Promise<void>): void {
 
 const compiled = () => Bun.main.startsWith('/$bunfs/') || Bun.main.includes('~BUN')
 
-/** The command that started this process: `bun server.ts ...`, or the single binary with its arguments. */
+/**
+ * The command that started this process: `bun [flags] server.ts ...` (its runtime flags too, such as
+ * a profiler's, but a debugger's: two processes cannot listen on its port), or the single binary
+ * with its arguments.
+ */
 function ownCommand(): string[] {
-  return [process.execPath, ...(compiled() ? [] : [Bun.main]), ...process.argv.slice(2)]
+  if (compiled()) return [process.execPath, ...process.argv.slice(2)]
+  const flags = process.execArgv.filter((flag) => !flag.startsWith('--inspect'))
+  return [process.execPath, ...flags, Bun.main, ...process.argv.slice(2)]
 }
 
 /** The service's command without arguments, whatever started this process (a test runner too). */
