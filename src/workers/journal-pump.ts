@@ -4,8 +4,8 @@
  * commit and its publication loses nothing (an event may be published twice, never lost). A step
  * publishes the records it read as one message: awaiting Redis once an event, the pump fell behind
  * writes (bench/journal-events.ts: of 20,000 creates at 8,600/s, 641 events were out when the last
- * was answered, the last 4 s later). Woken by every commit in this process; the schedule catches
- * commits of other processes.
+ * was answered, the last 4 s later). Woken by every commit: the process holding its lease keeps it
+ * (./held-lease.ts), and the other processes pass their commits' wake-ups on to it.
  */
 import { journalCursor, journalTextAfter, moveJournalCursor } from '~storage/journal'
 import type { Deps } from '../deps'
@@ -20,6 +20,8 @@ export const journalPump: Worker = {
   every: 500,
   wakeOn: ['journal'],
   lease: 'cluster',
+  holdLease: true,
+  batch: BATCH,
   async step({ deps }, signal) {
     const cursor = await journalCursor(deps.db, CURSOR)
     const changes = await committed(deps, () => journalTextAfter(deps.db, cursor, BATCH))

@@ -4,7 +4,8 @@
  * time, and a `step` that does one batch and returns how much it did. The runner gives every worker
  * the same rules: one pass at a time per process (a wake-up during a pass runs another pass after
  * it); a pass repeats its step while the step finds work; a cluster lease (a KV lock renewed while
- * the pass runs, the pass stopped if it is lost; a woken pass that finds it held tries again soon);
+ * the pass runs, the pass stopped if it is lost; a woken pass that finds it held tries again soon;
+ * or kept between passes, ./held-lease.ts);
  * errors logged with the worker's name; `stop()`
  * waits for passes in flight; `runOnce` for tests. A worker is made by a factory where it keeps
  * state (src/workers/index.ts): what it holds between passes lives in the factory's closure.
@@ -14,6 +15,7 @@ import { Stopping } from '~storage/db'
 import { KvUnavailable, type Lock } from '~storage/kv/kv'
 import type { Deps } from '../deps'
 import type { SignalName } from '../signals'
+import { HELD_LEASE_MS, HeldLease, WAKE_CHANNEL } from './held-lease'
 
 /**
  * What a worker's step receives, built by the service: the services a call may use, and the two
@@ -43,6 +45,16 @@ export interface Worker<C = WorkerContext> {
    * process runs it (its step claims the rows it works on, so processes never share one).
    */
   lease: 'cluster' | 'none'
+  /**
+   * With a cluster lease: keep it between passes (./held-lease.ts), for a worker woken by every
+   * commit; the other processes pass their wake-ups on to the holder.
+   */
+  holdLease?: boolean
+  /**
+   * The most a step does at once: a step that did fewer reached the end of the work there was, and
+   * the pass ends without another step to find nothing (a wake-up meanwhile runs the next pass).
+   */
+  batch?: number
   /** Runs even where BACKGROUND=off: work that keeps the process itself going (its node heartbeat). */
   always?: boolean
   /** One batch of work; how much it did (more than zero: there may be more, so it runs again at once). */
@@ -76,6 +88,10 @@ interface State<C> {
   storeDown?: boolean
   /** The last pass found another process holding the lease: the next one comes this soon (ms). */
   leaseRetryMs?: number
+  /** The lease a `holdLease` worker keeps between passes. */
+  held?: HeldLease
+  /** The pass running now stops when this aborts (its lease was lost). */
+  abort?: AbortController
 }
 
 /**
@@ -88,6 +104,8 @@ const LEASE_RETRY_MAX_MS = 50
 export class WorkerRunner<C = WorkerContext> {
   private readonly states = new Map<string, State<C>>()
   private readonly unsubscribe: (() => void)[] = []
+  /** The subscription to wake-ups other processes pass on to the leases held here. */
+  private wakeRelay?: Promise<(() => Promise<void>) | null>
   private stopping = false
   private readonly leaseMs: number
   private readonly maxSteps: number
@@ -102,7 +120,12 @@ export class WorkerRunner<C = WorkerContext> {
     this.maxSteps = options.maxStepsPerPass ?? 1000
     for (const worker of workers) {
       if (this.states.has(worker.name)) throw new Error(`two workers are named ${worker.name}`)
-      this.states.set(worker.name, { worker, running: null, again: false, runs: 0, failures: 0 })
+      const state: State<C> = { worker, running: null, again: false, runs: 0, failures: 0 }
+      if (worker.lease === 'cluster' && worker.holdLease) {
+        const ttl = Math.min(this.leaseMs, HELD_LEASE_MS)
+        state.held = new HeldLease(deps.kv, worker.name, ttl, (reason) => state.abort?.abort(reason))
+      }
+      this.states.set(worker.name, state)
     }
   }
 
@@ -123,6 +146,15 @@ export class WorkerRunner<C = WorkerContext> {
       if (worker.cron) state.cron = new Cron(worker.cron, { protect: true }, () => this.wake(worker.name))
       else if (worker.every !== undefined) this.wake(worker.name)
     }
+    if (options.schedule !== false && [...this.states.values()].some((s) => s.held))
+      this.wakeRelay = this.deps.kv
+        .subscribe(WAKE_CHANNEL, (name) => {
+          if (this.states.get(name)?.held?.held) this.wake(name)
+        })
+        .catch((err) => {
+          this.deps.log.warn('wake-ups of other processes will wait for the schedule', { error: String(err) })
+          return null
+        })
   }
 
   /** Runs the worker soon: now if idle, after the current pass if one runs. */
@@ -158,6 +190,8 @@ export class WorkerRunner<C = WorkerContext> {
     }
     await Promise.all([...this.states.values()].map((s) => s.running))
     await Promise.all([...this.states.values()].map((s) => s.worker.drain?.(this.context)))
+    await (await this.wakeRelay)?.().catch(() => {})
+    await Promise.all([...this.states.values()].map((s) => s.held?.release()))
   }
 
   /** Passes (including those that found another process holding the lease) and failures of each worker since start. */
@@ -196,12 +230,19 @@ export class WorkerRunner<C = WorkerContext> {
 
   private async runPass(worker: Worker<C>): Promise<number> {
     const abort = new AbortController()
+    const state = this.state(worker.name)
+    state.abort = abort
     let lock: Lock | null = null
     let renewal: ReturnType<typeof setInterval> | undefined
     try {
-      if (worker.lease === 'cluster') {
+      if (state.held) {
+        // the holder does this work: it is told of the wake-up
+        if (!(await state.held.take())) {
+          state.held.forward()
+          return 0
+        }
+      } else if (worker.lease === 'cluster') {
         lock = await this.deps.kv.lock(`worker:${worker.name}`, this.leaseMs)
-        const state = this.state(worker.name)
         if (!lock) {
           // another process holds the lease; it does this work, unless its pass was ending
           if (worker.wakeOn?.length) state.leaseRetryMs = Math.min(LEASE_RETRY_MAX_MS, (state.leaseRetryMs ?? 0.5) * 2)
@@ -222,13 +263,12 @@ export class WorkerRunner<C = WorkerContext> {
         if (busy) await busy
         const done = await worker.step(this.context, abort.signal)
         total += done
-        if (done === 0) break
+        if (done === 0 || done < (worker.batch ?? 1)) break
       }
       if (abort.signal.aborted) throw abort.signal.reason
       this.state(worker.name).storeDown = false
       return total
     } catch (err) {
-      const state = this.state(worker.name)
       state.failures++
       // an outage of the store fails every pass until it ends: said once per worker, without a stack
       if (err instanceof Stopping) {
@@ -241,6 +281,7 @@ export class WorkerRunner<C = WorkerContext> {
         this.deps.log.error('worker failed', { worker: worker.name, error: String(err), stack: (err as Error)?.stack })
       return 0
     } finally {
+      state.abort = undefined
       clearInterval(renewal)
       await lock?.release().catch(() => {})
     }

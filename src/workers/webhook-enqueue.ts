@@ -22,6 +22,8 @@ export const webhookEnqueue: Worker = {
   every: 500,
   wakeOn: ['journal'],
   lease: 'cluster',
+  holdLease: true,
+  batch: BATCH,
   async step({ deps }, signal) {
     const cursor = await startWebhookCursor(deps.db)
     const heads = await committed(deps, () => journalDomainsAfter(deps.db, cursor, BATCH))
