@@ -77,7 +77,9 @@ async function startService(name: string, gateway: 'on' | 'off', extra: Record<s
     LOG_LEVEL: 'info',
     ...extra,
   }
-  return spawnUntil([process.execPath, 'server.ts'], env, /"url":"(http:[^"]+)"/)
+  const profile = process.env.BENCH_CPU_PROF
+  const flags = profile ? ['--cpu-prof-md', `--cpu-prof-dir=${join(profile, name)}`] : []
+  return spawnUntil([process.execPath, ...flags, 'server.ts'], env, /"url":"(http:[^"]+)"/)
 }
 
 async function signIn(base: string): Promise<Record<string, string>> {
