@@ -6,7 +6,7 @@ import type { Resolve } from '../net/outbound'
 import { dbCheckpoint, dbPinnedRead } from './db-checkpoint'
 import { eventIngest } from './event-ingest'
 import { housekeeping } from './housekeeping'
-import { journalPump } from './journal-pump'
+import { createJournalPump } from './journal-pump'
 import { journalRetention } from './journal-retention'
 import { layerOrders } from './layer-orders'
 import { createMailOutboxWorker } from './mail-outbox'
@@ -15,7 +15,7 @@ import { nodeHeartbeat } from './node-heartbeat'
 import type { Worker } from './runner'
 import { svcTasks } from './svc-tasks'
 import { createWebhookDeliveriesWorker } from './webhook-deliveries'
-import { webhookEnqueue } from './webhook-enqueue'
+import { createWebhookEnqueue } from './webhook-enqueue'
 import { createWebhookEventsWorker } from './webhook-events'
 import { wsSessions } from './ws-sessions'
 
@@ -26,7 +26,7 @@ export interface WorkerOptions {
 
 export function createWorkers(options: WorkerOptions = {}): Worker[] {
   return [
-    journalPump,
+    createJournalPump(),
     eventIngest,
     createMailOutboxWorker(),
     modelExpiry,
@@ -36,7 +36,7 @@ export function createWorkers(options: WorkerOptions = {}): Worker[] {
     wsSessions,
     svcTasks,
     createWebhookEventsWorker(),
-    webhookEnqueue,
+    createWebhookEnqueue(),
     createWebhookDeliveriesWorker({ resolve: options.resolveTargets }),
     journalRetention,
     dbCheckpoint,

@@ -7,30 +7,36 @@
  * was answered, the last 4 s later). Woken by every commit: the process holding its lease keeps it
  * (./held-lease.ts), and the other processes pass their commits' wake-ups on to it.
  */
-import { journalCursor, journalTextAfter, moveJournalCursor } from '~storage/journal'
+import { journalCursor, journalTextAfter } from '~storage/journal'
 import type { Deps } from '../deps'
 import { dataChangedText } from '../events/event'
+import { LazyCursor } from './lazy-cursor'
 import type { Worker } from './runner'
 
 const CURSOR = 'events'
 const BATCH = 500
 
-export const journalPump: Worker = {
-  name: 'journal-pump',
-  every: 500,
-  wakeOn: ['journal'],
-  lease: 'cluster',
-  holdLease: true,
-  batch: BATCH,
-  async step({ deps }, signal) {
-    const cursor = await journalCursor(deps.db, CURSOR)
-    const changes = await committed(deps, () => journalTextAfter(deps.db, cursor, BATCH))
-    // a pass that lost the cluster lease stops: another process pumps from the cursor on
-    if (changes.length === 0 || signal.aborted) return 0
-    await deps.bus.publishTexts(changes.map(dataChangedText))
-    await moveJournalCursor(deps.db, CURSOR, changes.at(-1)!.seq)
-    return changes.length
-  },
+/** The pump, with its cursor (./lazy-cursor.ts). */
+export function createJournalPump(): Worker {
+  const cursor = new LazyCursor(CURSOR)
+  return {
+    name: 'journal-pump',
+    every: 500,
+    wakeOn: ['journal'],
+    lease: 'cluster',
+    holdLease: true,
+    batch: BATCH,
+    async step({ deps }, signal) {
+      const after = await cursor.read(deps.db)
+      const changes = await committed(deps, () => journalTextAfter(deps.db, after, BATCH))
+      // a pass that lost the cluster lease stops: another process pumps from the cursor on
+      if (changes.length === 0 || signal.aborted) return 0
+      await deps.bus.publishTexts(changes.map(dataChangedText))
+      await cursor.moved(deps.db, changes.at(-1)!.seq)
+      return changes.length
+    },
+    drain: ({ deps }) => cursor.flush(deps.db),
+  }
 }
 
 /**

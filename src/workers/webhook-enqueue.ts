@@ -12,44 +12,56 @@ import { domainJournalBetween, journalCursor, journalDomainsAfter, moveCursor } 
 import { dataChanged } from '../events/event'
 import { deliveryJobs, enqueueDeliveries, subscriptionsOnce, WEBHOOK } from '../integration/deliveries'
 import { committed } from './journal-pump'
+import { LazyCursor } from './lazy-cursor'
 import type { Worker } from './runner'
 
 const CURSOR = 'webhooks'
 const BATCH = 500
 
-export const webhookEnqueue: Worker = {
-  name: 'webhook-enqueue',
-  every: 500,
-  wakeOn: ['journal'],
-  lease: 'cluster',
-  holdLease: true,
-  batch: BATCH,
-  async step({ deps }, signal) {
-    const cursor = await startWebhookCursor(deps.db)
-    const heads = await committed(deps, () => journalDomainsAfter(deps.db, cursor, BATCH))
-    // a pass that lost the cluster lease stops: another process goes on from the cursor
-    if (heads.length === 0 || signal.aborted) return 0
-    const last = heads.at(-1)!.seq
-    const subscriptions = subscriptionsOnce(deps)
-    // the records themselves only of domains with subscriptions (most have none), each domain's in order
-    const jobs: NewJob[] = []
-    for (const domain of new Set(heads.map((h) => h.domain))) {
-      if ((await subscriptions(domain)).length === 0) continue
-      const changes = await committed(deps, () => domainJournalBetween(deps.db, domain, cursor, last))
-      for (const change of changes) jobs.push(...(await deliveryJobs(deps, dataChanged(change), subscriptions)))
-    }
-    const now = deps.clock.now()
-    await deps.db.write(function* () {
-      yield* enqueueDeliveries(jobs, now)
-      yield* moveCursor(CURSOR, last)
-    })
-    if (jobs.length) deps.signals.raise(`queue:${WEBHOOK.kind}`)
-    return heads.length
-  },
+/**
+ * The worker, with its cursor (./lazy-cursor.ts), made where the event pump's stands when there is
+ * none yet: what the pump published before had its deliveries enqueued by the bus listeners, what
+ * comes after is this worker's. A pass that enqueues stores the cursor with its jobs.
+ */
+export function createWebhookEnqueue(): Worker {
+  const cursor = new LazyCursor(CURSOR, 'events')
+  return {
+    name: 'webhook-enqueue',
+    every: 500,
+    wakeOn: ['journal'],
+    lease: 'cluster',
+    holdLease: true,
+    batch: BATCH,
+    async step({ deps }, signal) {
+      const after = await cursor.read(deps.db)
+      const heads = await committed(deps, () => journalDomainsAfter(deps.db, after, BATCH))
+      // a pass that lost the cluster lease stops: another process goes on from the cursor
+      if (heads.length === 0 || signal.aborted) return 0
+      const last = heads.at(-1)!.seq
+      const subscriptions = subscriptionsOnce(deps)
+      // the records themselves only of domains with subscriptions (most have none), each domain's in order
+      const jobs: NewJob[] = []
+      for (const domain of new Set(heads.map((h) => h.domain))) {
+        if ((await subscriptions(domain)).length === 0) continue
+        const changes = await committed(deps, () => domainJournalBetween(deps.db, domain, after, last))
+        for (const change of changes) jobs.push(...(await deliveryJobs(deps, dataChanged(change), subscriptions)))
+      }
+      if (jobs.length === 0) {
+        await cursor.moved(deps.db, last)
+        return heads.length
+      }
+      const now = deps.clock.now()
+      await deps.db.write(function* () {
+        yield* enqueueDeliveries(jobs, now)
+        yield* moveCursor(CURSOR, last)
+      })
+      cursor.committedWith(last)
+      deps.signals.raise(`queue:${WEBHOOK.kind}`)
+      return heads.length
+    },
+    drain: ({ deps }) => cursor.flush(deps.db),
+  }
 }
 
-/**
- * The cursor, made where the event pump's stands when there is none yet: what the pump published
- * before had its deliveries enqueued by the bus listeners, what comes after is this worker's.
- */
+/** Makes the cursor at start where the event pump's stands when there is none yet (see above). */
 export const startWebhookCursor = (db: Parameters<typeof journalCursor>[0]) => journalCursor(db, CURSOR, 'events')

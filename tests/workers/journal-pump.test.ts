@@ -3,7 +3,8 @@
 // the cursor where it was.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { PlatformEvent } from '~/events/event'
-import { journalPump } from '~/workers/journal-pump'
+import { createJournalPump } from '~/workers/journal-pump'
+import { FLUSH_MS } from '~/workers/lazy-cursor'
 import type { WorkerContext } from '~/workers/runner'
 import { journalCursor } from '~storage/journal'
 import { testService, type TestService } from '../helpers/service'
@@ -48,6 +49,7 @@ test('a pass is one message with every record after the cursor, in order; the cu
   const off = t.service.deps.bus.on((e) => received.push(e))
   const ids = [await create(1), await create(2), await create(3)]
   expect(await t.run('journal-pump')).toBe(3)
+  await t.settled('journal-pump') // the cursor is stored at most every FLUSH_MS, and at stop
   expect(messages).toHaveLength(1)
   const sent = JSON.parse(messages[0]!) as PlatformEvent[]
   expect(sent.map((e) => e.data.id)).toEqual(ids)
@@ -69,7 +71,7 @@ test('a pass that lost its lease before publishing publishes nothing and leaves 
   await create(4)
   const lost = new AbortController()
   lost.abort()
-  expect(await journalPump.step(contextOf(t), lost.signal)).toBe(0)
+  expect(await createJournalPump().step(contextOf(t), lost.signal)).toBe(0)
   expect(messages).toHaveLength(0)
   expect(await journalCursor(t.service.deps.db, 'events')).toBe(before)
   expect(await t.run('journal-pump')).toBe(1)
@@ -85,4 +87,29 @@ test('a publish that fails leaves the cursor; the next pass publishes the same r
   expect(await journalCursor(t.service.deps.db, 'events')).toBe(before)
   expect(await t.run('journal-pump')).toBe(2)
   expect(messages.map((m) => (JSON.parse(m) as PlatformEvent[]).map((e) => e.data.id))).toEqual([ids])
+})
+
+test('while it runs the cursor is stored at most every FLUSH_MS, and at stop; a stored cursor ahead of it is taken', async () => {
+  const { db } = t.service.deps
+  await t.run('journal-pump')
+  await t.settled('journal-pump')
+  await Bun.sleep(FLUSH_MS) // the next move is stored at once
+  await create(7)
+  expect(await t.run('journal-pump')).toBe(1)
+  const stored = await journalCursor(db, 'events')
+  await create(8)
+  expect(await t.run('journal-pump')).toBe(1) // within FLUSH_MS of the store before: kept in memory
+  expect(await journalCursor(db, 'events')).toBe(stored)
+  await t.settled('journal-pump') // what the stop does
+  const end = await journalCursor(db, 'events')
+  expect(end).toBeGreaterThan(stored)
+  // another process that held the lease meanwhile published two more and stored its cursor
+  messages.length = 0
+  await create(9)
+  await create(10)
+  const last = await create(11)
+  const ahead = (await db.get('SELECT MAX(seq) FROM journal'))![0] as number
+  await db.run("UPDATE journal_cursors SET seq = ? WHERE name = 'events'", [ahead - 1])
+  expect(await t.run('journal-pump')).toBe(1)
+  expect(messages.map((m) => (JSON.parse(m) as PlatformEvent[]).map((e) => e.data.id))).toEqual([[last]])
 })
