@@ -47,12 +47,13 @@ const compiled = () => Bun.main.startsWith('/$bunfs/') || Bun.main.includes('~BU
 
 /**
  * The command that started this process: `bun [flags] server.ts ...` (its runtime flags too, such as
- * a profiler's, but a debugger's: two processes cannot listen on its port), or the single binary
- * with its arguments.
+ * a profiler's, but a debugger's, whose port only one process can listen on, and a file watcher's,
+ * which would restart a started process behind the back of this one), or the single binary with
+ * its arguments.
  */
 function ownCommand(): string[] {
   if (compiled()) return [process.execPath, ...process.argv.slice(2)]
-  const flags = process.execArgv.filter((flag) => !flag.startsWith('--inspect'))
+  const flags = process.execArgv.filter((flag) => !/^--(inspect|watch|hot)/.test(flag))
   return [process.execPath, ...flags, Bun.main, ...process.argv.slice(2)]
 }
 

@@ -2,19 +2,24 @@
  * A cluster lease kept between passes (`Worker.holdLease`). A worker woken by every commit took
  * and gave back its lease at each one: two KV round trips a commit for each such worker, and a
  * commit of another process found the lease taken and tried again 1, 2, 4 ms later. The holder
- * now keeps it, renewed every third of its lifetime, and gives it back at stop; a process that
- * dies holding it holds up the worker for at most HELD_LEASE_MS. The other processes pass their
- * wake-ups on to the holder over the KV's pub/sub (WAKE_CHANNEL) instead of trying the lease each
- * time, and try it again once ELSEWHERE_MS after they last found it held (its holder may be gone).
+ * now keeps it, renewed every third of its lifetime, and gives it back at stop, saying so on the
+ * channel so that another process takes it at once; a process that dies holding it holds up the
+ * worker for HELD_LEASE_MS and at most ELSEWHERE_MS more. The other processes pass their wake-ups
+ * on to the holder over the KV's pub/sub (WAKE_CHANNEL) instead of trying the lease each time, and
+ * try it again once ELSEWHERE_MS after they last found it held (its holder may be gone).
  */
 import type { Kv, Lock } from '~storage/kv/kv'
 
 /** The lifetime of a held lease: how long a worker waits after its holder died without giving it back. */
 export const HELD_LEASE_MS = 3000
-/** How long a process that found the lease held passes wake-ups on before it tries the lease again. */
-const ELSEWHERE_MS = 1000
-/** The KV channel of wake-ups passed on to a lease's holder; a message is the worker's name. */
+/** How long a process that found the lease held passes wake-ups on before it tries the lease again (the schedule's period). */
+const ELSEWHERE_MS = 500
+/**
+ * The KV channel of wake-ups passed on to a lease's holder: a message is the worker's name, or
+ * RELEASED and the name when its holder gave the lease back.
+ */
 export const WAKE_CHANNEL = 'worker-wake'
+export const RELEASED = 'released '
 
 export class HeldLease {
   private lock: Lock | null = null
@@ -38,10 +43,10 @@ export class HeldLease {
   /** True when this process holds the lease, taking it if it is free; false when another process does. */
   async take(): Promise<boolean> {
     if (this.lock) return true
-    if (Date.now() < this.elsewhereUntil) return false
+    if (performance.now() < this.elsewhereUntil) return false
     const lock = await this.kv.lock(`worker:${this.name}`, this.ttlMs)
     if (!lock) {
-      this.elsewhereUntil = Date.now() + ELSEWHERE_MS
+      this.elsewhereUntil = performance.now() + ELSEWHERE_MS
       return false
     }
     this.lock = lock
@@ -69,17 +74,26 @@ export class HeldLease {
       })
   }
 
-  /** Gives the lease back (at stop): another process may take it at once. */
+  /** Another process gave the lease back: the next wake-up tries it. */
+  released(): void {
+    this.elsewhereUntil = 0
+  }
+
+  /** Gives the lease back (at stop) and says so: another process takes it at its next wake-up. */
   async release(): Promise<void> {
     const lock = this.lock
+    if (!lock) return
     this.drop()
-    await lock?.release().catch(() => {})
+    if (await lock.release().catch(() => false))
+      await this.kv.publish(WAKE_CHANNEL, `${RELEASED}${this.name}`).catch(() => {})
   }
 
   private async renew(lock: Lock): Promise<void> {
     const kept = await lock.extend(this.ttlMs).catch(() => null)
     if (kept || this.lock !== lock) return
     this.drop()
+    // not renewed in time (the KV was slow or away): the key may still be ours, and would hold everyone off until it ends
+    if (kept === null) void lock.release().catch(() => {})
     this.onLost(new Error(kept === false ? 'the cluster lease was lost' : 'the cluster lease could not be renewed'))
   }
 

@@ -29,6 +29,7 @@ export function createJournalPump(): Worker {
     async step({ deps }, signal) {
       const after = await cursor.read(deps.db)
       const changes = await committed(deps, () => journalTextAfter(deps.db, after, BATCH))
+      if (changes.length === 0) await cursor.storeIfDue(deps.db)
       // a pass that lost the cluster lease stops: another process pumps from the cursor on
       if (changes.length === 0 || signal.aborted) return 0
       await deps.bus.publishTexts(changes.map(dataChangedText))

@@ -1,7 +1,9 @@
 /**
  * The journal cursor of a worker woken by every commit (journal-pump, webhook-enqueue), kept in
  * memory by the process that moves it and written at most every FLUSH_MS, and when the worker
- * stops (its `drain`). Written after every pass, it was a write transaction of its own for each
+ * stops (its `drain`); a pass that finds nothing new stores what is only in memory, so an idle
+ * worker's stored cursor (what retention and the pump-lag metric read) catches up within a
+ * schedule's period. Written after every pass, it was a write transaction of its own for each
  * of the two: at 1,000 creates a second, 1.26 cursor updates a create beside the create's own.
  * The cursor in use is the greater of the one in memory and the stored one: another process that
  * held the lease meanwhile moved the stored one on. A crash loses at most FLUSH_MS of moves, and
@@ -21,10 +23,14 @@ export class LazyCursor {
   private stored = 0
   private storedAt = Number.NEGATIVE_INFINITY
 
-  /** `startFrom`: the cursor a new one starts at (./webhook-enqueue.ts starts at the pump's). */
+  /**
+   * `startFrom`: the cursor a new one starts at (./webhook-enqueue.ts starts at the pump's). `now`:
+   * the clock of the FLUSH_MS interval (tests give their own).
+   */
   constructor(
     private readonly name: string,
     private readonly startFrom?: string,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   async read(db: Db): Promise<number> {
@@ -34,14 +40,19 @@ export class LazyCursor {
   /** The work up to `seq` is done; stored now if the last store is FLUSH_MS old. */
   async moved(db: Db, seq: number): Promise<void> {
     this.seq = Math.max(this.seq, seq)
-    if (performance.now() - this.storedAt >= FLUSH_MS) await this.flush(db)
+    await this.storeIfDue(db)
+  }
+
+  /** Stores what is only in memory if the last store is FLUSH_MS old (a pass that found nothing new). */
+  async storeIfDue(db: Db): Promise<void> {
+    if (this.now() - this.storedAt >= FLUSH_MS) await this.flush(db)
   }
 
   /** The work up to `seq` is done, and a write that committed with it stored the cursor. */
   committedWith(seq: number): void {
     this.seq = Math.max(this.seq, seq)
     this.stored = this.seq
-    this.storedAt = performance.now()
+    this.storedAt = this.now()
   }
 
   /** Stores what is only in memory (at stop). */
@@ -50,6 +61,6 @@ export class LazyCursor {
     const seq = this.seq
     await moveJournalCursor(db, this.name, seq)
     this.stored = Math.max(this.stored, seq)
-    this.storedAt = performance.now()
+    this.storedAt = this.now()
   }
 }

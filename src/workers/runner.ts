@@ -15,7 +15,7 @@ import { Stopping } from '~storage/db'
 import { KvUnavailable, type Lock } from '~storage/kv/kv'
 import type { Deps } from '../deps'
 import type { SignalName } from '../signals'
-import { HELD_LEASE_MS, HeldLease, WAKE_CHANNEL } from './held-lease'
+import { HELD_LEASE_MS, HeldLease, RELEASED, WAKE_CHANNEL } from './held-lease'
 
 /**
  * What a worker's step receives, built by the service: the services a call may use, and the two
@@ -146,10 +146,14 @@ export class WorkerRunner<C = WorkerContext> {
       if (worker.cron) state.cron = new Cron(worker.cron, { protect: true }, () => this.wake(worker.name))
       else if (worker.every !== undefined) this.wake(worker.name)
     }
-    if (options.schedule !== false && [...this.states.values()].some((s) => s.held))
+    if (options.schedule !== false && !options.onlyAlways && [...this.states.values()].some((s) => s.held))
       this.wakeRelay = this.deps.kv
-        .subscribe(WAKE_CHANNEL, (name) => {
-          if (this.states.get(name)?.held?.held) this.wake(name)
+        .subscribe(WAKE_CHANNEL, (message) => {
+          const released = message.startsWith(RELEASED)
+          const state = this.states.get(released ? message.slice(RELEASED.length) : message)
+          if (!state?.held) return
+          if (released) state.held.released()
+          if (released || state.held.held) this.wake(state.worker.name)
         })
         .catch((err) => {
           this.deps.log.warn('wake-ups of other processes will wait for the schedule', { error: String(err) })
@@ -189,9 +193,23 @@ export class WorkerRunner<C = WorkerContext> {
       state.cron?.stop()
     }
     await Promise.all([...this.states.values()].map((s) => s.running))
-    await Promise.all([...this.states.values()].map((s) => s.worker.drain?.(this.context)))
     await (await this.wakeRelay)?.().catch(() => {})
-    await Promise.all([...this.states.values()].map((s) => s.held?.release()))
+    // a held lease goes back as soon as its own worker has drained, whatever the others still wait for
+    const drained = await Promise.allSettled(
+      [...this.states.values()].map(async (s) => {
+        try {
+          await s.worker.drain?.(this.context)
+        } finally {
+          await s.held?.release()
+        }
+      }),
+    )
+    for (const d of drained) if (d.status === 'rejected') throw d.reason
+  }
+
+  /** Resolves once wake-ups passed on by other processes reach this runner (tests start a second runner after it). */
+  async ready(): Promise<void> {
+    await this.wakeRelay
   }
 
   /** Passes (including those that found another process holding the lease) and failures of each worker since start. */

@@ -35,6 +35,7 @@ export function createWebhookEnqueue(): Worker {
     async step({ deps }, signal) {
       const after = await cursor.read(deps.db)
       const heads = await committed(deps, () => journalDomainsAfter(deps.db, after, BATCH))
+      if (heads.length === 0) await cursor.storeIfDue(deps.db)
       // a pass that lost the cluster lease stops: another process goes on from the cursor
       if (heads.length === 0 || signal.aborted) return 0
       const last = heads.at(-1)!.seq
