@@ -16,16 +16,21 @@ import type { Worker } from './runner'
 const CURSOR = 'events'
 const BATCH = 500
 
+/** How a worker that follows the journal runs: woken by every commit, on one process, its lease kept. */
+export const followsJournal = {
+  every: 500,
+  wakeOn: ['journal'],
+  lease: 'cluster',
+  holdLease: true,
+  batch: BATCH,
+} as const satisfies Partial<Worker>
+
 /** The pump, with its cursor (./lazy-cursor.ts). */
 export function createJournalPump(): Worker {
   const cursor = new LazyCursor(CURSOR)
   return {
     name: 'journal-pump',
-    every: 500,
-    wakeOn: ['journal'],
-    lease: 'cluster',
-    holdLease: true,
-    batch: BATCH,
+    ...followsJournal,
     async step({ deps }, signal) {
       const after = await cursor.read(deps.db)
       const changes = await committed(deps, () => journalTextAfter(deps.db, after, BATCH))

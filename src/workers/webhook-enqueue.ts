@@ -11,12 +11,12 @@ import type { NewJob } from '~storage/queue'
 import { domainJournalBetween, journalCursor, journalDomainsAfter, moveCursor } from '~storage/journal'
 import { dataChanged } from '../events/event'
 import { deliveryJobs, enqueueDeliveries, subscriptionsOnce, WEBHOOK } from '../integration/deliveries'
-import { committed } from './journal-pump'
+import { committed, followsJournal } from './journal-pump'
 import { LazyCursor } from './lazy-cursor'
 import type { Worker } from './runner'
 
 const CURSOR = 'webhooks'
-const BATCH = 500
+const BATCH = followsJournal.batch
 
 /**
  * The worker, with its cursor (./lazy-cursor.ts), made where the event pump's stands when there is
@@ -27,11 +27,7 @@ export function createWebhookEnqueue(): Worker {
   const cursor = new LazyCursor(CURSOR, 'events')
   return {
     name: 'webhook-enqueue',
-    every: 500,
-    wakeOn: ['journal'],
-    lease: 'cluster',
-    holdLease: true,
-    batch: BATCH,
+    ...followsJournal,
     async step({ deps }, signal) {
       const after = await cursor.read(deps.db)
       const heads = await committed(deps, () => journalDomainsAfter(deps.db, after, BATCH))

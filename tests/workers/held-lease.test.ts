@@ -76,16 +76,25 @@ async function until(check: () => boolean, ms: number, what: string) {
   }
 }
 
-test("the holder keeps the lease between passes without asking Redis again, and runs the other runner's wake-ups", async () => {
+/**
+ * Two runners of `held` on one prefix, started in turn: a holds the lease (its first pass), and b's
+ * first pass found it held and had a run a pass for it.
+ */
+async function startedPair(options?: RunnerOptions) {
   const prefix = testPrefix()
-  const a = await holder(prefix)
-  const b = await holder(prefix)
+  const a = await holder(prefix, {}, options)
+  const b = await holder(prefix, {}, options)
   a.runner.start()
   await a.runner.ready() // a hears wake-ups passed on from now
   await until(() => a.steps.count === 1, 2000, "a's first pass")
   const started = performance.now()
-  b.runner.start() // b's first pass finds the lease held: a is told and runs a pass
+  b.runner.start()
   await until(() => a.steps.count === 2, 2000, "the pass a ran for b's first wake-up")
+  return { a, b, started }
+}
+
+test("the holder keeps the lease between passes without asking Redis again, and runs the other runner's wake-ups", async () => {
+  const { a, b, started } = await startedPair()
   for (let i = 0; i < 5; i++) {
     a.signals.raise('journal')
     await until(() => a.steps.count === 3 + i * 2, 2000, `a's own wake-up ${i}`)
@@ -99,14 +108,7 @@ test("the holder keeps the lease between passes without asking Redis again, and 
 })
 
 test('a stop gives the lease back and says so: the other runner takes it at its next wake-up and keeps it', async () => {
-  const prefix = testPrefix()
-  const a = await holder(prefix)
-  const b = await holder(prefix)
-  a.runner.start()
-  await a.runner.ready() // a hears wake-ups passed on from now
-  await until(() => a.steps.count === 1, 2000, "a's first pass")
-  b.runner.start()
-  await until(() => a.steps.count === 2, 2000, "a's pass for b's first wake-up")
+  const { a, b } = await startedPair()
   await a.runner.stop()
   // a said it gave the lease back: b's next wake-up takes it, not one after the lease's 3 s
   const stopped = performance.now()
@@ -120,15 +122,7 @@ test('a stop gives the lease back and says so: the other runner takes it at its 
 })
 
 test('a holder that went silent loses the lease when it expires, and the other runner goes on', async () => {
-  const prefix = testPrefix()
-  const options = { leaseMs: 600 } // the held lease's lifetime: min(leaseMs, HELD_LEASE_MS)
-  const a = await holder(prefix, {}, options)
-  const b = await holder(prefix, {}, options)
-  a.runner.start()
-  await a.runner.ready() // a hears wake-ups passed on from now
-  await until(() => a.steps.count === 1, 2000, "a's first pass")
-  b.runner.start()
-  await until(() => a.steps.count === 2, 2000, "a's pass for b's first wake-up")
+  const { a, b } = await startedPair({ leaseMs: 600 }) // the held lease's lifetime: min(leaseMs, HELD_LEASE_MS)
   a.kv.silenced = true // a's renewals never reach Redis, as if its process hung or died
   const started = Date.now()
   const end = started + 5000
