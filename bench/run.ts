@@ -123,14 +123,48 @@ interface Case {
   rounds: (WrkResult & { cpuUsPerReq: number })[]
 }
 
+/** A process and all it started, from /proc. */
+async function processTree(pid: number): Promise<number[]> {
+  const text = await Bun.file(`/proc/${pid}/task/${pid}/children`)
+    .text()
+    .catch(() => '')
+  const children = text.trim().split(/\s+/).filter(Boolean).map(Number)
+  return [pid, ...(await Promise.all(children.map(processTree))).flat()]
+}
+
+/**
+ * Pauses (SIGSTOP) every other server of the run, with the processes it started, while a case runs;
+ * the answer resumes them. Idle, their schedules, compilers and checkpointers took 6-11 % of a core
+ * from the case measured, and the figures are for one service on a machine.
+ */
+async function pauseOthers(target: Target): Promise<() => void> {
+  const others = children.filter((c) => c.pid !== target.pid && c.exitCode === null)
+  const pids = (await Promise.all(others.map((c) => processTree(c.pid)))).flat()
+  const signal = (name: 'SIGSTOP' | 'SIGCONT') => {
+    for (const pid of pids)
+      try {
+        process.kill(pid, name)
+      } catch {} // it ended meanwhile
+  }
+  signal('SIGSTOP')
+  return () => signal('SIGCONT')
+}
+
 async function round(c: Case): Promise<void> {
   const script = join(work, `${c.name.replace(/\W+/g, '-')}.lua`)
   await Bun.write(script, luaScript(c.paths, c.headers, c.post))
   truncateSync(c.target.log)
-  await wrk(c.target.url, script, WARMUP_SECONDS)
-  const cpu0 = await cpuSeconds(c.target.pid)
-  const r = await wrk(c.target.url, script, SECONDS)
-  const cpuUsPerReq = (((await cpuSeconds(c.target.pid)) - cpu0) * 1e6) / (r.rps * SECONDS)
+  const resume = await pauseOthers(c.target)
+  let r: WrkResult
+  let cpuUsPerReq: number
+  try {
+    await wrk(c.target.url, script, WARMUP_SECONDS)
+    const cpu0 = await cpuSeconds(c.target.pid)
+    r = await wrk(c.target.url, script, SECONDS)
+    cpuUsPerReq = (((await cpuSeconds(c.target.pid)) - cpu0) * 1e6) / (r.rps * SECONDS)
+  } finally {
+    resume()
+  }
   c.rounds.push({ ...r, cpuUsPerReq })
   console.log(
     `  ${c.name}: ${Math.round(r.rps)} req/s, p99 ${r.p99ms.toFixed(2)} ms, ${cpuUsPerReq.toFixed(1)} µs CPU/req${r.non2xx ? `, ${r.non2xx} non-2xx!` : ''}`,
