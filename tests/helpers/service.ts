@@ -178,6 +178,24 @@ export async function testService(options: TestOptions = {}) {
   const run = (worker: string) => service.workers.runOnce(worker)
   /** The work a worker's passes left running has finished (webhook deliveries in flight). */
   const settled = (worker: string) => service.workers.settled(worker)
+  /**
+   * A pass of the journal pump, once this process's bus has handed on what it published: on Redis
+   * the messages come back after the publish is answered, and a listener added right after the pass
+   * would still hear them. A marker published after them comes back after them.
+   */
+  async function pumped(): Promise<number> {
+    const published = await run('journal-pump')
+    const marker = `pumped-${crypto.randomUUID()}`
+    const back = Promise.withResolvers<void>()
+    const off = deps.bus.on((e) => e.event === marker && back.resolve())
+    try {
+      await deps.bus.publish({ class: 'test', event: marker, domain: '', time: '', objects: [], data: {} })
+      await back.promise
+    } finally {
+      off()
+    }
+    return published
+  }
 
   /** A token session of the master administrator switched into the given domain. */
   async function adminIn(domain: string): Promise<string> {
@@ -221,6 +239,7 @@ export async function testService(options: TestOptions = {}) {
     createUser,
     run,
     settled,
+    pumped,
     journal,
     async close() {
       await service.stop()
