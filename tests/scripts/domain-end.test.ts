@@ -52,6 +52,12 @@ async function until<T>(what: string, done: () => Promise<T | undefined>): Promi
   throw new Error(`${what}: not within 3 s`)
 }
 
+/**
+ * The nodes' records again (they last NODE_TTL_MS, 4 s, and tests run no schedule): a start placed
+ * after them found no svc node in a CI run whose first test took 2.6 s.
+ */
+const heartbeats = () => Promise.all([a.run('node-heartbeat'), b.run('node-heartbeat')])
+
 const endedLog = (id: string) => logs.find((l) => l.msg === 'script handler ended' && l.handler === id)
 
 test('a deleted domain ends its handler on its node; a domain made again with its id has none of it', async () => {
@@ -66,6 +72,7 @@ test('a deleted domain ends its handler on its node; a domain made again with it
     // refusals do not stop it: only its end does
     `while (true) { try { await data.create('/rest/v1/reference/extobjs', { type: 'old' }) } catch {} await sleep(5) }`,
   )
+  await heartbeats()
   const started = await ok(a.call('POST', RUNTIMES, { token, body: { code: 'writer' } }))
   expect(started.node).toBe(a.config.nodeName)
   const written = () => a.call('GET', '/rest/v1/reference/extobjs?mask=id&filter={"type":"old"}', { token })
@@ -90,6 +97,7 @@ test('a blocked domain ends its handler and starts none of its service tasks unt
   const block = (isblocked: boolean) =>
     ok(b.call('PATCH', `${DOMAINS}/${domain.id}`, { token: masterB, body: { opts: { isblocked } } }))
   await script(a, token, 'ticker', `while (true) { await emit('tick', {}); await sleep(5) }`)
+  await heartbeats()
   const started = await ok(a.call('POST', RUNTIMES, { token, body: { code: 'ticker' } }))
   await block(true)
   const ended = await until('the end of the handler', async () => {
@@ -104,6 +112,7 @@ test('a blocked domain ends its handler and starts none of its service tasks unt
   expect(await a.deps.scripts.list(domain.id)).toEqual([])
   // not even tried (a refused start would be tried again every second)
   expect(logs.filter((l) => l.msg === 'service task did not start' && l.domain === domain.id)).toEqual([])
+  await heartbeats()
   expect((await ok(a.call('POST', RUNTIMES, { token, body: { code: 'waits' } }), 403)).error_message).toBe(
     'no handler starts: its domain blocked.master is blocked',
   )
