@@ -13,7 +13,8 @@ import { dataChangedText } from '../events/event'
 import { LazyCursor } from './lazy-cursor'
 import type { Worker } from './runner'
 
-const CURSOR = 'events'
+/** The pump's cursor: where the webhook enqueueing's starts when it has none. */
+export const PUMP_CURSOR = 'events'
 const BATCH = 500
 
 /** How a worker that follows the journal runs: woken by every commit, on one process, its lease kept. */
@@ -27,7 +28,7 @@ export const followsJournal = {
 
 /** The pump, with its cursor (./lazy-cursor.ts). */
 export function createJournalPump(): Worker {
-  const cursor = new LazyCursor(CURSOR)
+  const cursor = new LazyCursor(PUMP_CURSOR)
   return {
     name: 'journal-pump',
     ...followsJournal,
@@ -56,4 +57,4 @@ export async function committed<T>(deps: Deps, read: () => Promise<T>): Promise<
 }
 
 /** Starts the cursor at the journal's end on a new database, so history is not replayed as news. */
-export const startJournalCursor = (db: Parameters<typeof journalCursor>[0]) => journalCursor(db, CURSOR)
+export const startJournalCursor = (db: Parameters<typeof journalCursor>[0]) => journalCursor(db, PUMP_CURSOR)

@@ -11,7 +11,7 @@ import type { NewJob } from '~storage/queue'
 import { domainJournalBetween, journalCursor, journalDomainsAfter, moveCursor } from '~storage/journal'
 import { dataChanged } from '../events/event'
 import { deliveryJobs, enqueueDeliveries, subscriptionsOnce, WEBHOOK } from '../integration/deliveries'
-import { committed, followsJournal } from './journal-pump'
+import { committed, followsJournal, PUMP_CURSOR } from './journal-pump'
 import { LazyCursor } from './lazy-cursor'
 import type { Worker } from './runner'
 
@@ -24,7 +24,7 @@ const BATCH = followsJournal.batch
  * comes after is this worker's. A pass that enqueues stores the cursor with its jobs.
  */
 export function createWebhookEnqueue(): Worker {
-  const cursor = new LazyCursor(CURSOR, 'events')
+  const cursor = new LazyCursor(CURSOR, PUMP_CURSOR)
   return {
     name: 'webhook-enqueue',
     ...followsJournal,
@@ -61,4 +61,4 @@ export function createWebhookEnqueue(): Worker {
 }
 
 /** Makes the cursor at start where the event pump's stands when there is none yet (see above). */
-export const startWebhookCursor = (db: Parameters<typeof journalCursor>[0]) => journalCursor(db, CURSOR, 'events')
+export const startWebhookCursor = (db: Parameters<typeof journalCursor>[0]) => journalCursor(db, CURSOR, PUMP_CURSOR)
