@@ -42,6 +42,7 @@ export function createJournalPump(): Worker {
       await cursor.moved(deps.db, changes.at(-1)!.seq)
       return changes.length
     },
+    leaseTaken: () => cursor.forget(),
     drain: ({ deps }) => cursor.flush(deps.db),
   }
 }
