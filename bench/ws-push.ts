@@ -8,7 +8,9 @@
  * divided by the frames delivered (the writes' own cost included).
  *
  * `bun bench/ws-push.ts [N ...]` (default 1000 10000) runs N sockets on plain Bun.serve publishing to
- * one topic (bench/raw-ws-server.ts: the floor), then on one process's direct listener (GATEWAY=off), 5,000 through the public port (GATEWAY=on: three descriptors a socket), and the
+ * one topic (bench/raw-ws-server.ts: the floor), then on one process's direct listener (GATEWAY=off), 5,000
+ * through the public port (GATEWAY=on: three descriptors a socket) after their floor were the front
+ * to serve sockets itself (bench/raw-listen-ws-server.ts: Bun.listen, a JS write per socket), and the
  * cross-process case: APP_PROCESSES=2 on the machine's Redis (BENCH_REDIS_URL), sockets through the
  * public port on both processes, creates at BENCH_WS_RATE a second (default 1000) for
  * BENCH_WS_SECONDS (default 3) after BENCH_WS_WARMUP seconds (default 1) left out, latency split by
@@ -102,9 +104,13 @@ function perFrame(now: [number, number], then: [number, number], frames: number)
   return `${us(now[0] - then[0])} + ${us(now[1] - then[1])} µs`
 }
 
-/** The floor: bench/raw-ws-server.ts, plain Bun.serve publishing to one topic. */
-async function startRawServer(): Promise<BenchService> {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, 'raw-ws-server.ts')], { stdout: 'pipe' })
+/**
+ * The floors: bench/raw-ws-server.ts (plain Bun.serve publishing to one topic), or
+ * bench/raw-listen-ws-server.ts (a Bun.listen server writing each socket in a JS loop: what a front
+ * serving its sockets itself could reach).
+ */
+async function startRawServer(file: string): Promise<BenchService> {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, file)], { stdout: 'pipe' })
   const reader = proc.stdout.getReader()
   let out = ''
   while (!/listening (\d+)/.test(out)) {
@@ -120,13 +126,20 @@ async function startRawServer(): Promise<BenchService> {
   return { url: `http://127.0.0.1:${port}`, pid: proc.pid, token: '-', stop }
 }
 
+const NAMES = {
+  raw: 'raw Bun.serve publish',
+  listen: 'raw Bun.listen, a write per socket',
+  off: 'direct',
+  on: 'through the public port',
+}
+
 const ms = (sorted: number[], p: number) => (sorted.length ? percentile(sorted, p).toFixed(1) : '-')
 
 /** N sockets, WRITES creates a quarter second apart: every socket takes every event. */
-async function fanout(count: number, target: 'on' | 'off' | 'raw'): Promise<void> {
+async function fanout(count: number, target: 'on' | 'off' | 'raw' | 'listen'): Promise<void> {
   const service =
-    target === 'raw'
-      ? await startRawServer()
+    target === 'raw' || target === 'listen'
+      ? await startRawServer(target === 'raw' ? 'raw-ws-server.ts' : 'raw-listen-ws-server.ts')
       : // every bench socket comes from 127.0.0.1: the per-address cap would refuse most of them
         await startBenchService({ GATEWAY: target, GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '0' }, profile)
   const { url: base, token, pid } = service
@@ -156,7 +169,7 @@ async function fanout(count: number, target: 'on' | 'off' | 'raw'): Promise<void
     const last = arrivals.map((list, w) => Math.max(...list) - commits[w]!).sort((a, b) => a - b)
     const clientUs = (n: number) => (n / Math.max(1, state.events)).toFixed(1)
     console.log(
-      `| ${count} ${target === 'raw' ? 'raw Bun.serve publish' : target === 'on' ? 'through the public port' : 'direct'} | ${ms(all, 0.5)} | ${ms(all, 0.99)} | ${ms(first, 0.5)} | ${ms(last, 0.5)} / ${ms(last, 1)} | ${state.events}/${expected} | ${server} | ${clientUs(client.user)} + ${clientUs(client.system)} µs | ${(((after - before) * 1024) / count / 1024).toFixed(1)} KiB | ${fdsPerSocket.toFixed(2)} |`,
+      `| ${count} ${NAMES[target]} | ${ms(all, 0.5)} | ${ms(all, 0.99)} | ${ms(first, 0.5)} | ${ms(last, 0.5)} / ${ms(last, 1)} | ${state.events}/${expected} | ${server} | ${clientUs(client.user)} + ${clientUs(client.system)} µs | ${(((after - before) * 1024) / count / 1024).toFixed(1)} KiB | ${fdsPerSocket.toFixed(2)} |`,
     )
   } finally {
     for (const ws of sockets) ws.close()
@@ -263,7 +276,10 @@ if (!ONLY || ONLY === 'direct' || ONLY === 'gateway') {
       await fanout(n, 'raw')
       await fanout(n, 'off')
     }
-  if (ONLY !== 'direct') await fanout(GATEWAY_SOCKETS, 'on')
+  if (ONLY !== 'direct') {
+    await fanout(GATEWAY_SOCKETS, 'listen')
+    await fanout(GATEWAY_SOCKETS, 'on')
+  }
 }
 if (!ONLY || ONLY === 'cross') {
   console.log(
