@@ -42,7 +42,6 @@ export function createJournalPump(): Worker {
       await cursor.moved(deps.db, changes.at(-1)!.seq)
       return changes.length
     },
-    leaseTaken: () => cursor.forget(),
     drain: ({ deps }) => cursor.flush(deps.db),
   }
 }

@@ -5,10 +5,8 @@
  * worker's stored cursor (what retention and the pump-lag metric read) catches up within a
  * schedule's period. Written after every pass, it was a write transaction of its own for each
  * of the two: at 1,000 creates a second, 1.26 cursor updates a create beside the create's own.
- * The stored cursor is read once each time this process takes the lease (`forget`, from the
- * worker's `leaseTaken`): another process that held it meanwhile moved the stored one on, and the
- * greater of the two is used; while the lease is held, no other process moves it, and a read per
- * pass was 7.6 % of a lone create's profile at 1,000 creates a second. A crash loses at most FLUSH_MS of moves, and
+ * The cursor in use is the greater of the one in memory and the stored one: another process that
+ * held the lease meanwhile moved the stored one on. A crash loses at most FLUSH_MS of moves, and
  * that work is done again (events published twice, which websocket subscribers pass over by their
  * seq; deliveries enqueued again under the same ids, which the queue ignores), never skipped.
  */
@@ -24,8 +22,6 @@ export class LazyCursor {
   /** What this process last stored. */
   private stored = 0
   private storedAt = Number.NEGATIVE_INFINITY
-  /** The stored cursor was read since this process took the lease. */
-  private known = false
 
   /**
    * `startFrom`: the cursor a new one starts at (./webhook-enqueue.ts starts at the pump's). `now`:
@@ -38,18 +34,7 @@ export class LazyCursor {
   ) {}
 
   async read(db: Db): Promise<number> {
-    if (!this.known) {
-      const stored = await journalCursor(db, this.name, this.startFrom)
-      this.seq = Math.max(this.seq, stored)
-      this.stored = Math.max(this.stored, stored)
-      this.known = true
-    }
-    return this.seq
-  }
-
-  /** The lease was taken anew: the next read looks at the stored cursor, which another holder may have moved. */
-  forget(): void {
-    this.known = false
+    return Math.max(this.seq, await journalCursor(db, this.name, this.startFrom))
   }
 
   /** The work up to `seq` is done; stored now if the last store is FLUSH_MS old. */

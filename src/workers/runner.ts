@@ -59,11 +59,6 @@ export interface Worker<C = WorkerContext> {
   always?: boolean
   /** One batch of work; how much it did (more than zero: there may be more, so it runs again at once). */
   step(context: C, signal: AbortSignal): Promise<number>
-  /**
-   * With `holdLease`: this process took the lease anew (it was free, or another process's). What
-   * the worker keeps in memory of work another holder may have moved on meanwhile is read again.
-   */
-  leaseTaken?(): void
   /** Work a step started and left running (deliveries in flight): `stop()` waits for it. */
   drain?(context: C): Promise<void>
   /**
@@ -260,12 +255,10 @@ export class WorkerRunner<C = WorkerContext> {
     try {
       if (state.held) {
         // the holder does this work: it is told of the wake-up
-        const had = state.held.held
         if (!(await state.held.take())) {
           state.held.forward()
           return 0
         }
-        if (!had) worker.leaseTaken?.()
       } else if (worker.lease === 'cluster') {
         lock = await this.deps.kv.lock(`worker:${worker.name}`, this.leaseMs)
         if (!lock) {

@@ -56,7 +56,6 @@ export function createWebhookEnqueue(): Worker {
       deps.signals.raise(`queue:${WEBHOOK.kind}`)
       return heads.length
     },
-    leaseTaken: () => cursor.forget(),
     drain: ({ deps }) => cursor.flush(deps.db),
   }
 }

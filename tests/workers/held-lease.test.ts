@@ -49,7 +49,7 @@ async function countingKv(prefix: string) {
 async function holder(prefix: string, more: Partial<AnyWorker<null>> = {}, options?: RunnerOptions) {
   const { kv, state } = await countingKv(prefix)
   const signals = new Signals()
-  const steps = { count: 0, taken: 0 }
+  const steps = { count: 0 }
   const worker: AnyWorker<null> = {
     name: 'held',
     lease: 'cluster',
@@ -60,7 +60,6 @@ async function holder(prefix: string, more: Partial<AnyWorker<null>> = {}, optio
       steps.count++
       return 0
     },
-    leaseTaken: () => void steps.taken++,
     ...more,
   }
   const runner = new WorkerRunner({ kv, log: quiet, signals, longWork: new LongWork(quiet) }, [worker], null, options)
@@ -104,8 +103,6 @@ test("the holder keeps the lease between passes without asking Redis again, and 
   }
   expect(b.steps.count).toBe(0)
   expect(a.kv.locks).toBe(1) // taken once, kept through 11 passes
-  expect(a.steps.taken).toBe(1) // what it keeps in memory of the work was read once, at the take
-  expect(b.steps.taken).toBe(0)
   // b tries the lease at most once a half second (it may have come back); its 11 wake-ups went to the holder
   expect(b.kv.locks).toBeLessThanOrEqual(1 + Math.ceil((performance.now() - started) / 500))
 })
@@ -122,7 +119,6 @@ test('a stop gives the lease back and says so: the other runner takes it at its 
   b.signals.raise('journal')
   await until(() => b.steps.count >= 2, 2000, "b's next pass")
   expect(b.kv.locks).toBe(locks)
-  expect([a.steps.taken, b.steps.taken]).toEqual([1, 1]) // b was told it took the lease anew, once
 })
 
 test('a holder that went silent loses the lease when it expires, and the other runner goes on', async () => {
@@ -135,7 +131,6 @@ test('a holder that went silent loses the lease when it expires, and the other r
     await Bun.sleep(50)
   }
   expect(b.steps.count).toBeGreaterThan(0)
-  expect(b.steps.taken).toBe(1)
   // the lease's 600 ms and the half second b waits before trying it again, with a loaded machine's slack
   expect(Date.now() - started).toBeLessThan(4000)
   a.kv.silenced = false // its stop at the end gives back nothing: the lease is b's
