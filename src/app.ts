@@ -12,7 +12,9 @@ import { Elysia } from 'elysia'
 import { badRequest } from './errors'
 import { RequestBody } from './http/body'
 import { bodyLimitOf, limitOf } from './http/body-limits'
+import type { AdmittedSocket } from './gateway/front-socket'
 import type { RouteLimits } from './gateway/request-stream'
+import { acceptKey } from './gateway/ws-frames'
 import type { Answer } from './http/answer'
 import { ANSWERED, answerCall, toHttpResponse } from './http/hooks/answers'
 import { effectiveRequest, requestIdOf, startCall } from './http/hooks/call'
@@ -80,15 +82,24 @@ export type ListenOptions = {
 }
 
 /** What a websocket endpoint does with its sockets. */
+/**
+ * What an endpoint sees of a socket: Bun.serve's ServerWebSocket on a listener of its own, or the
+ * gateway's front serving it itself (src/gateway/front-socket.ts).
+ */
+export type AppSocket = Pick<
+  ServerWebSocket<SocketData>,
+  'data' | 'send' | 'close' | 'getBufferedAmount' | 'subscribe' | 'unsubscribe' | 'publish'
+>
+
 export interface SocketHandlers {
   /**
    * Decides the upgrade before it happens: what the socket carries (its caller), or the Response
    * that refuses it (a 401 error body). `clientAddress` is the peer as the HTTP kernel reads it.
    */
   upgrade(request: Request, clientAddress: string): Promise<unknown | Response>
-  open?(ws: ServerWebSocket<SocketData>): void
-  message(ws: ServerWebSocket<SocketData>, message: string | Buffer): void
-  close?(ws: ServerWebSocket<SocketData>, code: number, reason: string): void
+  open?(ws: AppSocket): void
+  message(ws: AppSocket, message: string | Buffer): void
+  close?(ws: AppSocket, code: number, reason: string): void
 }
 
 export interface SocketData {
@@ -116,6 +127,11 @@ export interface HttpApp {
   bodyLimits: RouteLimits
   /** Serves a websocket endpoint at `path`. */
   ws(path: string, handlers: SocketHandlers, limits: SocketLimits): HttpApp
+  /**
+   * Decides an upgrade request in-process, for the gateway's front to serve the socket itself: the
+   * endpoint admitted it, or the answer (its refusal; an answer as to any request where no endpoint is).
+   */
+  admitSocket(request: Request): Promise<AdmittedSocket | Answer>
 }
 
 /** The app over the service's routes, or (tests) over route files of their own. */
@@ -149,6 +165,32 @@ export function createApp(service: HttpDeps, routes: Manifest | readonly RouteEn
       // the gateway's own requests carry their answer (./http/hooks/answers.ts)
       const answered = response === ANSWERED ? inlineOf(request)?.answered : undefined
       return answered ?? { status: response.status, headers: {}, cookies: [], body: response, bytes: 0 }
+    },
+    async admitSocket(request) {
+      const path = new URL(request.url).pathname
+      const handlers = sockets.get(path)
+      if (!handlers || request.headers.get('upgrade')?.toLowerCase() !== 'websocket') return http.answer(request)
+      const answerOf = (response: Response): Answer => ({
+        status: response.status,
+        headers: {},
+        cookies: [],
+        body: response,
+        bytes: 0,
+      })
+      try {
+        const attached = await handlers.upgrade(request, clientAddressOf(request, undefined, deps.trustedProxies))
+        if (attached instanceof Response) return answerOf(attached)
+        // what Bun.serve's upgrade checks
+        const handshake =
+          request.method === 'GET' &&
+          request.headers.get('sec-websocket-version') === '13' &&
+          acceptKey(request.headers.get('sec-websocket-key')) !== null
+        if (!handshake) return answerOf(failure(badRequest('not a websocket upgrade request'), request))
+        const headers = { 'x-request-id': requestIdOf(request) }
+        return { handlers, data: { path, attached }, headers, limits: socketLimits }
+      } catch (err) {
+        return answerOf(failure(err, request))
+      }
     },
     ws(path, handlers, limits) {
       sockets.set(path, handlers)

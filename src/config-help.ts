@@ -46,7 +46,7 @@ const ENV_HELP: Record<EnvName, { meaning: string; computed?: string }> = {
   },
   GATEWAY_INLINE: {
     meaning:
-      "off: the gateway relays every request to the app's Bun.serve instead of answering in-process (slower; to tell a bug of one path from the other)",
+      "off: the gateway relays every request and websocket to the app's Bun.serve instead of serving it in-process (slower; to tell a bug of one path from the other)",
   },
   BACKGROUND: { meaning: 'off: this process serves requests only; background work runs in other processes' },
   APP_PROCESSES: {

@@ -50,12 +50,15 @@ export type Phase =
   | { readonly is: 'upgrade-wait'; inFlight: InFlight | null; readonly held: Buffer[] }
   /** The app switched protocols: bytes pass both ways unread. */
   | { readonly is: 'tunnel'; readonly inFlight: null }
+  /** The front serves the upgraded connection as a websocket itself (./front-socket.ts): client bytes are frames. */
+  | { readonly is: 'websocket'; readonly inFlight: null }
   /** No more requests are read: `status` is answered once what came before it is (or the grace ends). */
   | { readonly is: 'failing'; readonly status: FailStatus | 408; inFlight: InFlight | null }
   /** Nothing more is answered. */
   | { readonly is: 'closed'; readonly inFlight: null }
 
 export const TUNNEL: Phase = Object.freeze({ is: 'tunnel', inFlight: null })
+export const WEBSOCKET: Phase = Object.freeze({ is: 'websocket', inFlight: null })
 export const CLOSED: Phase = Object.freeze({ is: 'closed', inFlight: null })
 export const httpPhase = (): Phase => ({ is: 'http', inFlight: null })
 
@@ -79,6 +82,8 @@ export interface ConnState {
   peer: string
   /** GATEWAY_INLINE: requests the front can take whole are answered in-process. */
   inline: boolean
+  /** Websocket upgrades are decided in-process and the front serves the socket (with `inline`). */
+  sockets: boolean
   stream: RequestStream
   responses: ResponseStream
   /** Request bytes not yet sent to the app: a new request waits until the last one's answer ended. */
@@ -111,6 +116,10 @@ export type Event =
   | { on: 'answered'; close: boolean; now: number }
   | { on: 'fail-grace' }
   | { on: 'tick'; now: number; headMs: number; idleMs: number }
+  /** The app admitted the upgrade and its 101 is queued: the connection is a websocket the front serves. */
+  | { on: 'ws-open'; now: number }
+  /** The front's websocket queued its close frame: nothing more is sent. */
+  | { on: 'ws-close' }
 
 export type Action =
   | { do: 'to-client'; data: Chunk }
@@ -130,3 +139,7 @@ export type Action =
   | { do: 'terminate' }
   /** Send `fail-grace` after this long. */
   | { do: 'fail-timer'; ms: number }
+  /** Ask the app in-process whether it admits this upgrade (then `ws-open`, or an answer and `answered`). */
+  | { do: 'ws-upgrade'; request: Request }
+  /** Client bytes for the front's websocket. */
+  | { do: 'ws-data'; data: Buffer }

@@ -1,6 +1,7 @@
 /** One client connection of the gateway's front: its state, and writes that queue what the socket cannot take yet. */
 import type { Socket } from 'bun'
 import type { Chunk, ConnState } from './conn-state'
+import type { FrontSocket } from './front-socket'
 
 /** The connection record: the machine's state (./conn-state.ts) and what only the socket adapter (./front.ts) touches. */
 export interface Conn extends ConnState {
@@ -21,6 +22,8 @@ export interface Conn extends ConnState {
   capKey: string
   /** Refused over the cap: answered 503 and closed, nothing else. */
   refused?: true
+  /** The websocket the front serves on this connection, once upgraded (./front-socket.ts). */
+  ws?: FrontSocket
 }
 
 /** Pieces queued together are joined into one write up to this size. */

@@ -10,6 +10,7 @@ import { failResponse } from './answers'
 import { ConnectionCap } from './connection-cap'
 import type { Answer } from '../http/answer'
 import { inlineAnswers } from './inline-answers'
+import { type SocketAdmission, type SocketIo, type Topics, upgradeInFront } from './front-socket'
 import { type Conn, flushQueue, send, TurnReads, TurnWrites } from './connection'
 import { type Action, type Chunk, clientEnded, type Event, httpPhase } from './conn-state'
 import { step } from './machine'
@@ -37,6 +38,8 @@ export interface FrontOptions {
   serve: (request: Request) => Promise<Answer>
   /** False (GATEWAY_INLINE=off): every request goes to the app's Bun.serve; only the front's own answers stay. */
   inline?: boolean
+  /** The app's decision on a websocket upgrade, for the front to serve the socket itself (with `inline`); relayed to Bun.serve without it. */
+  admitSocket?: SocketAdmission
   /**
    * Connections with nothing in flight are closed after this long: the app's listener keeps its side
    * open (its own idle timeout would end a client between requests).
@@ -122,6 +125,13 @@ export function startFront(options: FrontOptions): Front {
         case 'fail-timer':
           setTimeout(() => run(c, { on: 'fail-grace' }), a.ms).unref()
           break
+        case 'ws-upgrade':
+          // the app's decision comes after an await: its outcome is raised as events then
+          void upgradeInFront(c, a.request, options.admitSocket!, socketIo, topics).catch(() => c.client.end())
+          break
+        case 'ws-data':
+          c.ws?.read(a.data)
+          break
       }
     }
     if (c.upstream === 'none') c.up = null
@@ -150,6 +160,15 @@ export function startFront(options: FrontOptions): Front {
     answered: (c, close) => run(c, { on: 'answered', close, now: Date.now() }),
   })
 
+  /** The websockets this front serves, by topic. */
+  const topics: Topics = new Map()
+  const socketIo: SocketIo = {
+    toClient: (c, data) => writes.add(c, data),
+    opened: (c) => run(c, { on: 'ws-open', now: Date.now() }),
+    closing: (c) => run(c, { on: 'ws-close' }),
+    refused: (c, answer) => inline.answer(c, answer, false, false),
+  }
+
   const reads = new TurnReads(
     (c, data) => {
       if (!c.lingering) return run(c, { on: 'client-data', data, now: Date.now() })
@@ -162,7 +181,10 @@ export function startFront(options: FrontOptions): Front {
   const timer = setInterval(
     () => {
       const now = Date.now()
-      for (const c of connections) run(c, { on: 'tick', now, headMs, idleMs })
+      for (const c of connections) {
+        run(c, { on: 'tick', now, headMs, idleMs })
+        c.ws?.tick(now)
+      }
     },
     Math.min(1000, headMs / 2),
   )
@@ -215,6 +237,7 @@ export function startFront(options: FrontOptions): Front {
           up: null,
           upstream: 'none',
           inline: options.inline ?? true,
+          sockets: (options.inline ?? true) && options.admitSocket !== undefined,
           stream: new RequestStream(Buffer.from(`X-Real-IP: ${peer}\r\n`), options.maxBodyBytes, options.routeLimits),
           responses: new ResponseStream(),
           pending: [],
@@ -254,6 +277,7 @@ export function startFront(options: FrontOptions): Front {
         connections.delete(c)
         run(c, { on: 'client-closed' })
         c.onDrained?.()
+        c.ws?.closed()
       },
       error: (client) => void client.end(),
     },

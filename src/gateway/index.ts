@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import type { Config } from '../config'
 import type { Answer } from '../http/answer'
 import { type Front, startFront } from './front'
+import type { SocketAdmission } from './front-socket'
 import type { RouteLimits } from './request-stream'
 
 export interface Gateway {
@@ -39,6 +40,8 @@ interface Listenable {
   answer(request: Request): Promise<Answer>
   /** Its routes' body limits (../http/body-limits.ts). */
   bodyLimits?: RouteLimits
+  /** Decides a websocket upgrade in-process: the front serves the socket itself. */
+  admitSocket?: SocketAdmission
 }
 
 /** How long the server must have had no request in flight before a drain counts it idle. */
@@ -166,6 +169,7 @@ export async function startGateway(
       trustedProxies: config.trustProxy ?? [],
       inline: config.gatewayInline ?? true,
       serve: (request) => app.answer(request),
+      admitSocket: app.admitSocket && ((request) => app.admitSocket!(request)),
     })
   } catch (err) {
     listening.stop(true)

@@ -84,6 +84,16 @@ export function inlineAnswers(serve: (request: Request) => Promise<Answer>, io: 
   }
 }
 
+/**
+ * The app's view of an upgrade request the front may serve itself (pure, like planInline), or null
+ * when it goes to Bun.serve as before (an odd target, Expect) or planInline answers it (no Host).
+ */
+export function planUpgrade(start: RequestStart, peer: string): Request | null {
+  const head = inlineHead(start.scanned, peer, true)
+  if (!head || head === NO_HOST || head === ASTERISK) return null
+  return inlineRequest(head, null)
+}
+
 /** How a request at the head of a connection's queue is taken in-process: `drop` segments leave the queue. */
 export interface InlinePlan {
   drop: number

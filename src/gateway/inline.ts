@@ -55,7 +55,11 @@ export const ASTERISK = 'asterisk'
  * with X-HTTP-Method-Override (./request-stream.ts rewrites the bytes the same way). NO_HOST, or
  * null when it is not one the front answers itself.
  */
-export function inlineHead(scanned: Head, clientAddress: string): InlineHead | typeof NO_HOST | typeof ASTERISK | null {
+export function inlineHead(
+  scanned: Head,
+  clientAddress: string,
+  upgrade = false,
+): InlineHead | typeof NO_HOST | typeof ASTERISK | null {
   const { line, custom, host } = scanned
   const sp1 = line.indexOf(' ')
   const sp2 = line.lastIndexOf(' ')
@@ -68,7 +72,7 @@ export function inlineHead(scanned: Head, clientAddress: string): InlineHead | t
   if (sp2 <= sp1 || target.charCodeAt(0) !== 47 /* / */) return null
   const asSent = line.slice(0, sp1)
   const method = custom ? 'POST' : (KNOWN_METHODS.get(asSent) ?? asSent)
-  const lines = linesView(scanned, clientAddress)
+  const lines = upgrade ? upgradeLines(scanned, clientAddress) : linesView(scanned, clientAddress)
   if (lines === null) return null
   const { headers, connection, origin } = lines
   const close =
@@ -114,10 +118,17 @@ function linesView(scanned: Head, clientAddress: string): LinesView | null {
   return view
 }
 
+/** The headers of an upgrade request the front serves itself (./front-socket.ts): Upgrade kept, never cached. */
+function upgradeLines(scanned: Head, clientAddress: string): LinesView | null {
+  const made = appHeaders(scanned.fields, scanned.custom, clientAddress, true)
+  return made && { custom: scanned.custom, clientAddress, ...made, origin: `http://${scanned.host || 'localhost'}` }
+}
+
 function appHeaders(
   fields: readonly string[],
   custom: Head['custom'],
   clientAddress: string,
+  upgrade = false,
 ): { headers: InlineHeaders; connection: string } | null {
   const headers = new Map<string, string>()
   let connection = ''
@@ -126,9 +137,9 @@ function appHeaders(
     const value = fields[i + 1]!
     if (name === 'expect') return null
     if (name === 'connection') connection = value.toLowerCase()
-    // an upgrade request goes to Bun.serve: here Upgrade is only renamed, as in the bytes
+    // an upgrade request went to Bun.serve unless the front serves it: here Upgrade is only renamed, as in the bytes
     if (name === 'x-real-ip') name = 'x-untr-ip'
-    else if (name === 'upgrade') name = 'x-upgrd'
+    else if (name === 'upgrade' && !upgrade) name = 'x-upgrd'
     addHeader(headers, name, value)
   }
   if (custom) addHeader(headers, 'x-http-method-override', custom)

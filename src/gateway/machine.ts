@@ -18,8 +18,9 @@ import {
   inFlight,
   queued,
   TUNNEL,
+  WEBSOCKET,
 } from './conn-state'
-import { planInline } from './inline-answers'
+import { planInline, planUpgrade } from './inline-answers'
 import type { FailStatus } from './request-stream'
 
 /** What may wait for the turn's end on one connection before its next pipelined request is taken. */
@@ -42,8 +43,11 @@ export function step(s: ConnState, e: Event): { state: ConnState; actions: Actio
         out.push({ do: 'close-client' })
       } else if (s.clientSide === 'open') {
         s.clientSide = 'ended'
-        // requests still held (behind an answer or a pending upgrade) go to the app first
-        endUpstreamWhenDone(s, out)
+        if (s.phase.is === 'websocket') {
+          // a client that ends its side without a close frame is gone
+          s.phase = CLOSED
+          finish(s, out)
+        } else endUpstreamWhenDone(s, out) // requests still held (behind an answer or a pending upgrade) go to the app first
       }
       break
     case 'client-written':
@@ -105,7 +109,7 @@ export function step(s: ConnState, e: Event): { state: ConnState; actions: Actio
     case 'answered': {
       s.lastActive = e.now
       const p = s.phase
-      if (p.is === 'closed' || p.is === 'tunnel') break
+      if (p.is === 'closed' || p.is === 'tunnel' || p.is === 'websocket') break
       p.inFlight = null
       if (p.is === 'failing')
         pump(s, e.now, out) // what came before the failure is answered first
@@ -124,6 +128,19 @@ export function step(s: ConnState, e: Event): { state: ConnState; actions: Actio
     case 'tick':
       tick(s, e, out)
       break
+    case 'ws-open': {
+      const p = s.phase
+      if (p.is !== 'upgrade-wait') break // the client left meanwhile
+      s.phase = WEBSOCKET
+      s.lastActive = e.now
+      for (const data of p.held) out.push({ do: 'ws-data', data })
+      out.push({ do: 'resume-client', whenSent: false })
+      break
+    }
+    case 'ws-close':
+      if (s.phase.is === 'websocket') s.phase = CLOSED
+      finish(s, out)
+      break
   }
   return { state: s, actions: out }
 }
@@ -133,6 +150,7 @@ const upstreamUsable = (s: ConnState) => s.upstream === 'open' || s.upstream ===
 function fromClient(s: ConnState, data: Buffer, now: number, out: Action[]): void {
   const p = s.phase
   if (p.is === 'tunnel') return void out.push({ do: 'to-up', data })
+  if (p.is === 'websocket') return void out.push({ do: 'ws-data', data })
   if (p.is === 'upgrade-wait') {
     p.held.push(data)
     return void out.push({ do: 'pause-client' })
@@ -153,6 +171,7 @@ function fromUpstream(s: ConnState, data: Buffer, now: number, out: Action[]): v
   const p = s.phase
   if (p.is === 'closed') return
   if (p.is === 'tunnel') return void out.push({ do: 'to-client', data })
+  if (p.is === 'websocket') return // no upstream carries a socket the front serves
   const seen = s.responses.observe(data, p.inFlight?.head ?? false)
   out.push({ do: 'to-client', data })
   if (seen.switched) {
@@ -193,12 +212,21 @@ function pump(s: ConnState, now: number, out: Action[]): void {
   let answered = false
   const p = s.phase
   // requests are taken in the phases that read them (a failure answered at once left none)
-  while (p.is !== 'closed' && p.is !== 'tunnel' && s.pending.length) {
+  while (p.is !== 'closed' && p.is !== 'tunnel' && p.is !== 'websocket' && s.pending.length) {
     const seg = s.pending[0]!
     if (seg.start) {
       // the next request waits for the last answer, for a client that stopped taking answers, and
       // for the turn's end when much is queued for this one
       if (p.inFlight || s.backlogged || queued(s.toClient) > PIPELINED_MAX) break
+      // an upgrade the front can serve itself is decided in-process, not relayed
+      const upgrade = p.is === 'upgrade-wait' && s.sockets ? planUpgrade(seg.start, s.peer) : null
+      if (upgrade) {
+        s.pending.splice(0, seg.start.parts)
+        p.inFlight = inFlight('inline', false)
+        out.push({ do: 'ws-upgrade', request: upgrade })
+        answered = true
+        continue
+      }
       const plan = planInline(s.pending, seg.start, s.peer, s.inline)
       if (plan === 'incomplete') {
         // a body that can no longer come whole (the client ended): nothing more is answered

@@ -6,8 +6,7 @@
  * before a publish, so a publish never reaches a member that did not take the event. An event is
  * offered topic by topic: its terms are matched once for all the topic's members.
  */
-import type { ServerWebSocket } from 'bun'
-import type { SocketData } from '../app'
+import type { AppSocket } from '../app'
 import type { Ctx } from '../context'
 import type { Logger } from '../log'
 import type { PlatformEvent } from '../events/event'
@@ -18,7 +17,7 @@ import type { Subscription } from './subscriptions'
 /** One open socket of this process. */
 export interface Socket {
   id: string
-  ws: ServerWebSocket<SocketData>
+  ws: AppSocket
   /** The session behind the socket ('' for an integration channel's socket). */
   sessionId: string
   /** The channel token of an integration channel's socket. */

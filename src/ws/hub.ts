@@ -5,9 +5,8 @@
  * `websocket`); a `subscribe` frame manages the socket's subscriptions (subscribe.ts), to which the
  * bus's events are pushed (fanout.ts). A session that ends closes its sockets, wherever it ended.
  */
-import type { ServerWebSocket } from 'bun'
 import type { Doc } from '~storage/doc'
-import type { SocketData, SocketHandlers } from '../app'
+import type { AppSocket, SocketHandlers } from '../app'
 import { type Ctx, sessionCtx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError, tooManyRequests, unauthorized } from '../errors'
@@ -151,7 +150,7 @@ export class WsHub {
     return blockedFor(domain, session.homeIsMaster && (await access.sessionRoles(session)).includes('admin'))
   }
 
-  private open(ws: ServerWebSocket<SocketData>): void {
+  private open(ws: AppSocket): void {
     const { session, channel, clientAddress } = ws.data.attached as Caller
     const socket: Socket = {
       id: `${this.deps.nodes.name}:${++this.nextId}`,
@@ -179,7 +178,7 @@ export class WsHub {
     index(this.byDomain, socket.domain, socket)
   }
 
-  private close(ws: ServerWebSocket<SocketData>): void {
+  private close(ws: AppSocket): void {
     const socket = ws.data.attached as Socket
     if (!this.sockets.delete(socket)) return
     unindex(this.bySession, socket.sessionId, socket)
@@ -187,7 +186,7 @@ export class WsHub {
     this.fanout.closed(socket)
   }
 
-  private async message(ws: ServerWebSocket<SocketData>, message: string | Buffer): Promise<void> {
+  private async message(ws: AppSocket, message: string | Buffer): Promise<void> {
     const socket = ws.data.attached as Socket
     const answer = (head: string, body: Doc) => socket.send(JSON.stringify([head, body]))
     let payload: Doc = {}

@@ -22,6 +22,7 @@ export type Ev =
   | { on: 'client-written'; backlogged: boolean }
   | { on: 'answered'; close: boolean }
   | { on: 'up-open' }
+  | { on: 'ws-open'; now: number }
   | Exclude<Event, { now: number }>
 
 export interface MachineCase {

@@ -6,6 +6,7 @@ import { step } from '~/gateway/machine'
 import { RequestStream } from '~/gateway/request-stream'
 import { ResponseStream } from '~/gateway/response-stream'
 import { cases, type Ev, IP } from './machine.cases'
+import { websocketCases } from './machine-websocket.cases'
 
 const LIMIT_MS = 100
 
@@ -15,6 +16,7 @@ const fresh = (over: Partial<ConnState> = {}): ConnState => ({
   upstream: 'none',
   peer: '203.0.113.7',
   inline: true,
+  sockets: false,
   stream: new RequestStream(Buffer.from(IP), 1024),
   responses: new ResponseStream(),
   pending: [],
@@ -50,6 +52,10 @@ function render(a: Action): string {
       return a.whenSent ? 'resume-client when sent' : 'resume-client'
     case 'fail-timer':
       return `fail-timer ${a.ms}`
+    case 'ws-upgrade':
+      return `ws-upgrade ${a.request.method} ${new URL(a.request.url).pathname}`
+    case 'ws-data':
+      return `ws-data ${text(a.data)}`
     default:
       return a.do
   }
@@ -75,7 +81,7 @@ function event(e: Ev): Event {
 }
 
 describe('connection machine', () => {
-  for (const c of cases) {
+  for (const c of [...cases, ...websocketCases]) {
     test(c.name, () => {
       let state = fresh(c.from)
       const actions: string[] = []
