@@ -58,7 +58,8 @@ function readHttp(socket: Socket<Conn>): void {
     socket.data.upgraded = true
     socket.data.buf = socket.data.buf.subarray(end + 4)
     members.add(socket)
-    return readFrames(socket)
+    readFrames(socket)
+    return
   }
   const length = Number(/^content-length:\s*(\d+)/im.exec(head)?.[1] ?? 0)
   if (socket.data.buf.length < end + 4 + length) return
@@ -93,7 +94,9 @@ const listener = Bun.listen<Conn>({
   hostname: '127.0.0.1',
   port: 0,
   socket: {
-    open: (socket) => void (socket.data = { buf: Buffer.alloc(0), upgraded: false }),
+    open(socket) {
+      socket.data = { buf: Buffer.alloc(0), upgraded: false }
+    },
     data(socket, data) {
       socket.data.buf = socket.data.buf.length ? Buffer.concat([socket.data.buf, data]) : Buffer.from(data)
       if (socket.data.upgraded) readFrames(socket)

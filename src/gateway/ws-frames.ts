@@ -65,7 +65,10 @@ const validCloseCode = (code: number) =>
 
 /** Client frames, read as they come in pieces; after a close, nothing more is read. */
 export class FrameReader {
-  private rest: Buffer | null = null
+  /** Bytes of a frame not whole yet, kept as they came until `need` of them are there (joined once). */
+  private rest: Buffer[] = []
+  private restBytes = 0
+  private need = 0
   private fragments: Buffer[] | null = null
   private fragmentsText = false
   private fragmentBytes = 0
@@ -76,7 +79,14 @@ export class FrameReader {
   read(chunk: Buffer): FrameEvent[] {
     const events: FrameEvent[] = []
     if (this.done) return events
-    const buf = this.rest ? Buffer.concat([this.rest, chunk]) : chunk
+    if (this.restBytes + chunk.length < this.need) {
+      // a large frame arriving in small pieces: joined once it is whole, not at every piece
+      this.rest.push(chunk)
+      this.restBytes += chunk.length
+      return events
+    }
+    const buf = this.restBytes ? Buffer.concat([...this.rest, chunk]) : chunk
+    this.need = 0
     let at = 0
     while (!this.done && buf.length - at >= 2) {
       const b0 = buf[at]!
@@ -99,7 +109,10 @@ export class FrameReader {
         events.push(this.fail(...refusal))
         break
       }
-      if (buf.length - at < head + 4 + length) break
+      if (buf.length - at < head + 4 + length) {
+        this.need = head + 4 + length
+        break
+      }
       const mask = at + head
       const payload = Buffer.from(buf.subarray(mask + 4, mask + 4 + length)) // a copy of its own, unmasked in place
       for (let i = 0; i < length; i++) payload[i]! ^= buf[mask + (i & 3)]!
@@ -107,7 +120,9 @@ export class FrameReader {
       const event = this.frame((b0 & 0x80) !== 0, opcode, payload)
       if (event) events.push(event)
     }
-    this.rest = this.done || at === buf.length ? null : buf.subarray(at)
+    const left = this.done ? 0 : buf.length - at
+    this.rest = left ? [buf.subarray(at)] : []
+    this.restBytes = left
     return events
   }
 
