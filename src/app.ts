@@ -8,11 +8,11 @@
  * scripts. Websocket endpoints are upgraded before the app is asked.
  */
 import type { Server, ServerWebSocket } from 'bun'
+import type { AdmittedSocket, SocketData, SocketHandlers, SocketLimits } from './http/sockets'
 import { Elysia } from 'elysia'
-import { badRequest } from './errors'
+import { ApiError, badRequest, codeOf } from './errors'
 import { RequestBody } from './http/body'
 import { bodyLimitOf, limitOf } from './http/body-limits'
-import type { AdmittedSocket } from './gateway/front-socket'
 import type { RouteLimits } from './gateway/request-stream'
 import { acceptKey } from './gateway/ws-frames'
 import type { Answer } from './http/answer'
@@ -82,40 +82,6 @@ export type ListenOptions = {
 }
 
 /** What a websocket endpoint does with its sockets. */
-/**
- * What an endpoint sees of a socket: Bun.serve's ServerWebSocket on a listener of its own, or the
- * gateway's front serving it itself (src/gateway/front-socket.ts).
- */
-export type AppSocket = Pick<
-  ServerWebSocket<SocketData>,
-  'data' | 'send' | 'close' | 'getBufferedAmount' | 'subscribe' | 'unsubscribe' | 'publish'
->
-
-export interface SocketHandlers {
-  /**
-   * Decides the upgrade before it happens: what the socket carries (its caller), or the Response
-   * that refuses it (a 401 error body). `clientAddress` is the peer as the HTTP kernel reads it.
-   */
-  upgrade(request: Request, clientAddress: string): Promise<unknown | Response>
-  open?(ws: AppSocket): void
-  message(ws: AppSocket, message: string | Buffer): void
-  close?(ws: AppSocket, code: number, reason: string): void
-}
-
-export interface SocketData {
-  path: string
-  /** What the endpoint's `upgrade` attached. */
-  attached: unknown
-}
-
-/** Limits Bun applies to every socket. */
-export interface SocketLimits {
-  idleTimeoutSec: number
-  maxPayloadLength: number
-  /** Bytes a socket may hold unsent before it is closed (Bun's default, 16 MiB, each: 150 slow readers took 3.6 GB). */
-  backpressureLimit?: number
-}
-
 /** The app as the service runs it: in-process, on a listener, and with its websocket endpoints. */
 export interface HttpApp {
   /** Answers one request in-process. */
@@ -180,12 +146,21 @@ export function createApp(service: HttpDeps, routes: Manifest | readonly RouteEn
       try {
         const attached = await handlers.upgrade(request, clientAddressOf(request, undefined, deps.trustedProxies))
         if (attached instanceof Response) return answerOf(attached)
-        // what Bun.serve's upgrade checks
-        const handshake =
-          request.method === 'GET' &&
-          request.headers.get('sec-websocket-version') === '13' &&
-          acceptKey(request.headers.get('sec-websocket-key')) !== null
-        if (!handshake) return answerOf(failure(badRequest('not a websocket upgrade request'), request))
+        // what Bun.serve's upgrade checks: another version is a 426 naming the one spoken (RFC 6455 4.4)
+        if (request.headers.get('sec-websocket-version') !== '13') {
+          const version = new ApiError(
+            426,
+            'this websocket speaks version 13',
+            { field: 'sec-websocket-version' },
+            codeOf(426),
+            {
+              'sec-websocket-version': '13',
+            },
+          )
+          return answerOf(failure(version, request))
+        }
+        if (request.method !== 'GET' || acceptKey(request.headers.get('sec-websocket-key')) === null)
+          return answerOf(failure(badRequest('not a websocket upgrade request'), request))
         const headers = { 'x-request-id': requestIdOf(request) }
         return { handlers, data: { path, attached }, headers, limits: socketLimits }
       } catch (err) {

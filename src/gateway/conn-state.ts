@@ -139,7 +139,10 @@ export type Action =
   | { do: 'terminate' }
   /** Send `fail-grace` after this long. */
   | { do: 'fail-timer'; ms: number }
-  /** Ask the app in-process whether it admits this upgrade (then `ws-open`, or an answer and `answered`). */
-  | { do: 'ws-upgrade'; request: Request }
+  /**
+   * Ask the app in-process whether it admits this upgrade (then `ws-open`, or its answer and
+   * `answered`; `head` and `close` are the request's, for that answer).
+   */
+  | { do: 'ws-upgrade'; request: Request; head: boolean; close: boolean }
   /** Client bytes for the front's websocket. */
   | { do: 'ws-data'; data: Buffer }

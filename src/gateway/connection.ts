@@ -1,7 +1,6 @@
 /** One client connection of the gateway's front: its state, and writes that queue what the socket cannot take yet. */
 import type { Socket } from 'bun'
 import type { Chunk, ConnState } from './conn-state'
-import type { FrontSocket } from './front-socket'
 
 /** The connection record: the machine's state (./conn-state.ts) and what only the socket adapter (./front.ts) touches. */
 export interface Conn extends ConnState {
@@ -23,7 +22,17 @@ export interface Conn extends ConnState {
   /** Refused over the cap: answered 503 and closed, nothing else. */
   refused?: true
   /** The websocket the front serves on this connection, once upgraded (./front-socket.ts). */
-  ws?: FrontSocket
+  ws?: ConnSocket
+}
+
+/** What the adapter asks of the websocket it serves on a connection (./front-socket.ts). */
+export interface ConnSocket {
+  /** Client bytes: frames. */
+  read(data: Buffer): void
+  /** The front's clock (pings, the idle timeout). */
+  tick(now: number): void
+  /** The connection closed. */
+  closed(): void
 }
 
 /** Pieces queued together are joined into one write up to this size. */

@@ -7,19 +7,11 @@
  * ServerWebSocket: `data`, `send`, `close`, `getBufferedAmount` and topics to publish to, with the
  * limits Bun.serve applies (idle timeout with pings, payload size, backpressure).
  */
-import type { AppSocket, SocketData, SocketHandlers, SocketLimits } from '../app'
+import type { AdmittedSocket, AppSocket, SocketData } from '../http/sockets'
 import type { Answer } from '../http/answer'
 import { type Chunk, queued } from './conn-state'
-import type { Conn } from './connection'
+import type { Conn, ConnSocket } from './connection'
 import { acceptKey, closePayload, encodeFrame, FrameReader, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT } from './ws-frames'
-
-/** An upgrade the app admitted: the endpoint's handlers, what the socket carries, and the 101's own headers. */
-export interface AdmittedSocket {
-  handlers: SocketHandlers
-  data: SocketData
-  headers: Record<string, string>
-  limits: SocketLimits
-}
 
 /** The app's side of an upgrade: admitted, or the answer that refuses it (or answers a path with no endpoint). */
 export type SocketAdmission = (request: Request) => Promise<AdmittedSocket | Answer>
@@ -31,9 +23,14 @@ export interface SocketIo {
   opened(c: Conn): void
   /** The socket closes: its close frame is the last thing sent. */
   closing(c: Conn): void
-  /** The upgrade was refused with this answer (in-process, as any answer). */
-  refused(c: Conn, answer: Answer): void
+  /** The upgrade was refused with this answer (in-process, as any answer to the request: `head`, `close`). */
+  refused(c: Conn, answer: Answer, head: boolean, close: boolean): void
+  /** Writes what waits for the turn's end now, as far as the socket takes it. */
+  flush(c: Conn): void
 }
+
+/** Unsent bytes past this are flushed before they are judged: what waits for the turn's end is not the client's backlog. */
+const JUDGED_AFTER_FLUSH = 64 * 1024
 
 /** The topics of one front's sockets (Bun.serve keeps its own for its sockets). */
 export type Topics = Map<string, Set<FrontSocket>>
@@ -41,14 +38,17 @@ export type Topics = Map<string, Set<FrontSocket>>
 /** Decides an upgrade request and opens the socket it admits. */
 export async function upgradeInFront(
   c: Conn,
-  request: Request,
+  upgrade: { request: Request; head: boolean; close: boolean },
   admit: SocketAdmission,
   io: SocketIo,
   topics: Topics,
 ): Promise<void> {
+  const { request } = upgrade
   const admitted = await admit(request)
   if (c.clientSide === 'gone') return
-  if ('status' in admitted) return io.refused(c, admitted)
+  if ('status' in admitted) return io.refused(c, admitted, upgrade.head, upgrade.close)
+  // a client that ended its side meanwhile gets no socket: the machine closes it
+  if (c.clientSide !== 'open') return io.opened(c)
   const accept = acceptKey(request.headers.get('sec-websocket-key'))!
   const extra = Object.entries(admitted.headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
@@ -63,7 +63,7 @@ export async function upgradeInFront(
   io.opened(c) // the frames the client sent behind its upgrade request are read now
 }
 
-export class FrontSocket implements AppSocket {
+export class FrontSocket implements AppSocket, ConnSocket {
   readonly data: SocketData
   private readonly reader: FrameReader
   private readonly subscribed = new Set<string>()
@@ -106,7 +106,11 @@ export class FrontSocket implements AppSocket {
     queueMicrotask(() => this.closed()) // not inside the caller's own loop over sockets
   }
 
+  /** What the client's socket has not taken (as Bun counts it: not what only waits for the turn's end). */
   getBufferedAmount(): number {
+    const waiting = queued(this.c.toClient)
+    if (waiting <= JUDGED_AFTER_FLUSH) return waiting
+    this.io.flush(this.c)
     return queued(this.c.toClient)
   }
 
@@ -145,8 +149,9 @@ export class FrontSocket implements AppSocket {
     this.lastHeard = Date.now()
     this.pinged = false
     for (const event of this.reader.read(data)) {
-      if (event.is === 'message') this.admitted.handlers.message(this, event.data)
-      else if (event.is === 'ping') this.write(encodeFrame(OP_PONG, event.data))
+      if (event.is === 'message') {
+        if (!this.closeSent) this.admitted.handlers.message(this, event.data) // none after a close, as from Bun
+      } else if (event.is === 'ping') this.write(encodeFrame(OP_PONG, event.data))
       else if (event.is === 'close') {
         // the client's close is answered with its code; a protocol failure is closed with ours
         if (event.byClient && this.closeSent) this.io.closing(this.c)

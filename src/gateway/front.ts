@@ -127,7 +127,7 @@ export function startFront(options: FrontOptions): Front {
           break
         case 'ws-upgrade':
           // the app's decision comes after an await: its outcome is raised as events then
-          void upgradeInFront(c, a.request, options.admitSocket!, socketIo, topics).catch(() => c.client.end())
+          void upgradeInFront(c, a, options.admitSocket!, socketIo, topics).catch(() => c.client.end())
           break
         case 'ws-data':
           c.ws?.read(a.data)
@@ -166,7 +166,8 @@ export function startFront(options: FrontOptions): Front {
     toClient: (c, data) => writes.add(c, data),
     opened: (c) => run(c, { on: 'ws-open', now: Date.now() }),
     closing: (c) => run(c, { on: 'ws-close' }),
-    refused: (c, answer) => inline.answer(c, answer, false, false),
+    refused: (c, answer, head, close) => inline.answer(c, answer, head, close),
+    flush: (c) => void flushQueue(c.client, c.toClient),
   }
 
   const reads = new TurnReads(

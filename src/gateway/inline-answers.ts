@@ -15,6 +15,7 @@ import {
   inlineRequest,
   NO_HOST,
   noHostAnswer,
+  oddUpgradeAnswer,
   tooLargeAnswer,
 } from './inline'
 import type { RequestStart } from './request-stream'
@@ -85,13 +86,18 @@ export function inlineAnswers(serve: (request: Request) => Promise<Answer>, io: 
 }
 
 /**
- * The app's view of an upgrade request the front may serve itself (pure, like planInline), or null
- * when it goes to Bun.serve as before (an odd target, Expect) or planInline answers it (no Host).
+ * How an upgrade request is taken when the front serves websockets (pure, like planInline): the
+ * app's view of it, to decide in-process; the front's 400 when it has none (an odd target, Expect),
+ * so no socket of the process is Bun.serve's; null when planInline answers it (no Host, `*`).
  */
-export function planUpgrade(start: RequestStart, peer: string): Request | null {
+export function planUpgrade(
+  start: RequestStart,
+  peer: string,
+): { request: Request; close: boolean } | { refused: Answer } | null {
   const head = inlineHead(start.scanned, peer, true)
-  if (!head || head === NO_HOST || head === ASTERISK) return null
-  return inlineRequest(head, null)
+  if (head === NO_HOST || head === ASTERISK) return null
+  if (!head) return { refused: oddUpgradeAnswer() }
+  return { request: inlineRequest(head, null), close: head.close }
 }
 
 /** How a request at the head of a connection's queue is taken in-process: `drop` segments leave the queue. */

@@ -186,6 +186,22 @@ export const noHostAnswer = (): Answer => ({
   bytes: NO_HOST_BODY.length,
 })
 
+const ODD_UPGRADE_BODY = JSON.stringify({
+  error_code: 1400,
+  error_message: 'a websocket upgrade request must have a path as its target and no Expect header',
+})
+/**
+ * The answer to an upgrade request the front cannot view as the app would (an absolute or odd
+ * target, Expect): every websocket of a process is the front's, so that one publish reaches a topic.
+ */
+export const oddUpgradeAnswer = (): Answer => ({
+  status: 400,
+  headers: { 'content-type': 'application/json', 'x-request-id': newRequestId() },
+  cookies: [],
+  body: ODD_UPGRADE_BODY,
+  bytes: ODD_UPGRADE_BODY.length,
+})
+
 /** The answer to a declared body larger than its route takes: the app's own 413 (payloadTooLarge), without the app. */
 export function tooLargeAnswer(limit: number): Answer {
   const body = JSON.stringify({

@@ -131,6 +131,12 @@ export function step(s: ConnState, e: Event): { state: ConnState; actions: Actio
     case 'ws-open': {
       const p = s.phase
       if (p.is !== 'upgrade-wait') break // the client left meanwhile
+      if (s.clientSide !== 'open') {
+        // it ended its side while the app decided: no socket was opened for it
+        s.phase = CLOSED
+        finish(s, out)
+        break
+      }
       s.phase = WEBSOCKET
       s.lastActive = e.now
       for (const data of p.held) out.push({ do: 'ws-data', data })
@@ -221,9 +227,14 @@ function pump(s: ConnState, now: number, out: Action[]): void {
       // an upgrade the front can serve itself is decided in-process, not relayed
       const upgrade = p.is === 'upgrade-wait' && s.sockets ? planUpgrade(seg.start, s.peer) : null
       if (upgrade) {
+        const { head } = seg.start
         s.pending.splice(0, seg.start.parts)
-        p.inFlight = inFlight('inline', false)
-        out.push({ do: 'ws-upgrade', request: upgrade })
+        p.inFlight = inFlight('inline', head)
+        out.push(
+          'refused' in upgrade
+            ? { do: 'serve', request: upgrade.refused, head, close: true }
+            : { do: 'ws-upgrade', request: upgrade.request, head, close: upgrade.close },
+        )
         answered = true
         continue
       }

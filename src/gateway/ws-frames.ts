@@ -59,6 +59,9 @@ export type FrameEvent =
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
+/** Frames one message may come in: empty continuations would otherwise pile up with no byte counted. */
+export const MAX_FRAGMENTS = 1024
+
 /** Close codes a client may send (RFC 6455 7.4). */
 const validCloseCode = (code: number) =>
   (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1011) || (code >= 3000 && code <= 4999)
@@ -134,6 +137,8 @@ export class FrameReader {
       if (opcode > OP_PONG) return [1002, `unknown opcode ${opcode}`]
       if (!(b0 & 0x80) || length > 125) return [1002, 'a control frame is one frame of at most 125 bytes']
     } else if (opcode > OP_BINARY) return [1002, `unknown opcode ${opcode}`]
+    if (opcode === OP_CONTINUATION && this.fragments && this.fragments.length >= MAX_FRAGMENTS)
+      return [1009, `a message comes in at most ${MAX_FRAGMENTS} frames`]
     const message = opcode < OP_CLOSE ? this.fragmentBytes + length : length // a control frame is its own
     if (message > this.maxPayload) return [1009, `a message is at most ${this.maxPayload} bytes`]
     return null

@@ -6,7 +6,7 @@
  * before a publish, so a publish never reaches a member that did not take the event. An event is
  * offered topic by topic: its terms are matched once for all the topic's members.
  */
-import type { AppSocket } from '../app'
+import type { AppSocket } from '../http/sockets'
 import type { Ctx } from '../context'
 import type { Logger } from '../log'
 import type { PlatformEvent } from '../events/event'

@@ -3,7 +3,7 @@
 // no connection to the app's Bun.serve; refusals are HTTP answers after which the connection goes on.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readdirSync } from 'node:fs'
-import type { SocketHandlers } from '~/app'
+import type { SocketHandlers } from '~/http/sockets'
 import type { Chunk } from '~/gateway/conn-state'
 import type { Conn } from '~/gateway/connection'
 import { FrontSocket, type SocketIo, type Topics } from '~/gateway/front-socket'
@@ -125,13 +125,19 @@ test('a refused upgrade is an answer like any other, and the connection goes on 
   c.end()
 })
 
-test('a handshake Bun.serve would not take is a 400; an upgrade to a path with no endpoint is answered as a request', async () => {
+test('a handshake Bun.serve would not take is a 426 (version) or a 400; an upgrade to a path with no endpoint is answered as a request', async () => {
   const c = await RawClient.open(port)
   c.write(upgrade({ 'sec-websocket-version': '8' }))
-  const [bad] = await c.responses(1)
+  const [version] = await c.responses(1)
+  expect(version?.status).toBe(426) // RFC 6455 4.4, as Bun.serve answers
+  expect(version?.headers['sec-websocket-version']).toBe('13')
+  c.end()
+  const k = await RawClient.open(port) // an upgrade is a connection's first request only
+  k.write(upgrade({ 'sec-websocket-key': 'short' }))
+  const [bad] = await k.responses(1)
   expect(bad?.status).toBe(400)
   expect(JSON.parse(bad!.body).error_message).toContain('not a websocket upgrade request')
-  c.end()
+  k.end()
   const d = await RawClient.open(port)
   d.write(upgrade({}, '/healthz'))
   expect((await d.responses(1))[0]?.status).toBe(200)
@@ -150,7 +156,11 @@ test('a socket costs the process one descriptor: no connection to the app behind
 })
 
 /** A socket on a connection of its own whose writes are only queued (nothing reads them), with its endpoint's calls. */
-function socketAlone(limits: { idleTimeoutSec?: number; backpressureLimit?: number } = {}, topics: Topics = new Map()) {
+function socketAlone(
+  limits: { idleTimeoutSec?: number; backpressureLimit?: number } = {},
+  topics: Topics = new Map(),
+  kernelTakesAll = false,
+) {
   const c = { toClient: [] as Chunk[], clientSide: 'open', peer: '192.0.2.1' } as unknown as Conn
   const heard: string[] = []
   const io: SocketIo = {
@@ -158,6 +168,8 @@ function socketAlone(limits: { idleTimeoutSec?: number; backpressureLimit?: numb
     opened: () => heard.push('opened'),
     closing: () => heard.push('closing'),
     refused: () => heard.push('refused'),
+    // what waits for the turn's end written now: taken whole by a client that reads, or kept
+    flush: (conn) => void (kernelTakesAll && conn.toClient.splice(0)),
   }
   const handlers: SocketHandlers = {
     upgrade: async () => ({}),
@@ -213,4 +225,46 @@ test('a publish reaches the other members of the topic; one past its backpressur
   expect(topics.get('t')?.size).toBe(1) // b left its topics
   b.socket.closed() // the connection's own close after it: the endpoint heard it once
   expect(b.heard).toEqual(['closing', 'close 1008'])
+})
+
+test("what only waits for the turn's end is not backpressure: a burst to a client that reads is flushed, not closed", async () => {
+  const { c, heard, socket } = socketAlone({ backpressureLimit: 200 * 1024 }, new Map(), true)
+  for (let i = 0; i < 1000; i++) socket.send('z'.repeat(1024)) // 1 MiB in one turn, five times the limit
+  expect(opcodes(c).includes(0x8)).toBe(false)
+  await Bun.sleep(0)
+  expect(heard).toEqual([])
+  expect(socket.getBufferedAmount()).toBeLessThanOrEqual(64 * 1024 + 1030)
+})
+
+test('after a close, nothing more the client sent reaches the endpoint', () => {
+  const { heard, socket } = socketAlone()
+  socket.read(frame(0x1, 'before'))
+  socket.close(4001, 'the session has ended')
+  socket.read(frame(0x1, 'after'))
+  expect(heard).toEqual(['message before', 'closing'])
+})
+
+test('an upgrade the front cannot view as the app would (absolute-form target) is its 400, not a socket of Bun.serve', async () => {
+  const c = await RawClient.open(port)
+  c.write(upgrade().replace('GET /ws', `GET http://test.local/ws`))
+  const [answer] = await c.responses(1)
+  expect(answer?.status).toBe(400)
+  expect(JSON.parse(answer!.body).error_message).toContain('must have a path as its target')
+  expect(await c.closedWithin(3000)).toBe(true)
+})
+
+test('a HEAD with Upgrade to a path with no endpoint is answered without a body, and Connection: close is kept', async () => {
+  const c = await RawClient.open(port)
+  c.write(
+    httpRequest('HEAD', '/healthz', {
+      connection: 'Upgrade, close',
+      upgrade: 'websocket',
+      'sec-websocket-version': '13',
+      'sec-websocket-key': KEY,
+    }),
+  )
+  expect(await c.closedWithin(3000)).toBe(true)
+  const raw = c.raw().toString('latin1')
+  expect(raw.startsWith('HTTP/1.1 200')).toBe(true)
+  expect(raw.endsWith('\r\n\r\n')).toBe(true) // the head alone
 })

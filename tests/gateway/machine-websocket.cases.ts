@@ -69,4 +69,25 @@ export const websocketCases: MachineCase[] = [
     actions: ['ws-upgrade GET /ws', 'resume-client'],
     state: { phase: WEBSOCKET, clientSide: 'open' },
   },
+  {
+    name: 'an upgrade the front cannot view as the app would (absolute-form) is its own 400, then closed',
+    from: { sockets: true },
+    events: [
+      { on: 'client-data', text: upgrade.replace('GET /ws', 'GET http://x/ws') },
+      { on: 'answered', close: true },
+    ],
+    actions: ['serve 400 close', 'close-client'],
+    state: { phase: CLOSED, clientSide: 'closing' },
+  },
+  {
+    name: 'a client that ended its side while the app decided gets no websocket: closed',
+    from: { sockets: true },
+    events: [
+      { on: 'client-data', text: upgrade.replace('Upgrade\r\n', 'Upgrade, close\r\n') },
+      { on: 'client-end' },
+      { on: 'ws-open', now: 1000 },
+    ],
+    actions: ['ws-upgrade GET /ws close', 'close-client'],
+    state: { phase: CLOSED, clientSide: 'ended-closing' },
+  },
 ]

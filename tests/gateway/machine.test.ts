@@ -53,7 +53,7 @@ function render(a: Action): string {
     case 'fail-timer':
       return `fail-timer ${a.ms}`
     case 'ws-upgrade':
-      return `ws-upgrade ${a.request.method} ${new URL(a.request.url).pathname}`
+      return `ws-upgrade ${a.request.method} ${new URL(a.request.url).pathname}${a.close ? ' close' : ''}`
     case 'ws-data':
       return `ws-data ${text(a.data)}`
     default:

@@ -1,7 +1,15 @@
 // RFC 6455 framing of the websockets the front serves itself: client frames read in any pieces,
 // messages whole (fragments joined), control frames, and the refusals that close the socket.
 import { expect, test } from 'bun:test'
-import { acceptKey, closePayload, encodeFrame, FrameReader, OP_CLOSE, OP_TEXT } from '~/gateway/ws-frames'
+import {
+  acceptKey,
+  closePayload,
+  encodeFrame,
+  FrameReader,
+  MAX_FRAGMENTS,
+  OP_CLOSE,
+  OP_TEXT,
+} from '~/gateway/ws-frames'
 
 /** A client frame: masked, FIN unless `more`. */
 function frame(opcode: number, payload: Buffer | string, more = false, mask = true): Buffer {
@@ -85,6 +93,9 @@ test('what breaks the protocol closes the socket with its code: 1002, 1007, 1009
   expect(closeOf(Buffer.concat([frame(OP_TEXT, 'x'.repeat(6), true), frame(0x0, 'y'.repeat(6))]), 10)).toEqual(
     refused(1009),
   )
+  // empty continuations count too: a message comes in at most MAX_FRAGMENTS frames
+  const empties = Buffer.concat(Array.from({ length: MAX_FRAGMENTS + 1 }, () => frame(0x0, '', true)))
+  expect(closeOf(Buffer.concat([frame(OP_TEXT, '', true), empties]))).toEqual(refused(1009))
   // a declared length past the limit is refused from the head, before its payload is awaited
   const head = Buffer.from([0x82, 0xff, 0, 0, 0, 1, 0, 0, 0, 0])
   expect(closeOf(head, 1 << 20)).toEqual(refused(1009))
