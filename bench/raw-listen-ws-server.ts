@@ -1,6 +1,6 @@
 export {} // a module: its names stay its own
-// The floor of websockets a Bun.listen front would serve itself (src/gateway relays them to Bun.serve
-// today): the RFC 6455 handshake by hand, and a POST (any path) writes one pre-encoded frame of the
+// The floor of websockets a Bun.listen front serves itself (as src/gateway/front-socket.ts does):
+// the RFC 6455 handshake by hand, and a POST (any path) writes one pre-encoded frame of the
 // service's size and shape to every socket in a JS loop, then answers with that time as `ext.lwt`,
 // as bench/raw-ws-server.ts does with Bun.serve's native publish. Bodies by Content-Length only.
 import type { Socket } from 'bun'

@@ -9,8 +9,8 @@
  *
  * `bun bench/ws-push.ts [N ...]` (default 1000 10000) runs N sockets on plain Bun.serve publishing to
  * one topic (bench/raw-ws-server.ts: the floor), then on one process's direct listener (GATEWAY=off), 5,000
- * through the public port (GATEWAY=on: three descriptors a socket) after their floor were the front
- * to serve sockets itself (bench/raw-listen-ws-server.ts: Bun.listen, a JS write per socket), and the
+ * through the public port (GATEWAY=on: the gateway's front serves them) after their floor
+ * (bench/raw-listen-ws-server.ts: Bun.listen, a JS write per socket, as the front does), and the
  * cross-process case: APP_PROCESSES=2 on the machine's Redis (BENCH_REDIS_URL), sockets through the
  * public port on both processes, creates at BENCH_WS_RATE a second (default 1000) for
  * BENCH_WS_SECONDS (default 3) after BENCH_WS_WARMUP seconds (default 1) left out, latency split by

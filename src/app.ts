@@ -8,7 +8,7 @@
  * scripts. Websocket endpoints are upgraded before the app is asked.
  */
 import type { Server, ServerWebSocket } from 'bun'
-import type { AdmittedSocket, SocketData, SocketHandlers, SocketLimits } from './http/sockets'
+import type { AdmittedSocket, SocketData, SocketHandlers, SocketLimits } from './ws/endpoint'
 import { Elysia } from 'elysia'
 import { ApiError, badRequest, codeOf } from './errors'
 import { RequestBody } from './http/body'

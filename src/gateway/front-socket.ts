@@ -7,7 +7,7 @@
  * ServerWebSocket: `data`, `send`, `close`, `getBufferedAmount` and topics to publish to, with the
  * limits Bun.serve applies (idle timeout with pings, payload size, backpressure).
  */
-import type { AdmittedSocket, AppSocket, SocketData } from '../http/sockets'
+import type { AdmittedSocket, AppSocket, SocketData } from '../ws/endpoint'
 import type { Answer } from '../http/answer'
 import { type Chunk, queued } from './conn-state'
 import type { Conn, ConnSocket } from './connection'

@@ -1,12 +1,13 @@
 /**
  * The subscriptions of this process's sockets and the pushing of events to them. Sockets whose
- * subscriptions are alike (same domain, id and terms) share a Bun topic; when every member of a
- * topic takes an event, one native `publish` sends it to all of them, otherwise each taker gets its
+ * subscriptions are alike (same domain, id and terms) share a topic (Bun.serve's, or the gateway
+ * front's for the sockets it serves: a process's sockets are all of one kind); when every member of a
+ * topic takes an event, one `publish` sends it to all of them, otherwise each taker gets its
  * own send. Members are exact (a closed socket leaves its topics once) and takers are re-checked
  * before a publish, so a publish never reaches a member that did not take the event. An event is
  * offered topic by topic: its terms are matched once for all the topic's members.
  */
-import type { AppSocket } from '../http/sockets'
+import type { AppSocket } from './endpoint'
 import type { Ctx } from '../context'
 import type { Logger } from '../log'
 import type { PlatformEvent } from '../events/event'

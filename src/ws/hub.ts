@@ -6,7 +6,7 @@
  * bus's events are pushed (fanout.ts). A session that ends closes its sockets, wherever it ended.
  */
 import type { Doc } from '~storage/doc'
-import type { AppSocket, SocketHandlers } from '../http/sockets'
+import type { AppSocket, SocketHandlers } from './endpoint'
 import { type Ctx, sessionCtx } from '../context'
 import type { Deps } from '../deps'
 import { ApiError, tooManyRequests, unauthorized } from '../errors'

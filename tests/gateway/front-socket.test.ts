@@ -3,7 +3,7 @@
 // no connection to the app's Bun.serve; refusals are HTTP answers after which the connection goes on.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readdirSync } from 'node:fs'
-import type { SocketHandlers } from '~/http/sockets'
+import type { SocketHandlers } from '~/ws/endpoint'
 import type { Chunk } from '~/gateway/conn-state'
 import type { Conn } from '~/gateway/connection'
 import { FrontSocket, type SocketIo, type Topics } from '~/gateway/front-socket'
