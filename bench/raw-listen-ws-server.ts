@@ -1,9 +1,9 @@
-export {} // a module: its names stay its own
 // The floor of websockets a Bun.listen front serves itself (as src/gateway/front-socket.ts does):
 // the RFC 6455 handshake by hand, and a POST (any path) writes one pre-encoded frame of the
 // service's size and shape to every socket in a JS loop, then answers with that time as `ext.lwt`,
 // as bench/raw-ws-server.ts does with Bun.serve's native publish. Bodies by Content-Length only.
 import type { Socket } from 'bun'
+import { pushFrameText, SUBSCRIBED } from './push-frame'
 
 interface Conn {
   buf: Buffer
@@ -25,22 +25,10 @@ function textFrame(text: string): Buffer {
   }
   return Buffer.concat([head, payload])
 }
-const ACK = textFrame('["subscribe",{"id":"s","expires":3600}]')
-
-const record = (w: number, at: string) =>
-  JSON.stringify({
-    id: '01a227b4-1b91-7143-bff5-47298261c390',
-    type: 'push',
-    value: { w },
-    opts: { title: '', comment: '' },
-    ext: { ct: at, lwt: at },
-  })
+const ACK = textFrame(SUBSCRIBED)
 
 function publish(w: number, at: string): void {
-  const rec = record(w, at)
-  const frame = textFrame(
-    `["event",{"subscription":"s","class":"modelevents","event":"data_changed","seq":${w},"data":{"class":"extobj","operation":1,"id":"01a227b4-1b91-7143-bff5-47298261c390","old":${rec},"new":${rec},"initiator_type":"user","initiator_id":"01a227b4-1926-741f-8d27-19518da966f4"}}]`,
-  )
+  const frame = textFrame(pushFrameText(w, at))
   for (const socket of members) socket.write(frame)
 }
 
