@@ -1,8 +1,8 @@
 /**
  * Websockets the front serves itself, without the second hop: the app decides the upgrade
  * in-process, the front answers 101 and reads and writes the frames (./ws-frames.ts) on the
- * client's own connection. Relayed through Bun.serve, a frame pushed to 5,000 sockets took 20.9 µs
- * of server CPU and 100 ms p99 from the commit; a JS write per socket on Bun.listen takes 5.3 µs
+ * client's own connection. Relayed through Bun.serve, a frame pushed to 5,000 sockets took 22.5-24.6
+ * µs of server CPU and 115 ms p99 from the commit; served here 11.8-14.2 µs and 59-68 ms
  * (bench/ws-push.ts). A `FrontSocket` is what the app's socket handlers see of Bun's
  * ServerWebSocket: `data`, `send`, `close`, `getBufferedAmount` and topics to publish to, with the
  * limits Bun.serve applies (idle timeout with pings, payload size, backpressure).
