@@ -11,7 +11,21 @@ import type { AdmittedSocket, AppSocket, SocketData } from '../ws/endpoint'
 import type { Answer } from '../http/answer'
 import { type Chunk, queued } from './conn-state'
 import type { Conn, ConnSocket } from './connection'
-import { acceptKey, closePayload, encodeFrame, FrameReader, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT } from './ws-frames'
+import {
+  acceptKey,
+  closePayload,
+  encodeFrame,
+  FrameReader,
+  OP_BINARY,
+  OP_CLOSE,
+  OP_PING,
+  OP_PONG,
+  OP_TEXT,
+} from './ws-frames'
+
+/** A message as one frame: text for a string, binary for bytes. */
+const messageFrame = (message: string | Buffer) =>
+  encodeFrame(typeof message === 'string' ? OP_TEXT : OP_BINARY, message)
 
 /** The app's side of an upgrade: admitted, or the answer that refuses it (or answers a path with no endpoint). */
 export type SocketAdmission = (request: Request) => Promise<AdmittedSocket | Answer>
@@ -84,12 +98,8 @@ export class FrontSocket implements AppSocket, ConnSocket {
     this.reader = new FrameReader(admitted.limits.maxPayloadLength)
   }
 
-  get remoteAddress(): string {
-    return this.c.peer
-  }
-
   send(message: string | Buffer): number {
-    return this.write(encodeFrame(typeof message === 'string' ? OP_TEXT : 0x2, message))
+    return this.write(messageFrame(message))
   }
 
   /**
@@ -131,15 +141,11 @@ export class FrontSocket implements AppSocket, ConnSocket {
     return true
   }
 
-  isSubscribed(topic: string): boolean {
-    return this.subscribed.has(topic)
-  }
-
   /** Sends to every other member of the topic: one frame made, written to each. */
   publish(topic: string, message: string | Buffer): number {
     const members = this.topics.get(topic)
     if (!members) return 0
-    const frame = encodeFrame(typeof message === 'string' ? OP_TEXT : 0x2, message)
+    const frame = messageFrame(message)
     for (const member of members) if (member !== this) member.write(frame)
     return frame.length
   }
