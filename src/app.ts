@@ -119,6 +119,14 @@ export function createApp(service: HttpDeps, routes: Manifest | readonly RouteEn
     const headers = { 'content-type': 'application/json', 'x-request-id': requestIdOf(request), ...e.headers }
     return toHttpResponse({ status: e.status, headers, cookies: [], body: JSON.stringify(e.body()), bytes: 0 })
   }
+  /** A Response as an answer: it carries its status, headers and body itself. */
+  const answerOf = (response: Response): Answer => ({
+    status: response.status,
+    headers: {},
+    cookies: [],
+    body: response,
+    bytes: 0,
+  })
   const specs = deps.routes.routes.flatMap((r) => Object.values(r.module))
   const http: HttpApp = {
     handle,
@@ -130,19 +138,12 @@ export function createApp(service: HttpDeps, routes: Manifest | readonly RouteEn
       const response = await handle(request)
       // the gateway's own requests carry their answer (./http/hooks/answers.ts)
       const answered = response === ANSWERED ? inlineOf(request)?.answered : undefined
-      return answered ?? { status: response.status, headers: {}, cookies: [], body: response, bytes: 0 }
+      return answered ?? answerOf(response)
     },
     async admitSocket(request) {
       const path = new URL(request.url).pathname
       const handlers = sockets.get(path)
       if (!handlers || request.headers.get('upgrade')?.toLowerCase() !== 'websocket') return http.answer(request)
-      const answerOf = (response: Response): Answer => ({
-        status: response.status,
-        headers: {},
-        cookies: [],
-        body: response,
-        bytes: 0,
-      })
       try {
         const attached = await handlers.upgrade(request, clientAddressOf(request, undefined, deps.trustedProxies))
         if (attached instanceof Response) return answerOf(attached)

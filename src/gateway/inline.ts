@@ -177,14 +177,17 @@ const NO_HOST_BODY = JSON.stringify({
   error_message: 'an HTTP/1.1 request must name its host in the Host header',
   error_details: { field: 'host' },
 })
-/** The answer to a head without Host: the connection ends after it, as Bun.serve ends it. */
-export const noHostAnswer = (): Answer => ({
-  status: 400,
+/** An error body of the front's own (ASCII: its length is its bytes), under a request id of its own. */
+const frontError = (status: number, body: string): Answer => ({
+  status,
   headers: { 'content-type': 'application/json', 'x-request-id': newRequestId() },
   cookies: [],
-  body: NO_HOST_BODY,
-  bytes: NO_HOST_BODY.length,
+  body,
+  bytes: body.length,
 })
+
+/** The answer to a head without Host: the connection ends after it, as Bun.serve ends it. */
+export const noHostAnswer = (): Answer => frontError(400, NO_HOST_BODY)
 
 const ODD_UPGRADE_BODY = JSON.stringify({
   error_code: 1400,
@@ -194,13 +197,7 @@ const ODD_UPGRADE_BODY = JSON.stringify({
  * The answer to an upgrade request the front cannot view as the app would (an absolute or odd
  * target, Expect): every websocket of a process is the front's, so that one publish reaches a topic.
  */
-export const oddUpgradeAnswer = (): Answer => ({
-  status: 400,
-  headers: { 'content-type': 'application/json', 'x-request-id': newRequestId() },
-  cookies: [],
-  body: ODD_UPGRADE_BODY,
-  bytes: ODD_UPGRADE_BODY.length,
-})
+export const oddUpgradeAnswer = (): Answer => frontError(400, ODD_UPGRADE_BODY)
 
 /** The answer to a declared body larger than its route takes: the app's own 413 (payloadTooLarge), without the app. */
 export function tooLargeAnswer(limit: number): Answer {
@@ -209,13 +206,7 @@ export function tooLargeAnswer(limit: number): Answer {
     error_message: `request body is larger than the limit of ${limit} bytes`,
     error_details: { field: 'body' },
   })
-  return {
-    status: 413,
-    headers: { 'content-type': 'application/json', 'x-request-id': newRequestId() },
-    cookies: [],
-    body,
-    bytes: body.length,
-  }
+  return frontError(413, body)
 }
 
 const SERVED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, LOOKUP, SYNC, CLEAR'
@@ -237,13 +228,7 @@ export const asteriskAnswer = (method: string): Answer =>
         body: null,
         bytes: 0,
       }
-    : {
-        status: 400,
-        headers: { 'content-type': 'application/json', 'x-request-id': newRequestId() },
-        cookies: [],
-        body: ASTERISK_BODY,
-        bytes: ASTERISK_BODY.length,
-      }
+    : frontError(400, ASTERISK_BODY)
 
 /** Headers the front writes itself. */
 const OWN = new Set(['content-length', 'transfer-encoding', 'connection', 'date'])
