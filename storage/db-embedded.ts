@@ -271,7 +271,7 @@ export function openEmbeddedDb(
         while (groups.longRunning || !lock.attempt(beginWrite)) {
           if (groups.longRunning)
             await settled() // a long write of this process began meanwhile
-          else await Bun.sleep(lock.pauseMs)
+          else await lock.pause()
         }
         return call(() => {
           try {

@@ -60,8 +60,8 @@ export class GroupCommit {
   private scheduled = false
   /** The long write in progress: its transaction is open, so nothing else may write until it ends. */
   private long: Promise<void> | null = null
-  /** A group that found another process writing tries again then. */
-  private retry: ReturnType<typeof setTimeout> | undefined
+  /** A group found another process writing: its retry is scheduled (./db-write-lock.ts says when). */
+  private retry = false
   /** The last group ran bodies again: groups run each body in its own savepoint until one has no failure. */
   private careful = false
   /** Set by `stopLong`: long writes end at their next pause with it, rolled back. */
@@ -223,10 +223,11 @@ export class GroupCommit {
     if (begun) return true
     // another process writes: this group goes first when the lock is tried again
     this.waiting.unshift(...group)
-    this.retry = setTimeout(() => {
-      this.retry = undefined
+    this.retry = true
+    lock.later(() => {
+      this.retry = false
       this.commitGroup()
-    }, lock.pauseMs)
+    })
     return false
   }
 
