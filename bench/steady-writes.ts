@@ -6,7 +6,9 @@
  * flight, for BENCH_STEADY_SECONDS (default 5) after as long a warm-up; it prints the service's
  * CPU per create (user + system, every thread of every process, from /proc) and the threads that
  * took the most. The cluster's configurations: one process on the machine's Redis (or
- * BENCH_REDIS_URL), two app processes on it, and one process without Redis.
+ * BENCH_REDIS_URL), two app processes on it, and one process without Redis; BENCH_STEADY_ONLY=<text>
+ * runs the configurations whose name holds it. BENCH_CPU_PROF=<dir> profiles the service (each app
+ * process: they inherit the runtime's flags).
  */
 import { readdirSync } from 'node:fs'
 import { type BenchService, startBenchService } from './service-process'
@@ -14,6 +16,9 @@ import { type BenchService, startBenchService } from './service-process'
 const RATES = process.argv.slice(2).map(Number).filter(Boolean)
 const SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 5)
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const ONLY = process.env.BENCH_STEADY_ONLY
+const PROFILE = process.env.BENCH_CPU_PROF
+const profile = PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE}`] : []
 
 const CONFIGS: { name: string; env: Record<string, string> }[] = [
   { name: 'one process, REDIS_URL', env: { REDIS_URL: REDIS } },
@@ -64,9 +69,10 @@ async function load(service: BenchService, rate: number, seconds: number): Promi
 console.log(`\ncreates at a steady rate (${SECONDS} s after a warm-up as long; server CPU per create, every thread):`)
 console.log('| configuration | creates/s asked | reached | CPU per create | busiest threads (µs a create) |')
 console.log('|---|---|---|---|---|')
-for (const config of CONFIGS)
+for (const config of CONFIGS.filter((c) => !ONLY || c.name.includes(ONLY)))
   for (const rate of RATES.length ? RATES : [300, 1000, 3000]) {
-    const service = await startBenchService({ GATEWAY: 'on', KV_PREFIX: `bench:steady:${process.pid}:`, ...config.env })
+    const env = { GATEWAY: 'on', KV_PREFIX: `bench:steady:${process.pid}:`, ...config.env }
+    const service = await startBenchService(env, profile)
     try {
       await load(service, rate, SECONDS)
       const before = await threadTicks(service.pid)

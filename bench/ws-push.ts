@@ -18,7 +18,8 @@
  * BENCH_WS_ONLY=direct|gateway|cross runs one kind. BENCH_CPU_PROF=<dir> profiles the service (each
  * app process: they inherit the runtime's flags).
  */
-import { readdirSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BenchService, percentile, rssKb, startBenchService } from './service-process'
 import { type BareSocket, connectBare } from './ws-client'
@@ -34,6 +35,7 @@ const SECONDS = Number(process.env.BENCH_WS_SECONDS ?? 3)
 /** Seconds of creates at the rate before the measured ones: a process's first second (compiling) is not its pace. */
 const WARMUP = Number(process.env.BENCH_WS_WARMUP ?? 1)
 const ONLY = process.env.BENCH_WS_ONLY
+const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const PROFILE = process.env.BENCH_CPU_PROF
 const profile = PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE}`] : []
 
@@ -109,8 +111,11 @@ function perFrame(now: [number, number], then: [number, number], frames: number)
  * bench/raw-listen-ws-server.ts (a Bun.listen server writing each socket in a JS loop: what a front
  * serving its sockets itself could reach).
  */
-async function startRawServer(file: string): Promise<BenchService> {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, file)], { stdout: 'pipe' })
+async function startRawServer(file: string, env: Record<string, string> = {}): Promise<BenchService> {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, file)], {
+    stdout: 'pipe',
+    env: { ...process.env, ...env },
+  })
   const reader = proc.stdout.getReader()
   let out = ''
   while (!/listening (\d+)/.test(out)) {
@@ -177,19 +182,47 @@ async function fanout(count: number, target: 'on' | 'off' | 'raw' | 'listen'): P
   }
 }
 
-/** Two app processes on Redis, creates at RATE a second; latency split by the socket's process. */
-async function crossProcess(): Promise<void> {
-  const service = await startBenchService(
-    {
-      GATEWAY: 'on',
-      APP_PROCESSES: '2',
-      GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '0',
-      REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
-      KV_PREFIX: `bench:ws:${process.pid}:`,
-    },
-    profile,
-  )
+/**
+ * The floor across processes: two bench/raw-cross-server.ts on one port, a SQLite file and Redis
+ * shared; its CPU is both processes'.
+ */
+async function startRawCluster(): Promise<BenchService & { cpu(): Promise<[number, number]> }> {
+  const work = mkdtempSync(join(tmpdir(), 'platform-bench-'))
+  const env = { DB: join(work, 'floor.db'), REDIS_URL: REDIS, CHANNEL: `bench:ws:${process.pid}:floor` }
+  const first = await startRawServer('raw-cross-server.ts', { ...env, INDEX: '0' })
+  const port = new URL(first.url).port
+  const second = await startRawServer('raw-cross-server.ts', { ...env, INDEX: '1', PORT: port }).catch(async (err) => {
+    await first.stop()
+    throw err
+  })
+  const stop = async () => {
+    await Promise.all([first.stop(), second.stop()])
+    rmSync(work, { recursive: true, force: true })
+  }
+  const cpu = async () => {
+    const [a, b] = await Promise.all([cpuTicks(first.pid), cpuTicks(second.pid)])
+    return [a[0] + b[0], a[1] + b[1]] as [number, number]
+  }
+  return { ...first, stop, cpu }
+}
+
+/** Two processes on Redis (the floor's, or the service's app processes), creates at RATE a second; latency split by the socket's process. */
+async function crossProcess(target: 'raw' | 'on'): Promise<void> {
+  const service: BenchService & { cpu?(): Promise<[number, number]> } =
+    target === 'raw'
+      ? await startRawCluster()
+      : await startBenchService(
+          {
+            GATEWAY: 'on',
+            APP_PROCESSES: '2',
+            GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '0',
+            REDIS_URL: REDIS,
+            KV_PREFIX: `bench:ws:${process.pid}:`,
+          },
+          profile,
+        )
   const { url: base, token, pid } = service
+  const cpu = service.cpu ?? (() => cpuTicks(pid))
   const warm = RATE * WARMUP
   const total = warm + RATE * SECONDS
   const writes: ({ commit: number; process: string } | undefined)[] = new Array(total)
@@ -213,7 +246,7 @@ async function crossProcess(): Promise<void> {
       sockets.push(socket)
     }
     while (acks < CROSS_SOCKETS) await Bun.sleep(20)
-    let cpu0 = await cpuTicks(pid)
+    let cpu0 = await cpu()
     let started = performance.now()
     let measuring = warm === 0
     const inFlight: Promise<void>[] = []
@@ -223,7 +256,7 @@ async function crossProcess(): Promise<void> {
         measuring = true
         // the warm-up's writes are done: the measured ones start here, with the CPU count
         await Promise.all(inFlight.splice(0))
-        ;[cpu0, started] = [await cpuTicks(pid), performance.now() - (warm * 1000) / RATE]
+        ;[cpu0, started] = [await cpu(), performance.now() - (warm * 1000) / RATE]
       }
       const due = Math.min(total, Math.floor(((performance.now() - started) * RATE) / 1000))
       // at most MAX_IN_FLIGHT creates at a time (connections of the fetch pool): a late write waits
@@ -244,7 +277,7 @@ async function crossProcess(): Promise<void> {
     const expected = total * CROSS_SOCKETS
     const until = Date.now() + 10_000
     while (events < expected && Date.now() < until) await Bun.sleep(20)
-    const server = perFrame(await cpuTicks(pid), cpu0, events - warm * CROSS_SOCKETS)
+    const server = perFrame(await cpu(), cpu0, events - warm * CROSS_SOCKETS)
     const same: number[] = []
     const other: number[] = []
     for (const f of frames) {
@@ -255,7 +288,7 @@ async function crossProcess(): Promise<void> {
     other.sort((a, b) => a - b)
     const spread = new Set(sockets.map((s) => processOf(/x-request-id: (\S+)/i.exec(s.head)?.[1]))).size
     console.log(
-      `| APP_PROCESSES=2, ${CROSS_SOCKETS} sockets on ${spread} processes, ${((total - warm) / seconds).toFixed(0)} creates/s | ${ms(same, 0.5)} / ${ms(same, 0.99)} ms (${same.length}) | ${ms(other, 0.5)} / ${ms(other, 0.99)} ms (${other.length}) | ${events}/${expected} | ${server} |`,
+      `| ${target === 'raw' ? 'floor: 2 Bun.serve, SQLite, Redis' : 'APP_PROCESSES=2'}, ${CROSS_SOCKETS} sockets on ${spread} processes, ${((total - warm) / seconds).toFixed(0)} creates/s | ${ms(same, 0.5)} / ${ms(same, 0.99)} ms (${same.length}) | ${ms(other, 0.5)} / ${ms(other, 0.99)} ms (${other.length}) | ${events}/${expected} | ${server} |`,
     )
   } finally {
     for (const ws of sockets) ws.close()
@@ -289,5 +322,6 @@ if (!ONLY || ONLY === 'cross') {
     '| case | same process p50 / p99 | other process p50 / p99 | delivered / expected | server CPU per frame |',
   )
   console.log('|---|---|---|---|---|')
-  await crossProcess()
+  await crossProcess('raw')
+  await crossProcess('on')
 }

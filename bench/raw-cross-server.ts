@@ -1,0 +1,45 @@
+// The floor of a push across processes: two of these share a port (SO_REUSEPORT), as the service's
+// app processes do. A POST (any path) takes the time, commits a row carrying the body's `value.w` to
+// a SQLite file both share (WAL, one statement, autocommit), publishes the event frame on Redis (the
+// writer itself: no journal, no pump, no order kept), and answers with that time as `ext.lwt`; each
+// process publishes what Redis brings to its own sockets' topic. Answers and 101s carry an
+// x-request-id `<INDEX>-<n>`, as the service's say which process took them.
+import { Database } from 'bun:sqlite'
+import { createClient } from 'redis'
+import { pushFrameText, SUBSCRIBED } from './push-frame'
+
+const { PORT = '0', INDEX = '0', DB = ':memory:', REDIS_URL = 'redis://127.0.0.1:6379' } = process.env
+const CHANNEL = process.env.CHANNEL ?? 'bench-cross'
+
+const db = new Database(DB)
+db.exec('PRAGMA journal_mode=WAL')
+db.exec('PRAGMA synchronous=NORMAL')
+db.exec('PRAGMA busy_timeout=5000') // the other process's commit is a few microseconds: waited for here
+db.exec('CREATE TABLE IF NOT EXISTS pushes (w INTEGER, lwt TEXT)')
+const insert = db.prepare('INSERT INTO pushes (w, lwt) VALUES (?, ?)')
+const publisher = await createClient({ url: REDIS_URL }).connect()
+const subscriber = await createClient({ url: REDIS_URL }).connect()
+
+let answered = 0
+const requestId = () => ({ 'x-request-id': `${INDEX}-${++answered}` })
+
+const server = Bun.serve({
+  hostname: '127.0.0.1',
+  port: Number(PORT),
+  reusePort: true,
+  async fetch(request, s) {
+    if (request.headers.get('upgrade'))
+      return s.upgrade(request, { headers: requestId() }) ? undefined : new Response('no', { status: 400 })
+    const { value } = (await request.json()) as { value: { w: number } }
+    const at = new Date().toISOString()
+    insert.run(value.w, at)
+    void publisher.publish(CHANNEL, pushFrameText(value.w, at))
+    return new Response(`{"ext":{"lwt":"${at}"}}`, { headers: { 'content-type': 'application/json', ...requestId() } })
+  },
+  websocket: {
+    open: (ws) => void ws.subscribe('all'),
+    message: (ws) => void ws.send(SUBSCRIBED),
+  },
+})
+await subscriber.subscribe(CHANNEL, (frame) => void server.publish('all', frame))
+console.log(`listening ${server.port}`)
