@@ -165,7 +165,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
   await startJournalCursor(db)
   await startWebhookCursor(db) // after the pump's: it starts where that one stands
   // the process that will listen is the one to announce a generated password
-  const first = await bootstrap(deps, { retry: options.listen !== false && !started })
+  let first = await bootstrap(deps, { retry: options.listen !== false && !started })
   await completeBuiltinClasses(deps)
   // the hub before the workers: ws-sessions sweeps it from its first pass
   const sockets = new WsHub(deps)
@@ -242,7 +242,7 @@ export async function startService(config: Config, manifest: Manifest, options: 
 
   // PORT=0 lets the system pick the port: links in e-mails point at the one it picked
   if (url && config.port === 0 && config.publicUrl === `http://${config.host}:0`) config.publicUrl = url
-  if (url && !started) await announceFirstAdmin(deps, first)
+  if (url && !started) first = await announceFirstAdmin(deps, first)
   // operations (backup, password reset) go to the process `npm start` began
   const control = options.listen !== false && !started ? await startControl(deps) : null
   const graceMs = config.shutdownGraceSec * 1000

@@ -7,10 +7,20 @@
  * listens (`announced`). Until then the installation marks the administrator as pending (in the
  * transaction that makes it), so a first start that fails before it listens (a port in use) has
  * used up nothing: the next start that will listen generates another password, writes it over the
- * file and announces that one.
+ * file and announces that one. Each generated password is a generation of the marker: a start whose
+ * password another start replaced before it was announced (two nodes starting at once, each with a
+ * DATA_DIR of its own) does not announce its file, which would hold a password that no longer signs
+ * in, and removes it.
  */
-import { renameSync, rmSync, writeFileSync } from 'node:fs'
-import { clearAdminPending, markAdminPending, readAdminPending } from '~storage/installation'
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  type AdminPending,
+  clearAdminPending,
+  dropAdminPending,
+  markAdminPending,
+  readAdminPending,
+  renewAdminPending,
+} from '~storage/installation'
 import { PRIVATE_FILE } from '~storage/private-files'
 import { DuplicateError } from '~storage/repository'
 import { systemCtx } from '../context'
@@ -33,7 +43,7 @@ export interface BootstrapResult {
    * A password generated here for the first administrator, written to `file` and not announced yet:
    * at this start (`created`) or again because no earlier start got as far as listening.
    */
-  generated?: { password: string; file: string; userId: string }
+  generated?: { password: string; file: string; pending: AdminPending }
 }
 
 /**
@@ -65,12 +75,13 @@ export async function bootstrap(deps: Deps, options: { retry?: boolean } = {}): 
   const hash = await hashPassword(password)
   const master = { id: newId(), name: config.masterDomain, opts: { title: 'Master domain', isblocked: false } }
   const admin = { id: newId(), login: config.adminLogin, name: 'Administrator', groups: [], roles: ['admin'], opts: {} }
+  const pending = { userId: admin.id, generation: newId() }
   try {
     // the master domain's row has no parent: its `domain` column is ''
     await commit(systemCtx(deps, '', 'bootstrap'), function* (u) {
       yield* insertStep(u, { entity: domains, doc: master, input: master, hidden: {} })
       yield* insertStep(u.inDomain(master.id), { entity: users, doc: admin, input: admin, hidden: { pwd_hash: hash } })
-      if (generated) yield* markAdminPending(admin.id)
+      if (generated) yield* markAdminPending(pending)
     })
   } catch (err) {
     if (err instanceof DuplicateError) return { created: false } // another process won the race
@@ -80,25 +91,30 @@ export async function bootstrap(deps: Deps, options: { retry?: boolean } = {}): 
   return {
     created: true,
     login: config.adminLogin,
-    generated: { password, file: writePassword(deps, password), userId: admin.id },
+    generated: { password, file: writePassword(deps, password), pending },
   }
 }
 
 /** A new password for the administrator no start announced a password of; nothing when there is none. */
 async function renewPending(deps: Deps, masterId: string): Promise<BootstrapResult> {
-  const userId = await deps.db.read(readAdminPending)
-  if (!userId) return { created: false }
-  const admin = await deps.repo(users.table).get(masterId, userId)
+  const was = await deps.db.read(readAdminPending)
+  if (!was) return { created: false }
+  const admin = await deps.repo(users.table).get(masterId, was.userId)
   if (!admin) {
-    await deps.db.write(() => clearAdminPending(userId)) // deleted meanwhile: nothing to announce
+    await deps.db.write(() => dropAdminPending(was.userId)) // deleted meanwhile: nothing to announce
     return { created: false }
   }
   const password = generatePassword()
   const hash = await hashPassword(password)
-  await commit(systemCtx(deps, masterId, 'bootstrap'), (u) =>
-    updateStep(u, users, userId, (doc) => doc, { hidden: { pwd_hash: hash } }),
-  )
-  return { created: false, login: admin.login, generated: { password, file: writePassword(deps, password), userId } }
+  const pending = { userId: was.userId, generation: newId() }
+  const renewed = await commit(systemCtx(deps, masterId, 'bootstrap'), function* (u) {
+    // another start renewed it or announced it meanwhile: this one leaves the password as it is
+    if (!(yield* renewAdminPending(was, pending))) return false
+    yield* updateStep(u, users, was.userId, (doc) => doc, { hidden: { pwd_hash: hash } })
+    return true
+  })
+  if (!renewed) return { created: false }
+  return { created: false, login: admin.login, generated: { password, file: writePassword(deps, password), pending } }
 }
 
 /** The password as the file's whole content (0600, replaced whole: a reader never sees half of it). */
@@ -121,28 +137,48 @@ function writePassword(deps: Deps, password: string): string {
  */
 export async function announced(deps: Deps, first: BootstrapResult): Promise<boolean> {
   if (!first.generated) return false
-  const { userId } = first.generated
-  return deps.db.write(() => clearAdminPending(userId))
+  const { pending } = first.generated
+  return deps.db.write(() => clearAdminPending(pending))
 }
 
 /**
  * Once listening: what the first start made, and where a generated password is (never the password:
  * the log goes where the operator's collector sends it). From then on the password counts as seen.
+ * Answers what was announced: without `generated` when another start replaced the password.
  */
-export async function announceFirstAdmin(deps: Deps, first: BootstrapResult): Promise<void> {
+export async function announceFirstAdmin(deps: Deps, first: BootstrapResult): Promise<BootstrapResult> {
   const { log, config } = deps
   if (first.created)
     log.info('first start: created the master domain and its administrator', {
       domain: config.masterDomain,
       login: first.login,
     })
-  if (!first.generated) return
-  await announced(deps, first)
+  if (!first.generated) return first
+  const { file, password } = first.generated
+  if (!(await announced(deps, first))) {
+    // replaced by another start (or reset by an operator): this file's password no longer signs in
+    if (holds(file, password)) rmSync(file, { force: true })
+    log.warn("the first administrator's password generated at this start was replaced before it was announced", {
+      login: first.login,
+      file,
+    })
+    return { created: first.created, login: first.login }
+  }
   // a warning: seen at LOG_LEVEL=warn too, and the operator has something to do (read it, change it)
   log.warn("the first administrator's password is in a file only the service's user may read", {
     login: first.login,
-    file: first.generated.file,
+    file,
     // no earlier start got as far as listening: the password it generated was replaced
     renewed: !first.created,
   })
+  return first
+}
+
+/** Whether the file holds this password (another process of the same DATA_DIR may have written its own). */
+function holds(file: string, password: string): boolean {
+  try {
+    return readFileSync(file, 'utf8').trim() === password
+  } catch {
+    return false
+  }
 }
