@@ -189,12 +189,18 @@ async function fanout(count: number, target: 'on' | 'off' | 'raw' | 'listen'): P
 async function startRawCluster(): Promise<BenchService & { cpu(): Promise<[number, number]> }> {
   const work = mkdtempSync(join(tmpdir(), 'platform-bench-'))
   const env = { DB: join(work, 'floor.db'), REDIS_URL: REDIS, CHANNEL: `bench:ws:${process.pid}:floor` }
-  const first = await startRawServer('raw-cross-server.ts', { ...env, INDEX: '0' })
-  const port = new URL(first.url).port
-  const second = await startRawServer('raw-cross-server.ts', { ...env, INDEX: '1', PORT: port }).catch(async (err) => {
-    await first.stop()
+  const started: BenchService[] = []
+  try {
+    // the first on a port of the system's choosing (not a PORT of the bench's environment), the second on it
+    started.push(await startRawServer('raw-cross-server.ts', { ...env, INDEX: '0', PORT: '0' }))
+    const port = new URL(started[0]!.url).port
+    started.push(await startRawServer('raw-cross-server.ts', { ...env, INDEX: '1', PORT: port }))
+  } catch (err) {
+    await Promise.all(started.map((s) => s.stop()))
+    rmSync(work, { recursive: true, force: true })
     throw err
-  })
+  }
+  const [first, second] = started as [BenchService, BenchService]
   const stop = async () => {
     await Promise.all([first.stop(), second.stop()])
     rmSync(work, { recursive: true, force: true })

@@ -64,47 +64,26 @@ export function* recordSecretsKeyId(id: string, was: string | null): TxStep<bool
   return (yield* tx.run(sql, [id, was])).changes === 1
 }
 
-/**
- * A generated password of the first administrator that no start has announced yet: whose, and which
- * generation of it. Every start that generates one draws a generation of its own, so a start whose
- * password another start replaced meanwhile (two nodes starting at once) knows its file is stale.
- * Stored as `<userId> <generation>`; a marker written before generations is the user id alone.
- */
-export interface AdminPending {
-  userId: string
-  generation: string
-}
-
-const pendingText = (p: AdminPending) => (p.generation ? `${p.userId} ${p.generation}` : p.userId)
-
-export function* readAdminPending(): TxStep<AdminPending | null> {
+/** The first administrator whose generated password no start has announced yet, or null. */
+export function* readAdminPending(): TxStep<string | null> {
   const row = yield* tx.get('SELECT admin_pending FROM installation WHERE one = 1')
-  const text = (row?.[0] as string | null | undefined) ?? null
-  if (text === null) return null
-  const [userId = '', generation = ''] = text.split(' ')
-  return { userId, generation }
+  return (row?.[0] as string | null | undefined) ?? null
 }
 
 /** Marks the first administrator as waiting for its password to be announced (in the transaction that makes it). */
-export function* markAdminPending(pending: AdminPending): TxStep<void> {
-  yield* tx.run('UPDATE installation SET admin_pending = ? WHERE one = 1', [pendingText(pending)])
+export function* markAdminPending(userId: string): TxStep<void> {
+  yield* tx.run('UPDATE installation SET admin_pending = ? WHERE one = 1', [userId])
 }
 
-/** A start generated another password in place of `was`: false when `was` no longer waited (another start's turn came first). */
-export function* renewAdminPending(was: AdminPending, now: AdminPending): TxStep<boolean> {
-  const sql = 'UPDATE installation SET admin_pending = ? WHERE one = 1 AND admin_pending = ?'
-  return (yield* tx.run(sql, [pendingText(now), pendingText(was)])).changes === 1
+/** Whether `userId`'s generated password still waits (a start renews it only then, in the same transaction). */
+export function* adminPending(userId: string): TxStep<boolean> {
+  return (yield* readAdminPending()) === userId
 }
 
-/** The password was announced: whether this very generation was the one waiting. */
-export function* clearAdminPending(pending: AdminPending): TxStep<boolean> {
-  const sql = 'UPDATE installation SET admin_pending = NULL WHERE one = 1 AND admin_pending = ?'
-  return (yield* tx.run(sql, [pendingText(pending)])).changes === 1
-}
-
-/** The user's password was replaced (an operator reset it, or the user is gone): whether one of theirs waited. */
-export function* dropAdminPending(userId: string): TxStep<boolean> {
-  const sql =
-    "UPDATE installation SET admin_pending = NULL WHERE one = 1 AND (admin_pending = ?1 OR substr(admin_pending, 1, length(?1) + 1) = ?1 || ' ')"
-  return (yield* tx.run(sql, [userId])).changes === 1
+/** Its password was announced (or replaced by an operator): whether `userId` was the one waiting. */
+export function* clearAdminPending(userId: string): TxStep<boolean> {
+  return (
+    (yield* tx.run('UPDATE installation SET admin_pending = NULL WHERE one = 1 AND admin_pending = ?', [userId]))
+      .changes === 1
+  )
 }

@@ -7,20 +7,13 @@
  * listens (`announced`). Until then the installation marks the administrator as pending (in the
  * transaction that makes it), so a first start that fails before it listens (a port in use) has
  * used up nothing: the next start that will listen generates another password, writes it over the
- * file and announces that one. Each generated password is a generation of the marker: a start whose
- * password another start replaced before it was announced (two nodes starting at once, each with a
- * DATA_DIR of its own) does not announce its file, which would hold a password that no longer signs
- * in, and removes it.
+ * file and announces that one, unless another start announced one meanwhile. Nodes starting at
+ * once, each with a DATA_DIR of its own, may each generate one before any listens: a start announces
+ * its file only if its password still signs in once the marker is cleared (after that no start
+ * replaces it); one whose password another start replaced removes its file, which would not sign in.
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import {
-  type AdminPending,
-  clearAdminPending,
-  dropAdminPending,
-  markAdminPending,
-  readAdminPending,
-  renewAdminPending,
-} from '~storage/installation'
+import { adminPending, clearAdminPending, markAdminPending, readAdminPending } from '~storage/installation'
 import { PRIVATE_FILE } from '~storage/private-files'
 import { DuplicateError } from '~storage/repository'
 import { systemCtx } from '../context'
@@ -34,7 +27,7 @@ import { newId } from '../ids'
 import type { ApiError } from '../errors'
 import { initialPasswordFile, StartError } from '../startup'
 import { checkPasswordPolicy } from './password-policy'
-import { generatePassword, hashPassword } from './passwords'
+import { generatePassword, hashPassword, verifyPassword } from './passwords'
 
 export interface BootstrapResult {
   created: boolean
@@ -43,7 +36,7 @@ export interface BootstrapResult {
    * A password generated here for the first administrator, written to `file` and not announced yet:
    * at this start (`created`) or again because no earlier start got as far as listening.
    */
-  generated?: { password: string; file: string; pending: AdminPending }
+  generated?: { password: string; file: string; domain: string; userId: string }
 }
 
 /**
@@ -75,13 +68,12 @@ export async function bootstrap(deps: Deps, options: { retry?: boolean } = {}): 
   const hash = await hashPassword(password)
   const master = { id: newId(), name: config.masterDomain, opts: { title: 'Master domain', isblocked: false } }
   const admin = { id: newId(), login: config.adminLogin, name: 'Administrator', groups: [], roles: ['admin'], opts: {} }
-  const pending = { userId: admin.id, generation: newId() }
   try {
     // the master domain's row has no parent: its `domain` column is ''
     await commit(systemCtx(deps, '', 'bootstrap'), function* (u) {
       yield* insertStep(u, { entity: domains, doc: master, input: master, hidden: {} })
       yield* insertStep(u.inDomain(master.id), { entity: users, doc: admin, input: admin, hidden: { pwd_hash: hash } })
-      if (generated) yield* markAdminPending(pending)
+      if (generated) yield* markAdminPending(admin.id)
     })
   } catch (err) {
     if (err instanceof DuplicateError) return { created: false } // another process won the race
@@ -91,30 +83,30 @@ export async function bootstrap(deps: Deps, options: { retry?: boolean } = {}): 
   return {
     created: true,
     login: config.adminLogin,
-    generated: { password, file: writePassword(deps, password), pending },
+    generated: { password, file: writePassword(deps, password), domain: master.id, userId: admin.id },
   }
 }
 
 /** A new password for the administrator no start announced a password of; nothing when there is none. */
 async function renewPending(deps: Deps, masterId: string): Promise<BootstrapResult> {
-  const was = await deps.db.read(readAdminPending)
-  if (!was) return { created: false }
-  const admin = await deps.repo(users.table).get(masterId, was.userId)
+  const userId = await deps.db.read(readAdminPending)
+  if (!userId) return { created: false }
+  const admin = await deps.repo(users.table).get(masterId, userId)
   if (!admin) {
-    await deps.db.write(() => dropAdminPending(was.userId)) // deleted meanwhile: nothing to announce
+    await deps.db.write(() => clearAdminPending(userId)) // deleted meanwhile: nothing to announce
     return { created: false }
   }
   const password = generatePassword()
   const hash = await hashPassword(password)
-  const pending = { userId: was.userId, generation: newId() }
   const renewed = await commit(systemCtx(deps, masterId, 'bootstrap'), function* (u) {
-    // another start renewed it or announced it meanwhile: this one leaves the password as it is
-    if (!(yield* renewAdminPending(was, pending))) return false
-    yield* updateStep(u, users, was.userId, (doc) => doc, { hidden: { pwd_hash: hash } })
+    // announced meanwhile by another start: its password stays
+    if (!(yield* adminPending(userId))) return false
+    yield* updateStep(u, users, userId, (doc) => doc, { hidden: { pwd_hash: hash } })
     return true
   })
   if (!renewed) return { created: false }
-  return { created: false, login: admin.login, generated: { password, file: writePassword(deps, password), pending } }
+  const file = writePassword(deps, password)
+  return { created: false, login: admin.login, generated: { password, file, domain: masterId, userId } }
 }
 
 /** The password as the file's whole content (0600, replaced whole: a reader never sees half of it). */
@@ -133,12 +125,16 @@ function writePassword(deps: Deps, password: string): string {
 
 /**
  * The start that generated the password listens: announced from now on (the log names the file), so
- * the next start keeps it. False when it was no longer pending (an operator reset it meanwhile).
+ * no later start replaces it. False when its password no longer signs in: another start replaced it
+ * before the marker was cleared here, or an operator reset it.
  */
 export async function announced(deps: Deps, first: BootstrapResult): Promise<boolean> {
   if (!first.generated) return false
-  const { pending } = first.generated
-  return deps.db.write(() => clearAdminPending(pending))
+  const { domain, userId, password } = first.generated
+  // cleared first: a renewal after this finds nothing pending, one before it changed the hash read below
+  await deps.db.write(() => clearAdminPending(userId))
+  const stored = await deps.repo(users.table).getHidden(domain, userId)
+  return verifyPassword(password, typeof stored?.pwd_hash === 'string' ? stored.pwd_hash : undefined)
 }
 
 /**

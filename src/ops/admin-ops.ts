@@ -4,7 +4,7 @@
  * account whose password is lost (printed once; the account's sessions end).
  */
 import { existsSync, rmSync } from 'node:fs'
-import { dropAdminPending } from '~storage/installation'
+import { clearAdminPending } from '~storage/installation'
 import { systemCtx } from '../context'
 import type { Deps } from '../deps'
 import { findDomainByName, findMasterDomain } from '../directory/domains'
@@ -39,7 +39,7 @@ export async function resetPassword(deps: Deps, login: string, domainName?: stri
   const replaced = await commit(ctx, function* (u) {
     yield* patchStep(u, prepared, userId)
     // the first administrator's generated password, never announced, is replaced by this one
-    return yield* dropAdminPending(userId)
+    return yield* clearAdminPending(userId)
   })
   if (replaced) rmSync(initialPasswordFile(deps.config.dataDir), { force: true })
   await deps.sessions.destroyUser(domain.id, userId)

@@ -15,6 +15,8 @@ import { createMemoryKv } from '~storage/kv/memory'
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-first-race-'))
 const services: Service[] = []
+// the nodes of one cluster share the key stored secrets are sealed with
+const SECRETS_KEY = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')
 afterAll(async () => {
   for (const s of services) await s.stop()
   rmSync(dir, { recursive: true, force: true })
@@ -30,6 +32,7 @@ async function node(name: string, db = 'shared.db') {
     ADMIN_PASSWORD: '',
     PORT: '0',
     NODE_NAME: name,
+    SECRETS_KEY,
   })
   const service = await startService(
     config,
@@ -65,41 +68,51 @@ test('a password replaced by another start before it was announced is not announ
   expect(theirs).not.toBe(mine)
   expect(readFileSync(b.file, 'utf8').trim()).toBe(theirs)
 
-  // a third, at the same moment, finds the renewal done: it leaves the password as it is
-  const c = await node('c')
-  const [late, lateToo] = await Promise.all([
+  // two more at the same moment: each generates one, and the last committed is the password
+  const [c, d] = await Promise.all([node('c'), node('d')])
+  const [byC, byD] = await Promise.all([
     bootstrap(c.service.deps, { retry: true }),
-    bootstrap(c.service.deps, { retry: true }),
+    bootstrap(d.service.deps, { retry: true }),
   ])
-  expect([late.generated, lateToo.generated].filter(Boolean)).toHaveLength(1)
-  const third = (late.generated ?? lateToo.generated)!.password
 
   // the first node listens now: its password no longer signs in, so it announces nothing and removes its file
   const saidByA = await announceFirstAdmin(a.service.deps, first)
   expect(saidByA.generated).toBeUndefined()
   expect(existsSync(a.file)).toBe(false)
   expect(a.warnings.join('\n')).toContain('replaced before it was announced')
-  // so does the second: the third's renewal came after its own
   expect((await announceFirstAdmin(b.service.deps, renewed)).generated).toBeUndefined()
   expect(existsSync(b.file)).toBe(false)
-  // the last generated is the one announced, and the one that signs in
-  const saidByC = await announceFirstAdmin(c.service.deps, late.generated ? late : lateToo)
-  expect(saidByC.generated?.password).toBe(third)
-  expect(c.warnings.join('\n')).toContain('is in a file only')
-  expect(readFileSync(c.file, 'utf8').trim()).toBe(third)
-  expect(await signIn(c.service, third)).toBe(200)
-  expect(await signIn(c.service, mine)).toBe(401)
-  expect(await signIn(c.service, theirs)).toBe(401)
+  // of the two at once, the one whose password signs in announces it; the other removes its file
+  const said = await Promise.all([announceFirstAdmin(c.service.deps, byC), announceFirstAdmin(d.service.deps, byD)])
+  const winner = said.findIndex((r) => r.generated !== undefined)
+  expect(said.filter((r) => r.generated)).toHaveLength(1)
+  const [won, lost] = winner === 0 ? [c, d] : [d, c]
+  const password = said[winner]!.generated!.password
+  expect(won.warnings.join('\n')).toContain('is in a file only')
+  expect(readFileSync(won.file, 'utf8').trim()).toBe(password)
+  expect(existsSync(lost.file)).toBe(false)
+  expect(await signIn(won.service, password)).toBe(200)
+  for (const stale of [mine, theirs, (winner === 0 ? byD : byC).generated!.password])
+    expect(await signIn(won.service, stale)).toBe(401)
   // announced: a later start renews nothing
   expect((await bootstrap(a.service.deps, { retry: true })).generated).toBeUndefined()
 })
 
-test('a marker written before generations (the bare user id) is renewed and announced', async () => {
-  const old = await node('old', 'old.db')
-  const { userId } = old.service.bootstrap.generated!.pending
-  await old.service.deps.db.run('UPDATE installation SET admin_pending = ? WHERE one = 1', [userId])
-  const renewed = await bootstrap(old.service.deps, { retry: true })
-  expect(renewed.generated?.pending.userId).toBe(userId)
-  expect((await announceFirstAdmin(old.service.deps, renewed)).generated).toBeDefined()
-  expect(await signIn(old.service, renewed.generated!.password)).toBe(200)
+test('a start that announced keeps its password: a renewal that read the marker before finds it gone', async () => {
+  const e = await node('e', 'e.db')
+  const first = e.service.bootstrap
+  const f = await node('f', 'e.db')
+  // the marker is read by the renewal, then the announcement clears it, then the renewal commits
+  const pending = bootstrap(f.service.deps, { retry: true })
+  const said = await announceFirstAdmin(e.service.deps, first)
+  const renewed = await pending
+  if (renewed.generated) {
+    // the renewal committed first after all: the announcement found its password replaced
+    expect(said.generated).toBeUndefined()
+    expect((await announceFirstAdmin(f.service.deps, renewed)).generated).toBeDefined()
+    expect(await signIn(f.service, renewed.generated.password)).toBe(200)
+  } else {
+    expect(said.generated).toBeDefined()
+    expect(await signIn(e.service, first.generated!.password)).toBe(200)
+  }
 })
