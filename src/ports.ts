@@ -136,8 +136,8 @@ export interface EventPublisher {
   on(listener: (e: PlatformEvent) => void): () => void
   publish(event: PlatformEvent): Promise<void>
   publishAll(events: PlatformEvent[]): Promise<void>
-  /** Events already serialised (the journal pump's). */
-  publishTexts(texts: string[]): Promise<void>
+  /** Events already serialised (the journal pump's); `here`: this process's listeners have them at once. */
+  publishTexts(texts: string[], options?: { here?: boolean }): Promise<void>
 }
 
 /** Wake-ups for workers in this process (a commit, a queued job). */

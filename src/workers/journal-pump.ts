@@ -38,7 +38,7 @@ export function createJournalPump(): Worker {
       if (changes.length === 0) await cursor.storeIfDue(deps.db)
       // a pass that lost the cluster lease stops: another process pumps from the cursor on
       if (changes.length === 0 || signal.aborted) return 0
-      await deps.bus.publishTexts(changes.map(dataChangedText))
+      await deps.bus.publishTexts(changes.map(dataChangedText), { here: true })
       await cursor.moved(deps.db, changes.at(-1)!.seq)
       return changes.length
     },

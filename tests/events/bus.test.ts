@@ -1,9 +1,11 @@
-// The event bus: a batch goes out as few messages as its size allows, in order, to every receiver.
+// The event bus: a batch goes out as few messages as its size allows, in order, to every receiver;
+// the journal pump's reach its own process at once, and not again when the store brings them back.
 import { expect, test } from 'bun:test'
 import { createMemoryKv } from '~storage/kv/memory'
 import { EventBus, MESSAGE_MAX } from '~/events/bus'
 import type { PlatformEvent } from '~/events/event'
 import { createLogger } from '~/log'
+import { testPrefix, testRedisKv } from '../helpers/redis'
 
 const event = (n: number, size = 10): PlatformEvent => ({
   class: 'modelevents',
@@ -67,4 +69,65 @@ test('the limit counts bytes, brackets and commas: two events that would pass it
   await sender.publishAll([first, over])
   expect(messages.map((m) => JSON.parse(m).length)).toEqual([2, 1, 1])
   expect(Buffer.byteLength(messages[0]!)).toBe(MESSAGE_MAX)
+})
+
+test("the pump's messages reach its own process's listeners at once, once, and the others' through the store", async () => {
+  const prefix = testPrefix()
+  const [a, b] = [await testRedisKv(prefix), await testRedisKv(prefix)]
+  try {
+    const log = createLogger('error', () => {})
+    const [holder, other] = [new EventBus(a.kv, log), new EventBus(b.kv, log)]
+    await Promise.all([holder.start(), other.start()])
+    const here: number[] = []
+    const there: number[] = []
+    holder.on((e) => here.push(e.seq!))
+    other.on((e) => there.push(e.seq!))
+    const sent = holder.publishTexts(
+      [1, 2].map((n) => JSON.stringify(event(n))),
+      { here: true },
+    )
+    expect(here).toEqual([1, 2]) // before the store answered
+    await sent
+    // an event another process publishes comes through the store, after the pump's
+    await other.publish(event(3))
+    const until = Date.now() + 5000
+    while ((here.length < 3 || there.length < 3) && Date.now() < until) await Bun.sleep(5)
+    await Bun.sleep(50) // a second delivery would have come by now
+    expect(here).toEqual([1, 2, 3])
+    expect(there).toEqual([1, 2, 3])
+    // the same text published again is delivered again, here and there
+    await holder.publishTexts([JSON.stringify(event(1))], { here: true })
+    while (there.length < 4 && Date.now() < until) await Bun.sleep(5)
+    await Bun.sleep(50)
+    expect(here).toEqual([1, 2, 3, 1])
+    expect(there).toEqual([1, 2, 3, 1])
+    await Promise.all([holder.stop(), other.stop()])
+  } finally {
+    await a.cleanup()
+    await b.cleanup()
+  }
+})
+
+test('a message the store refused is not awaited back: the same text published later is delivered here once more', async () => {
+  const kv = createMemoryKv()
+  const log = createLogger('error', () => {})
+  const bus = new EventBus(kv, log)
+  await bus.start()
+  const got: number[] = []
+  bus.on((e) => got.push(e.seq!))
+  const publish = kv.publish.bind(kv)
+  kv.publish = async () => {
+    throw new Error('the store is away')
+  }
+  const text = JSON.stringify(event(7))
+  await expect(bus.publishTexts([text], { here: true })).rejects.toThrow('the store is away')
+  expect(got).toEqual([7]) // delivered here before the store refused; the pump publishes it again
+  kv.publish = publish
+  await bus.publishTexts([text], { here: true })
+  await Bun.sleep(0)
+  expect(got).toEqual([7, 7]) // once here again, and its echo passed over
+  // nothing is awaited back any more: the same text from elsewhere is delivered
+  await bus.publishTexts([text])
+  await Bun.sleep(0)
+  expect(got).toEqual([7, 7, 7])
 })
