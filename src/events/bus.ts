@@ -3,25 +3,23 @@
  * through KV pub/sub (with the embedded store, this process only). Listeners run in the process
  * that receives; one that throws is logged and does not stop the others. A message is one event
  * or an array of them. The journal pump's messages (`publishTexts` with `here`) reach this
- * process's listeners at once and are passed over when the KV brings them back (`echoes`): its
- * holder's own sockets waited a Redis round trip for them (0.33 ms at the median, 3.4 ms at the
- * 99th percentile, two processes at 1,000 creates a second).
+ * process's listeners at once, once the order allows (./own-messages.ts), and are passed over when
+ * the KV brings them back: the holder's own sockets waited a Redis round trip for them.
  */
 import type { Kv } from '~storage/kv/kv'
 import type { Logger } from '../log'
 import type { PlatformEvent } from './event'
+import { OwnMessages } from './own-messages'
 
 const CHANNEL = 'events'
 /** Bytes of a message of several events at most (a single larger event goes alone). */
 export const MESSAGE_MAX = 1024 * 1024
-/** Messages awaited back at most: past it (the KV lost some) they are forgotten, and come twice. */
-const ECHOES_MAX = 10_000
 
 export class EventBus {
   private readonly listeners = new Set<(e: PlatformEvent) => void>()
   private unsubscribe?: () => Promise<void>
-  /** Messages delivered here already, awaited back from the KV: how many of each text. */
-  private readonly echoes = new Map<string, number>()
+  /** The pump's messages this process published, awaited back. */
+  private readonly own = new OwnMessages()
 
   constructor(
     private readonly kv: Kv,
@@ -30,10 +28,11 @@ export class EventBus {
 
   async start(): Promise<void> {
     this.unsubscribe = await this.kv.subscribe(CHANNEL, (message) => {
-      if (!this.echoed(message)) this.deliverMessage(message)
+      let events: PlatformEvent[] | undefined
+      const parse = () => (events ??= eventsOf(message))
+      if (this.own.received(message, () => parse()[0]?.seq !== undefined)) this.deliverAll(parse())
     })
-    // what was in flight when the subscription broke never comes back
-    this.kv.onSubscriberReset(() => this.echoes.clear())
+    this.kv.onSubscriberReset(() => this.own.reset())
   }
 
   async stop(): Promise<void> {
@@ -59,9 +58,8 @@ export class EventBus {
   }
 
   /**
-   * `publishAll` of events already written as JSON text. `here`: this process's listeners have them
-   * at once, in order, rather than when the KV brings them back (the journal pump: the only publisher
-   * of the events with a `seq`, so no other's can come between them here and elsewhere).
+   * `publishAll` of events already written as JSON text. `here` (the journal pump's): this process's
+   * listeners have them at once rather than when the KV brings them back, where the order allows.
    */
   async publishTexts(texts: string[], { here = false } = {}): Promise<void> {
     let batch: string[] = []
@@ -80,30 +78,17 @@ export class EventBus {
   }
 
   private async send(message: string, here: boolean): Promise<void> {
-    if (!here) return this.kv.publish(CHANNEL, message)
-    if (this.echoes.size >= ECHOES_MAX) this.echoes.clear()
-    this.echoes.set(message, (this.echoes.get(message) ?? 0) + 1)
-    this.deliverMessage(message)
+    const now = here && this.own.deliverNow(message)
+    if (now) this.deliverAll(eventsOf(message))
     try {
       await this.kv.publish(CHANNEL, message)
     } catch (err) {
-      this.echoed(message) // not published: it will not come back
+      if (here) this.own.failed(message, now)
       throw err
     }
   }
 
-  /** Whether the message is one delivered here already (and no longer awaited). */
-  private echoed(message: string): boolean {
-    const awaited = this.echoes.get(message)
-    if (awaited === undefined) return false
-    if (awaited > 1) this.echoes.set(message, awaited - 1)
-    else this.echoes.delete(message)
-    return true
-  }
-
-  private deliverMessage(message: string): void {
-    const events = JSON.parse(message) as PlatformEvent | PlatformEvent[]
-    if (!Array.isArray(events)) return this.deliver(events)
+  private deliverAll(events: PlatformEvent[]): void {
     for (const event of events) this.deliver(event)
   }
 
@@ -116,4 +101,9 @@ export class EventBus {
       }
     }
   }
+}
+
+const eventsOf = (message: string): PlatformEvent[] => {
+  const events = JSON.parse(message) as PlatformEvent | PlatformEvent[]
+  return Array.isArray(events) ? events : [events]
 }

@@ -1,0 +1,51 @@
+// Which of the pump's messages the publishing process delivers at once, and which it passes over
+// when the store brings them back (src/events/own-messages.ts).
+import { expect, test } from 'bun:test'
+import { OwnMessages } from '~/events/own-messages'
+
+const pumps = () => true
+const notPumps = () => false
+
+test('the first go through the store; once the last of them came back, the next are delivered at once and passed over on return', () => {
+  const own = new OwnMessages()
+  expect(own.deliverNow('m1')).toBe(false)
+  expect(own.deliverNow('m2')).toBe(false)
+  expect(own.received('m1', pumps)).toBe(true) // delivered on its return
+  // m2 is still on its way: m3 delivered now could come before it
+  expect(own.deliverNow('m3')).toBe(false)
+  expect(own.received('m2', pumps)).toBe(true)
+  expect(own.received('m3', pumps)).toBe(true)
+  expect(own.deliverNow('m4')).toBe(true)
+  expect(own.received('m4', pumps)).toBe(false) // delivered already
+})
+
+test("another process's pump message sends the next through the store again; its other messages do not", () => {
+  const own = new OwnMessages()
+  own.deliverNow('m1')
+  own.received('m1', pumps)
+  expect(own.received('an emit of another process', notPumps)).toBe(true)
+  expect(own.deliverNow('m2')).toBe(true)
+  expect(own.received('the last holder, late', pumps)).toBe(true)
+  expect(own.deliverNow('m3')).toBe(false)
+  expect(own.received('m2', pumps)).toBe(false) // delivered at once before: passed over
+  expect(own.received('m3', pumps)).toBe(true)
+  expect(own.deliverNow('m4')).toBe(true)
+})
+
+test('the same text twice is awaited twice; a failed publish is not awaited; a broken subscription starts again', () => {
+  const own = new OwnMessages()
+  own.deliverNow('m0')
+  own.received('m0', pumps)
+  expect(own.deliverNow('same')).toBe(true)
+  expect(own.deliverNow('same')).toBe(true)
+  expect(own.received('same', pumps)).toBe(false)
+  expect(own.received('same', pumps)).toBe(false)
+  expect(own.received('same', pumps)).toBe(true) // a third is someone else's
+  expect(own.deliverNow('lost')).toBe(false) // the third was a pump message of another
+  own.failed('lost', false)
+  expect(own.received('lost', pumps)).toBe(true) // not ours any more: delivered, and still not caught up
+  expect(own.deliverNow('m5')).toBe(false)
+  own.reset()
+  expect(own.received('m5', pumps)).toBe(true)
+  expect(own.deliverNow('m6')).toBe(false)
+})
