@@ -136,8 +136,10 @@ export interface EventPublisher {
   on(listener: (e: PlatformEvent) => void): () => void
   publish(event: PlatformEvent): Promise<void>
   publishAll(events: PlatformEvent[]): Promise<void>
-  /** Events already serialised (the journal pump's); `here`: this process's listeners have them at once. */
+  /** Events already serialised (the journal pump's); `here`: this process's listeners have them without waiting for the KV where the order allows. */
   publishTexts(texts: string[], options?: { here?: boolean }): Promise<void>
+  /** This process has just taken the journal pump over: what the last holder published may still be on its way here. */
+  pumpTaken(): void
 }
 
 /** Wake-ups for workers in this process (a commit, a queued job). */

@@ -77,6 +77,11 @@ export class EventBus {
     if (batch.length) await this.send(`[${batch.join(',')}]`, here)
   }
 
+  /** This process has just taken the journal pump over: its next messages go behind what the last holder's may still be. */
+  pumpTaken(): void {
+    this.own.behind()
+  }
+
   private async send(message: string, here: boolean): Promise<void> {
     const now = here && this.own.deliverNow(message)
     if (now) this.deliverAll(eventsOf(message))

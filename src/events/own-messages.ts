@@ -7,11 +7,11 @@
  * subscription passes over an event whose seq is not above the last it passed. A process that has
  * just taken the pump over may still have the previous holder's last messages on their way, so its
  * own go through the KV until one of them comes back (Redis delivers a subscriber's messages in the
- * order it received them: everything published before it has come). Another process's pump message
- * puts it back to that (the pump moved away, and may come back).
+ * order it received them: everything published before it has come). So does a process that takes
+ * the pump back (`behind`), and one that receives another process's pump message.
  */
 
-/** Messages awaited back at most: past it (the KV lost some) they are forgotten, and come twice. */
+/** Messages awaited back at most: past it (the KV lost some) they are forgotten (one delivered here at once then comes twice). */
 const AWAITED_MAX = 10_000
 
 export class OwnMessages {
@@ -19,7 +19,11 @@ export class OwnMessages {
   private readonly delivered = new Map<string, number>()
   /** Sent through the KV only: delivered when they come back. */
   private readonly returning = new Map<string, number>()
-  /** One of this process's messages came back since another process's pump message came. */
+  /**
+   * Everything published before this process's last message has come: one of its own came back,
+   * with none sent through the KV still on its way, since it took the pump and since another
+   * process's pump message came.
+   */
   private caughtUp = false
 
   /** Whether a message about to be published is to be delivered here now (else when it comes back, after those before it). */
@@ -31,7 +35,7 @@ export class OwnMessages {
     return now
   }
 
-  /** Its publish failed: it may not come back (if it does, it is delivered again, as a duplicate). */
+  /** Its publish failed: it may not come back (if it does, it is delivered then: a second time if it was delivered at once). */
   failed(message: string, deliveredNow: boolean): void {
     take(deliveredNow ? this.delivered : this.returning, message)
   }
@@ -45,10 +49,15 @@ export class OwnMessages {
       this.caughtUp = this.returning.size === 0
       return false
     }
-    // the last of its own sent through the KV: the next may go ahead of what comes, none can come between
+    // the last of its own sent through the KV: what was published before it has all come
     if (this.returning.size && take(this.returning, message)) this.caughtUp = this.returning.size === 0
     else if (pumps()) this.caughtUp = false
     return true
+  }
+
+  /** This process has just taken the pump (again): another's last messages may still be on their way. */
+  behind(): void {
+    this.caughtUp = false
   }
 
   /** The subscription broke: what was on its way is lost, and what comes next may be late. */

@@ -34,6 +34,8 @@ export class HeldLease {
     private readonly ttlMs: number,
     /** Told when the lease was lost while held (not renewed in time, or the KV failed): the pass stops. */
     private readonly onLost: (reason: Error) => void,
+    /** Told when this process takes the lease (again). */
+    private readonly onTaken: () => void = () => {},
   ) {}
 
   get held(): boolean {
@@ -52,6 +54,7 @@ export class HeldLease {
     this.lock = lock
     this.renewal = setInterval(() => void this.renew(lock), this.ttlMs / 3)
     this.renewal.unref?.()
+    this.onTaken()
     return true
   }
 

@@ -43,6 +43,8 @@ export function createJournalPump(): Worker {
       return changes.length
     },
     drain: ({ deps }) => cursor.flush(deps.db),
+    // the last holder's messages may still be on their way here: ours go behind them (src/events/own-messages.ts)
+    leaseTaken: ({ deps }) => deps.bus.pumpTaken(),
   }
 }
 

@@ -51,6 +51,11 @@ export interface Worker<C = WorkerContext> {
    */
   holdLease?: boolean
   /**
+   * A `holdLease` worker's: this process has just taken the lease (again), before the step that
+   * follows. What another holder did meanwhile may still be on its way here.
+   */
+  leaseTaken?(context: C): void
+  /**
    * The most a step does at once: a step that did fewer reached the end of the work there was, and
    * the pass ends without another step to find nothing (a wake-up meanwhile runs the next pass).
    */
@@ -123,7 +128,13 @@ export class WorkerRunner<C = WorkerContext> {
       const state: State<C> = { worker, running: null, again: false, runs: 0, failures: 0 }
       if (worker.lease === 'cluster' && worker.holdLease) {
         const ttl = Math.min(this.leaseMs, HELD_LEASE_MS)
-        state.held = new HeldLease(deps.kv, worker.name, ttl, (reason) => state.abort?.abort(reason))
+        state.held = new HeldLease(
+          deps.kv,
+          worker.name,
+          ttl,
+          (reason) => state.abort?.abort(reason),
+          () => worker.leaseTaken?.(context),
+        )
       }
       this.states.set(worker.name, state)
     }

@@ -1,5 +1,6 @@
 // The event bus: a batch goes out as few messages as its size allows, in order, to every receiver;
-// the journal pump's reach its own process at once, and not again when the store brings them back.
+// the journal pump's reach its own process without waiting for the store where the order allows,
+// and not again when the store brings them back.
 import { expect, test } from 'bun:test'
 import { createMemoryKv } from '~storage/kv/memory'
 import { EventBus, MESSAGE_MAX } from '~/events/bus'

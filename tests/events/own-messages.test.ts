@@ -30,6 +30,25 @@ test("another process's pump message sends the next through the store again; its
   expect(own.received('m2', pumps)).toBe(false) // delivered at once before: passed over
   expect(own.received('m3', pumps)).toBe(true)
   expect(own.deliverNow('m4')).toBe(true)
+  // one delivered at once comes back while one sent through the store is still on its way: not caught up
+  expect(own.received('the last holder, late again', pumps)).toBe(true)
+  expect(own.deliverNow('m5')).toBe(false)
+  expect(own.received('m4', pumps)).toBe(false)
+  expect(own.deliverNow('m6')).toBe(false)
+})
+
+test('taking the pump back sends the next through the store, whatever came before', () => {
+  const own = new OwnMessages()
+  own.deliverNow('m1')
+  own.received('m1', pumps)
+  expect(own.deliverNow('m2')).toBe(true)
+  own.behind() // the lease was elsewhere meanwhile; its holder's messages may not have come yet
+  expect(own.deliverNow('m3')).toBe(false)
+  expect(own.received('m2', pumps)).toBe(false) // delivered at once before: passed over, m3 still out
+  expect(own.deliverNow('m4')).toBe(false)
+  expect(own.received('m3', pumps)).toBe(true)
+  expect(own.received('m4', pumps)).toBe(true)
+  expect(own.deliverNow('m5')).toBe(true)
 })
 
 test('the same text twice is awaited twice; a failed publish is not awaited; a broken subscription starts again', () => {

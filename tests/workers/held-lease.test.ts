@@ -152,3 +152,27 @@ test('a step that did less than `batch` ends its pass; a full one is followed by
   expect(await runner.runOnce('batched')).toBe(7)
   expect(steps).toBe(4)
 })
+
+test('a worker hears each time its process takes the lease, before the step that follows, and not while it keeps it', async () => {
+  const prefix = testPrefix()
+  const seen: string[] = []
+  const record = (who: string) => ({
+    leaseTaken: () => void seen.push(`${who} took`),
+    step: async () => {
+      seen.push(`${who} step`)
+      return 0
+    },
+  })
+  const a = await holder(prefix, record('a'))
+  const b = await holder(prefix, record('b'))
+  a.runner.start()
+  await until(() => seen.length === 2, 2000, "a's first pass")
+  a.signals.raise('journal')
+  await until(() => seen.length === 3, 2000, "a's second pass")
+  await a.runner.stop()
+  b.runner.start()
+  await until(() => seen.includes('b step'), 2000, "b's first pass")
+  b.signals.raise('journal')
+  await until(() => seen.filter((s) => s === 'b step').length === 2, 2000, "b's second pass")
+  expect(seen).toEqual(['a took', 'a step', 'a step', 'b took', 'b step', 'b step'])
+})
