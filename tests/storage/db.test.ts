@@ -3,9 +3,8 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConstraintError, DbBusy, tx, type Db } from '~storage/db'
+import { ConstraintError, tx, type Db } from '~storage/db'
 import { openEmbeddedDb } from '~storage/db-embedded'
-import { SPIN_MS, WriteLock } from '~storage/db-write-lock'
 import { openRemoteDb } from '~storage/db-remote'
 import { migrate } from '~storage/migrate'
 
@@ -73,47 +72,6 @@ describe('a shared file: two processes on one database (APP_PROCESSES > 1)', () 
     expect(await b.get('SELECT count(*) FROM t')).toEqual([100_003])
     await a.close()
     await b.close()
-  })
-
-  test('a write lock held past the wait is a DbBusy error', async () => {
-    const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
-    const pragmas: string[] = []
-    const lock = new WriteLock({ exec: (sql: string) => pragmas.push(sql) }, 5000, 40)
-    const taken = lock.acquire(() => {
-      throw busy
-    })
-    await expect(taken).rejects.toBeInstanceOf(DbBusy)
-    // SQLite never waits itself, and its timeout for reads is put back after every attempt
-    expect(pragmas[0]).toBe('PRAGMA busy_timeout = 0')
-    expect(pragmas.at(-1)).toBe('PRAGMA busy_timeout = 5000')
-    expect(lock.attempt(() => {})).toBe(true)
-  })
-
-  test('a refusal is tried again at the next turn for SPIN_MS, then after timed pauses', async () => {
-    const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
-    let mono = 1000
-    const lock = new WriteLock({ exec: () => {} }, 5000, 30_000, undefined, () => mono)
-    const refuse = () => {
-      throw busy
-    }
-    expect(lock.attempt(refuse)).toBe(false)
-    expect(lock.pauseMs).toBe(0)
-    mono += SPIN_MS - 0.1
-    expect(lock.attempt(refuse)).toBe(false)
-    expect(lock.pauseMs).toBe(0) // the run of refusals began at the first
-    let ran = false
-    lock.later(() => {
-      ran = true
-    })
-    await turn()
-    expect(ran).toBe(true) // no timer: the next turn
-    mono += 0.2
-    expect(lock.pauseMs).toBeGreaterThanOrEqual(1)
-    // a success ends the run: the next refusal spins again
-    expect(lock.attempt(() => {})).toBe(true)
-    mono += 100
-    expect(lock.attempt(refuse)).toBe(false)
-    expect(lock.pauseMs).toBe(0)
   })
 
   test('a write right after reads of the same turn commits (the snapshot ends first), and both writers commit', async () => {
