@@ -5,10 +5,10 @@
  *
  * Every process must see the pump's events in the order Redis delivers them: a websocket
  * subscription passes over an event whose seq is not above the last it passed. A process that has
- * just taken the pump over may still have the previous holder's last messages on their way, so its
- * own go through the KV until one of them comes back (Redis delivers a subscriber's messages in the
- * order it received them: everything published before it has come). So does a process that takes
- * the pump back (`behind`), and one that receives another process's pump message.
+ * just taken the pump over (`behind`), or received another process's pump message, may still have
+ * that process's last messages on their way, so its own go through the KV until the last of them
+ * sent so has come back (Redis delivers a subscriber's messages in the order it received them:
+ * everything published before it has come).
  */
 
 /** Messages awaited back at most: past it (the KV lost some) they are forgotten (one delivered here at once then comes twice). */
