@@ -22,23 +22,21 @@ interface Connection {
 }
 
 export class WriteLock {
-  /** When the current run of refusals began (0: none). */
-  private since = 0
-  /** The same moment on the monotonic clock, for the sub-millisecond SPIN_MS. */
-  private sinceMono = 0
+  /** When the current run of refusals began, on `now` (null: none). */
+  private since: number | null = null
 
   constructor(
     private readonly conn: Connection,
     private readonly busyTimeoutMs: number,
     private readonly waitMs = WRITE_LOCK_WAIT_MS,
     private readonly onStaleSnapshot: () => void = () => {},
-    /** The monotonic clock of SPIN_MS (tests give their own). */
-    private readonly monoNow: () => number = () => performance.now(),
+    /** The clock of the waits, monotonic for the sub-millisecond SPIN_MS (tests give their own). */
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** How long the lock has been refused without a break (0: it is not). */
-  refusedForMs(now = Date.now()): number {
-    return this.since ? now - this.since : 0
+  refusedForMs(): number {
+    return this.since === null ? 0 : this.now() - this.since
   }
 
   /** Runs `take` (a statement that takes the write lock) without waiting; false when another process holds it. */
@@ -46,18 +44,15 @@ export class WriteLock {
     this.conn.exec('PRAGMA busy_timeout = 0')
     try {
       take()
-      this.since = 0
+      this.since = null
       return true
     } catch (err) {
       if (!isBusy(err)) throw err
       const stale = isStaleSnapshot(err)
       if (stale) this.onStaleSnapshot()
-      if (!this.since) {
-        this.since = Date.now()
-        this.sinceMono = this.monoNow()
-      }
-      if (Date.now() - this.since <= this.waitMs) return false
-      this.since = 0
+      this.since ??= this.now()
+      if (this.refusedForMs() <= this.waitMs) return false
+      this.since = null
       throw new DbBusy(this.waitMs, stale)
     } finally {
       this.conn.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`)
@@ -66,8 +61,8 @@ export class WriteLock {
 
   /** The pause before the next attempt: none (the next turn) for SPIN_MS, then short, 50 ms once the wait is long. */
   get pauseMs(): number {
-    if (this.monoNow() - this.sinceMono < SPIN_MS) return 0
-    return Math.min(50, 1 + Math.floor((Date.now() - this.since) / 20))
+    const waited = this.refusedForMs()
+    return waited < SPIN_MS ? 0 : Math.min(50, 1 + Math.floor(waited / 20))
   }
 
   /** Runs `again` after the pause `pauseMs` asks for. */
