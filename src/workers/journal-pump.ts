@@ -44,7 +44,10 @@ export function createJournalPump(): Worker {
     },
     drain: ({ deps }) => cursor.flush(deps.db),
     // the last holder's messages may still be on their way here: ours go behind them (src/events/own-messages.ts)
-    leaseTaken: ({ deps }) => deps.bus.pumpTaken(),
+    leaseTaken: ({ deps }) => {
+      cursor.forget()
+      deps.bus.pumpTaken()
+    },
   }
 }
 

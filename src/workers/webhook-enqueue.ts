@@ -57,6 +57,7 @@ export function createWebhookEnqueue(): Worker {
       return heads.length
     },
     drain: ({ deps }) => cursor.flush(deps.db),
+    leaseTaken: () => cursor.forget(),
   }
 }
 

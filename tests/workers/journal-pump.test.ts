@@ -89,17 +89,28 @@ test('a publish that fails leaves the cursor; the next pass publishes the same r
   expect(messages.map((m) => (JSON.parse(m) as PlatformEvent[]).map((e) => e.data.id))).toEqual([ids])
 })
 
-test('a stored cursor ahead of the pump (another process held the lease meanwhile) is where it goes on from', async () => {
+test('a stored cursor ahead of the pump (another process held the lease meanwhile) is where it goes on from once it takes the lease again', async () => {
   const { db } = t.service.deps
   await t.run('journal-pump')
+  const pump = createJournalPump()
+  const context = contextOf(t)
+  const signal = new AbortController().signal
+  pump.leaseTaken!(context)
+  while ((await pump.step(context, signal)) > 0) {} // what the service's pump has in memory only
   messages.length = 0
   await create(9)
-  await create(10)
+  const second = await create(10)
   const last = await create(11)
   const ahead = (await db.get('SELECT MAX(seq) FROM journal'))![0] as number
-  await db.run("UPDATE journal_cursors SET seq = ? WHERE name = 'events'", [ahead - 1])
-  expect(await t.run('journal-pump')).toBe(1)
-  expect(messages.map((m) => (JSON.parse(m) as PlatformEvent[]).map((e) => e.data.id))).toEqual([[last]])
+  await db.run("UPDATE journal_cursors SET seq = ? WHERE name = 'events'", [ahead - 2])
+  pump.leaseTaken!(context)
+  expect(await pump.step(context, signal)).toBe(2)
+  // while the lease stays here the stored cursor is not read again: the cursor in memory leads
+  await db.run("UPDATE journal_cursors SET seq = ? WHERE name = 'events'", [ahead + 100])
+  await create(12)
+  expect(await pump.step(context, signal)).toBe(1)
+  expect(messages.map((m) => (JSON.parse(m) as PlatformEvent[]).map((e) => e.data.id))[0]).toEqual([second, last])
+  await db.run("UPDATE journal_cursors SET seq = ? WHERE name = 'events'", [ahead + 1]) // where the journal ends
 })
 
 test('a lazy cursor is stored at its first move, then at most every FLUSH_MS, when due on a pass with nothing new, and at stop', async () => {
@@ -124,5 +135,7 @@ test('a lazy cursor is stored at its first move, then at most every FLUSH_MS, wh
   await cursor.flush(db) // the worker's drain, at stop
   expect(await stored()).toBe(start + 3)
   await db.run("UPDATE journal_cursors SET seq = ? WHERE name = 'probe'", [start + 10])
+  expect(await cursor.read(db)).toBe(start + 3) // the lease stayed here: the stored cursor is not read again
+  cursor.forget() // this process took the lease again
   expect(await cursor.read(db)).toBe(start + 10)
 })
