@@ -15,6 +15,7 @@ import { type HttpDeps, Router, readAccessOf } from './http/router'
 import { AccessCache } from './identity/access'
 import { SessionStore } from './identity/sessions'
 import type { Logger } from './log'
+import { RecentJournal } from './journal/recent'
 import { LongWork } from './long-work'
 import { NodeRegistry } from './master/nodes'
 import { ModelRegistry } from './model/registry'
@@ -85,6 +86,7 @@ export function compose(parts: {
     nodes,
     scripts,
     signals: new Signals(),
+    recentJournal: new RecentJournal(),
     longWork,
     routes,
     readAccess: readAccessOf(routes),

@@ -18,6 +18,7 @@ import type {
   MetricsPort,
   ModelCatalog,
   ReadAccess,
+  RecentJournalPort,
   ScriptRunner,
   SecretSealer,
   Sessions,
@@ -43,6 +44,8 @@ export interface Deps extends Store {
   scripts: ScriptRunner
   /** Wake-ups for workers in this process (a commit, a queued job). */
   signals: SignalPort
+  /** What this process journaled lately, for the journal's followers. */
+  recentJournal: RecentJournalPort
   /** Long write transactions running now: the domains they gate and their progress. */
   longWork: LongWorkGate
   /** How the route serving a path admits a read (websocket pushes decide with it). */

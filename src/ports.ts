@@ -7,6 +7,7 @@
 import type { Counter } from 'prom-client'
 import type { Db } from '~storage/db'
 import type { Doc } from '~storage/doc'
+import type { JournalChangeText } from '~storage/journal'
 import type { Repository, TableSpec } from '~storage/repository'
 import type { PlatformEvent } from './events/event'
 import type { PathPattern } from './identity/path-pattern'
@@ -140,6 +141,14 @@ export interface EventPublisher {
   publishTexts(texts: string[], options?: { here?: boolean }): Promise<void>
   /** This process has just taken the journal pump over: what the last holder published may still be on its way here. */
   pumpTaken(): void
+}
+
+/** The journal records this process committed lately (src/journal/recent.ts). */
+export interface RecentJournalPort {
+  /** Records of one commit, in seq order, once it committed. */
+  committed(records: readonly JournalChangeText[]): void
+  /** At most `limit` records after `seq` when the one right after it is kept; null when the database must be read. */
+  after(seq: number, limit: number): JournalChangeText[] | null
 }
 
 /** Wake-ups for workers in this process (a commit, a queued job). */

@@ -174,7 +174,10 @@ export function openEmbeddedDb(
     if (op.kind !== 'all' && op.kind !== 'get') wrote()
     else reading(op.sql)
     if (op.kind === 'exec') return void conn.exec(op.sql)
-    if (op.kind === 'run') return { changes: statements.change(op.sql, op.args).changes } satisfies RunResult
+    if (op.kind === 'run') {
+      const { changes, lastInsertRowid } = statements.change(op.sql, op.args)
+      return { changes, lastRowid: Number(lastInsertRowid) } satisfies RunResult
+    }
     if (op.kind === 'get') return statements.first(op.sql, op.args) as Row | undefined
     return statements.rows(op.sql, op.args) as Row[]
   }
@@ -264,7 +267,8 @@ export function openEmbeddedDb(
         if (!lock)
           return call(() => {
             assertOpen()
-            return { changes: statements.change(sql, args).changes }
+            const { changes, lastInsertRowid } = statements.change(sql, args)
+            return { changes, lastRowid: Number(lastInsertRowid) }
           })
         // the lock is taken by a BEGIN (a refused statement could stay half-run), then the statement
         // runs in the same turn, alone in its transaction
@@ -276,9 +280,9 @@ export function openEmbeddedDb(
         return call(() => {
           try {
             assertOpen()
-            const { changes } = statements.change(sql, args)
+            const { changes, lastInsertRowid } = statements.change(sql, args)
             commitWrite()
-            return { changes }
+            return { changes, lastRowid: Number(lastInsertRowid) }
           } catch (err) {
             if (conn.inTransaction) conn.exec('ROLLBACK')
             throw err

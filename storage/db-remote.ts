@@ -25,7 +25,8 @@ export function openRemoteDb(url: string, authToken?: string): Db {
   async function execute(t: Transaction, op: DbOp): Promise<unknown> {
     if (op.kind === 'exec') return t.executeMultiple(op.sql)
     const rs = await t.execute(statement(op.sql, op.args))
-    if (op.kind === 'run') return { changes: rs.rowsAffected } satisfies RunResult
+    if (op.kind === 'run')
+      return { changes: rs.rowsAffected, lastRowid: Number(rs.lastInsertRowid ?? 0) } satisfies RunResult
     return op.kind === 'get' ? rows(rs)[0] : rows(rs)
   }
 
@@ -83,7 +84,10 @@ export function openRemoteDb(url: string, authToken?: string): Db {
     // the server runs it: nothing holds this process's event loop
     allAside: (sql, args) => guarded(async () => rows(await client.execute(statement(sql, args)))),
     run: (sql, args = []) =>
-      guarded(async () => ({ changes: (await client.execute(statement(sql, args))).rowsAffected })),
+      guarded(async () => {
+        const rs = await client.execute(statement(sql, args))
+        return { changes: rs.rowsAffected, lastRowid: Number(rs.lastInsertRowid ?? 0) }
+      }),
     write<T>(body: () => TxStep<T>): Promise<T> {
       return queued(() => runWrite(body))
     },

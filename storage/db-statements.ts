@@ -21,7 +21,7 @@
 export interface Statement {
   readonly reader: boolean
   raw(on: boolean): Statement
-  run(args: unknown[]): { changes: number }
+  run(args: unknown[]): { changes: number; lastInsertRowid: number | bigint }
   get(args: unknown[]): unknown
   all(args: unknown[]): unknown[]
 }
@@ -82,7 +82,7 @@ export class Statements {
   }
 
   /** Runs `sql`, which returns no rows. A refused one (a constraint) ended: it is kept. */
-  change(sql: string, args: unknown[]): { changes: number } {
+  change(sql: string, args: unknown[]): { changes: number; lastInsertRowid: number | bigint } {
     return this.of(this.others, sql).run(args)
   }
 

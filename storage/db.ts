@@ -14,6 +14,8 @@ export type Row = unknown[]
 
 export interface RunResult {
   changes: number
+  /** The rowid of the last row inserted on the connection (an INSERT's own when it inserted one). */
+  lastRowid: number
 }
 
 export type DbOp =

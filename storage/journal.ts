@@ -24,6 +24,11 @@ export interface WriteContext {
   actor: { id: string; name: string }
   initiator: InitiatorType
   requestId: string
+  /**
+   * Where the records this transaction journals are collected as the event pump reads them: the
+   * write path hands them to the journal's followers once they committed (src/workers/recent-journal.ts).
+   */
+  journaled?: JournalChangeText[]
 }
 
 export interface JournalEntry {
@@ -49,7 +54,9 @@ export interface JournalRecord {
 }
 
 export function* appendJournal(w: WriteContext, e: JournalEntry): TxStep<void> {
-  yield* tx.run(
+  const obj = JSON.stringify(e.obj)
+  const prev = e.prev ? JSON.stringify(e.prev) : null
+  const { lastRowid: seq } = yield* tx.run(
     `INSERT INTO journal (domain, dtutc, cmdtype, objtype, objid, modifierid, modifiername, fields, obj, prev, initiator, request_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
@@ -61,11 +68,15 @@ export function* appendJournal(w: WriteContext, e: JournalEntry): TxStep<void> {
       w.actor.id,
       w.actor.name,
       e.fields ?? null,
-      JSON.stringify(e.obj),
-      e.prev ? JSON.stringify(e.prev) : null,
+      obj,
+      prev,
       w.initiator,
       w.requestId,
     ],
+  )
+  // the record as journalTextAfter reads it back (the columns of CHANGE_COLUMNS, in their order)
+  w.journaled?.push(
+    changeTextOf([seq, w.domain, w.now, e.cmdtype, e.objtype, e.objid, obj, prev, w.actor.id, w.initiator]),
   )
 }
 
@@ -164,7 +175,11 @@ function changeTextOf([seq, domain, dtutc, cmdtype, objtype, objid, obj, prev, m
 }
 
 function changeOf(row: Row): JournalChange {
-  const change = changeTextOf(row)
+  return parsedChange(changeTextOf(row))
+}
+
+/** A journal record with its obj and prev parsed. */
+export function parsedChange(change: JournalChangeText): JournalChange {
   const prev = change.prev === null ? null : (JSON.parse(change.prev) as Doc)
   return { ...change, obj: JSON.parse(change.obj) as Doc, prev }
 }

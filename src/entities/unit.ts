@@ -14,7 +14,7 @@
  */
 import type { Db, TxStep } from '~storage/db'
 import { domainExists } from '~storage/domain-rows'
-import type { WriteContext } from '~storage/journal'
+import type { JournalChangeText, WriteContext } from '~storage/journal'
 import { type Ctx, inDomain, writeContext } from '../context'
 import type { LongWorkSpec } from '../long-work'
 import { domainGone } from '../errors'
@@ -34,21 +34,27 @@ export interface Unit {
 type Report = (done: number, total: number) => void
 const silent: Report = () => {}
 
-function makeUnit(ctx: Ctx, now: number, effects: Map<string, () => unknown>, progress: Report): Unit {
+function makeUnit(
+  ctx: Ctx,
+  now: number,
+  effects: Map<string, () => unknown>,
+  journaled: JournalChangeText[],
+  progress: Report,
+): Unit {
   return {
     ctx,
-    w: writeContext(ctx, now),
+    w: { ...writeContext(ctx, now), journaled },
     afterCommit(key, effect) {
       if (!effects.has(key)) effects.set(key, effect)
     },
-    inDomain: (domain) => makeUnit(inDomain(ctx, domain), now, effects, progress),
+    inDomain: (domain) => makeUnit(inDomain(ctx, domain), now, effects, journaled, progress),
     progress,
   }
 }
 
 /**
- * Runs the body as one write transaction, then its after-commit effects, then wakes the journal
- * pump (every commit may have journaled). An effect that fails does not undo the commit; the first
+ * Runs the body as one write transaction, hands what it journaled to the journal's followers
+ * (src/journal/recent.ts), wakes them, then runs its after-commit effects. An effect that fails does not undo the commit; the first
  * failure is rethrown once every effect has run, so the caller learns of it.
  */
 export function commit<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>): Promise<T> {
@@ -91,15 +97,18 @@ function* domainStillThere(ctx: Ctx): TxStep<void> {
 
 async function run<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>, long: boolean, progress: Report): Promise<T> {
   const effects = new Map<string, () => unknown>()
-  const unit = makeUnit(ctx, ctx.deps.clock.now(), effects, progress)
+  const journaled: JournalChangeText[] = []
+  const unit = makeUnit(ctx, ctx.deps.clock.now(), effects, journaled, progress)
   const { db } = ctx.deps
-  // a body run again (its group's first run rolled back) queues its effects again
+  // a body run again (its group's first run rolled back) queues its effects and journals again
   const attempt = function* () {
     effects.clear()
+    journaled.length = 0
     if (ctx.actor.type !== 'system') yield* domainStillThere(ctx)
     return yield* body(unit)
   }
   const result = await (long ? db.writeLong(attempt) : db.write(attempt))
+  if (journaled.length) ctx.deps.recentJournal.committed(journaled)
   ctx.deps.signals.raise('journal')
   let failure: unknown
   for (const effect of effects.values()) {

@@ -10,6 +10,7 @@
 import { journalCursor, journalTextAfter } from '~storage/journal'
 import type { Deps } from '../deps'
 import { dataChangedText } from '../events/event'
+import { RecentReader } from '../journal/recent'
 import { LazyCursor } from './lazy-cursor'
 import type { Worker } from './runner'
 
@@ -26,15 +27,18 @@ export const followsJournal = {
   batch: BATCH,
 } as const satisfies Partial<Worker>
 
-/** The pump, with its cursor (./lazy-cursor.ts). */
+/** The pump, with its cursor (./lazy-cursor.ts), taking what this process journaled from memory (src/journal/recent.ts). */
 export function createJournalPump(): Worker {
   const cursor = new LazyCursor(PUMP_CURSOR)
+  const recent = new RecentReader()
   return {
     name: 'journal-pump',
     ...followsJournal,
     async step({ deps }, signal) {
       const after = await cursor.read(deps.db)
-      const changes = await committed(deps, () => journalTextAfter(deps.db, after, BATCH))
+      const changes =
+        recent.after(deps.recentJournal, after, BATCH) ??
+        (await committed(deps, () => journalTextAfter(deps.db, after, BATCH)))
       if (changes.length === 0) await cursor.storeIfDue(deps.db)
       // a pass that lost the cluster lease stops: another process pumps from the cursor on
       if (changes.length === 0 || signal.aborted) return 0
@@ -46,8 +50,10 @@ export function createJournalPump(): Worker {
     // the last holder's messages may still be on their way here: ours go behind them (src/events/own-messages.ts)
     leaseTaken: ({ deps }) => {
       cursor.forget()
+      recent.distrust()
       deps.bus.pumpTaken()
     },
+    wokenElsewhere: () => recent.distrust(),
   }
 }
 

@@ -55,6 +55,8 @@ export interface Worker<C = WorkerContext> {
    * follows. What another holder did meanwhile may still be on its way here.
    */
   leaseTaken?(context: C): void
+  /** A `holdLease` worker's: another process passed a wake-up on to it (it committed). */
+  wokenElsewhere?(context: C): void
   /**
    * The most a step does at once: a step that did fewer reached the end of the work there was, and
    * the pass ends without another step to find nothing (a wake-up meanwhile runs the next pass).
@@ -164,6 +166,7 @@ export class WorkerRunner<C = WorkerContext> {
           const state = this.states.get(released ? message.slice(RELEASED.length) : message)
           if (!state?.held) return
           if (released) state.held.released()
+          else state.worker.wokenElsewhere?.(this.context)
           if (released || state.held.held) this.wake(state.worker.name)
         })
         .catch((err) => {

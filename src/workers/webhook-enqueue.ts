@@ -8,9 +8,10 @@
  * (the webhook-events worker takes the bus's other events).
  */
 import type { NewJob } from '~storage/queue'
-import { domainJournalBetween, journalCursor, journalDomainsAfter, moveCursor } from '~storage/journal'
+import { domainJournalBetween, journalCursor, journalDomainsAfter, moveCursor, parsedChange } from '~storage/journal'
 import { dataChanged } from '../events/event'
 import { deliveryJobs, enqueueDeliveries, subscriptionsOnce, WEBHOOK } from '../integration/deliveries'
+import { RecentReader } from '../journal/recent'
 import { committed, followsJournal, PUMP_CURSOR } from './journal-pump'
 import { LazyCursor } from './lazy-cursor'
 import type { Worker } from './runner'
@@ -21,16 +22,19 @@ const BATCH = followsJournal.batch
 /**
  * The worker, with its cursor (./lazy-cursor.ts), made where the event pump's stands when there is
  * none yet: what the pump published before had its deliveries enqueued by the bus listeners, what
- * comes after is this worker's. A pass that enqueues stores the cursor with its jobs.
+ * comes after is this worker's. A pass that enqueues stores the cursor with its jobs. What this
+ * process journaled is taken from memory (src/journal/recent.ts).
  */
 export function createWebhookEnqueue(): Worker {
   const cursor = new LazyCursor(CURSOR, PUMP_CURSOR)
+  const recent = new RecentReader()
   return {
     name: 'webhook-enqueue',
     ...followsJournal,
     async step({ deps }, signal) {
       const after = await cursor.read(deps.db)
-      const heads = await committed(deps, () => journalDomainsAfter(deps.db, after, BATCH))
+      const records = recent.after(deps.recentJournal, after, BATCH)
+      const heads = records ?? (await committed(deps, () => journalDomainsAfter(deps.db, after, BATCH)))
       if (heads.length === 0) await cursor.storeIfDue(deps.db)
       // a pass that lost the cluster lease stops: another process goes on from the cursor
       if (heads.length === 0 || signal.aborted) return 0
@@ -40,7 +44,9 @@ export function createWebhookEnqueue(): Worker {
       const jobs: NewJob[] = []
       for (const domain of new Set(heads.map((h) => h.domain))) {
         if ((await subscriptions(domain)).length === 0) continue
-        const changes = await committed(deps, () => domainJournalBetween(deps.db, domain, after, last))
+        const changes = records
+          ? records.filter((r) => r.domain === domain).map(parsedChange)
+          : await committed(deps, () => domainJournalBetween(deps.db, domain, after, last))
         for (const change of changes) jobs.push(...(await deliveryJobs(deps, dataChanged(change), subscriptions)))
       }
       if (jobs.length === 0) {
@@ -57,7 +63,11 @@ export function createWebhookEnqueue(): Worker {
       return heads.length
     },
     drain: ({ deps }) => cursor.flush(deps.db),
-    leaseTaken: () => cursor.forget(),
+    leaseTaken: () => {
+      cursor.forget()
+      recent.distrust()
+    },
+    wokenElsewhere: () => recent.distrust(),
   }
 }
 

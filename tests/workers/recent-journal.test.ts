@@ -1,0 +1,157 @@
+// What this process journaled lately, taken by the journal's followers from memory instead of read
+// back: only an unbroken run of seqs that holds the record after the follower's cursor is taken,
+// anything else (a hole, a wake-up from another process, a lease taken) reads the database.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { systemCtx } from '~/context'
+import { commit } from '~/entities/unit'
+import type { PlatformEvent } from '~/events/event'
+import { RecentJournal, RecentReader } from '~/journal/recent'
+import { createJournalPump } from '~/workers/journal-pump'
+import type { WorkerContext } from '~/workers/runner'
+import { appendJournal, type JournalChangeText } from '~storage/journal'
+import { testService, type TestService } from '../helpers/service'
+
+const record = (seq: number, domain = 'd'): JournalChangeText => ({
+  seq,
+  domain,
+  dtutc: '2026-11-29T00:00:00Z',
+  cmdtype: 'create',
+  objtype: 'extobj',
+  objid: `id${seq}`,
+  obj: `{"id":"id${seq}"}`,
+  prev: null,
+  modifierid: 'u',
+  initiator: 'user',
+})
+const seqs = (records: JournalChangeText[] | null) => records?.map((r) => r.seq) ?? null
+
+test('the run kept holds the record after the cursor, or the database is read', () => {
+  const recent = new RecentJournal()
+  expect(recent.after(0, 10)).toBeNull() // nothing kept
+  recent.committed([record(5), record(6)])
+  recent.committed([record(7)])
+  expect(seqs(recent.after(4, 10))).toEqual([5, 6, 7])
+  expect(seqs(recent.after(5, 1))).toEqual([6])
+  expect(recent.after(3, 10)).toBeNull() // 4 is not here
+  expect(recent.after(7, 10)).toBeNull() // nothing here follows: what came unannounced is read
+  // another process's commit came between: the run starts again after the hole
+  recent.committed([record(9)])
+  expect(recent.after(6, 10)).toBeNull()
+  expect(recent.after(7, 10)).toBeNull()
+  expect(seqs(recent.after(8, 10))).toEqual([9])
+  // handed over out of order: nothing kept before it is trusted
+  recent.committed([record(4)])
+  expect(recent.after(8, 10)).toBeNull()
+  expect(seqs(recent.after(3, 10))).toEqual([4])
+})
+
+test('older records go first past the most kept', () => {
+  const recent = new RecentJournal()
+  recent.committed(Array.from({ length: 1500 }, (_, i) => record(i + 1)))
+  expect(recent.after(100, 10)).toBeNull()
+  expect(seqs(recent.after(500, 2))).toEqual([501, 502])
+  recent.committed([{ ...record(1501), obj: 'x'.repeat(3 * 1024 * 1024) }])
+  expect(recent.after(500, 2)).toBeNull() // past the most characters kept
+  expect(seqs(recent.after(1000, 2))).toEqual([1001, 1002])
+  // one record larger than that alone is not kept
+  recent.committed([{ ...record(1502), obj: 'x'.repeat(5 * 1024 * 1024) }])
+  expect(recent.after(1501, 10)).toBeNull()
+  recent.committed([record(1503)])
+  expect(seqs(recent.after(1502, 10))).toEqual([1503])
+})
+
+test('a follower reads after it is told another process may have journaled, and at first', () => {
+  const recent = new RecentJournal()
+  recent.committed([record(1), record(2)])
+  const reader = new RecentReader()
+  expect(reader.after(recent, 0, 10)).toBeNull() // its first step reads
+  expect(seqs(reader.after(recent, 0, 10))).toEqual([1, 2])
+  reader.distrust()
+  expect(reader.after(recent, 0, 10)).toBeNull()
+  expect(seqs(reader.after(recent, 1, 10))).toEqual([2])
+})
+
+let t: TestService
+let token: string
+let domain: string
+const published: PlatformEvent[][] = []
+beforeAll(async () => {
+  t = await testService()
+  domain = (await t.createDomain('recent.master')).id
+  token = await t.adminIn('recent.master')
+  const { kv } = t.service.deps
+  const publish = kv.publish.bind(kv)
+  kv.publish = async (channel, message) => {
+    if (channel.endsWith('events')) published.push(JSON.parse(message) as PlatformEvent[])
+    return publish(channel, message)
+  }
+})
+afterAll(() => t.close())
+
+const contextOf = (t: TestService): WorkerContext => ({
+  deps: t.service.deps,
+  sockets: t.service.sockets,
+  scripts: { refresh: async () => {} },
+})
+const create = async (n: number) =>
+  (await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type: 'r', value: { n } } })).body.id as string
+const lastSeq = async () => (await t.deps.db.get('SELECT MAX(seq) FROM journal'))![0] as number
+
+test('the pump publishes what this process journaled from memory, and reads what another process did', async () => {
+  const { db } = t.service.deps
+  const pump = createJournalPump()
+  const context = contextOf(t)
+  const signal = new AbortController().signal
+  pump.leaseTaken!(context)
+  while ((await pump.step(context, signal)) > 0) {} // reads the journal up to its end
+  published.length = 0
+  const first = await create(1)
+  // gone from the table behind the pump's back: published all the same, so it came from memory
+  await db.run('DELETE FROM journal WHERE seq = ?', [await lastSeq()])
+  expect(await pump.step(context, signal)).toBe(1)
+  expect(published.flat().map((e) => e.data.id)).toEqual([first])
+
+  // a record another process journaled (written here without the write path), then one of this process
+  const journalElsewhere = (objid: string) =>
+    db.run(
+      `INSERT INTO journal (domain, dtutc, cmdtype, objtype, objid, modifierid, modifiername, obj, initiator)
+       VALUES (?, ?, 'create', 'extobj', ?, 'x', 'x', ?, 'user')`,
+      [domain, new Date().toISOString(), objid, JSON.stringify({ id: objid, type: 'r' })],
+    )
+  await journalElsewhere('elsewhere')
+  const second = await create(2)
+  // the hole before this process's record sends the pump to the table, which has both
+  published.length = 0
+  expect(await pump.step(context, signal)).toBe(2)
+  expect(published.flat().map((e) => e.data.id)).toEqual(['elsewhere', second])
+
+  // another process journaled after this process's last record: no hole to see, its wake-up tells
+  const third = await create(3)
+  await journalElsewhere('later')
+  pump.wokenElsewhere!(context)
+  published.length = 0
+  expect(await pump.step(context, signal)).toBe(2)
+  expect(published.flat().map((e) => e.data.id)).toEqual([third, 'later'])
+})
+
+test('writes of one group, one of them failing, hand over the seqs that committed', async () => {
+  const pump = createJournalPump()
+  const context = contextOf(t)
+  const signal = new AbortController().signal
+  pump.leaseTaken!(context)
+  while ((await pump.step(context, signal)) > 0) {}
+  published.length = 0
+  // one turn: the three commit together; the failing one makes the others run again, journaling anew
+  const ctx = systemCtx(t.deps, domain, 'test')
+  const units = [0, 1, 2].map((i) =>
+    commit(ctx, function* (u) {
+      yield* appendJournal(u.w, { cmdtype: 'create', objtype: 'extobj', objid: `g${i}`, obj: { id: `g${i}` } })
+      if (i === 1) throw new Error('the second fails')
+    }),
+  )
+  expect((await Promise.allSettled(units)).map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+  expect(await pump.step(context, signal)).toBe(2)
+  const rows = await t.deps.db.all("SELECT seq, objid FROM journal WHERE objid IN ('g0', 'g1', 'g2') ORDER BY seq")
+  expect(rows.map(([, id]) => id)).toEqual(['g0', 'g2'])
+  expect(published.flat().map((e) => [e.seq, e.data.id])).toEqual(rows)
+})
