@@ -13,7 +13,7 @@ import type { Db, DbOp, Row, RunResult, SqlValue, TxStep } from './db'
 import { assertRead, normalizeDbError, tx } from './db'
 import { asideReader } from './db-aside'
 import { SharedCheckpoints } from './db-checkpointer'
-import { WRITE_LOCK_WAIT_MS, WriteLock } from './db-write-lock'
+import { BusyTimeout, WRITE_LOCK_WAIT_MS, WriteLock } from './db-write-lock'
 import { PinnedReads } from './db-pinned-read'
 import { ReadCache } from './read-cache'
 import { CommitCounter } from './commit-counter'
@@ -56,15 +56,18 @@ export function openEmbeddedDb(
   // 2.5x the cost of a point read. Shared, the other processes need it between transactions.
   if (!shared) conn.exec('PRAGMA locking_mode=EXCLUSIVE')
   // shared: another process may hold the write lock for long; it is waited for off the event loop
+  const busy = new BusyTimeout(
+    {
+      exec: (sql: string) => {
+        assertOpen()
+        return conn.exec(sql)
+      },
+    },
+    BUSY_TIMEOUT_MS,
+  )
   const lock = shared
     ? new WriteLock(
-        {
-          exec: (sql: string) => {
-            assertOpen()
-            return conn.exec(sql)
-          },
-        },
-        BUSY_TIMEOUT_MS,
+        busy,
         WRITE_LOCK_WAIT_MS,
         () => endPin(), // confirmed first: one refusal may be another process's commit landing meanwhile
       )
@@ -108,6 +111,7 @@ export function openEmbeddedDb(
   }
   const beginSnapshot = () => {
     if (closed || !shared || snapshot || conn.inTransaction) return
+    busy.forReads() // asking for the write lock left it at none
     conn.exec('BEGIN')
     snapshot = true
     setImmediate(endSnapshot)
@@ -125,7 +129,7 @@ export function openEmbeddedDb(
   const pins = new PinnedReads(
     conn,
     statements,
-    BUSY_TIMEOUT_MS,
+    busy,
     () => {
       endSnapshot()
       wrote()
@@ -143,6 +147,7 @@ export function openEmbeddedDb(
   const commits = shared
     ? new CommitCounter(file, () => {
         endSnapshot()
+        busy.forReads()
         return (statements.first('PRAGMA data_version', []) as [number])[0]
       })
     : undefined
@@ -361,6 +366,7 @@ export function openEmbeddedDb(
           endSnapshot()
           await call(() => {
             assertOpen()
+            busy.forReads()
             statements.change('VACUUM INTO ?', [file])
           })
         }),

@@ -13,6 +13,7 @@
  */
 import { isBusy, isStaleSnapshot } from './db'
 import type { Statements } from './db-statements'
+import type { BusyTimeout } from './db-write-lock'
 
 /** Collections are at least this far apart: one takes milliseconds, and its finalizers a turn. */
 const COLLECT_EVERY_MS = 100
@@ -33,7 +34,8 @@ export class PinnedReads {
   constructor(
     private readonly conn: Connection,
     private readonly statements: Statements,
-    private readonly busyTimeoutMs: number,
+    /** Left with no wait, as after the write lock was asked for: reads put it back. */
+    private readonly busy: BusyTimeout,
     /** Ends this connection's own read snapshot and forgets what it read. */
     private readonly forget: () => void,
     /** Told of each end, with how many statements were reset. */
@@ -51,7 +53,7 @@ export class PinnedReads {
 
   private probe(): boolean {
     if (this.conn.inTransaction) return false
-    this.conn.exec('PRAGMA busy_timeout = 0')
+    this.busy.none()
     try {
       this.conn.exec('BEGIN IMMEDIATE')
       this.conn.exec('ROLLBACK')
@@ -61,8 +63,6 @@ export class PinnedReads {
       if (isStaleSnapshot(err)) return true
       if (isBusy(err)) return false // another process writes: the next look tells
       throw err
-    } finally {
-      this.conn.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`)
     }
   }
 

@@ -21,13 +21,44 @@ interface Connection {
   exec(sql: string): unknown
 }
 
+/**
+ * A connection's busy timeout, set only when it changes: a PRAGMA costs 5-10 µs, and the write
+ * lock set it twice a write transaction (0, then back). Asking for the lock leaves it at 0, which
+ * nothing in a write transaction waits on; a read outside one puts the wait back first (`forReads`).
+ */
+export class BusyTimeout {
+  private ms: number
+
+  constructor(
+    private readonly conn: Connection,
+    private readonly readMs: number,
+  ) {
+    this.ms = readMs
+  }
+
+  /** No wait: the write lock is refused at once when another process holds it. */
+  none(): void {
+    this.set(0)
+  }
+
+  /** Reads wait for what holds them up (another process's recovery of the log) as long as they may. */
+  forReads(): void {
+    this.set(this.readMs)
+  }
+
+  private set(ms: number): void {
+    if (ms === this.ms) return
+    this.conn.exec(`PRAGMA busy_timeout = ${ms}`)
+    this.ms = ms
+  }
+}
+
 export class WriteLock {
   /** When the current run of refusals began, on `now` (null: none). */
   private since: number | null = null
 
   constructor(
-    private readonly conn: Connection,
-    private readonly busyTimeoutMs: number,
+    private readonly busy: BusyTimeout,
     private readonly waitMs = WRITE_LOCK_WAIT_MS,
     private readonly onStaleSnapshot: () => void = () => {},
     /** The clock of the waits, monotonic for the sub-millisecond SPIN_MS (tests give their own). */
@@ -41,7 +72,7 @@ export class WriteLock {
 
   /** Runs `take` (a statement that takes the write lock) without waiting; false when another process holds it. */
   attempt(take: () => void): boolean {
-    this.conn.exec('PRAGMA busy_timeout = 0')
+    this.busy.none()
     try {
       take()
       this.since = null
@@ -54,8 +85,6 @@ export class WriteLock {
       if (this.refusedForMs() <= this.waitMs) return false
       this.since = null
       throw new DbBusy(this.waitMs, stale)
-    } finally {
-      this.conn.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`)
     }
   }
 

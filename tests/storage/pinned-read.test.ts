@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import Database from 'libsql'
 import { openEmbeddedDb } from '~storage/db-embedded'
 import { PinnedReads } from '~storage/db-pinned-read'
+import { BusyTimeout } from '~storage/db-write-lock'
 import { type Statement, Statements } from '~storage/db-statements'
 import type { Db } from '~storage/db'
 import { dbPinnedRead } from '~/workers/db-checkpoint'
@@ -79,7 +80,7 @@ test('a pinned connection is found by a write lock asked without waiting, and en
   const pins = new PinnedReads(
     conn,
     statements,
-    5000,
+    new BusyTimeout(conn, 5000),
     () => {},
     () => ends++,
   )
