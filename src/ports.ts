@@ -149,6 +149,8 @@ export interface RecentJournalPort {
   committed(records: readonly JournalChangeText[]): void
   /** At most `limit` records after `seq` when the one right after it is kept; null when the database must be read. */
   after(seq: number, limit: number): JournalChangeText[] | null
+  /** Keeps nothing: what was kept may be gone from the table. */
+  clear(): void
 }
 
 /** Wake-ups for workers in this process (a commit, a queued job). */

@@ -24,11 +24,18 @@ export interface WriteContext {
   actor: { id: string; name: string }
   initiator: InitiatorType
   requestId: string
+  /** Where what this transaction journals is collected for the journal's followers (src/journal/recent.ts). */
+  journaled?: JournalSink
+}
+
+/** What one transaction journaled, as the event pump reads it back; the write path hands it over once committed. */
+export interface JournalSink {
+  records: JournalChangeText[]
   /**
-   * Where the records this transaction journals are collected as the event pump reads them: the
-   * write path hands them to the journal's followers once they committed (src/workers/recent-journal.ts).
+   * What the followers keep is not to be trusted after this transaction: it deleted journal records
+   * (a domain's purge), or a record's seq was not known. They read the table instead.
    */
-  journaled?: JournalChangeText[]
+  untrusted: boolean
 }
 
 export interface JournalEntry {
@@ -56,7 +63,7 @@ export interface JournalRecord {
 export function* appendJournal(w: WriteContext, e: JournalEntry): TxStep<void> {
   const obj = JSON.stringify(e.obj)
   const prev = e.prev ? JSON.stringify(e.prev) : null
-  const { lastRowid: seq } = yield* tx.run(
+  const { changes, lastRowid: seq } = yield* tx.run(
     `INSERT INTO journal (domain, dtutc, cmdtype, objtype, objid, modifierid, modifiername, fields, obj, prev, initiator, request_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
@@ -74,10 +81,12 @@ export function* appendJournal(w: WriteContext, e: JournalEntry): TxStep<void> {
       w.requestId,
     ],
   )
+  const sink = w.journaled
+  if (!sink) return
   // the record as journalTextAfter reads it back (the columns of CHANGE_COLUMNS, in their order)
-  w.journaled?.push(
-    changeTextOf([seq, w.domain, w.now, e.cmdtype, e.objtype, e.objid, obj, prev, w.actor.id, w.initiator]),
-  )
+  const row = [seq, w.domain, w.now, e.cmdtype, e.objtype, e.objid, obj, prev, w.actor.id, w.initiator]
+  if (changes === 1 && seq > 0) sink.records.push(changeTextOf(row))
+  else sink.untrusted = true
 }
 
 /** Removes a domain's journal and its retention horizon (the domain is being deleted). */

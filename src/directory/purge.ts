@@ -37,10 +37,8 @@ export function* purgeDomain(u: Unit, domain: string, specs: readonly TableSpec[
   }
   yield* purgeEdges(domain)
   yield* purgeJournal(domain)
-  // nor do the followers take from memory what this transaction journaled in it (src/journal/recent.ts)
-  const journaled = u.w.journaled
-  if (journaled?.some((r) => r.domain === domain))
-    journaled.splice(0, journaled.length, ...journaled.filter((r) => r.domain !== domain))
+  // what the journal's followers keep in memory of it is gone too (src/journal/recent.ts)
+  if (u.w.journaled) u.w.journaled.untrusted = true
   yield* purgeRequests(domain)
   yield* purgeQueue(domain)
   yield* purgeRuns(domain)

@@ -14,7 +14,7 @@
  */
 import type { Db, TxStep } from '~storage/db'
 import { domainExists } from '~storage/domain-rows'
-import type { JournalChangeText, WriteContext } from '~storage/journal'
+import type { JournalSink, WriteContext } from '~storage/journal'
 import { type Ctx, inDomain, writeContext } from '../context'
 import type { LongWorkSpec } from '../long-work'
 import { domainGone } from '../errors'
@@ -38,7 +38,7 @@ function makeUnit(
   ctx: Ctx,
   now: number,
   effects: Map<string, () => unknown>,
-  journaled: JournalChangeText[],
+  journaled: JournalSink,
   progress: Report,
 ): Unit {
   return {
@@ -97,18 +97,20 @@ function* domainStillThere(ctx: Ctx): TxStep<void> {
 
 async function run<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>, long: boolean, progress: Report): Promise<T> {
   const effects = new Map<string, () => unknown>()
-  const journaled: JournalChangeText[] = []
+  const journaled: JournalSink = { records: [], untrusted: false }
   const unit = makeUnit(ctx, ctx.deps.clock.now(), effects, journaled, progress)
   const { db } = ctx.deps
   // a body run again (its group's first run rolled back) queues its effects and journals again
   const attempt = function* () {
     effects.clear()
-    journaled.length = 0
+    journaled.records = []
+    journaled.untrusted = false
     if (ctx.actor.type !== 'system') yield* domainStillThere(ctx)
     return yield* body(unit)
   }
   const result = await (long ? db.writeLong(attempt) : db.write(attempt))
-  if (journaled.length) ctx.deps.recentJournal.committed(journaled)
+  if (journaled.untrusted) ctx.deps.recentJournal.clear()
+  else if (journaled.records.length) ctx.deps.recentJournal.committed(journaled.records)
   ctx.deps.signals.raise('journal')
   let failure: unknown
   for (const effect of effects.values()) {

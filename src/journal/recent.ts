@@ -5,14 +5,14 @@
  * creates a second those two reads, with the read snapshot they began, were about a tenth of the
  * process's time, and they came between each commit and its event.
  *
- * Records are taken from here only when nothing else can have been journaled among them: what is
- * kept is one unbroken run of seqs (committed seqs have no holes, so a commit whose first seq does
- * not follow the last one kept had another process's commit before it: the run starts again with
- * it), and it holds the record right after the follower's cursor. What another process committed
- * after the last record here
- * leaves no hole to see, so a follower reads the database again after every wake-up another process
- * passed on to it and after it takes its lease (`RecentReader.distrust`), and whenever nothing here
- * follows its cursor (a pass on its schedule finds what came unannounced).
+ * What is kept is one unbroken run of seqs, and a follower takes from it only when it holds the
+ * record right after the follower's cursor. A commit whose first seq does not follow the last one
+ * kept had another process's commit before it (or rows it journaled were deleted): the run starts
+ * again with it. What another process committed after the last record kept leaves no hole to see,
+ * so a follower reads the table after every wake-up another process passed on to it and after it
+ * takes its lease (`RecentReader.distrust`), whenever nothing kept follows its cursor (a pass on
+ * its schedule finds what came unannounced), and while long work runs; a transaction that deleted
+ * journal records (a domain's purge) empties what is kept.
  */
 import type { JournalChangeText } from '~storage/journal'
 
@@ -59,20 +59,31 @@ export class RecentJournal {
   }
 }
 
-/** One follower's use of the recent records: a pass reads the database when they may not tell all. */
+/**
+ * One follower's use of the recent records. A read of the table stands for the distrusts before it
+ * once what it read was handled (`read`): one that fails, or a wake-up that comes while it reads,
+ * leaves the next step to read again.
+ */
 export class RecentReader {
-  private mustRead = true
+  private distrusts = 1
+  private readThrough = 0
 
   /** Another process may have journaled (its wake-up came, or this process took the lease): the next step reads. */
   distrust(): void {
-    this.mustRead = true
+    this.distrusts++
   }
 
-  /** The records after `seq` from memory when they tell all, else null: the caller reads them. */
+  /** Taken before a read of the table, and given to `read` once what it read was handled. */
+  mark(): number {
+    return this.distrusts
+  }
+
+  read(mark: number): void {
+    this.readThrough = Math.max(this.readThrough, mark)
+  }
+
+  /** The records after `seq` from memory when they tell all, else null: the caller reads the table. */
   after(recent: Pick<RecentJournal, 'after'>, seq: number, limit: number): JournalChangeText[] | null {
-    const records = this.mustRead ? null : recent.after(seq, limit)
-    // a wake-up that comes while the caller reads sets it again: the read may not have seen that commit
-    this.mustRead = false
-    return records
+    return this.readThrough === this.distrusts ? recent.after(seq, limit) : null
   }
 }

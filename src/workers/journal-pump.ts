@@ -36,14 +36,18 @@ export function createJournalPump(): Worker {
     ...followsJournal,
     async step({ deps }, signal) {
       const after = await cursor.read(deps.db)
-      const changes =
-        recent.after(deps.recentJournal, after, BATCH) ??
-        (await committed(deps, () => journalTextAfter(deps.db, after, BATCH)))
-      if (changes.length === 0) await cursor.storeIfDue(deps.db)
+      const mark = recent.mark()
+      const kept = deps.longWork.idle() ? null : recent.after(deps.recentJournal, after, BATCH)
+      const changes = kept ?? (await committed(deps, () => journalTextAfter(deps.db, after, BATCH)))
+      if (changes.length === 0) {
+        await cursor.storeIfDue(deps.db)
+        recent.read(mark)
+      }
       // a pass that lost the cluster lease stops: another process pumps from the cursor on
       if (changes.length === 0 || signal.aborted) return 0
       await deps.bus.publishTexts(changes.map(dataChangedText), { here: true })
       await cursor.moved(deps.db, changes.at(-1)!.seq)
+      if (!kept) recent.read(mark)
       return changes.length
     },
     drain: ({ deps }) => cursor.flush(deps.db),

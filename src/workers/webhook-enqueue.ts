@@ -33,9 +33,13 @@ export function createWebhookEnqueue(): Worker {
     ...followsJournal,
     async step({ deps }, signal) {
       const after = await cursor.read(deps.db)
-      const records = recent.after(deps.recentJournal, after, BATCH)
+      const mark = recent.mark()
+      const records = deps.longWork.idle() ? null : recent.after(deps.recentJournal, after, BATCH)
       const heads = records ?? (await committed(deps, () => journalDomainsAfter(deps.db, after, BATCH)))
-      if (heads.length === 0) await cursor.storeIfDue(deps.db)
+      if (heads.length === 0) {
+        await cursor.storeIfDue(deps.db)
+        recent.read(mark)
+      }
       // a pass that lost the cluster lease stops: another process goes on from the cursor
       if (heads.length === 0 || signal.aborted) return 0
       const last = heads.at(-1)!.seq
@@ -49,17 +53,17 @@ export function createWebhookEnqueue(): Worker {
           : await committed(deps, () => domainJournalBetween(deps.db, domain, after, last))
         for (const change of changes) jobs.push(...(await deliveryJobs(deps, dataChanged(change), subscriptions)))
       }
-      if (jobs.length === 0) {
-        await cursor.moved(deps.db, last)
-        return heads.length
+      if (jobs.length === 0) await cursor.moved(deps.db, last)
+      else {
+        const now = deps.clock.now()
+        await deps.db.write(function* () {
+          yield* enqueueDeliveries(jobs, now)
+          yield* moveCursor(CURSOR, last)
+        })
+        cursor.committedWith(last)
+        deps.signals.raise(`queue:${WEBHOOK.kind}`)
       }
-      const now = deps.clock.now()
-      await deps.db.write(function* () {
-        yield* enqueueDeliveries(jobs, now)
-        yield* moveCursor(CURSOR, last)
-      })
-      cursor.committedWith(last)
-      deps.signals.raise(`queue:${WEBHOOK.kind}`)
+      if (!records) recent.read(mark)
       return heads.length
     },
     drain: ({ deps }) => cursor.flush(deps.db),

@@ -58,7 +58,7 @@ test('a refusal is tried again at the next turn for SPIN_MS, then after timed pa
   expect(lock.pauseMs).toBe(0)
 })
 
-test('on a shared file, writes leave SQLite no wait and a read puts the wait for reads back first', async () => {
+test('on a shared file, writes leave SQLite no wait, and a read puts the wait for reads back', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'platform-lock-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
   let conn: InstanceType<typeof Database> | undefined

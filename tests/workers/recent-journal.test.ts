@@ -1,6 +1,6 @@
 // What this process journaled lately, taken by the journal's followers from memory instead of read
-// back: only an unbroken run of seqs that holds the record after the follower's cursor is taken,
-// anything else (a hole, a wake-up from another process, a lease taken) reads the database.
+// back: only an unbroken run of seqs that holds the record after the follower's cursor is taken;
+// anything else (a hole, a wake-up from another process, a lease taken, a purge) reads the table.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { systemCtx } from '~/context'
 import { commit } from '~/entities/unit'
@@ -8,7 +8,9 @@ import type { PlatformEvent } from '~/events/event'
 import { RecentJournal, RecentReader } from '~/journal/recent'
 import { createJournalPump } from '~/workers/journal-pump'
 import type { WorkerContext } from '~/workers/runner'
+import type { Doc } from '~storage/doc'
 import { appendJournal, type JournalChangeText } from '~storage/journal'
+import { jobsOf } from '~storage/queue'
 import { testService, type TestService } from '../helpers/service'
 
 const record = (seq: number, domain = 'd'): JournalChangeText => ({
@@ -45,29 +47,38 @@ test('the run kept holds the record after the cursor, or the database is read', 
   expect(seqs(recent.after(3, 10))).toEqual([4])
 })
 
-test('older records go first past the most kept', () => {
+test('older records go first past the most kept, by count and by characters', () => {
   const recent = new RecentJournal()
   recent.committed(Array.from({ length: 1500 }, (_, i) => record(i + 1)))
   expect(recent.after(100, 10)).toBeNull()
   expect(seqs(recent.after(500, 2))).toEqual([501, 502])
-  recent.committed([{ ...record(1501), obj: 'x'.repeat(3 * 1024 * 1024) }])
-  expect(recent.after(500, 2)).toBeNull() // past the most characters kept
-  expect(seqs(recent.after(1000, 2))).toEqual([1001, 1002])
+  const large = (seq: number) => ({ ...record(seq), obj: 'x'.repeat(1.5 * 1024 * 1024) })
+  recent.committed([large(1501), large(1502), large(1503)])
+  expect(recent.after(1500, 10)).toBeNull() // 1501 went with the records before it: 4.5 MiB were too many
+  expect(seqs(recent.after(1501, 10))).toEqual([1502, 1503])
   // one record larger than that alone is not kept
-  recent.committed([{ ...record(1502), obj: 'x'.repeat(5 * 1024 * 1024) }])
-  expect(recent.after(1501, 10)).toBeNull()
-  recent.committed([record(1503)])
-  expect(seqs(recent.after(1502, 10))).toEqual([1503])
+  recent.committed([{ ...record(1504), obj: 'x'.repeat(5 * 1024 * 1024) }])
+  expect(recent.after(1503, 10)).toBeNull()
+  recent.committed([record(1505)])
+  expect(seqs(recent.after(1504, 10))).toEqual([1505])
 })
 
-test('a follower reads after it is told another process may have journaled, and at first', () => {
+test('a follower takes from memory once a read of the table since its last distrust was handled', () => {
   const recent = new RecentJournal()
   recent.committed([record(1), record(2)])
   const reader = new RecentReader()
   expect(reader.after(recent, 0, 10)).toBeNull() // its first step reads
+  reader.read(reader.mark())
   expect(seqs(reader.after(recent, 0, 10))).toEqual([1, 2])
+  // a wake-up from another process while the table is read: that read may not have seen its commit
+  const mark = reader.mark()
   reader.distrust()
+  reader.read(mark)
   expect(reader.after(recent, 0, 10)).toBeNull()
+  // a read that failed is never handed over: the next step reads again
+  reader.mark()
+  expect(reader.after(recent, 0, 10)).toBeNull()
+  reader.read(reader.mark())
   expect(seqs(reader.after(recent, 1, 10))).toEqual([2])
 })
 
@@ -76,7 +87,7 @@ let token: string
 let domain: string
 const published: PlatformEvent[][] = []
 beforeAll(async () => {
-  t = await testService()
+  t = await testService({ licence: { webservice_subscr: 5 } })
   domain = (await t.createDomain('recent.master')).id
   token = await t.adminIn('recent.master')
   const { kv } = t.service.deps
@@ -134,24 +145,65 @@ test('the pump publishes what this process journaled from memory, and reads what
   expect(published.flat().map((e) => e.data.id)).toEqual([third, 'later'])
 })
 
-test('writes of one group, one of them failing, hand over the seqs that committed', async () => {
-  const pump = createJournalPump()
+const drained = async (pump: ReturnType<typeof createJournalPump>) => {
   const context = contextOf(t)
   const signal = new AbortController().signal
   pump.leaseTaken!(context)
-  while ((await pump.step(context, signal)) > 0) {}
+  while ((await pump.step(context, signal)) > 0) {} // reads the journal up to its end
   published.length = 0
+  return () => pump.step(context, signal)
+}
+
+test('writes of one group, one of them failing, hand over the seqs that committed', async () => {
+  const step = await drained(createJournalPump())
   // one turn: the three commit together; the failing one makes the others run again, journaling anew
   const ctx = systemCtx(t.deps, domain, 'test')
+  let runs = 0
   const units = [0, 1, 2].map((i) =>
     commit(ctx, function* (u) {
+      runs++
       yield* appendJournal(u.w, { cmdtype: 'create', objtype: 'extobj', objid: `g${i}`, obj: { id: `g${i}` } })
       if (i === 1) throw new Error('the second fails')
     }),
   )
   expect((await Promise.allSettled(units)).map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
-  expect(await pump.step(context, signal)).toBe(2)
+  expect(runs).toBe(4) // g0, g1 fails and takes g0 back, g0 again, g2
   const rows = await t.deps.db.all("SELECT seq, objid FROM journal WHERE objid IN ('g0', 'g1', 'g2') ORDER BY seq")
   expect(rows.map(([, id]) => id)).toEqual(['g0', 'g2'])
+  await t.deps.db.run("DELETE FROM journal WHERE objid IN ('g0', 'g2')") // from memory, then
+  expect(await step()).toBe(2)
   expect(published.flat().map((e) => [e.seq, e.data.id])).toEqual(rows)
+})
+
+test("a domain's deletion empties what is kept: its records are not published from memory", async () => {
+  const step = await drained(createJournalPump())
+  const doomed = await t.createDomain('doomed.master')
+  await t.call('POST', '/rest/v1/reference/extobjs', { token: await t.adminIn('doomed.master'), body: { type: 'r' } })
+  const master = await t.login('master', 'admin', 'admin-Secret_1')
+  expect((await t.call('DELETE', `/rest/v1/domain/domains/${doomed.id}`, { token: master })).status).toBe(204)
+  while ((await step()) > 0) {}
+  expect(published.flat().filter((e) => e.domain === doomed.id)).toEqual([])
+  expect(published.flat().some((e) => e.data.id === doomed.id)).toBe(true) // the deletion itself is
+})
+
+test('webhook deliveries of what this process journaled are enqueued from memory', async () => {
+  const channel = await t.call('POST', '/rest/v1/service/integration_points', {
+    token,
+    body: { code: 'recent', type: 'subscr', url: 'http://127.0.0.1:9/hook', opts: { roles: ['admin'] } },
+  })
+  expect(channel.status).toBe(200)
+  const subscribed = await t.call('POST', '/rest/v1/service/webhooks', {
+    token: channel.body.token_local as string,
+    body: { expires: 600, events: ['modelevents.data_changed'], objects: ['extobj'] },
+  })
+  expect(subscribed.status).toBe(200)
+  const jobs = () => jobsOf(t.deps.db, 'webhook', { payload: { channel: channel.body.id as string } }) // newest first
+  await t.run('webhook-enqueue') // reads the table up to its end
+  const before = (await jobs()).length
+  const id = await create(8)
+  await t.deps.db.run('DELETE FROM journal WHERE seq = ?', [await lastSeq()])
+  expect(await t.run('webhook-enqueue')).toBe(1)
+  const after = await jobs()
+  expect(after).toHaveLength(before + 1)
+  expect(((after[0]!.payload.envelope as Doc).data as Doc).id).toBe(id)
 })
