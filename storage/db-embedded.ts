@@ -56,22 +56,12 @@ export function openEmbeddedDb(
   // 2.5x the cost of a point read. Shared, the other processes need it between transactions.
   if (!shared) conn.exec('PRAGMA locking_mode=EXCLUSIVE')
   // shared: another process may hold the write lock for long; it is waited for off the event loop
-  const busy = new BusyTimeout(
-    {
-      exec: (sql: string) => {
-        assertOpen()
-        return conn.exec(sql)
-      },
-    },
-    BUSY_TIMEOUT_MS,
-  )
-  const lock = shared
-    ? new WriteLock(
-        busy,
-        WRITE_LOCK_WAIT_MS,
-        () => endPin(), // confirmed first: one refusal may be another process's commit landing meanwhile
-      )
-    : null
+  const busy = new BusyTimeout((sql) => {
+    assertOpen()
+    conn.exec(sql)
+  }, BUSY_TIMEOUT_MS)
+  // confirmed first: one refusal may be another process's commit landing meanwhile
+  const lock = shared ? new WriteLock(busy, WRITE_LOCK_WAIT_MS, () => endPin()) : null
   // a read between two attempts at the lock may have begun a read snapshot: it ends first
   let writeTransactions = 0
   const beginWrite = () => {

@@ -17,10 +17,6 @@ export const WRITE_LOCK_WAIT_MS = 30_000
 /** How long refusals are tried again at every turn of the event loop before the pauses begin. */
 export const SPIN_MS = 2
 
-interface Connection {
-  exec(sql: string): unknown
-}
-
 /**
  * A connection's busy timeout, set only when it changes: a PRAGMA costs 5-10 µs, and the write
  * lock set it twice a write transaction (0, then back). Asking for the lock leaves it at 0, which
@@ -30,7 +26,7 @@ export class BusyTimeout {
   private ms: number
 
   constructor(
-    private readonly conn: Connection,
+    private readonly exec: (sql: string) => void,
     private readonly readMs: number,
   ) {
     this.ms = readMs
@@ -48,7 +44,7 @@ export class BusyTimeout {
 
   private set(ms: number): void {
     if (ms === this.ms) return
-    this.conn.exec(`PRAGMA busy_timeout = ${ms}`)
+    this.exec(`PRAGMA busy_timeout = ${ms}`)
     this.ms = ms
   }
 }

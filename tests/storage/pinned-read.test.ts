@@ -80,7 +80,7 @@ test('a pinned connection is found by a write lock asked without waiting, and en
   const pins = new PinnedReads(
     conn,
     statements,
-    new BusyTimeout(conn, 5000),
+    new BusyTimeout((sql) => conn.exec(sql), 5000),
     () => {},
     () => ends++,
   )

@@ -15,7 +15,7 @@ const turn = () => new Promise((resolve) => setImmediate(resolve))
 test('a write lock held past the wait is a DbBusy error', async () => {
   const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
   const pragmas: string[] = []
-  const timeout = new BusyTimeout({ exec: (sql: string) => pragmas.push(sql) }, 5000)
+  const timeout = new BusyTimeout((sql) => pragmas.push(sql), 5000)
   const lock = new WriteLock(timeout, 40)
   const taken = lock.acquire(() => {
     throw busy
@@ -34,7 +34,7 @@ test('a write lock held past the wait is a DbBusy error', async () => {
 test('a refusal is tried again at the next turn for SPIN_MS, then after timed pauses', async () => {
   const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
   let mono = 1000
-  const lock = new WriteLock(new BusyTimeout({ exec: () => {} }, 5000), 30_000, undefined, () => mono)
+  const lock = new WriteLock(new BusyTimeout(() => {}, 5000), 30_000, undefined, () => mono)
   const refuse = () => {
     throw busy
   }
