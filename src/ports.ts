@@ -147,7 +147,7 @@ export interface EventPublisher {
 export interface RecentJournalPort {
   /** Records of one commit, in seq order, once it committed. */
   committed(records: readonly JournalChangeText[]): void
-  /** At most `limit` records after `seq` when the one right after it is kept; null when the database must be read. */
+  /** At most `limit` records after `seq` when the one right after it is kept (none: `seq` is the last); null: read the database. */
   after(seq: number, limit: number): JournalChangeText[] | null
   /** Keeps nothing: what was kept may be gone from the table. */
   clear(): void

@@ -10,9 +10,9 @@
  * kept had another process's commit before it (or rows it journaled were deleted): the run starts
  * again with it. What another process committed after the last record kept leaves no hole to see,
  * so a follower reads the table after every wake-up another process passed on to it and after it
- * takes its lease (`RecentReader.distrust`), whenever nothing kept follows its cursor (a pass on
- * its schedule finds what came unannounced), and while long work runs; a transaction that deleted
- * journal records (a domain's purge) empties what is kept.
+ * takes its lease (`RecentReader.distrust`), at least every TABLE_EVERY_MS (what came unannounced,
+ * a lost wake-up's commit, is found as the worker's schedule found it), and while long work runs;
+ * a transaction that deleted journal records (a domain's purge) empties what is kept.
  */
 import type { JournalChangeText } from '~storage/journal'
 
@@ -21,6 +21,9 @@ const MAX_RECORDS = 1000
 const MAX_CHARS = 4 * 1024 * 1024
 
 const charsOf = (r: JournalChangeText) => r.obj.length + (r.prev?.length ?? 0)
+
+/** A follower reads the table at least this often (the journal followers' schedule). */
+export const TABLE_EVERY_MS = 500
 
 export class RecentJournal {
   /** Seqs one after another, each one more than the last. */
@@ -43,13 +46,14 @@ export class RecentJournal {
 
   /**
    * At most `limit` records after `seq` when the record right after it is here (and so is every
-   * later one this process committed); null when the database must be read.
+   * later one this process committed), none when `seq` is the last one here; null when the
+   * database must be read.
    */
   after(seq: number, limit: number): JournalChangeText[] | null {
     const first = this.records[0]
     if (!first) return null
     const from = seq + 1 - first.seq
-    if (from < 0 || from >= this.records.length) return null
+    if (from < 0 || from > this.records.length) return null
     return this.records.slice(from, from + limit)
   }
 
@@ -67,6 +71,10 @@ export class RecentJournal {
 export class RecentReader {
   private distrusts = 1
   private readThrough = 0
+  private tableReadAt = Number.NEGATIVE_INFINITY
+
+  /** `now`: the clock of TABLE_EVERY_MS (tests give their own). */
+  constructor(private readonly now: () => number = () => performance.now()) {}
 
   /** Another process may have journaled (its wake-up came, or this process took the lease): the next step reads. */
   distrust(): void {
@@ -80,10 +88,12 @@ export class RecentReader {
 
   read(mark: number): void {
     this.readThrough = Math.max(this.readThrough, mark)
+    this.tableReadAt = this.now()
   }
 
-  /** The records after `seq` from memory when they tell all, else null: the caller reads the table. */
+  /** The records after `seq` from memory (none: nothing new) when they tell all, else null: the caller reads the table. */
   after(recent: Pick<RecentJournal, 'after'>, seq: number, limit: number): JournalChangeText[] | null {
-    return this.readThrough === this.distrusts ? recent.after(seq, limit) : null
+    if (this.readThrough !== this.distrusts || this.now() - this.tableReadAt >= TABLE_EVERY_MS) return null
+    return recent.after(seq, limit)
   }
 }

@@ -41,7 +41,7 @@ export function createJournalPump(): Worker {
       const changes = kept ?? (await committed(deps, () => journalTextAfter(deps.db, after, BATCH)))
       if (changes.length === 0) {
         await cursor.storeIfDue(deps.db)
-        recent.read(mark)
+        if (!kept) recent.read(mark)
       }
       // a pass that lost the cluster lease stops: another process pumps from the cursor on
       if (changes.length === 0 || signal.aborted) return 0

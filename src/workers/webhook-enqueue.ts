@@ -38,7 +38,7 @@ export function createWebhookEnqueue(): Worker {
       const heads = records ?? (await committed(deps, () => journalDomainsAfter(deps.db, after, BATCH)))
       if (heads.length === 0) {
         await cursor.storeIfDue(deps.db)
-        recent.read(mark)
+        if (!records) recent.read(mark)
       }
       // a pass that lost the cluster lease stops: another process goes on from the cursor
       if (heads.length === 0 || signal.aborted) return 0

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { systemCtx } from '~/context'
 import { commit } from '~/entities/unit'
 import type { PlatformEvent } from '~/events/event'
-import { RecentJournal, RecentReader } from '~/journal/recent'
+import { RecentJournal, RecentReader, TABLE_EVERY_MS } from '~/journal/recent'
 import { createJournalPump } from '~/workers/journal-pump'
 import type { WorkerContext } from '~/workers/runner'
 import type { Doc } from '~storage/doc'
@@ -35,12 +35,13 @@ test('the run kept holds the record after the cursor, or the database is read', 
   expect(seqs(recent.after(4, 10))).toEqual([5, 6, 7])
   expect(seqs(recent.after(5, 1))).toEqual([6])
   expect(recent.after(3, 10)).toBeNull() // 4 is not here
-  expect(recent.after(7, 10)).toBeNull() // nothing here follows: what came unannounced is read
+  expect(recent.after(7, 10)).toEqual([]) // the last one kept: nothing this process committed follows
   // another process's commit came between: the run starts again after the hole
   recent.committed([record(9)])
   expect(recent.after(6, 10)).toBeNull()
   expect(recent.after(7, 10)).toBeNull()
   expect(seqs(recent.after(8, 10))).toEqual([9])
+  expect(recent.after(10, 10)).toBeNull() // past the last one kept
   // handed over out of order: nothing kept before it is trusted
   recent.committed([record(4)])
   expect(recent.after(8, 10)).toBeNull()
@@ -80,6 +81,21 @@ test('a follower takes from memory once a read of the table since its last distr
   expect(reader.after(recent, 0, 10)).toBeNull()
   reader.read(reader.mark())
   expect(seqs(reader.after(recent, 1, 10))).toEqual([2])
+})
+
+test('a follower reads the table at least every TABLE_EVERY_MS: what came unannounced is found', () => {
+  let now = 0
+  const recent = new RecentJournal()
+  recent.committed([record(1)])
+  const reader = new RecentReader(() => now)
+  reader.read(reader.mark())
+  expect(reader.after(recent, 1, 10)).toEqual([]) // caught up with this process's commits
+  now += TABLE_EVERY_MS - 1
+  expect(reader.after(recent, 1, 10)).toEqual([])
+  now += 1
+  expect(reader.after(recent, 1, 10)).toBeNull()
+  reader.read(reader.mark())
+  expect(reader.after(recent, 1, 10)).toEqual([])
 })
 
 let t: TestService
