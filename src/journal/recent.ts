@@ -5,14 +5,16 @@
  * creates a second those two reads, with the read snapshot they began, were about a tenth of the
  * process's time, and they came between each commit and its event.
  *
- * What is kept is one unbroken run of seqs, and a follower takes from it only when it holds the
- * record right after the follower's cursor. A commit whose first seq does not follow the last one
- * kept had another process's commit before it (or rows it journaled were deleted): the run starts
- * again with it. What another process committed after the last record kept leaves no hole to see,
- * so a follower reads the table after every wake-up another process passed on to it and after it
- * takes its lease (`RecentReader.distrust`), at least every TABLE_EVERY_MS (what came unannounced,
- * a lost wake-up's commit, is found as the worker's schedule found it), and while long work runs;
- * a transaction that deleted journal records (a domain's purge) empties what is kept.
+ * What is kept is one unbroken run of seqs. A follower takes from it what follows its cursor when
+ * the run holds the record right after it, and nothing when its cursor is the last record kept
+ * (it is caught up with this process's commits). A commit whose first seq does not follow the last
+ * one kept had another process's commit before it (or rows it journaled were deleted): the run
+ * starts again with it. What another process committed after the last record kept leaves no hole
+ * to see, so a follower reads the table after every wake-up another process passed on to it and
+ * after it takes its lease (`RecentReader.distrust`), once TABLE_EVERY_MS passed since it last did
+ * (for a commit whose wake-up was lost: within that under steady commits, and at the next pass of
+ * the followers' 500 ms schedule when idle), and while long work runs; a transaction that deleted
+ * journal records (a domain's purge) empties what is kept.
  */
 import type { JournalChangeText } from '~storage/journal'
 
@@ -22,8 +24,11 @@ const MAX_CHARS = 4 * 1024 * 1024
 
 const charsOf = (r: JournalChangeText) => r.obj.length + (r.prev?.length ?? 0)
 
-/** A follower reads the table at least this often (the journal followers' schedule). */
-export const TABLE_EVERY_MS = 500
+/**
+ * How long a follower takes from memory after it last read the table: half the followers' schedule
+ * (500 ms), so the pass the schedule runs after a quiet spell always reads it.
+ */
+export const TABLE_EVERY_MS = 250
 
 export class RecentJournal {
   /** Seqs one after another, each one more than the last. */
@@ -71,7 +76,9 @@ export class RecentJournal {
 export class RecentReader {
   private distrusts = 1
   private readThrough = 0
+  /** When the last table read handled began, and when the one in progress did. */
   private tableReadAt = Number.NEGATIVE_INFINITY
+  private markedAt = Number.NEGATIVE_INFINITY
 
   /** `now`: the clock of TABLE_EVERY_MS (tests give their own). */
   constructor(private readonly now: () => number = () => performance.now()) {}
@@ -83,12 +90,13 @@ export class RecentReader {
 
   /** Taken before a read of the table, and given to `read` once what it read was handled. */
   mark(): number {
+    this.markedAt = this.now()
     return this.distrusts
   }
 
   read(mark: number): void {
     this.readThrough = Math.max(this.readThrough, mark)
-    this.tableReadAt = this.now()
+    this.tableReadAt = Math.max(this.tableReadAt, this.markedAt)
   }
 
   /** The records after `seq` from memory (none: nothing new) when they tell all, else null: the caller reads the table. */

@@ -67,7 +67,7 @@ export class HeldLease {
     this.forwarding = true
     void this.kv
       .publish(WAKE_CHANNEL, this.name)
-      .catch(() => {}) // the holder's schedule catches what a lost wake-up leaves
+      .catch(() => {}) // the holder's periodic read of the journal catches what a lost wake-up leaves (src/journal/recent.ts)
       .finally(() => {
         this.forwarding = false
         if (this.forwardAgain) {

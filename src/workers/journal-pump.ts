@@ -28,15 +28,16 @@ export const followsJournal = {
 } as const satisfies Partial<Worker>
 
 /** The pump, with its cursor (./lazy-cursor.ts), taking what this process journaled from memory (src/journal/recent.ts). */
-export function createJournalPump(): Worker {
+export function createJournalPump(now?: () => number): Worker {
   const cursor = new LazyCursor(PUMP_CURSOR)
-  const recent = new RecentReader()
+  const recent = new RecentReader(now) // `now`: tests give their own clock
   return {
     name: 'journal-pump',
     ...followsJournal,
     async step({ deps }, signal) {
       const after = await cursor.read(deps.db)
       const mark = recent.mark()
+      // while long work runs, the table (which waits for it: a purge may be under way)
       const kept = deps.longWork.idle() ? null : recent.after(deps.recentJournal, after, BATCH)
       const changes = kept ?? (await committed(deps, () => journalTextAfter(deps.db, after, BATCH)))
       if (changes.length === 0) {

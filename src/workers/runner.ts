@@ -170,6 +170,7 @@ export class WorkerRunner<C = WorkerContext> {
           if (released || state.held.held) this.wake(state.worker.name)
         })
         .catch((err) => {
+          // their commits wait for a holder's periodic read of the journal (src/journal/recent.ts)
           this.deps.log.warn('wake-ups of other processes will wait for the schedule', { error: String(err) })
           return null
         })

@@ -34,6 +34,7 @@ export function createWebhookEnqueue(): Worker {
     async step({ deps }, signal) {
       const after = await cursor.read(deps.db)
       const mark = recent.mark()
+      // while long work runs, the table (which waits for it: a purge may be under way)
       const records = deps.longWork.idle() ? null : recent.after(deps.recentJournal, after, BATCH)
       const heads = records ?? (await committed(deps, () => journalDomainsAfter(deps.db, after, BATCH)))
       if (heads.length === 0) {

@@ -1,6 +1,7 @@
 // What this process journaled lately, taken by the journal's followers from memory instead of read
-// back: only an unbroken run of seqs that holds the record after the follower's cursor is taken;
-// anything else (a hole, a wake-up from another process, a lease taken, a purge) reads the table.
+// back: an unbroken run of seqs that holds the record after the follower's cursor (or ends at it:
+// nothing new); anything else (a hole, a wake-up from another process, a lease taken, a purge, the
+// periodic read) reads the table.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { systemCtx } from '~/context'
 import { commit } from '~/entities/unit'
@@ -83,16 +84,18 @@ test('a follower takes from memory once a read of the table since its last distr
   expect(seqs(reader.after(recent, 1, 10))).toEqual([2])
 })
 
-test('a follower reads the table at least every TABLE_EVERY_MS: what came unannounced is found', () => {
+test('a follower reads the table again TABLE_EVERY_MS after its last read began: what came unannounced is found', () => {
   let now = 0
   const recent = new RecentJournal()
   recent.committed([record(1)])
   const reader = new RecentReader(() => now)
-  reader.read(reader.mark())
+  const mark = reader.mark()
+  now += 100 // the read, and the publishing of what it read
+  reader.read(mark)
   expect(reader.after(recent, 1, 10)).toEqual([]) // caught up with this process's commits
-  now += TABLE_EVERY_MS - 1
+  now += TABLE_EVERY_MS - 101
   expect(reader.after(recent, 1, 10)).toEqual([])
-  now += 1
+  now += 1 // counted from when the read began
   expect(reader.after(recent, 1, 10)).toBeNull()
   reader.read(reader.mark())
   expect(reader.after(recent, 1, 10)).toEqual([])
@@ -169,6 +172,23 @@ const drained = async (pump: ReturnType<typeof createJournalPump>) => {
   published.length = 0
   return () => pump.step(context, signal)
 }
+
+test('a commit nobody announced is found by the read that comes TABLE_EVERY_MS after the last', async () => {
+  let now = 0
+  const step = await drained(createJournalPump(() => now))
+  await create(20) // caught up with it
+  expect(await step()).toBe(1)
+  await t.deps.db.run(
+    `INSERT INTO journal (domain, dtutc, cmdtype, objtype, objid, modifierid, modifiername, obj, initiator)
+     VALUES (?, ?, 'create', 'extobj', 'unannounced', 'x', 'x', '{"id":"unannounced"}', 'user')`,
+    [domain, new Date().toISOString()],
+  )
+  expect(await step()).toBe(0) // nothing this process committed is new
+  now += TABLE_EVERY_MS
+  published.length = 0
+  expect(await step()).toBe(1)
+  expect(published.flat().map((e) => e.data.id)).toEqual(['unannounced'])
+})
 
 test('writes of one group, one of them failing, hand over the seqs that committed', async () => {
   const step = await drained(createJournalPump())
