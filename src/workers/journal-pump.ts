@@ -8,10 +8,8 @@
  * (./held-lease.ts), and the other processes pass their commits' wake-ups on to it.
  */
 import { journalCursor, journalTextAfter } from '~storage/journal'
-import type { Deps } from '../deps'
 import { dataChangedText } from '../events/event'
-import { RecentReader } from '../journal/recent'
-import { LazyCursor } from './lazy-cursor'
+import { JournalFollower } from './journal-follower'
 import type { Worker } from './runner'
 
 /** The pump's cursor: where the webhook enqueueing's starts when it has none. */
@@ -27,49 +25,31 @@ export const followsJournal = {
   batch: BATCH,
 } as const satisfies Partial<Worker>
 
-/** The pump, with its cursor (./lazy-cursor.ts), taking what this process journaled from memory (src/journal/recent.ts). */
+/** The pump (./journal-follower.ts: its cursor, and what this process journaled taken from memory). */
 export function createJournalPump(now?: () => number): Worker {
-  const cursor = new LazyCursor(PUMP_CURSOR)
-  const recent = new RecentReader(now) // `now`: tests give their own clock
+  const follower = new JournalFollower(PUMP_CURSOR, undefined, now)
   return {
     name: 'journal-pump',
     ...followsJournal,
     async step({ deps }, signal) {
-      const after = await cursor.read(deps.db)
-      const mark = recent.mark()
-      // while long work runs, the table (which waits for it: a purge may be under way)
-      const kept = deps.longWork.idle() ? null : recent.after(deps.recentJournal, after, BATCH)
-      const changes = kept ?? (await committed(deps, () => journalTextAfter(deps.db, after, BATCH)))
-      if (changes.length === 0) {
-        await cursor.storeIfDue(deps.db)
-        if (!kept) recent.read(mark)
-      }
+      const { rows: changes, handled } = await follower.next(deps, BATCH, (after) =>
+        journalTextAfter(deps.db, after, BATCH),
+      )
       // a pass that lost the cluster lease stops: another process pumps from the cursor on
       if (changes.length === 0 || signal.aborted) return 0
       await deps.bus.publishTexts(changes.map(dataChangedText), { here: true })
-      await cursor.moved(deps.db, changes.at(-1)!.seq)
-      if (!kept) recent.read(mark)
+      await follower.cursor.moved(deps.db, changes.at(-1)!.seq)
+      handled()
       return changes.length
     },
-    drain: ({ deps }) => cursor.flush(deps.db),
+    drain: ({ deps }) => follower.cursor.flush(deps.db),
     // the last holder's messages may still be on their way here: ours go behind them (src/events/own-messages.ts)
     leaseTaken: ({ deps }) => {
-      cursor.forget()
-      recent.distrust()
+      follower.taken()
       deps.bus.pumpTaken()
     },
-    wokenElsewhere: () => recent.distrust(),
+    wokenElsewhere: () => follower.elsewhere(),
   }
-}
-
-/**
- * A read of the journal that never sees long work's uncommitted records: it runs in the same turn
- * as the check that no long work is under way (what every consumer of the journal reads through).
- */
-export async function committed<T>(deps: Deps, read: () => Promise<T>): Promise<T> {
-  const busy = deps.longWork.idle()
-  if (busy) await busy
-  return read()
 }
 
 /** Starts the cursor at the journal's end on a new database, so history is not replayed as news. */

@@ -11,36 +11,27 @@ import type { NewJob } from '~storage/queue'
 import { domainJournalBetween, journalCursor, journalDomainsAfter, moveCursor, parsedChange } from '~storage/journal'
 import { dataChanged } from '../events/event'
 import { deliveryJobs, enqueueDeliveries, subscriptionsOnce, WEBHOOK } from '../integration/deliveries'
-import { RecentReader } from '../journal/recent'
-import { committed, followsJournal, PUMP_CURSOR } from './journal-pump'
-import { LazyCursor } from './lazy-cursor'
+import { committed, JournalFollower } from './journal-follower'
+import { followsJournal, PUMP_CURSOR } from './journal-pump'
 import type { Worker } from './runner'
 
 const CURSOR = 'webhooks'
 const BATCH = followsJournal.batch
 
 /**
- * The worker, with its cursor (./lazy-cursor.ts), made where the event pump's stands when there is
+ * The worker (./journal-follower.ts), its cursor made where the event pump's stands when there is
  * none yet: what the pump published before had its deliveries enqueued by the bus listeners, what
- * comes after is this worker's. A pass that enqueues stores the cursor with its jobs. What this
- * process journaled is taken from memory (src/journal/recent.ts).
+ * comes after is this worker's. A pass that enqueues stores the cursor with its jobs.
  */
 export function createWebhookEnqueue(): Worker {
-  const cursor = new LazyCursor(CURSOR, PUMP_CURSOR)
-  const recent = new RecentReader()
+  const follower = new JournalFollower(CURSOR, PUMP_CURSOR)
+  const { cursor } = follower
   return {
     name: 'webhook-enqueue',
     ...followsJournal,
     async step({ deps }, signal) {
-      const after = await cursor.read(deps.db)
-      const mark = recent.mark()
-      // while long work runs, the table (which waits for it: a purge may be under way)
-      const records = deps.longWork.idle() ? null : recent.after(deps.recentJournal, after, BATCH)
-      const heads = records ?? (await committed(deps, () => journalDomainsAfter(deps.db, after, BATCH)))
-      if (heads.length === 0) {
-        await cursor.storeIfDue(deps.db)
-        if (!records) recent.read(mark)
-      }
+      const following = await follower.next(deps, BATCH, (after) => journalDomainsAfter(deps.db, after, BATCH))
+      const { after, kept: records, rows: heads } = following
       // a pass that lost the cluster lease stops: another process goes on from the cursor
       if (heads.length === 0 || signal.aborted) return 0
       const last = heads.at(-1)!.seq
@@ -64,15 +55,12 @@ export function createWebhookEnqueue(): Worker {
         cursor.committedWith(last)
         deps.signals.raise(`queue:${WEBHOOK.kind}`)
       }
-      if (!records) recent.read(mark)
+      following.handled()
       return heads.length
     },
     drain: ({ deps }) => cursor.flush(deps.db),
-    leaseTaken: () => {
-      cursor.forget()
-      recent.distrust()
-    },
-    wokenElsewhere: () => recent.distrust(),
+    leaseTaken: () => follower.taken(),
+    wokenElsewhere: () => follower.elsewhere(),
   }
 }
 

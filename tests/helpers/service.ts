@@ -18,6 +18,7 @@ import { installationId, installLicence, type LicenceLimit } from '~/master/lice
 import type { Logger } from '~/log'
 import { type Service, startService } from '~/service'
 import { createWorkers, type WorkerOptions } from '~/workers/index'
+import type { WorkerContext } from '~/workers/runner'
 import { openRemoteDb } from '~storage/db-remote'
 import type { Doc } from '~storage/doc'
 import type { Kv } from '~storage/kv/kv'
@@ -178,6 +179,12 @@ export async function testService(options: TestOptions = {}) {
   const run = (worker: string) => service.workers.runOnce(worker)
   /** The work a worker's passes left running has finished (webhook deliveries in flight). */
   const settled = (worker: string) => service.workers.settled(worker)
+  /** The context the service gives its workers, for one a test makes and steps itself. */
+  const workerContext = (): WorkerContext => ({
+    deps: service.deps,
+    sockets: service.sockets,
+    scripts: { refresh: async () => {} },
+  })
   /**
    * A pass of the journal pump, once this process's bus has handed on what it published: on Redis
    * the messages come back after the publish is answered, and a listener added right after the pass
@@ -239,6 +246,7 @@ export async function testService(options: TestOptions = {}) {
     createUser,
     run,
     settled,
+    workerContext,
     pumped,
     journal,
     async close() {

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { PlatformEvent } from '~/events/event'
 import { createJournalPump } from '~/workers/journal-pump'
 import { FLUSH_MS, LazyCursor } from '~/workers/lazy-cursor'
-import type { WorkerContext } from '~/workers/runner'
 import { journalCursor } from '~storage/journal'
 import { testService, type TestService } from '../helpers/service'
 
@@ -31,13 +30,6 @@ beforeAll(async () => {
   }
 })
 afterAll(() => t.close())
-
-/** The context the service gives its workers (the pump uses only its deps). */
-const contextOf = (t: TestService): WorkerContext => ({
-  deps: t.service.deps,
-  sockets: t.service.sockets,
-  scripts: { refresh: async () => {} },
-})
 
 const create = async (n: number) =>
   (await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type: 'p', value: { n } } })).body.id as string
@@ -71,7 +63,7 @@ test('a pass that lost its lease before publishing publishes nothing and leaves 
   await create(4)
   const lost = new AbortController()
   lost.abort()
-  expect(await createJournalPump().step(contextOf(t), lost.signal)).toBe(0)
+  expect(await createJournalPump().step(t.workerContext(), lost.signal)).toBe(0)
   expect(messages).toHaveLength(0)
   expect(await journalCursor(t.service.deps.db, 'events')).toBe(before)
   expect(await t.run('journal-pump')).toBe(1)
@@ -93,7 +85,7 @@ test('a stored cursor ahead of the pump (another process held the lease meanwhil
   const { db } = t.service.deps
   await t.run('journal-pump')
   const pump = createJournalPump()
-  const context = contextOf(t)
+  const context = t.workerContext()
   const signal = new AbortController().signal
   pump.leaseTaken!(context)
   while ((await pump.step(context, signal)) > 0) {} // what the service's pump has in memory only

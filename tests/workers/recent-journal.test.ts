@@ -8,7 +8,6 @@ import { commit } from '~/entities/unit'
 import type { PlatformEvent } from '~/events/event'
 import { RecentJournal, RecentReader, TABLE_EVERY_MS } from '~/journal/recent'
 import { createJournalPump } from '~/workers/journal-pump'
-import type { WorkerContext } from '~/workers/runner'
 import type { Doc } from '~storage/doc'
 import { appendJournal, type JournalChangeText } from '~storage/journal'
 import { jobsOf } from '~storage/queue'
@@ -118,11 +117,6 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const contextOf = (t: TestService): WorkerContext => ({
-  deps: t.service.deps,
-  sockets: t.service.sockets,
-  scripts: { refresh: async () => {} },
-})
 const create = async (n: number) =>
   (await t.call('POST', '/rest/v1/reference/extobjs', { token, body: { type: 'r', value: { n } } })).body.id as string
 const lastSeq = async () => (await t.deps.db.get('SELECT MAX(seq) FROM journal'))![0] as number
@@ -130,7 +124,7 @@ const lastSeq = async () => (await t.deps.db.get('SELECT MAX(seq) FROM journal')
 test('the pump publishes what this process journaled from memory, and reads what another process did', async () => {
   const { db } = t.service.deps
   const pump = createJournalPump()
-  const context = contextOf(t)
+  const context = t.workerContext()
   const signal = new AbortController().signal
   pump.leaseTaken!(context)
   while ((await pump.step(context, signal)) > 0) {} // reads the journal up to its end
@@ -165,7 +159,7 @@ test('the pump publishes what this process journaled from memory, and reads what
 })
 
 const drained = async (pump: ReturnType<typeof createJournalPump>) => {
-  const context = contextOf(t)
+  const context = t.workerContext()
   const signal = new AbortController().signal
   pump.leaseTaken!(context)
   while ((await pump.step(context, signal)) > 0) {} // reads the journal up to its end
