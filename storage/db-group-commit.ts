@@ -192,7 +192,10 @@ export class GroupCommit {
       return
     }
     if (conn.lock && !this.lockFor(group, conn.lock)) return
-    if (group.length === 1) return this.alone(group[0]!)
+    if (group.length === 1) {
+      this.alone(group[0]!)
+      return
+    }
     let outcomes: Outcome[]
     try {
       if (!conn.lock) conn.begin()
@@ -288,6 +291,7 @@ export class GroupCommit {
       // a body that caught the error of a statement that ended the transaction went on outside it
       if (!this.conn.inTransaction()) throw new Error('the write transaction ended inside a body of its group')
       this.conn.commit()
+      this.careful = false // a group without a failure
       w.resolve(value)
     } catch (err) {
       this.rollback()
