@@ -203,13 +203,20 @@ test('APP_PROCESSES=2: the binary starts its second app process from itself', as
     stderr: 'pipe',
   })
   let stdout = ''
+  let stderr = ''
   void (async () => {
     for await (const chunk of service!.stdout) stdout += new TextDecoder().decode(chunk)
+  })()
+  void (async () => {
+    for await (const chunk of service!.stderr) stderr += new TextDecoder().decode(chunk)
   })()
   let url: string | undefined
   for (const until = Date.now() + 15_000; !url && service.exitCode === null && Date.now() < until; await Bun.sleep(20))
     url = /"msg":"listening","url":"([^"]+)"/.exec(stdout)?.[1]
-  if (!url) throw new Error(`the binary did not report listening\nstdout: ${stdout}`)
+  if (!url)
+    throw new Error(
+      `the binary did not report listening (exit code ${service.exitCode})\nstdout: ${stdout}\nstderr: ${stderr}`,
+    )
   // the kernel spreads connections over the two processes' listeners (SO_REUSEPORT), not in turn
   const served = new Set<string>()
   for (let i = 0; i < 40 && served.size < 2; i++) {
