@@ -215,6 +215,36 @@ describe('APP_PROCESSES=3', () => {
     ws.close()
   }, 60_000)
 
+  test('writes through every process at once reach a websocket once each, in journal order', async () => {
+    // the pump's holder takes its own commits from memory and reads the others' (src/journal/recent.ts)
+    const ws = await openWs(`${svc.url.replace('http', 'ws')}/ws?token=${domainAdmin}`)
+    ws.send([
+      'subscribe',
+      { id: 'o', expires: 60, events: ['modelevents.data_changed'], classpath: '/rest/v1/reference/extobjs' },
+    ])
+    await ws.next((f) => f[0] === 'subscribe')
+    const writes = await calls(45, 'POST', '/rest/v1/reference/extobjs', {
+      token: domainAdmin,
+      body: { type: 'order' },
+    })
+    expect(processesOf(writes)).toBe(3)
+    const events: { seq: number; id: string }[] = []
+    while (events.length < writes.length) {
+      const [, event] = await ws
+        .next((f) => f[0] === 'event', EVENT_WAIT_MS)
+        .catch((err) => {
+          throw new Error(`${err.message} after ${events.length}\nthe service's warnings and errors:\n${troubles()}`)
+        })
+      const { seq, data } = event as { seq: number; data: { id: string } }
+      events.push({ seq, id: data.id })
+    }
+    expect(new Set(events.map((e) => e.id))).toEqual(new Set(writes.map((w) => w.body.id)))
+    const seqs = events.map((e) => e.seq)
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b))
+    expect(new Set(seqs).size).toBe(seqs.length)
+    ws.close()
+  }, 60_000)
+
   test('a webhook subscription made on one process is delivered once per change, whichever process wrote it', async () => {
     const channel = await call('POST', '/rest/v1/service/integration_points', {
       token: domainAdmin,
