@@ -54,8 +54,9 @@ function makeUnit(
 
 /**
  * Runs the body as one write transaction, hands what it journaled to the journal's followers
- * (src/journal/recent.ts), wakes them, then runs its after-commit effects. An effect that fails does not undo the commit; the first
- * failure is rethrown once every effect has run, so the caller learns of it.
+ * (src/journal/recent.ts), wakes them, then runs its after-commit effects. An effect that fails
+ * does not undo the commit; the first failure is rethrown once every effect has run, so the caller
+ * learns of it.
  */
 export function commit<T>(ctx: Ctx, body: (u: Unit) => TxStep<T>): Promise<T> {
   return run(ctx, body, false, silent)
