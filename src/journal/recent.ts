@@ -99,7 +99,10 @@ export class RecentReader {
     this.tableReadAt = Math.max(this.tableReadAt, this.markedAt)
   }
 
-  /** The records after `seq` from memory (none: nothing new) when they tell all, else null: the caller reads the table. */
+  /**
+   * The records after `seq` from memory (none: nothing new) when they tell all, else null: the
+   * caller reads the table.
+   */
   after(recent: Pick<RecentJournal, 'after'>, seq: number, limit: number): JournalChangeText[] | null {
     if (this.readThrough !== this.distrusts || this.now() - this.tableReadAt >= TABLE_EVERY_MS) return null
     return recent.after(seq, limit)
