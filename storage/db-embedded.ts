@@ -169,10 +169,7 @@ export function openEmbeddedDb(
     if (op.kind !== 'all' && op.kind !== 'get') wrote()
     else reading(op.sql)
     if (op.kind === 'exec') return void conn.exec(op.sql)
-    if (op.kind === 'run') {
-      const { changes, lastInsertRowid } = statements.change(op.sql, op.args)
-      return { changes, lastRowid: Number(lastInsertRowid) } satisfies RunResult
-    }
+    if (op.kind === 'run') return statements.change(op.sql, op.args) satisfies RunResult
     if (op.kind === 'get') return statements.first(op.sql, op.args) as Row | undefined
     return statements.rows(op.sql, op.args) as Row[]
   }
@@ -262,8 +259,7 @@ export function openEmbeddedDb(
         if (!lock)
           return call(() => {
             assertOpen()
-            const { changes, lastInsertRowid } = statements.change(sql, args)
-            return { changes, lastRowid: Number(lastInsertRowid) }
+            return statements.change(sql, args)
           })
         // the lock is taken by a BEGIN (a refused statement could stay half-run), then the statement
         // runs in the same turn, alone in its transaction
@@ -275,9 +271,9 @@ export function openEmbeddedDb(
         return call(() => {
           try {
             assertOpen()
-            const { changes, lastInsertRowid } = statements.change(sql, args)
+            const result = statements.change(sql, args)
             commitWrite()
-            return { changes, lastRowid: Number(lastInsertRowid) }
+            return result
           } catch (err) {
             if (conn.inTransaction) conn.exec('ROLLBACK')
             throw err

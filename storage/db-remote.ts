@@ -13,6 +13,10 @@ export function openRemoteDb(url: string, authToken?: string): Db {
 
   const statement = (sql: string, args: SqlValue[]): InStatement => ({ sql, args: args as never })
   const rows = (result: { rows: ArrayLike<unknown>[] }): Row[] => result.rows.map((r) => Array.from(r))
+  const runResult = (rs: { rowsAffected: number; lastInsertRowid?: bigint }): RunResult => ({
+    changes: rs.rowsAffected,
+    lastRowid: Number(rs.lastInsertRowid ?? 0),
+  })
 
   async function guarded<T>(fn: () => Promise<T>): Promise<T> {
     try {
@@ -25,8 +29,7 @@ export function openRemoteDb(url: string, authToken?: string): Db {
   async function execute(t: Transaction, op: DbOp): Promise<unknown> {
     if (op.kind === 'exec') return t.executeMultiple(op.sql)
     const rs = await t.execute(statement(op.sql, op.args))
-    if (op.kind === 'run')
-      return { changes: rs.rowsAffected, lastRowid: Number(rs.lastInsertRowid ?? 0) } satisfies RunResult
+    if (op.kind === 'run') return runResult(rs)
     return op.kind === 'get' ? rows(rs)[0] : rows(rs)
   }
 
@@ -83,11 +86,7 @@ export function openRemoteDb(url: string, authToken?: string): Db {
     allCached: (sql, args) => guarded(async () => rows(await client.execute(statement(sql, args)))),
     // the server runs it: nothing holds this process's event loop
     allAside: (sql, args) => guarded(async () => rows(await client.execute(statement(sql, args)))),
-    run: (sql, args = []) =>
-      guarded(async () => {
-        const rs = await client.execute(statement(sql, args))
-        return { changes: rs.rowsAffected, lastRowid: Number(rs.lastInsertRowid ?? 0) }
-      }),
+    run: (sql, args = []) => guarded(async () => runResult(await client.execute(statement(sql, args)))),
     write<T>(body: () => TxStep<T>): Promise<T> {
       return queued(() => runWrite(body))
     },

@@ -16,6 +16,7 @@
  *   with the same effect. No call of the package resets it reliably; finalizing it does. So a
  *   statement that failed is let go of, and `onFailure` has the collector finalize it soon.
  */
+import type { RunResult } from './db'
 
 /** The part of a prepared statement we use; parameters are bound from one array. */
 export interface Statement {
@@ -82,8 +83,9 @@ export class Statements {
   }
 
   /** Runs `sql`, which returns no rows. A refused one (a constraint) ended: it is kept. */
-  change(sql: string, args: unknown[]): { changes: number; lastInsertRowid: number | bigint } {
-    return this.of(this.others, sql).run(args)
+  change(sql: string, args: unknown[]): RunResult {
+    const { changes, lastInsertRowid } = this.of(this.others, sql).run(args)
+    return { changes, lastRowid: Number(lastInsertRowid) }
   }
 
   /** Lets go of every kept statement; answers how many there were. */

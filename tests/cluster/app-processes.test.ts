@@ -111,6 +111,17 @@ const troubles = () =>
     .filter((l) => /"level":"(warn|error)"/.test(l))
     .join('\n')
 
+/** A websocket of the token's session subscribed to the changes of extobjs. */
+async function extobjChanges(token: string) {
+  const ws = await openWs(`${svc.url.replace('http', 'ws')}/ws?token=${token}`)
+  ws.send([
+    'subscribe',
+    { id: 'x', expires: 60, events: ['modelevents.data_changed'], classpath: '/rest/v1/reference/extobjs' },
+  ])
+  await ws.next((f) => f[0] === 'subscribe')
+  return ws
+}
+
 /** Polls `check` until it holds or `ms` pass; answers whether it held. */
 async function eventually(check: () => Promise<boolean>, ms = 10_000) {
   for (const until = Date.now() + ms; Date.now() < until; await Bun.sleep(50)) if (await check()) return true
@@ -194,12 +205,7 @@ describe('APP_PROCESSES=3', () => {
   })
 
   test('a websocket on one process gets the changes written through the others, once each', async () => {
-    const ws = await openWs(`${svc.url.replace('http', 'ws')}/ws?token=${domainAdmin}`)
-    ws.send([
-      'subscribe',
-      { id: 's', expires: 60, events: ['modelevents.data_changed'], classpath: '/rest/v1/reference/extobjs' },
-    ])
-    await ws.next((f) => f[0] === 'subscribe')
+    const ws = await extobjChanges(domainAdmin)
     const writes = await calls(6, 'POST', '/rest/v1/reference/extobjs', { token: domainAdmin, body: { type: 'w3' } })
     expect(processesOf(writes)).toBe(3)
     const seen = new Set<string>()
@@ -217,12 +223,7 @@ describe('APP_PROCESSES=3', () => {
 
   test('writes through every process at once reach a websocket once each, in journal order', async () => {
     // the pump's holder takes its own commits from memory and reads the others' (src/journal/recent.ts)
-    const ws = await openWs(`${svc.url.replace('http', 'ws')}/ws?token=${domainAdmin}`)
-    ws.send([
-      'subscribe',
-      { id: 'o', expires: 60, events: ['modelevents.data_changed'], classpath: '/rest/v1/reference/extobjs' },
-    ])
-    await ws.next((f) => f[0] === 'subscribe')
+    const ws = await extobjChanges(domainAdmin)
     const writes = await calls(45, 'POST', '/rest/v1/reference/extobjs', {
       token: domainAdmin,
       body: { type: 'order' },

@@ -5,6 +5,13 @@ import { OwnMessages } from '~/events/own-messages'
 
 const pumps = () => true
 const notPumps = () => false
+/** One that had its first message come back: it delivers its next at once. */
+function caughtUp(first = 'm1'): OwnMessages {
+  const own = new OwnMessages()
+  own.deliverNow(first)
+  own.received(first, pumps)
+  return own
+}
 
 test('the first go through the store; once the last of them came back, the next are delivered at once and passed over on return', () => {
   const own = new OwnMessages()
@@ -20,9 +27,7 @@ test('the first go through the store; once the last of them came back, the next 
 })
 
 test("another process's pump message sends the next through the store again; its other messages do not", () => {
-  const own = new OwnMessages()
-  own.deliverNow('m1')
-  own.received('m1', pumps)
+  const own = caughtUp()
   expect(own.received('an emit of another process', notPumps)).toBe(true)
   expect(own.deliverNow('m2')).toBe(true)
   expect(own.received('the last holder, late', pumps)).toBe(true)
@@ -38,9 +43,7 @@ test("another process's pump message sends the next through the store again; its
 })
 
 test('taking the pump back sends the next through the store, whatever came before', () => {
-  const own = new OwnMessages()
-  own.deliverNow('m1')
-  own.received('m1', pumps)
+  const own = caughtUp()
   expect(own.deliverNow('m2')).toBe(true)
   own.behind() // the lease was elsewhere meanwhile; its holder's messages may not have come yet
   expect(own.deliverNow('m3')).toBe(false)
@@ -52,9 +55,7 @@ test('taking the pump back sends the next through the store, whatever came befor
 })
 
 test('the same text twice is awaited twice; a failed publish is not awaited; a broken subscription starts again', () => {
-  const own = new OwnMessages()
-  own.deliverNow('m0')
-  own.received('m0', pumps)
+  const own = caughtUp('m0')
   expect(own.deliverNow('same')).toBe(true)
   expect(own.deliverNow('same')).toBe(true)
   expect(own.received('same', pumps)).toBe(false)
