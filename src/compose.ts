@@ -15,6 +15,7 @@ import { type HttpDeps, Router, readAccessOf } from './http/router'
 import { AccessCache } from './identity/access'
 import { SessionStore } from './identity/sessions'
 import type { Logger } from './log'
+import { DeliveryHandoff } from './integration/delivery-handoff'
 import { RecentJournal } from './journal/recent'
 import { LongWork } from './long-work'
 import { NodeRegistry } from './master/nodes'
@@ -73,6 +74,7 @@ export function compose(parts: {
   })
   const metrics = new Metrics(parts.appProcess)
   const routes = new Router(parts.routes)
+  const deliveryHandoff = new DeliveryHandoff()
   const deps: HttpDeps = {
     ...store,
     config,
@@ -87,6 +89,7 @@ export function compose(parts: {
     scripts,
     signals: new Signals(),
     recentJournal: new RecentJournal(),
+    deliveryHandoff,
     longWork,
     routes,
     readAccess: readAccessOf(routes),
@@ -94,5 +97,5 @@ export function compose(parts: {
     metrics,
     secrets: parts.secrets,
   }
-  return { deps, sessions, access, model, bus, nodes, scripts, metrics }
+  return { deps, sessions, access, model, bus, nodes, scripts, metrics, deliveryHandoff }
 }

@@ -11,6 +11,7 @@ import type {
   AccessReader,
   Clock,
   ClusterNodes,
+  DeliveryHandoffPort,
   EventPublisher,
   HttpHandler,
   Logger,
@@ -46,6 +47,8 @@ export interface Deps extends Store {
   signals: SignalPort
   /** What this process journaled lately, for the journal's followers. */
   recentJournal: RecentJournalPort
+  /** Webhook deliveries this process's worker takes as they are enqueued. */
+  deliveryHandoff: DeliveryHandoffPort
   /** Long write transactions running now: the domains they gate and their progress. */
   longWork: LongWorkGate
   /** How the route serving a path admits a read (websocket pushes decide with it). */

@@ -8,6 +8,7 @@ import type { Counter } from 'prom-client'
 import type { Db } from '~storage/db'
 import type { Doc } from '~storage/doc'
 import type { JournalChangeText } from '~storage/journal'
+import type { NewJob } from '~storage/queue'
 import type { Repository, TableSpec } from '~storage/repository'
 import type { PlatformEvent } from './events/event'
 import type { PathPattern } from './identity/path-pattern'
@@ -151,6 +152,24 @@ export interface RecentJournalPort {
   after(seq: number, limit: number): JournalChangeText[] | null
   /** Keeps nothing: what was kept may be gone from the table. */
   clear(): void
+}
+
+/** Webhook deliveries this process takes over as it enqueues them (src/integration/delivery-handoff.ts). */
+export interface DeliveryHandoffPort {
+  /** Those of `jobs` this process will deliver itself, to be enqueued claimed; null when none. */
+  reserve(jobs: readonly NewJob[], now: number): DeliveryReservation | null
+}
+
+/** Jobs reserved for this process's delivery: one of `started` or `cancelled` follows the write. */
+export interface DeliveryReservation {
+  /** How long the lease of a job enqueued claimed lasts, from its insert. */
+  readonly leaseMs: number
+  /** Whether the job of this id is reserved (enqueued claimed). */
+  has(id: string): boolean
+  /** The write committed: the reserved jobs it inserted are delivered now, the others let go. */
+  started(inserted: ReadonlySet<string>): void
+  /** The write failed: nothing was inserted. */
+  cancelled(): void
 }
 
 /** Wake-ups for workers in this process (a commit, a queued job). */

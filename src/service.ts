@@ -169,8 +169,9 @@ export async function startService(config: Config, manifest: Manifest, options: 
   await completeBuiltinClasses(deps)
   // the hub before the workers: ws-sessions sweeps it from its first pass
   const sockets = new WsHub(deps)
-  // the workers' own context: the two handles only background work uses, beside the services
-  const workers = new WorkerRunner(deps, options.workers ?? createWorkers(), { deps, sockets, scripts: own.scripts })
+  // the workers' own context: the handles only background work uses, beside the services
+  const context = { deps, sockets, scripts: own.scripts, deliveries: own.deliveryHandoff }
+  const workers = new WorkerRunner(deps, options.workers ?? createWorkers(), context)
   own.metrics.provide({
     db,
     sockets: () => sockets.stats(),

@@ -1,5 +1,6 @@
 /**
- * Wake-ups inside one process: a commit raises `journal`, a queued job raises `queue:<kind>`, an
+ * Wake-ups inside one process: a commit raises `journal`, a queued job raises `queue:<kind>` (one
+ * handed to this process's worker as it was enqueued needs none: src/integration/delivery-handoff.ts), an
  * event for the webhook-events worker's feed raises `bus`, and the worker runner wakes the workers
  * listening for them. Losing one costs only latency: every
  * worker also runs on its own schedule, which is what other processes of a cluster rely on.

@@ -1,7 +1,8 @@
 /**
  * The durable queue (storage/migrations/0005_queue.sql): work that must survive a restart. Jobs are
- * enqueued in the transaction that causes them, claimed with a lease by whichever process is free,
- * and finished, retried or failed with their outcome recorded. Delivery is at least once: a job
+ * enqueued in the transaction that causes them, claimed with a lease by whichever process is free
+ * (or enqueued claimed by the process that will run them: `enqueueClaimedJob`), and finished,
+ * retried or failed with their outcome recorded. Delivery is at least once: a job
  * whose holder died runs again when its lease ends.
  */
 import type { Db, TxStep } from './db'
@@ -54,23 +55,44 @@ export const toJob = (r: unknown[]): Job => ({
  */
 export function* enqueueJob(job: NewJob, created: string, done?: Doc, once = false): TxStep<string> {
   const id = job.id ?? crypto.randomUUID()
-  yield* tx.run(
-    `INSERT ${once ? 'OR IGNORE ' : ''}INTO queue (id, kind, domain, serial, payload, status, run_at, created, finished, result)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  const status = done ? 'done' : 'pending'
+  yield* insertJob({ ...job, id }, created, { status, attempts: 0, runAt: job.runAt, done }, once)
+  return id
+}
+
+/**
+ * Adds a job claimed at once by the process enqueueing it (its first attempt, its lease ending at
+ * `leaseUntil`), as if it had been enqueued and claimed: a hand-off that spares a claim's write.
+ * False when a job of its id exists already (it is not added, and belongs to whoever added it).
+ */
+export function* enqueueClaimedJob(job: NewJob & { id: string }, created: string, leaseUntil: number): TxStep<boolean> {
+  return yield* insertJob(job, created, { status: 'running', attempts: 1, runAt: leaseUntil }, true)
+}
+
+function* insertJob(
+  job: NewJob & { id: string },
+  created: string,
+  as: { status: JobStatus; attempts: number; runAt: number; done?: Doc },
+  once: boolean,
+): TxStep<boolean> {
+  const added = yield* tx.run(
+    `INSERT ${once ? 'OR IGNORE ' : ''}INTO queue (id, kind, domain, serial, payload, status, attempts, run_at, created, finished, result)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
-      id,
+      job.id,
       job.kind,
       job.domain,
       job.serial ?? null,
       JSON.stringify(job.payload),
-      done ? 'done' : 'pending',
-      job.runAt,
+      as.status,
+      as.attempts,
+      as.runAt,
       created,
-      done ? created : null,
-      done ? JSON.stringify(done) : null,
+      as.done ? created : null,
+      as.done ? JSON.stringify(as.done) : null,
     ],
   )
-  return id
+  return added.changes > 0
 }
 
 const DUE = `SELECT 1 FROM queue WHERE kind = ? AND status IN ('pending', 'running') AND run_at <= ? LIMIT 1`

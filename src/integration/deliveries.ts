@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto'
 import * as v from 'valibot'
 import type { TxStep } from '~storage/db'
-import { enqueueJob, type NewJob, retryFailedJob } from '~storage/queue'
+import { enqueueClaimedJob, enqueueJob, type NewJob, retryFailedJob } from '~storage/queue'
 import { isoTime } from '../clock'
 import { type Ctx, integrationCtx } from '../context'
 import type { Deps } from '../deps'
@@ -121,9 +121,35 @@ async function channelMayRead(deps: Deps, event: PlatformEvent, id: string): Pro
   return mayRead(ctx, changedCollection(event), String(event.data.id ?? ''))
 }
 
-/** Enqueues the jobs (an id already queued is left alone: another process enqueued the event first). */
-export function* enqueueDeliveries(jobs: readonly NewJob[], now: number): TxStep<void> {
-  for (const job of jobs) yield* enqueueJob(job, isoTime(now), undefined, true)
+/**
+ * Enqueues the jobs in one write (with `also`, the rest of that write: a cursor's move). An id
+ * already queued is left alone: another process enqueued the event first. Those this process's
+ * deliveries worker takes now go in claimed, and are delivered once committed (./delivery-handoff.ts);
+ * the worker is woken for the others.
+ */
+export async function queueDeliveries(deps: Deps, jobs: readonly NewJob[], also?: () => TxStep<void>): Promise<void> {
+  const now = deps.clock.now()
+  const created = isoTime(now)
+  const handed = deps.deliveryHandoff.reserve(jobs, now)
+  let claimed: Set<string>
+  try {
+    claimed = await deps.db.write(function* () {
+      const inserted = new Set<string>()
+      for (const job of jobs)
+        if (job.id !== undefined && handed?.has(job.id)) {
+          // the lease from the insert: a shared file's write lock may have been waited for
+          const leaseUntil = deps.clock.now() + handed.leaseMs
+          if (yield* enqueueClaimedJob({ ...job, id: job.id }, created, leaseUntil)) inserted.add(job.id)
+        } else yield* enqueueJob(job, created, undefined, true)
+      if (also) yield* also()
+      return inserted
+    })
+  } catch (err) {
+    handed?.cancelled()
+    throw err
+  }
+  handed?.started(claimed)
+  if (claimed.size < jobs.length) deps.signals.raise(`queue:${WEBHOOK.kind}`)
 }
 
 /**
@@ -134,10 +160,7 @@ export async function queueBeforePublishing(deps: Deps, events: PlatformEvent[])
   const subscriptions = subscriptionsOnce(deps)
   const jobs: NewJob[] = []
   for (const event of events) jobs.push(...(await deliveryJobs(deps, event, subscriptions)))
-  if (jobs.length) {
-    await deps.db.write(() => enqueueDeliveries(jobs, deps.clock.now()))
-    deps.signals.raise(`queue:${WEBHOOK.kind}`)
-  }
+  if (jobs.length) await queueDeliveries(deps, jobs)
   return events.map((event) => ({ ...event, queued: true }))
 }
 
@@ -145,8 +168,7 @@ export async function queueBeforePublishing(deps: Deps, events: PlatformEvent[])
 export async function enqueueEvent(deps: Deps, event: PlatformEvent): Promise<number> {
   const jobs = await deliveryJobs(deps, event)
   if (!jobs.length) return 0
-  await deps.db.write(() => enqueueDeliveries(jobs, deps.clock.now()))
-  deps.signals.raise(`queue:${WEBHOOK.kind}`)
+  await queueDeliveries(deps, jobs)
   return jobs.length
 }
 

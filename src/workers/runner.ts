@@ -14,12 +14,14 @@ import { Cron } from 'croner'
 import { Stopping } from '~storage/db'
 import { KvUnavailable, type Lock } from '~storage/kv/kv'
 import type { Deps } from '../deps'
+import type { HandoffTaker } from '../integration/delivery-handoff'
 import type { SignalName } from '../signals'
 import { HELD_LEASE_MS, HeldLease, RELEASED, WAKE_CHANNEL } from './held-lease'
 
 /**
- * What a worker's step receives, built by the service: the services a call may use, and the two
- * handles only background work needs (they are not in Deps, so domain code cannot reach them).
+ * What a worker's step receives, built by the service: the services a call may use, and the
+ * handles only background work needs (they are not in Deps, so domain code cannot reach them; the
+ * deliveries' hand-off is there only as the port that reserves, not the side that takes).
  */
 export interface WorkerContext {
   deps: Deps
@@ -27,6 +29,8 @@ export interface WorkerContext {
   sockets: { sweep(): Promise<number> }
   /** This process's script handlers: their records are renewed with the heartbeat (node-heartbeat). */
   scripts: { refresh(): Promise<void> }
+  /** Webhook deliveries handed over as they are enqueued: the deliveries worker takes them (webhook-deliveries). */
+  deliveries: { attach(taker: HandoffTaker): () => void }
 }
 
 /** The ports the runner itself uses: leases, wake-ups, the long-work gate and the log. */

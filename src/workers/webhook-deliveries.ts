@@ -2,14 +2,16 @@
  * Sends queued webhook deliveries (src/integration/deliveries.ts) by the policy of
  * ../integration/delivery-policy.ts, which decides each attempt, its outcome and its retries. Every
  * process runs it, each job claimed by one, a share per domain (round robin over the domains with
- * due jobs, ~storage/queue-fair). Deliveries run in the background of the step, within this
- * worker's slots (../integration/delivery-slots.ts): a few to one host at once, a few more waiting
- * for a slot and the rest back to the queue untried, and a bounded number held per domain, so one
- * tenant's slow receivers cannot take every slot.
+ * due jobs, ~storage/queue-fair), or handed over as this process enqueues it while there is room
+ * and no backlog (../integration/delivery-handoff.ts). Deliveries run in the background of the
+ * step, within this worker's slots (../integration/delivery-slots.ts): a few to one host at once, a
+ * few more waiting for a slot and the rest back to the queue untried, and a bounded number held per
+ * domain, so one tenant's slow receivers cannot take every slot.
  */
 import { deliver, type Sending } from '../integration/delivery-policy'
 import { DeliverySlots, MAX_HELD } from '../integration/delivery-slots'
-import { WEBHOOK } from '../integration/deliveries'
+import { type DeliveryJob, WEBHOOK } from '../integration/deliveries'
+import type { Deps } from '../deps'
 import { DeliveryWrites } from '../integration/delivery-writes'
 import { type Resolve, resolveAll } from '../net/outbound'
 import { claimShares } from '../queue-kinds'
@@ -31,11 +33,18 @@ export function createWebhookDeliveriesWorker(options: { resolve?: Resolve } = {
   let after = ''
   /**
    * The last pass may have left due jobs unclaimed (it took all it had room for, or a domain was
-   * full): a freed slot or hold wakes the worker then. Otherwise new jobs wake it by their own
-   * signal, and a wake-up per delivery made a claim's read per delivery for nothing.
+   * full): a freed slot or hold wakes the worker then. Otherwise new jobs it was not handed wake it
+   * by their own signal, and a wake-up per delivery made a claim's read per delivery for nothing.
+   * Until a pass has found the queue's due jobs all taken, none is handed over: those queued go first.
    */
-  let backlog = false
+  let backlog = true
   let wake = () => {}
+  /** Jobs held for hand-offs whose write has not ended: a drain waits for them as for deliveries. */
+  let reserved = 0
+  let reservationsEnded: (() => void) | undefined
+  const reservationEnded = () => {
+    if (--reserved === 0) reservationsEnded?.()
+  }
   const sending: Sending = {
     slots: new DeliverySlots(),
     resolve: options.resolve ?? resolveAll,
@@ -45,6 +54,17 @@ export function createWebhookDeliveriesWorker(options: { resolve?: Resolve } = {
     },
   }
   const { slots } = sending
+  /** Delivers a job this process holds (claimed, or handed over), then lets it go. */
+  const begin = (deps: Deps, job: DeliveryJob) => {
+    const run: Promise<void> = deliver(deps, sending, job)
+      .catch((err: unknown) => deps.log.error('webhook outcome not recorded', { job: job.id, error: String(err) }))
+      .then(() => {
+        slots.drop(job.domain)
+        inFlight.delete(run)
+        sending.freed(job.domain)
+      })
+    inFlight.add(run)
+  }
   return {
     name: 'webhook-deliveries',
     every: 1000,
@@ -56,7 +76,10 @@ export function createWebhookDeliveriesWorker(options: { resolve?: Resolve } = {
       backlog = true
       if (room <= 0) return 0
       const now = deps.clock.now()
-      const shares = { after, room: (d: string) => slots.room(d), full: slots.full() }
+      // the room each domain was given (deliveries that end during the claim make more)
+      const given = new Map<string, number>()
+      const roomOf = (d: string) => given.set(d, slots.room(d)).get(d)!
+      const shares = { after, room: roomOf, full: slots.full() }
       const claimed = await claimShares(deps, WEBHOOK, now, now + LEASE_MS, room, shares)
       after = claimed.after
       // more may be due when the claim, or a domain's share of it, was cut by room
@@ -65,25 +88,39 @@ export function createWebhookDeliveriesWorker(options: { resolve?: Resolve } = {
       backlog =
         claimed.jobs.length >= room ||
         shares.full.length > 0 ||
-        [...taken].some(([domain, n]) => n >= slots.room(domain))
+        [...taken].some(([domain, n]) => n >= (given.get(domain) ?? 0))
       for (const job of claimed.jobs) {
         slots.hold(job.domain)
-        const run: Promise<void> = deliver(deps, sending, job)
-          .catch((err: unknown) => deps.log.error('webhook outcome not recorded', { job: job.id, error: String(err) }))
-          .then(() => {
-            slots.drop(job.domain)
-            inFlight.delete(run)
-            sending.freed(job.domain)
-          })
-        inFlight.add(run)
+        begin(deps, job)
       }
       // one batch per pass: claiming again at once while a host is full would only bounce jobs; the
       // next pass comes when a host's slot frees (or on the schedule)
       return 0
     },
-    // this process's deliveries in flight have finished (tests, shutdown)
+    feed: ({ deps, deliveries }) =>
+      deliveries.attach({
+        leaseMs: LEASE_MS,
+        hold(domain) {
+          if (backlog || slots.heldInAll >= MAX_HELD || slots.room(domain) <= 0) return false
+          slots.hold(domain)
+          reserved++
+          return true
+        },
+        drop(domain) {
+          reservationEnded()
+          slots.drop(domain)
+          sending.freed(domain)
+        },
+        start(job) {
+          reservationEnded()
+          begin(deps, job)
+        },
+      }),
+    // this process's deliveries in flight, and those handed over whose write is still running, have finished (tests, shutdown)
     async drain() {
-      while (inFlight.size) await Promise.allSettled([...inFlight])
+      while (inFlight.size || reserved)
+        if (reserved) await new Promise<void>((ended) => (reservationsEnded = ended))
+        else await Promise.allSettled([...inFlight])
     },
   }
 }

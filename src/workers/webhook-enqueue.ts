@@ -10,7 +10,7 @@
 import type { NewJob } from '~storage/queue'
 import { domainJournalBetween, journalCursor, journalDomainsAfter, moveCursor, parsedChange } from '~storage/journal'
 import { dataChanged } from '../events/event'
-import { deliveryJobs, enqueueDeliveries, subscriptionsOnce, WEBHOOK } from '../integration/deliveries'
+import { deliveryJobs, queueDeliveries, subscriptionsOnce } from '../integration/deliveries'
 import { committed, JournalFollower } from './journal-follower'
 import { followsJournal, PUMP_CURSOR } from './journal-pump'
 import type { Worker } from './runner'
@@ -47,13 +47,8 @@ export function createWebhookEnqueue(): Worker {
       }
       if (jobs.length === 0) await cursor.moved(deps.db, last)
       else {
-        const now = deps.clock.now()
-        await deps.db.write(function* () {
-          yield* enqueueDeliveries(jobs, now)
-          yield* moveCursor(CURSOR, last)
-        })
+        await queueDeliveries(deps, jobs, () => moveCursor(CURSOR, last))
         cursor.committedWith(last)
-        deps.signals.raise(`queue:${WEBHOOK.kind}`)
       }
       following.handled()
       return heads.length

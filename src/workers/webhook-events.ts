@@ -10,7 +10,7 @@
 import type { NewJob } from '~storage/queue'
 import type { PlatformEvent } from '../events/event'
 import type { Deps } from '../deps'
-import { deliveryJobs, enqueueDeliveries, subscriptionsOnce, WEBHOOK } from '../integration/deliveries'
+import { deliveryJobs, queueDeliveries, subscriptionsOnce } from '../integration/deliveries'
 import type { Worker } from './runner'
 
 const BATCH = 256
@@ -26,11 +26,7 @@ export function createWebhookEventsWorker(): Worker {
       const subscriptions = subscriptionsOnce(deps)
       const jobs: NewJob[] = []
       for (const event of events) jobs.push(...(await deliveryJobs(deps, event, subscriptions)))
-      if (jobs.length) {
-        const now = deps.clock.now()
-        await deps.db.write(() => enqueueDeliveries(jobs, now))
-        deps.signals.raise(`queue:${WEBHOOK.kind}`)
-      }
+      if (jobs.length) await queueDeliveries(deps, jobs)
     } catch (err) {
       // as the listener before it: what failed is dropped, the events after it go on
       deps.log.error('webhook enqueue failed', { events: events.length, error: String(err) })

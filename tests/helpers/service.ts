@@ -14,6 +14,7 @@ import { domains } from '~/entities/registry'
 import { users } from '~/directory/users'
 import { createEntity } from '~/entities/writes'
 import { OVERRIDE_HEADER } from '~/http/route'
+import { DeliveryHandoff } from '~/integration/delivery-handoff'
 import { installationId, installLicence, type LicenceLimit } from '~/master/licence'
 import type { Logger } from '~/log'
 import { type Service, startService } from '~/service'
@@ -184,6 +185,8 @@ export async function testService(options: TestOptions = {}) {
     deps: service.deps,
     sockets: service.sockets,
     scripts: { refresh: async () => {} },
+    // a worker a test makes is handed nothing as jobs are enqueued: it claims them
+    deliveries: new DeliveryHandoff(),
   })
   /**
    * A pass of the journal pump, once this process's bus has handed on what it published: on Redis
