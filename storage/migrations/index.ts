@@ -24,6 +24,7 @@ import channelFileUsage from './0021_channel_file_usage.sql' with { type: 'text'
 import queueOpen from './0022_queue_open.sql' with { type: 'text' }
 import borderPatternsTaskSites from './0023_border_patterns_task_sites.sql' with { type: 'text' }
 import installationSecrets from './0024_installation_secrets.sql' with { type: 'text' }
+import queueOpenIndexes from './0025_queue_open_indexes.sql' with { type: 'text' }
 
 export const migrations: { id: string; sql: string }[] = [
   { id: '0001_core', sql: core },
@@ -48,4 +49,5 @@ export const migrations: { id: string; sql: string }[] = [
   { id: '0022_queue_open', sql: queueOpen },
   { id: '0023_border_patterns_task_sites', sql: borderPatternsTaskSites },
   { id: '0024_installation_secrets', sql: installationSecrets },
+  { id: '0025_queue_open_indexes', sql: queueOpenIndexes },
 ]

@@ -275,6 +275,7 @@ for (const [name, open] of drivers) {
         '0022_queue_open',
         '0023_border_patterns_task_sites',
         '0024_installation_secrets',
+        '0025_queue_open_indexes',
       ])
       expect(await migrate(db)).toEqual([])
       expect(await db.get("SELECT count(*) FROM sqlite_master WHERE name = 'journal'")).toEqual([1])

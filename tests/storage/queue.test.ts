@@ -13,6 +13,7 @@ import { migrate } from '~storage/migrate'
 import {
   claimJobs,
   completeJob,
+  enqueueClaimedJob,
   enqueueJob,
   extendLeases,
   failJob,
@@ -308,6 +309,43 @@ for (const [name, open, twoConnections] of drivers) {
       await complete(db, newDone, iso(T0 + 10))
       expect(await pruneJobs(db, iso(T0 + 10))).toBe(2)
       expect((await jobsOf(db, KIND)).map((j) => j.id).sort()).toEqual([newDone, running, pending].sort())
+    })
+
+    test('a job enqueued claimed runs its first attempt until its lease ends; its id is added once', async () => {
+      const { db } = await fresh()
+      const claimed = { id: 'handed', kind: KIND, domain: 'd1', payload: { n: 1 }, runAt: T0 }
+      expect(await db.write(() => enqueueClaimedJob(claimed, iso(T0), T0 + LEASE))).toBe(true)
+      expect(await db.write(() => enqueueClaimedJob(claimed, iso(T0), T0 + LEASE))).toBe(false)
+      expect(await job(db, 'handed')).toMatchObject({ status: 'running', attempts: 1 })
+      expect(await claim(db, T0 + LEASE - 1)).toEqual([])
+      // its lease ended: another holder takes it over, and the first claim can no longer finish it
+      expect(await claim(db, T0 + LEASE)).toEqual(['handed'])
+      const first = { id: 'handed', attempts: 1 }
+      await expect(db.write(() => completeJob(first, iso(T0 + LEASE)))).rejects.toBeInstanceOf(LostClaim)
+    })
+
+    test('the due check, the claim and the serial check read open jobs through their indexes, never a scan', async () => {
+      const { db } = await fresh()
+      await add(db)
+      await add(db, { serial: 's' })
+      const ran: string[] = []
+      const [all, get] = [db.all.bind(db), db.get.bind(db)]
+      db.all = (sql, args = []) => (ran.push(sql), all(sql, args))
+      db.get = (sql, args = []) => (ran.push(sql), get(sql, args))
+      await claim(db, T0)
+      ;[db.all, db.get] = [all, get]
+      expect(ran).toHaveLength(2)
+      const plans = await Promise.all(
+        ran.map(async (sql) => {
+          const select = sql.startsWith('UPDATE') ? sql.slice(sql.indexOf('SELECT'), sql.lastIndexOf(')')) : sql
+          const args = [KIND, T0, T0, T0, T0].slice(0, (select.match(/\?/g) ?? []).length)
+          return (await db.all(`EXPLAIN QUERY PLAN ${select}`, args)).map((r) => String(r[3]))
+        }),
+      )
+      const used = plans.flat()
+      expect(used.filter((p) => /^SCAN /.test(p))).toEqual([])
+      expect(used.some((p) => p.includes('INDEX queue_due (kind=? AND run_at<?)'))).toBe(true)
+      expect(used.some((p) => p.includes('INDEX queue_serial (kind=? AND serial=? AND seq<?)'))).toBe(true)
     })
   })
 }
