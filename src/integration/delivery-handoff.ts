@@ -21,8 +21,8 @@ export interface HandoffTaker {
   hold(domain: string): boolean
   /** A held job that was not enqueued claimed after all (its write failed, or its id was queued already). */
   drop(domain: string): void
-  /** Delivers a held job, enqueued claimed. */
-  start(job: DeliveryJob): void
+  /** Delivers held jobs, enqueued claimed by one write (a batch: what they look up is looked up once). */
+  start(jobs: readonly DeliveryJob[]): void
   /** How long a job handed over is leased (as long as a claim's lease), from its insert. */
   readonly leaseMs: number
 }
@@ -53,9 +53,11 @@ export class DeliveryHandoff implements DeliveryHandoffPort {
     const close = (inserted: ReadonlySet<string>) => {
       if (!open) return
       open = false
+      const started: DeliveryJob[] = []
       for (const job of held)
-        if (inserted.has(job.id)) taker.start(claimedJob(job, now))
+        if (inserted.has(job.id)) started.push(claimedJob(job, now))
         else taker.drop(job.domain)
+      if (started.length) taker.start(started)
     }
     return {
       leaseMs: taker.leaseMs,

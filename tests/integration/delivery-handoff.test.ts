@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { deliveryJobs, enqueueEvent, queueDeliveries } from '~/integration/deliveries'
 import { DeliveryHandoff, type HandoffTaker } from '~/integration/delivery-handoff'
+import { channels } from '~/integration/channels'
 import { DOMAIN_MAX } from '~/integration/delivery-slots'
 import type { PlatformEvent } from '~/events/event'
 import { tx } from '~storage/db'
@@ -18,7 +19,7 @@ describe('the hand-off', () => {
       leaseMs: 60_000,
       hold: () => (told.held < room ? (told.held++, true) : false),
       drop: (domain) => void told.dropped.push(domain),
-      start: (job) => void told.started.push(`${job.id} ${job.status} ${job.attempts}`),
+      start: (jobs) => void told.started.push(...jobs.map((job) => `${job.id} ${job.status} ${job.attempts}`)),
     }
     return { t, told }
   }
@@ -167,6 +168,29 @@ describe('deliveries handed over by the service', () => {
     expect(seen).toHaveLength(DOMAIN_MAX)
     await pass()
     expect(seen).toHaveLength(DOMAIN_MAX + 6)
+  })
+
+  test('a batch reads its channel once for all its jobs; the next batch reads it again', async () => {
+    seen.length = 0
+    let reads = 0
+    const repo = t.deps.repo
+    t.deps.repo = ((table) => {
+      const r = repo(table)
+      if (table.table !== channels.table.table) return r
+      return Object.assign(Object.create(r), {
+        get: (...args: Parameters<typeof r.get>) => (reads++, r.get(...args)),
+      })
+    }) as typeof repo
+    try {
+      await queueDeliveries(t.deps, await jobsFor(700, 720))
+      await t.settled('webhook-deliveries')
+      expect([seen.length, reads]).toEqual([20, 1])
+      await enqueueEvent(t.deps, event(720))
+      await t.settled('webhook-deliveries')
+      expect([seen.length, reads]).toEqual([21, 2])
+    } finally {
+      t.deps.repo = repo
+    }
   })
 
   test('a write that fails delivers nothing, and no hold of any hand-off so far was kept', async () => {
