@@ -1,5 +1,5 @@
 // Webhook outcomes written in batches (src/integration/delivery-writes.ts) on a real libSQL file:
-// outcomes asked for while a batch commits go together in the next transaction, a lost claim is
+// an outcome waits a moment for others, outcomes asked for while a batch commits go together in the next transaction, a lost claim is
 // answered false without failing the others, and any other error fails its batch (the jobs stay
 // claimed, to go again when their lease ends).
 import { afterAll, expect, test } from 'bun:test'
@@ -55,26 +55,39 @@ test('outcomes that come while a batch commits go in the next one; a lost claim 
   ])
   expect(answers.slice(0, -1).every(Boolean)).toBe(true)
   expect(answers.at(-1)).toBe(false)
-  // the first alone (nothing waits when it comes), then the 49 others together
+  // the first 32 as soon as they have come, then the 18 others, which came while they were written
   expect(writes()).toBe(2)
   const statuses = (await jobsOf(db, KIND)).map((j) => j.status)
   expect(statuses.filter((s) => s === 'done')).toHaveLength(49)
   expect(statuses.filter((s) => s === 'running')).toHaveLength(1)
 })
 
+test('an outcome waits a moment for others: those of the next turns share its transaction', async () => {
+  const { db, jobs, deps, writes } = await claimed(3)
+  const out = new DeliveryWrites()
+  const done = new Date(T0).toISOString()
+  const answers: Promise<boolean>[] = []
+  for (const job of jobs) {
+    answers.push(out.write(deps, () => completeJob(job, done)))
+    await new Promise((turn) => setImmediate(turn))
+  }
+  expect(await Promise.all(answers)).toEqual([true, true, true])
+  expect(writes()).toBe(1)
+  expect((await jobsOf(db, KIND)).map((j) => j.status)).toEqual(['done', 'done', 'done'])
+})
+
 test('another error fails its batch, and the jobs stay claimed; the next batch is written', async () => {
   const { db, jobs, deps } = await claimed(3)
   const out = new DeliveryWrites()
   const done = new Date(T0).toISOString()
-  const first = out.write(deps, () => completeJob(jobs[0]!, done))
+  expect(await out.write(deps, () => completeJob(jobs[0]!, done))).toBe(true)
   const broken = out.write(deps, function* () {
     yield* completeJob(jobs[1]!, done)
     throw new Error('broken')
   })
   const besides = out.write(deps, () => completeJob(jobs[2]!, done))
-  const [a, b, c] = await Promise.allSettled([first, broken, besides])
-  expect(a).toEqual({ status: 'fulfilled', value: true })
-  for (const r of [b, c]) expect(r.status === 'rejected' && String(r.reason)).toBe('Error: broken')
+  for (const r of await Promise.allSettled([broken, besides]))
+    expect(r.status === 'rejected' && String(r.reason)).toBe('Error: broken')
   const byId = new Map((await jobsOf(db, KIND)).map((j) => [j.id, j.status]))
   expect([jobs[0], jobs[1], jobs[2]].map((j) => byId.get(j!.id))).toEqual(['done', 'running', 'running'])
   expect(await out.write(deps, () => completeJob(jobs[2]!, done))).toBe(true)
