@@ -18,6 +18,7 @@ import { type Channel, channelSecret, channels } from './channels'
 import type { DeliveryJob } from './deliveries'
 import { type DeliverySlots, type Target, targetOf } from './delivery-slots'
 import type { DeliveryWrites } from './delivery-writes'
+import { SealedUnreadable } from '../secret-box'
 
 export const MAX_ATTEMPTS = 8
 const TIMEOUT_MS = 10_000
@@ -49,13 +50,14 @@ interface Outcome {
 
 /**
  * What a process sends its deliveries within: its slots, how target names are resolved, its outcome
- * writes, and what to do when a host's slot frees and no waiting job takes it (the worker may claim more).
+ * writes, and what to do when a domain's hold of a job ends, or a host's slot frees and no waiting
+ * job takes it (`idle`): the worker may claim more.
  */
 export interface Sending {
   slots: DeliverySlots
   resolve: Resolve
   writes: DeliveryWrites
-  freed(domain: string): void
+  freed(domain: string, idle?: boolean): void
 }
 
 /** WEBHOOK_ALLOW_PRIVATE parsed, once per list (it was parsed for every delivery). */
@@ -146,7 +148,12 @@ export class BatchLookups {
   channel(domain: string, id: string) {
     return memo(this.channels, `${domain}\n${id}`, async () => {
       const channel = (await this.deps.repo(channels.table).get(domain, id)) as Channel | undefined
-      const secret = channel ? await channelSecret(this.deps, domain, id).catch((err: Error) => err) : null
+      // a secret that does not open fails its deliveries for good; a store that fails them fails this batch only
+      const unreadable = (err: unknown) => {
+        if (err instanceof SealedUnreadable) return err
+        throw err
+      }
+      const secret = channel ? await channelSecret(this.deps, domain, id).catch(unreadable) : null
       return { channel, secret }
     })
   }
@@ -158,12 +165,13 @@ export class BatchLookups {
 }
 
 function memo<T>(known: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
-  let value = known.get(key)
-  if (!value) {
-    value = make()
-    known.set(key, value)
-  }
-  return value
+  const value = known.get(key)
+  if (value) return value
+  const made = make()
+  known.set(key, made)
+  // a failure is the jobs' that asked meanwhile: the batch's later ones look again
+  made.catch(() => known.get(key) === made && known.delete(key))
+  return made
 }
 
 /** Delivers one claimed job (or gives it back to the queue when its host is too busy), with its batch's lookups. */
@@ -207,7 +215,7 @@ export async function deliver(deps: Deps, sending: Sending, job: DeliveryJob, lo
   } finally {
     // the host's slot is free once it answered, not once the outcome is written (the job stays
     // held until then)
-    if (!slots.give(host, performance.now() - started)) sending.freed(job.domain)
+    if (!slots.give(host, performance.now() - started)) sending.freed(job.domain, true)
   }
   await record(deps, sending, job, outcome)
 }

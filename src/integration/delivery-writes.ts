@@ -4,7 +4,8 @@
  * committed, the outcomes that come meanwhile gather and go in the next one. Deliveries to one host
  * answer one after another (a few in flight): written as each came, a commit recorded one outcome
  * and commits were a fifth of the process's CPU at 4,000 deliveries a second (bench/webhooks.ts).
- * The wait delays only the job's record (its delivery log line); the receiver has the delivery. An
+ * The wait delays the job's record (its delivery log line) and the end of its hold in the process's
+ * slots (./delivery-slots.ts); the receiver has the delivery. An
  * outcome not written (the process died first) leaves its job claimed until its lease ends, and it
  * is then delivered again with the same webhook-id: at least once, never lost.
  */
@@ -30,6 +31,9 @@ export class DeliveryWrites {
   private writing = false
   private gathering: ReturnType<typeof setTimeout> | undefined
 
+  /** `gatherMs`: how long an outcome waits for others (tests give a longer one, so a slow turn does not end it). */
+  constructor(private readonly gatherMs = GATHER_MS) {}
+
   /**
    * Writes the step (a completeJob or failJob of one claim) in the next batch: true once committed,
    * false when the claim was lost (another process took the job over; nothing written).
@@ -39,7 +43,7 @@ export class DeliveryWrites {
       this.pending.push({ step, done, failed })
       if (this.writing) return // the batch after the one being written takes it
       if (this.pending.length >= GATHER_MAX) void this.flush(deps)
-      else this.gathering ??= setTimeout(() => void this.flush(deps), GATHER_MS)
+      else this.gathering ??= setTimeout(() => void this.flush(deps), this.gatherMs)
     })
   }
 

@@ -20,12 +20,15 @@ import type { Worker } from './runner'
 /** Jobs one claim takes at most. */
 const CLAIM_MAX = 32
 /**
- * A freed slot or hold wakes the worker once its domain has room for a whole claim (not one claim a
+ * A hold that ends wakes the worker once its domain has room for a whole claim (not one claim a
  * delivery): with a quarter of one, a backlog to one receiver was claimed 7 jobs at a time (2,760
  * claims for 20,000 deliveries in bench/webhooks.ts, against 980), each a read, a write and its
- * batch's lookups. What a domain still holds (up to DOMAIN_MAX) keeps its hosts busy meanwhile.
+ * batch's lookups, while the jobs waiting for its slots kept it busy. A host slot left idle (no job
+ * of the domain waits for it) wakes it at a quarter: a domain whose slow receivers hold more than
+ * DOMAIN_MAX - CLAIM_MAX jobs never has room for a whole claim, and its fast ones would wait.
  */
 const REFILL = CLAIM_MAX
+const REFILL_IDLE = CLAIM_MAX / 4
 const LEASE_MS = 60_000
 
 /**
@@ -55,8 +58,8 @@ export function createWebhookDeliveriesWorker(options: { resolve?: Resolve } = {
     slots: new DeliverySlots(),
     resolve: options.resolve ?? resolveAll,
     writes: new DeliveryWrites(),
-    freed: (domain) => {
-      if (backlog && slots.room(domain) >= REFILL) wake()
+    freed: (domain, idle) => {
+      if (backlog && slots.room(domain) >= (idle ? REFILL_IDLE : REFILL)) wake()
     },
   }
   const { slots } = sending

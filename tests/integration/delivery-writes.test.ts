@@ -62,9 +62,9 @@ test('outcomes that come while a batch commits go in the next one; a lost claim 
   expect(statuses.filter((s) => s === 'running')).toHaveLength(1)
 })
 
-test('an outcome waits a moment for others: those of the next turns share its transaction', async () => {
+test('an outcome waits a moment for others: those of the next turns share its transaction (a longer moment here)', async () => {
   const { db, jobs, deps, writes } = await claimed(3)
-  const out = new DeliveryWrites()
+  const out = new DeliveryWrites(1000)
   const done = new Date(T0).toISOString()
   const answers: Promise<boolean>[] = []
   for (const job of jobs) {
