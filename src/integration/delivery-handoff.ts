@@ -6,9 +6,9 @@
  * job the worker has no room for is enqueued pending and claimed as before, and so is every job
  * while the worker's last pass left due jobs unclaimed (they go first; due work it has not seen,
  * a retry come due, is claimed by its next scheduled pass). Only jobs due now and of no serial are
- * handed over, each id once. Nothing is delivered before its write commits;
- * a process that dies with jobs handed over leaves them claimed until their lease ends, as a
- * claim would: at least once, never lost.
+ * handed over, each id once. Nothing is delivered before its write commits; a process that dies
+ * with jobs handed over leaves them claimed until their lease ends, as a claim would: at least
+ * once, never lost.
  */
 import type { NewJob } from '~storage/queue'
 import { isoTime } from '../clock'

@@ -5,9 +5,9 @@
  * answer one after another (a few in flight): written as each came, a commit recorded one outcome
  * and commits were a fifth of the process's CPU at 4,000 deliveries a second (bench/webhooks.ts).
  * The wait delays the job's record (its delivery log line) and the end of its hold in the process's
- * slots (./delivery-slots.ts); the receiver has the delivery. An
- * outcome not written (the process died first) leaves its job claimed until its lease ends, and it
- * is then delivered again with the same webhook-id: at least once, never lost.
+ * slots (./delivery-slots.ts); the receiver has the delivery. An outcome not written (the process
+ * died first) leaves its job claimed until its lease ends, and it is then delivered again with the
+ * same webhook-id: at least once, never lost.
  */
 import type { TxStep } from '~storage/db'
 import { LostClaim } from '~storage/queue'
