@@ -29,6 +29,9 @@ export interface HandoffTaker {
 
 export class DeliveryHandoff implements DeliveryHandoffPort {
   private taker: HandoffTaker | null = null
+  /** Reservations whose write has not ended, and who waits for there to be none. */
+  private open = 0
+  private waiting: (() => void)[] = []
 
   /** The worker takes jobs from now on; answers how it stops. */
   attach(taker: HandoffTaker): () => void {
@@ -36,6 +39,12 @@ export class DeliveryHandoff implements DeliveryHandoffPort {
     return () => {
       if (this.taker === taker) this.taker = null
     }
+  }
+
+  /** Resolves once no reservation waits for its write (the worker's drain waits for them as for deliveries). */
+  settled(): Promise<void> {
+    if (this.open === 0) return Promise.resolve()
+    return new Promise((ended) => this.waiting.push(ended))
   }
 
   reserve(jobs: readonly NewJob[], now: number): DeliveryReservation | null {
@@ -50,6 +59,7 @@ export class DeliveryHandoff implements DeliveryHandoffPort {
     })
     if (!held.length) return null
     let open = true
+    this.open++
     const close = (inserted: ReadonlySet<string>) => {
       if (!open) return
       open = false
@@ -58,6 +68,7 @@ export class DeliveryHandoff implements DeliveryHandoffPort {
         if (inserted.has(job.id)) started.push(claimedJob(job, now))
         else taker.drop(job.domain)
       if (started.length) taker.start(started)
+      if (--this.open === 0) for (const ended of this.waiting.splice(0)) ended()
     }
     return {
       leaseMs: taker.leaseMs,

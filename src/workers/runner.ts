@@ -30,7 +30,7 @@ export interface WorkerContext {
   /** This process's script handlers: their records are renewed with the heartbeat (node-heartbeat). */
   scripts: { refresh(): Promise<void> }
   /** Webhook deliveries handed over as they are enqueued: the deliveries worker takes them (webhook-deliveries). */
-  deliveries: { attach(taker: HandoffTaker): () => void }
+  deliveries: { attach(taker: HandoffTaker): () => void; settled(): Promise<void> }
 }
 
 /** The ports the runner itself uses: leases, wake-ups, the long-work gate and the log. */

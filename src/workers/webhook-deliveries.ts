@@ -47,13 +47,6 @@ export function createWebhookDeliveriesWorker(options: { resolve?: Resolve } = {
    */
   let backlog = true
   let wake = () => {}
-  /** Jobs held for hand-offs whose write has not ended: a drain waits for them as for deliveries. */
-  let reserved = 0
-  let reservationsEnded: (() => void) | undefined
-  const reservationEnded = (jobs = 1) => {
-    reserved -= jobs
-    if (reserved === 0) reservationsEnded?.()
-  }
   const sending: Sending = {
     slots: new DeliverySlots(),
     resolve: options.resolve ?? resolveAll,
@@ -91,7 +84,11 @@ export function createWebhookDeliveriesWorker(options: { resolve?: Resolve } = {
       const now = deps.clock.now()
       // the room each domain was given (deliveries that end during the claim make more)
       const given = new Map<string, number>()
-      const roomOf = (d: string) => given.set(d, slots.room(d)).get(d)!
+      const roomOf = (d: string) => {
+        const room = slots.room(d)
+        given.set(d, room)
+        return room
+      }
       const shares = { after, room: roomOf, full: slots.full() }
       const claimed = await claimShares(deps, WEBHOOK, now, now + LEASE_MS, room, shares)
       after = claimed.after
@@ -114,24 +111,21 @@ export function createWebhookDeliveriesWorker(options: { resolve?: Resolve } = {
         hold(domain) {
           if (backlog || slots.heldInAll >= MAX_HELD || slots.room(domain) <= 0) return false
           slots.hold(domain)
-          reserved++
           return true
         },
         drop(domain) {
-          reservationEnded()
           slots.drop(domain)
           sending.freed(domain)
         },
-        start(jobs) {
-          reservationEnded(jobs.length)
-          begin(deps, jobs)
-        },
+        start: (jobs) => begin(deps, jobs),
       }),
     // this process's deliveries in flight, and those handed over whose write is still running, have finished (tests, shutdown)
-    async drain() {
-      while (inFlight.size || reserved)
-        if (reserved) await new Promise<void>((ended) => (reservationsEnded = ended))
-        else await Promise.allSettled([...inFlight])
+    async drain({ deliveries }) {
+      for (;;) {
+        await deliveries.settled()
+        if (!inFlight.size) return
+        await Promise.allSettled([...inFlight])
+      }
     },
   }
 }
