@@ -16,6 +16,7 @@ import { AccessCache } from './identity/access'
 import { SessionStore } from './identity/sessions'
 import type { Logger } from './log'
 import { DeliveryHandoff } from './integration/delivery-handoff'
+import { SubscriptionCache } from './integration/subscription-cache'
 import { RecentJournal } from './journal/recent'
 import { LongWork } from './long-work'
 import { NodeRegistry } from './master/nodes'
@@ -75,6 +76,7 @@ export function compose(parts: {
   const metrics = new Metrics(parts.appProcess)
   const routes = new Router(parts.routes)
   const deliveryHandoff = new DeliveryHandoff()
+  const subscriptions = new SubscriptionCache(kv, clock)
   const deps: HttpDeps = {
     ...store,
     config,
@@ -89,6 +91,7 @@ export function compose(parts: {
     scripts,
     signals: new Signals(),
     recentJournal: new RecentJournal(),
+    subscriptions,
     deliveryHandoff,
     longWork,
     routes,
@@ -97,5 +100,5 @@ export function compose(parts: {
     metrics,
     secrets: parts.secrets,
   }
-  return { deps, sessions, access, model, bus, nodes, scripts, metrics, deliveryHandoff }
+  return { deps, sessions, access, model, bus, nodes, scripts, metrics, deliveryHandoff, subscriptions }
 }

@@ -25,6 +25,7 @@ import type {
   Sessions,
   SignalPort,
   Store,
+  SubscriptionsPort,
 } from './ports'
 
 export type { Store } from './ports'
@@ -47,6 +48,8 @@ export interface Deps extends Store {
   signals: SignalPort
   /** What this process journaled lately, for the journal's followers. */
   recentJournal: RecentJournalPort
+  /** Webhook subscriptions as the deliveries read them. */
+  subscriptions: SubscriptionsPort
   /** Webhook deliveries this process's worker takes as they are enqueued. */
   deliveryHandoff: DeliveryHandoffPort
   /** Long write transactions running now: the domains they gate and their progress. */
