@@ -147,8 +147,14 @@ export interface EventPublisher {
 
 /** The journal records this process committed lately (src/journal/recent.ts). */
 export interface RecentJournalPort {
-  /** Records of one commit, in seq order, once it committed. */
+  /** Names this process where its records are passed on. */
+  readonly origin: string
+  /** Records of one commit of this process, in seq order, once it committed. */
   committed(records: readonly JournalChangeText[]): void
+  /** Records another process committed and passed on (null: it let some go); how many were new here. */
+  received(records: readonly JournalChangeText[] | null): number
+  /** This process's records not yet passed on (none: nothing new); null when some were let go. */
+  takeUnrelayed(): JournalChangeText[] | null
   /** At most `limit` records after `seq` when the one right after it is kept (none: `seq` is the last); null: read the database. */
   after(seq: number, limit: number): JournalChangeText[] | null
   /** Keeps nothing: what was kept may be gone from the table. */

@@ -1,19 +1,20 @@
 /**
- * The journal records this process committed lately, handed over by the write path once they
- * committed (src/entities/unit.ts), so that the journal's followers (the event pump, the webhook
- * enqueueing) take what follows their cursor from memory instead of reading it back: at 1,000 lone
- * creates a second those two reads, with the read snapshot they began, were about a tenth of the
- * process's time, and they came between each commit and its event.
+ * The journal records committed lately, handed over by the write path once they committed
+ * (src/entities/unit.ts) and, from the other processes of a cluster, passed on to the followers'
+ * holder (./relay.ts), so that the journal's followers (the event pump, the webhook enqueueing)
+ * take what follows their cursor from memory instead of reading it back: at 1,000 lone creates a
+ * second those two reads, with the read snapshot they began, were about a tenth of the process's
+ * time, and they came between each commit and its event.
  *
- * What is kept is one unbroken run of seqs. A follower takes from it what follows its cursor when
- * the run holds the record right after it, and nothing when its cursor is the last record kept
- * (it is caught up with this process's commits). A commit whose first seq does not follow the last
- * one kept had another process's commit before it (or rows it journaled were deleted): the run
- * starts again with it. What another process committed after the last record kept leaves no hole
- * to see, so a follower reads the table after every wake-up another process passed on to it and
+ * What is kept is in seq order, with holes where a record was not handed over (yet). Seqs follow
+ * the commits' order, so a follower takes from it what follows its cursor when the record right
+ * after it is here, up to the first hole, and nothing when its cursor is the last record kept (it
+ * is caught up with the commits it was told of); a hole right after its cursor sends it to the
+ * table. What another process committed after the last record kept leaves no hole to see, so a
+ * follower reads the table after every wake-up another process passed on without its records and
  * after it takes its lease (`RecentReader.distrust`), once TABLE_EVERY_MS passed since it last did
- * (for a commit whose wake-up was lost: within that under steady commits, and at the next pass of
- * the followers' 500 ms schedule when idle), and while long work runs; a transaction that deleted
+ * (for a commit nobody passed on: within that under steady commits, and at the next pass of the
+ * followers' 500 ms schedule when idle), and while long work runs; a transaction that deleted
  * journal records (a domain's purge) empties what is kept.
  */
 import type { JournalChangeText } from '~storage/journal'
@@ -31,40 +32,87 @@ const charsOf = (r: JournalChangeText) => r.obj.length + (r.prev?.length ?? 0)
 export const TABLE_EVERY_MS = 250
 
 export class RecentJournal {
-  /** Seqs one after another, each one more than the last. */
+  /** Names this process's records where they are passed on (./relay.ts): it passes over its own. */
+  readonly origin = crypto.randomUUID()
+  /** In seq order; a hole is a record nobody handed over (yet): another process's, or one deleted. */
   private records: JournalChangeText[] = []
   private chars = 0
+  /** This process's records not yet passed on to the followers' holder (./relay.ts); null: some were lost. */
+  private unrelayed: JournalChangeText[] | null = []
 
-  /** Records of one commit, in seq order, after it committed. */
+  /** Records of one commit of this process, in seq order, after it committed. */
   committed(records: readonly JournalChangeText[]): void {
-    for (const record of records) {
-      const last = this.records.at(-1)
-      if (last && record.seq !== last.seq + 1) this.clear()
-      this.records.push(record)
-      this.chars += charsOf(record)
-    }
-    let drop = 0
-    while (this.records.length - drop > MAX_RECORDS || (this.chars > MAX_CHARS && drop < this.records.length))
-      this.chars -= charsOf(this.records[drop++]!)
-    if (drop) this.records = this.records.slice(drop)
+    this.keep(records)
+    if (!this.unrelayed) return
+    this.unrelayed.push(...records)
+    // the holder never passes its records on: past the most kept, they are let go as lost
+    if (this.unrelayed.length > MAX_RECORDS) this.unrelayed = null
   }
 
   /**
-   * At most `limit` records after `seq` when the record right after it is here (and so is every
-   * later one this process committed), none when `seq` is the last one here; null when the
-   * database must be read.
+   * Records another process committed and passed on; how many of them were not kept yet. Null: it
+   * let some go, and what it committed is not here: nothing kept is trusted (the followers read).
+   */
+  received(records: readonly JournalChangeText[] | null): number {
+    if (!records) {
+      this.records = []
+      this.chars = 0
+      return 1
+    }
+    return this.keep(records)
+  }
+
+  /**
+   * This process's records since the last call, to pass on to the followers' holder: none when it
+   * committed nothing since, null when some of them were let go (a purge cleared them, or the
+   * holder's own ran past the most kept): the holder then keeps nothing and reads the table.
+   */
+  takeUnrelayed(): JournalChangeText[] | null {
+    const taken = this.unrelayed
+    this.unrelayed = []
+    return taken
+  }
+
+  /**
+   * At most `limit` records after `seq` when the record right after it is here, up to the first
+   * hole; none when `seq` is at or past the last one here; null when the database must be read.
    */
   after(seq: number, limit: number): JournalChangeText[] | null {
-    const first = this.records[0]
-    if (!first) return null
-    const from = seq + 1 - first.seq
-    if (from < 0 || from > this.records.length) return null
-    return this.records.slice(from, from + limit)
+    const { records } = this
+    const last = records.at(-1)
+    if (!last) return null
+    if (seq >= last.seq) return seq === last.seq ? [] : null // past it: another process committed what follows
+    let i = records.length - 1
+    while (i > 0 && records[i - 1]!.seq > seq) i--
+    if (records[i]!.seq !== seq + 1) return null
+    let end = i + 1
+    while (end < records.length && end - i < limit && records[end]!.seq === records[end - 1]!.seq + 1) end++
+    return records.slice(i, end)
   }
 
   clear(): void {
     this.records = []
     this.chars = 0
+    this.unrelayed = null
+  }
+
+  /** In seq order, each seq once; past the most kept, the oldest go. Says how many were new. */
+  private keep(records: readonly JournalChangeText[]): number {
+    let added = 0
+    for (const record of records) {
+      let i = this.records.length
+      while (i > 0 && this.records[i - 1]!.seq > record.seq) i--
+      if (i > 0 && this.records[i - 1]!.seq === record.seq) continue
+      if (i === this.records.length) this.records.push(record)
+      else this.records.splice(i, 0, record)
+      this.chars += charsOf(record)
+      added++
+    }
+    let drop = 0
+    while (this.records.length - drop > MAX_RECORDS || (this.chars > MAX_CHARS && drop < this.records.length))
+      this.chars -= charsOf(this.records[drop++]!)
+    if (drop) this.records = this.records.slice(drop)
+    return added
   }
 }
 

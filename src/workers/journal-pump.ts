@@ -9,6 +9,7 @@
  */
 import { journalCursor, journalTextAfter } from '~storage/journal'
 import { dataChangedText } from '../events/event'
+import { passOnCommits, receiveCommits } from '../journal/relay'
 import { JournalFollower } from './journal-follower'
 import type { Worker } from './runner'
 
@@ -16,13 +17,17 @@ import type { Worker } from './runner'
 export const PUMP_CURSOR = 'events'
 const BATCH = 500
 
-/** How a worker that follows the journal runs: woken by every commit, on one process, its lease kept. */
+/**
+ * How a worker that follows the journal runs: woken by every commit, on one process, its lease
+ * kept; another process passes its commits' records on to it (src/journal/relay.ts).
+ */
 export const followsJournal = {
   every: 500,
   wakeOn: ['journal'],
   lease: 'cluster',
   holdLease: true,
   batch: BATCH,
+  passOn: ({ deps }) => passOnCommits(deps),
 } as const satisfies Partial<Worker>
 
 /** The pump (./journal-follower.ts: its cursor, and what this process journaled taken from memory). */
@@ -42,6 +47,8 @@ export function createJournalPump(now?: () => number): Worker {
       handled()
       return changes.length
     },
+    // the records the other processes pass on, kept for both followers of the journal
+    feed: ({ deps }) => receiveCommits(deps),
     drain: ({ deps }) => follower.cursor.flush(deps.db),
     // the last holder's messages may still be on their way here: ours go behind them (src/events/own-messages.ts)
     leaseTaken: ({ deps }) => {

@@ -62,6 +62,12 @@ export interface Worker<C = WorkerContext> {
   /** A `holdLease` worker's: another process passed a wake-up on to it (it committed). */
   wokenElsewhere?(context: C): void
   /**
+   * A `holdLease` worker's, woken where another process holds the lease: it tells the holder itself
+   * (the journal's followers pass the records on: src/journal/relay.ts) instead of the wake-up the
+   * runner passes on.
+   */
+  passOn?(context: C): void
+  /**
    * The most a step does at once: a step that did fewer reached the end of the work there was, and
    * the pass ends without another step to find nothing (a wake-up meanwhile runs the next pass).
    */
@@ -275,7 +281,8 @@ export class WorkerRunner<C = WorkerContext> {
       if (state.held) {
         // the holder does this work: it is told of the wake-up
         if (!(await state.held.take())) {
-          state.held.forward()
+          if (worker.passOn) worker.passOn(this.context)
+          else state.held.forward()
           return 0
         }
       } else if (worker.lease === 'cluster') {

@@ -21,7 +21,7 @@ const quiet: Logger = { level: 'error', error() {}, warn() {}, info() {}, debug(
 async function countingKv(prefix: string) {
   const r = await testRedisKv(prefix)
   cleanups.push(r.cleanup)
-  const state = { locks: 0, silenced: false }
+  const state = { locks: 0, publishes: 0, silenced: false }
   const never = new Promise<never>(() => {})
   const kv = new Proxy(r.kv, {
     get(target, key, receiver) {
@@ -29,6 +29,7 @@ async function countingKv(prefix: string) {
       if (typeof value !== 'function') return value
       return (...args: unknown[]) => {
         if (state.silenced) return never
+        if (key === 'publish') state.publishes++
         if (key !== 'lock') return value.apply(target, args)
         state.locks++
         // the lock's own calls (renewals) go silent with the rest
@@ -175,4 +176,21 @@ test('a worker hears each time its process takes the lease, before the step that
   b.signals.raise('journal')
   await until(() => seen.filter((s) => s === 'b step').length === 2, 2000, "b's second pass")
   expect(seen).toEqual(['a took', 'a step', 'a step', 'b took', 'b step', 'b step'])
+})
+
+test('a worker that passes its wake-ups on itself (passOn) is asked where the lease is held elsewhere, and the runner sends none', async () => {
+  const prefix = testPrefix()
+  let passed = 0
+  const a = await holder(prefix)
+  const b = await holder(prefix, { passOn: () => void passed++ })
+  a.runner.start()
+  await a.runner.ready()
+  await until(() => a.steps.count === 1, 2000, "a's first pass")
+  b.runner.start()
+  await until(() => passed === 1, 2000, "b's first pass passing its wake-up on")
+  const publishes = b.kv.publishes
+  b.signals.raise('journal') // a commit of b's process
+  await until(() => passed === 2, 2000, "b's wake-up passed on")
+  expect(b.kv.publishes).toBe(publishes)
+  expect(b.steps.count).toBe(0)
 })

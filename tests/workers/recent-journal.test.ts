@@ -7,9 +7,10 @@ import { systemCtx } from '~/context'
 import { commit } from '~/entities/unit'
 import type { PlatformEvent } from '~/events/event'
 import { RecentJournal, RecentReader, TABLE_EVERY_MS } from '~/journal/recent'
+import { passOnCommits } from '~/journal/relay'
 import { createJournalPump } from '~/workers/journal-pump'
 import type { Doc } from '~storage/doc'
-import { appendJournal, type JournalChangeText } from '~storage/journal'
+import { appendJournal, type JournalChangeText, journalTextAfter } from '~storage/journal'
 import { jobsOf } from '~storage/queue'
 import { testService, type TestService } from '../helpers/service'
 
@@ -27,7 +28,7 @@ const record = (seq: number, domain = 'd'): JournalChangeText => ({
 })
 const seqs = (records: JournalChangeText[] | null) => records?.map((r) => r.seq) ?? null
 
-test('the run kept holds the record after the cursor, or the database is read', () => {
+test('the records kept hold the record after the cursor, up to a hole, or the database is read', () => {
   const recent = new RecentJournal()
   expect(recent.after(0, 10)).toBeNull() // nothing kept
   recent.committed([record(5), record(6)])
@@ -35,17 +36,40 @@ test('the run kept holds the record after the cursor, or the database is read', 
   expect(seqs(recent.after(4, 10))).toEqual([5, 6, 7])
   expect(seqs(recent.after(5, 1))).toEqual([6])
   expect(recent.after(3, 10)).toBeNull() // 4 is not here
-  expect(recent.after(7, 10)).toEqual([]) // the last one kept: nothing this process committed follows
-  // another process's commit came between: the run starts again after the hole
+  expect(recent.after(7, 10)).toEqual([]) // the last one kept: nothing committed since follows
+  // another process's commit came between: a hole at 8
   recent.committed([record(9)])
-  expect(recent.after(6, 10)).toBeNull()
-  expect(recent.after(7, 10)).toBeNull()
+  expect(seqs(recent.after(6, 10))).toEqual([7]) // up to the hole
+  expect(recent.after(7, 10)).toBeNull() // the hole right after the cursor: the table
   expect(seqs(recent.after(8, 10))).toEqual([9])
   expect(recent.after(10, 10)).toBeNull() // past the last one kept
-  // handed over out of order: nothing kept before it is trusted
+  // the other process passes its record on: the hole is filled, and each record is kept once
+  expect(recent.received([record(8, 'other')])).toBe(1)
+  expect(seqs(recent.after(6, 10))).toEqual([7, 8, 9])
+  expect(recent.received([record(8, 'other'), record(9)])).toBe(0)
+  // handed over out of order: kept in seq order
   recent.committed([record(4)])
-  expect(recent.after(8, 10)).toBeNull()
-  expect(seqs(recent.after(3, 10))).toEqual([4])
+  expect(seqs(recent.after(3, 10))).toEqual([4, 5, 6, 7, 8, 9])
+  // another process let some of its records go: nothing kept is trusted
+  expect(recent.received(null)).toBe(1)
+  expect(recent.after(9, 10)).toBeNull()
+})
+
+test("this process's own records are passed on once; a purge or the most kept make them lost", () => {
+  const recent = new RecentJournal()
+  expect(recent.takeUnrelayed()).toEqual([])
+  recent.committed([record(1), record(2)])
+  recent.received([record(3, 'other')]) // another process's: not passed on again
+  recent.committed([record(4)])
+  expect(seqs(recent.takeUnrelayed())).toEqual([1, 2, 4])
+  expect(recent.takeUnrelayed()).toEqual([])
+  recent.committed([record(5)])
+  recent.clear() // a purge: what it journaled before may be gone
+  expect(recent.takeUnrelayed()).toBeNull()
+  expect(recent.takeUnrelayed()).toEqual([])
+  // the holder never passes its own on: past the most kept, they are lost
+  recent.committed(Array.from({ length: 1001 }, (_, i) => record(i + 10)))
+  expect(recent.takeUnrelayed()).toBeNull()
 })
 
 test('older records go first past the most kept, by count and by characters', () => {
@@ -53,15 +77,18 @@ test('older records go first past the most kept, by count and by characters', ()
   recent.committed(Array.from({ length: 1500 }, (_, i) => record(i + 1)))
   expect(recent.after(100, 10)).toBeNull()
   expect(seqs(recent.after(500, 2))).toEqual([501, 502])
+  // another process's record on a full memory: new, though the oldest went for it (it wakes the followers)
+  expect(recent.received([record(1501, 'other')])).toBe(1)
+  expect(recent.after(500, 2)).toBeNull()
   const large = (seq: number) => ({ ...record(seq), obj: 'x'.repeat(1.5 * 1024 * 1024) })
-  recent.committed([large(1501), large(1502), large(1503)])
-  expect(recent.after(1500, 10)).toBeNull() // 1501 went with the records before it: 4.5 MiB were too many
-  expect(seqs(recent.after(1501, 10))).toEqual([1502, 1503])
+  recent.committed([large(1502), large(1503), large(1504)])
+  expect(recent.after(1501, 10)).toBeNull() // 1502 went with the records before it: 4.5 MiB were too many
+  expect(seqs(recent.after(1502, 10))).toEqual([1503, 1504])
   // one record larger than that alone is not kept
-  recent.committed([{ ...record(1504), obj: 'x'.repeat(5 * 1024 * 1024) }])
-  expect(recent.after(1503, 10)).toBeNull()
-  recent.committed([record(1505)])
-  expect(seqs(recent.after(1504, 10))).toEqual([1505])
+  recent.committed([{ ...record(1505), obj: 'x'.repeat(5 * 1024 * 1024) }])
+  expect(recent.after(1504, 10)).toBeNull()
+  recent.committed([record(1506)])
+  expect(seqs(recent.after(1505, 10))).toEqual([1506])
 })
 
 test('a follower takes from memory once a read of the table since its last distrust was handled', () => {
@@ -156,6 +183,54 @@ test('the pump publishes what this process journaled from memory, and reads what
   published.length = 0
   expect(await pump.step(context, signal)).toBe(2)
   expect(published.flat().map((e) => e.data.id)).toEqual([third, 'later'])
+})
+
+test("another process's records passed on are published from memory; its lost ones send the pump to the table", async () => {
+  const { db, signals } = t.service.deps
+  const pump = createJournalPump()
+  const context = t.workerContext()
+  const signal = new AbortController().signal
+  pump.leaseTaken!(context)
+  while ((await pump.step(context, signal)) > 0) {} // reads the journal up to its end
+  const off = pump.feed!(context)
+  let raised = 0
+  const quiet = signals.on('journal', () => raised++)
+  try {
+    // another process (its own memory of what it committed) journals a record and passes it on
+    const elsewhere = new RecentJournal()
+    const objid = 'passed-on'
+    await db.run(
+      `INSERT INTO journal (domain, dtutc, cmdtype, objtype, objid, modifierid, modifiername, obj, initiator)
+       VALUES (?, ?, 'create', 'extobj', ?, 'x', 'x', ?, 'user')`,
+      [domain, new Date().toISOString(), objid, JSON.stringify({ id: objid, type: 'r' })],
+    )
+    const [row] = await journalTextAfter(db, (await lastSeq()) - 1, 1)
+    elsewhere.committed([row!])
+    // gone from the table behind the pump's back: published all the same, so it came from memory
+    await db.run('DELETE FROM journal WHERE seq = ?', [row!.seq])
+    passOnCommits({ kv: t.deps.kv, recentJournal: elsewhere })
+    const until = Date.now() + 5000
+    while (raised === 0 && Date.now() < until) await Bun.sleep(5)
+    expect(raised).toBe(1) // the followers were woken as for a commit here
+    published.length = 0
+    expect(await pump.step(context, signal)).toBe(1)
+    expect(published.flat().map((e) => e.data.id)).toEqual([objid])
+    passOnCommits({ kv: t.deps.kv, recentJournal: elsewhere }) // nothing new: nothing sent
+
+    // it let records go (a purge there): nothing kept here is trusted, the table is read
+    const mine = await create(30)
+    elsewhere.clear()
+    passOnCommits({ kv: t.deps.kv, recentJournal: elsewhere })
+    expect(seqs(t.deps.recentJournal.after(row!.seq, 10))).toHaveLength(1) // this process's own create
+    while (t.deps.recentJournal.after(row!.seq, 10) && Date.now() < until) await Bun.sleep(5)
+    expect(t.deps.recentJournal.after(row!.seq, 10)).toBeNull()
+    published.length = 0
+    expect(await pump.step(context, signal)).toBe(1)
+    expect(published.flat().map((e) => e.data.id)).toEqual([mine])
+  } finally {
+    quiet()
+    off()
+  }
 })
 
 const drained = async (pump: ReturnType<typeof createJournalPump>) => {
