@@ -16,7 +16,6 @@ import { AccessCache } from './identity/access'
 import { SessionStore } from './identity/sessions'
 import type { Logger } from './log'
 import { DeliveryHandoff } from './integration/delivery-handoff'
-import { SubscriptionCache } from './integration/subscription-cache'
 import { RecentJournal } from './journal/recent'
 import { LongWork } from './long-work'
 import { NodeRegistry } from './master/nodes'
@@ -76,7 +75,6 @@ export function compose(parts: {
   const metrics = new Metrics(parts.appProcess)
   const routes = new Router(parts.routes)
   const deliveryHandoff = new DeliveryHandoff()
-  const subscriptions = new SubscriptionCache(kv, clock)
   const deps: HttpDeps = {
     ...store,
     config,
@@ -91,7 +89,6 @@ export function compose(parts: {
     scripts,
     signals: new Signals(),
     recentJournal: new RecentJournal(),
-    subscriptions,
     deliveryHandoff,
     longWork,
     routes,
@@ -100,5 +97,5 @@ export function compose(parts: {
     metrics,
     secrets: parts.secrets,
   }
-  return { deps, sessions, access, model, bus, nodes, scripts, metrics, deliveryHandoff, subscriptions }
+  return { deps, sessions, access, model, bus, nodes, scripts, metrics, deliveryHandoff }
 }

@@ -25,7 +25,6 @@ import type {
   Sessions,
   SignalPort,
   Store,
-  SubscriptionsPort,
 } from './ports'
 
 export type { Store } from './ports'
@@ -48,8 +47,6 @@ export interface Deps extends Store {
   signals: SignalPort
   /** What this process journaled lately, for the journal's followers. */
   recentJournal: RecentJournalPort
-  /** Webhook subscriptions as the deliveries read them. */
-  subscriptions: SubscriptionsPort
   /** Webhook deliveries this process's worker takes as they are enqueued. */
   deliveryHandoff: DeliveryHandoffPort
   /** Long write transactions running now: the domains they gate and their progress. */

@@ -19,7 +19,6 @@ import type { NodeRecord, NodeService } from './master/nodes'
 import type { ClassModel } from './model/class-model'
 import type { Outcome } from './scripts/sandbox-contract'
 import type { SignalName } from './signals'
-import type { Subscription } from './integration/webhook-keys'
 
 export type { Clock } from './clock'
 export type { Logger } from './log'
@@ -165,14 +164,6 @@ export interface RecentJournalPort {
 export interface DeliveryHandoffPort {
   /** Those of `jobs` this process will deliver itself, to be enqueued claimed; null when none. */
   reserve(jobs: readonly NewJob[], now: number): DeliveryReservation | null
-}
-
-/** Webhook subscriptions as the deliveries read them: each domain's kept in this process until they change. */
-export interface SubscriptionsPort {
-  /** The domain's subscriptions as kept here, lapsed ones included; `read` when none are kept or they changed. */
-  of(domain: string, read: () => Promise<Subscription[]>): Subscription[] | Promise<Subscription[]>
-  /** The domain's subscriptions changed (written to the KV store): dropped here and, in time, in every process. */
-  changed(domain: string): Promise<void>
 }
 
 /** Jobs reserved for this process's delivery: one of `started` or `cancelled` follows the write. */

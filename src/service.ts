@@ -159,7 +159,6 @@ export async function startService(config: Config, manifest: Manifest, options: 
   if (sealed) log.info('signing secrets kept in clear were sealed with the secrets key', { count: sealed })
   await own.sessions.start()
   await own.access.start()
-  await own.subscriptions.start()
   await own.model.start()
   await own.bus.start()
   await own.nodes.start()

@@ -25,7 +25,7 @@ import { pick } from '../query/present'
 import { JsonObject } from '../values'
 import { changedCollection, mayRead } from '../ws/collections'
 import { type Channel, channels } from './channels'
-import { deliverySubscriptions, type Subscription, termsOf } from './webhooks'
+import { domainSubscriptions, type Subscription, termsOf } from './webhooks'
 
 /** A delivery job: the channel, the subscription's url ('' for the channel's), the event's name, the envelope sent. */
 export const WEBHOOK = queueKind(
@@ -72,7 +72,7 @@ export function subscriptionsOnce(deps: Deps): Subscriptions {
   return (domain) => {
     let subs = read.get(domain)
     if (!subs) {
-      subs = deliverySubscriptions(deps, domain)
+      subs = domainSubscriptions(deps, domain)
       read.set(domain, subs)
     }
     return subs
@@ -86,7 +86,7 @@ export function subscriptionsOnce(deps: Deps): Subscriptions {
 export async function deliveryJobs(
   deps: Deps,
   event: PlatformEvent,
-  subscriptions: Subscriptions = (domain) => deliverySubscriptions(deps, domain),
+  subscriptions: Subscriptions = (domain) => domainSubscriptions(deps, domain),
 ): Promise<NewJob[]> {
   const subs = await subscriptions(event.domain)
   if (!subs.length) return []

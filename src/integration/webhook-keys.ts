@@ -45,5 +45,4 @@ export async function forgetSubscriptions(deps: Deps, domain: string): Promise<v
   await delPrefix(kv, recordKey(domain, ''))
   await delPrefix(kv, knownKey(domain, ''))
   await kv.del(indexKey(domain))
-  await deps.subscriptions.changed(domain)
 }

@@ -124,7 +124,6 @@ async function store(
   await kv.sadd(indexKey(ctx.domain), id)
   // the index outlives every subscription in it; each write renews it
   await kv.expire(indexKey(ctx.domain), MAX_EXPIRES_SEC * 1000)
-  await ctx.deps.subscriptions.changed(ctx.domain)
   return { id, msg: 'subscribed' }
 }
 
@@ -198,21 +197,10 @@ export async function unsubscribe(ctx: Ctx, id: string) {
   await ctx.deps.kv.del(knownKey(ctx.domain, id))
   await dropLegacy(ctx, id)
   await ctx.deps.kv.srem(indexKey(ctx.domain), id)
-  await ctx.deps.subscriptions.changed(ctx.domain)
   return { id, msg: 'unsubscribed' }
 }
 
-/**
- * The live subscriptions the deliveries match a domain's events against: as this process keeps them
- * (./subscription-cache.ts), lapsed ones left out.
- */
-export async function deliverySubscriptions(deps: Deps, domain: string): Promise<Subscription[]> {
-  const subs = await deps.subscriptions.of(domain, () => domainSubscriptions(deps, domain))
-  const now = deps.clock.now()
-  return subs.every((s) => s.until > now) ? subs : subs.filter((s) => s.until > now)
-}
-
-/** The live subscriptions of a domain, read from the KV store; lapsed ids are dropped from the index on the way. */
+/** The live subscriptions of a domain; lapsed ids are dropped from the index on the way. */
 export async function domainSubscriptions(deps: Deps, domain: string): Promise<Subscription[]> {
   const ids = await deps.kv.smembers(indexKey(domain))
   if (!ids.length) return []
