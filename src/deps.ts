@@ -45,7 +45,7 @@ export interface Deps extends Store {
   scripts: ScriptRunner
   /** Wake-ups for workers in this process (a commit, a queued job). */
   signals: SignalPort
-  /** What this process journaled lately, for the journal's followers. */
+  /** What was journaled lately (here, and passed on by the other processes), for the journal's followers. */
   recentJournal: RecentJournalPort
   /** Webhook deliveries this process's worker takes as they are enqueued. */
   deliveryHandoff: DeliveryHandoffPort

@@ -144,7 +144,7 @@ export interface EventPublisher {
   pumpTaken(): void
 }
 
-/** The journal records this process committed lately (src/journal/recent.ts). */
+/** The journal records committed lately, here and passed on by the other processes (src/journal/recent.ts). */
 export interface RecentJournalPort {
   /** Names this process where its records are passed on. */
   readonly origin: string
@@ -154,7 +154,7 @@ export interface RecentJournalPort {
   received(records: readonly JournalChangeText[] | null): number
   /** This process's records not yet passed on (none: nothing new); null when some were let go. */
   takeUnrelayed(): JournalChangeText[] | null
-  /** At most `limit` records after `seq` when the one right after it is kept (none: `seq` is the last); null: read the database. */
+  /** At most `limit` records after `seq`, up to a hole, when the one right after it is kept (none: `seq` is the last); null: read the database. */
   after(seq: number, limit: number): JournalChangeText[] | null
   /** Keeps nothing: what was kept may be gone from the table. */
   clear(): void

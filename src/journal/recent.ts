@@ -39,14 +39,26 @@ export class RecentJournal {
   private chars = 0
   /** This process's records not yet passed on to the followers' holder (./relay.ts); null: some were lost. */
   private unrelayed: JournalChangeText[] | null = []
+  private unrelayedChars = 0
+  /**
+   * Records passed on are kept from this seq on: after a purge here, from this process's next
+   * commit on, since one of before it may be deleted (its message late) and would be published.
+   */
+  private receivedFrom = 0
 
   /** Records of one commit of this process, in seq order, after it committed. */
   committed(records: readonly JournalChangeText[]): void {
+    if (this.receivedFrom === Number.POSITIVE_INFINITY) this.receivedFrom = records[0]?.seq ?? this.receivedFrom
     this.keep(records)
     if (!this.unrelayed) return
-    this.unrelayed.push(...records)
+    let chars = this.unrelayedChars
+    for (const record of records) chars += charsOf(record)
     // the holder never passes its records on: past the most kept, they are let go as lost
-    if (this.unrelayed.length > MAX_RECORDS) this.unrelayed = null
+    if (this.unrelayed.length + records.length > MAX_RECORDS || chars > MAX_CHARS) this.unrelayed = null
+    else {
+      for (const record of records) this.unrelayed.push(record)
+      this.unrelayedChars = chars
+    }
   }
 
   /**
@@ -59,7 +71,7 @@ export class RecentJournal {
       this.chars = 0
       return 1
     }
-    return this.keep(records)
+    return this.keep(this.receivedFrom ? records.filter((r) => r.seq >= this.receivedFrom) : records)
   }
 
   /**
@@ -70,6 +82,7 @@ export class RecentJournal {
   takeUnrelayed(): JournalChangeText[] | null {
     const taken = this.unrelayed
     this.unrelayed = []
+    this.unrelayedChars = 0
     return taken
   }
 
@@ -90,10 +103,12 @@ export class RecentJournal {
     return records.slice(i, end)
   }
 
+  /** A transaction here deleted journal records: what is kept, and what is not passed on yet, may be gone. */
   clear(): void {
     this.records = []
     this.chars = 0
     this.unrelayed = null
+    this.receivedFrom = Number.POSITIVE_INFINITY
   }
 
   /** In seq order, each seq once; past the most kept, the oldest go. Says how many were new. */

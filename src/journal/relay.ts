@@ -5,7 +5,10 @@
  * them back from the table, a read snapshot and a query for every commit of another process (at
  * 1,000 creates a second on two app processes, 9 % of the holder's time), and each follower's
  * wake-up was a message of its own. When some of its records were let go, a process says so
- * instead, and the holder keeps nothing until it has read the table.
+ * instead, and the holder keeps nothing until it has read the table. A holder of an earlier version,
+ * which only hears wake-ups, finds these processes' commits at its schedule's passes (500 ms) until
+ * it is upgraded; a BACKGROUND=off process runs no followers and passes nothing on (as before, its
+ * commits wait for the holder's periodic read).
  */
 import type { JournalChangeText } from '~storage/journal'
 import type { Deps } from '../deps'
@@ -28,7 +31,7 @@ export function passOnCommits(deps: Pick<Deps, 'kv' | 'recentJournal'>): void {
  * the workers that follow the journal run as for a commit of this process (on a process that does
  * not hold them, they pass on only what it committed itself).
  */
-export function receiveCommits(deps: Pick<Deps, 'kv' | 'recentJournal' | 'signals'>): () => void {
+export function receiveCommits(deps: Pick<Deps, 'kv' | 'recentJournal' | 'signals' | 'log'>): () => void {
   const { recentJournal } = deps
   const subscribed = deps.kv.subscribe(CHANNEL, (message) => {
     const space = message.indexOf(' ')
@@ -37,6 +40,8 @@ export function receiveCommits(deps: Pick<Deps, 'kv' | 'recentJournal' | 'signal
     const records = body === LOST ? null : (JSON.parse(body) as JournalChangeText[])
     if (recentJournal.received(records)) deps.signals.raise('journal')
   })
-  subscribed.catch(() => {}) // not subscribed: another process's commits wait for the periodic read
+  subscribed.catch((err) =>
+    deps.log.warn("other processes' commits will wait for the followers' periodic read", { error: String(err) }),
+  )
   return () => void subscribed.then((off) => off()).catch(() => {})
 }

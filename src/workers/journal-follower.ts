@@ -1,7 +1,8 @@
 /**
  * Where a follower of the journal (the event pump, the webhook enqueueing) stands and how it learns
- * what follows: its cursor (./lazy-cursor.ts), and the records this process journaled lately
- * (src/journal/recent.ts), taken from memory when they tell all and read from the table otherwise.
+ * what follows: its cursor (./lazy-cursor.ts), and the records journaled lately, here or passed on by
+ * another process (src/journal/recent.ts), taken from memory when they tell all and read from the
+ * table otherwise.
  */
 import type { JournalChangeText } from '~storage/journal'
 import type { Deps } from '../deps'

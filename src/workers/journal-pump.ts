@@ -5,7 +5,7 @@
  * publishes the records it read as one message: awaiting Redis once an event, the pump fell behind
  * writes (bench/journal-events.ts: of 20,000 creates at 8,600/s, 641 events were out when the last
  * was answered, the last 4 s later). Woken by every commit: the process holding its lease keeps it
- * (./held-lease.ts), and the other processes pass their commits' wake-ups on to it.
+ * (./held-lease.ts), and the other processes pass their commits' records on to it (src/journal/relay.ts).
  */
 import { journalCursor, journalTextAfter } from '~storage/journal'
 import { dataChangedText } from '../events/event'

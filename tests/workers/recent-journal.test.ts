@@ -67,9 +67,21 @@ test("this process's own records are passed on once; a purge or the most kept ma
   recent.clear() // a purge: what it journaled before may be gone
   expect(recent.takeUnrelayed()).toBeNull()
   expect(recent.takeUnrelayed()).toEqual([])
-  // the holder never passes its own on: past the most kept, they are lost
-  recent.committed(Array.from({ length: 1001 }, (_, i) => record(i + 10)))
+  // the holder never passes its own on: past the most kept, by count or by characters, they are lost
+  recent.committed(Array.from({ length: 200_000 }, (_, i) => record(i + 10))) // one large commit, at once
   expect(recent.takeUnrelayed()).toBeNull()
+  recent.committed([{ ...record(200_010), obj: 'x'.repeat(5 * 1024 * 1024) }])
+  expect(recent.takeUnrelayed()).toBeNull()
+})
+
+test('after a purge here, records passed on are kept only from its next commit on (one of before may be deleted)', () => {
+  const recent = new RecentJournal()
+  recent.committed([record(1)])
+  recent.clear()
+  expect(recent.received([record(2, 'other')])).toBe(0)
+  recent.committed([record(5)])
+  expect(recent.received([record(3, 'other'), record(6, 'other')])).toBe(1)
+  expect(seqs(recent.after(4, 10))).toEqual([5, 6])
 })
 
 test('older records go first past the most kept, by count and by characters', () => {
@@ -131,6 +143,8 @@ let t: TestService
 let token: string
 let domain: string
 const published: PlatformEvent[][] = []
+/** The records this process passed on (src/journal/relay.ts). */
+const relayed: JournalChangeText[][] = []
 beforeAll(async () => {
   t = await testService({ licence: { webservice_subscr: 5 } })
   domain = (await t.createDomain('recent.master')).id
@@ -139,6 +153,8 @@ beforeAll(async () => {
   const publish = kv.publish.bind(kv)
   kv.publish = async (channel, message) => {
     if (channel.endsWith('events')) published.push(JSON.parse(message) as PlatformEvent[])
+    const body = message.slice(message.indexOf(' ') + 1)
+    if (channel.endsWith('journal-records') && body !== 'lost') relayed.push(JSON.parse(body))
     return publish(channel, message)
   }
 })
@@ -185,9 +201,10 @@ test('the pump publishes what this process journaled from memory, and reads what
   expect(published.flat().map((e) => e.data.id)).toEqual([third, 'later'])
 })
 
-test("another process's records passed on are published from memory; its lost ones send the pump to the table", async () => {
+test("another process's records passed on are published from memory; its word that it lost some sends the pump to the table", async () => {
   const { db, signals } = t.service.deps
-  const pump = createJournalPump()
+  const now = 0 // the pump's clock stands still: no periodic read of the table comes meanwhile
+  const pump = createJournalPump(() => now)
   const context = t.workerContext()
   const signal = new AbortController().signal
   pump.leaseTaken!(context)
@@ -195,10 +212,10 @@ test("another process's records passed on are published from memory; its lost on
   const off = pump.feed!(context)
   let raised = 0
   const quiet = signals.on('journal', () => raised++)
-  try {
-    // another process (its own memory of what it committed) journals a record and passes it on
-    const elsewhere = new RecentJournal()
-    const objid = 'passed-on'
+  const until = Date.now() + 5000
+  /** A record another process journals: in the table, and in that process's memory of what it committed. */
+  const elsewhere = new RecentJournal()
+  const journalElsewhere = async (objid: string) => {
     await db.run(
       `INSERT INTO journal (domain, dtutc, cmdtype, objtype, objid, modifierid, modifiername, obj, initiator)
        VALUES (?, ?, 'create', 'extobj', ?, 'x', 'x', ?, 'user')`,
@@ -206,31 +223,48 @@ test("another process's records passed on are published from memory; its lost on
     )
     const [row] = await journalTextAfter(db, (await lastSeq()) - 1, 1)
     elsewhere.committed([row!])
+    return row!
+  }
+  try {
+    const row = await journalElsewhere('passed-on')
     // gone from the table behind the pump's back: published all the same, so it came from memory
-    await db.run('DELETE FROM journal WHERE seq = ?', [row!.seq])
+    await db.run('DELETE FROM journal WHERE seq = ?', [row.seq])
     passOnCommits({ kv: t.deps.kv, recentJournal: elsewhere })
-    const until = Date.now() + 5000
     while (raised === 0 && Date.now() < until) await Bun.sleep(5)
     expect(raised).toBe(1) // the followers were woken as for a commit here
     published.length = 0
     expect(await pump.step(context, signal)).toBe(1)
-    expect(published.flat().map((e) => e.data.id)).toEqual([objid])
-    passOnCommits({ kv: t.deps.kv, recentJournal: elsewhere }) // nothing new: nothing sent
+    expect(published.flat().map((e) => e.data.id)).toEqual(['passed-on'])
 
-    // it let records go (a purge there): nothing kept here is trusted, the table is read
-    const mine = await create(30)
+    // this process's create, then another process's record it lets go (a purge there): caught up
+    // with what it was told, the pump finds nothing new until that process says it lost some
+    await create(30)
+    expect(await pump.step(context, signal)).toBe(1)
+    await journalElsewhere('let-go')
     elsewhere.clear()
+    expect(await pump.step(context, signal)).toBe(0)
     passOnCommits({ kv: t.deps.kv, recentJournal: elsewhere })
-    expect(seqs(t.deps.recentJournal.after(row!.seq, 10))).toHaveLength(1) // this process's own create
-    while (t.deps.recentJournal.after(row!.seq, 10) && Date.now() < until) await Bun.sleep(5)
-    expect(t.deps.recentJournal.after(row!.seq, 10)).toBeNull()
+    while (t.deps.recentJournal.after(row.seq + 1, 10) !== null && Date.now() < until) await Bun.sleep(5)
     published.length = 0
     expect(await pump.step(context, signal)).toBe(1)
-    expect(published.flat().map((e) => e.data.id)).toEqual([mine])
+    expect(published.flat().map((e) => e.data.id)).toEqual(['let-go'])
   } finally {
     quiet()
     off()
   }
+})
+
+test('a follower woken where another process holds the lease passes on what this process committed', async () => {
+  const pump = createJournalPump()
+  const context = t.workerContext()
+  relayed.length = 0
+  t.deps.recentJournal.takeUnrelayed() // what earlier tests committed
+  const id = await create(40)
+  pump.passOn!(context)
+  pump.passOn!(context) // the other follower, woken by the same commit: nothing new to send
+  const until = Date.now() + 5000
+  while (relayed.length === 0 && Date.now() < until) await Bun.sleep(5)
+  expect(relayed.map((records) => records.map((r) => JSON.parse(r.obj).id))).toEqual([[id]])
 })
 
 const drained = async (pump: ReturnType<typeof createJournalPump>) => {
