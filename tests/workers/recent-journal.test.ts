@@ -84,17 +84,19 @@ test('after a purge here, records passed on are kept only from its next commit o
   expect(seqs(recent.after(4, 10))).toEqual([5, 6])
 })
 
-test('older records go first past the most kept, by count and by characters', () => {
+test('older records go first past the most kept, by count and by characters, until a quarter is free', () => {
   const recent = new RecentJournal()
-  recent.committed(Array.from({ length: 1500 }, (_, i) => record(i + 1)))
-  expect(recent.after(100, 10)).toBeNull()
-  expect(seqs(recent.after(500, 2))).toEqual([501, 502])
+  recent.committed(Array.from({ length: 1000 }, (_, i) => record(i + 1)))
+  expect(seqs(recent.after(0, 2))).toEqual([1, 2]) // the most kept, all here
   // another process's record on a full memory: new, though the oldest went for it (it wakes the followers)
-  expect(recent.received([record(1501, 'other')])).toBe(1)
-  expect(recent.after(500, 2)).toBeNull()
+  expect(recent.received([record(1001, 'other')])).toBe(1)
+  expect(recent.after(250, 2)).toBeNull()
+  expect(seqs(recent.after(251, 2))).toEqual([252, 253]) // 750 kept
+  recent.committed(Array.from({ length: 250 }, (_, i) => record(i + 1002)))
+  expect(seqs(recent.after(251, 1))).toEqual([252]) // 1,000 kept: none dropped yet
   const large = (seq: number) => ({ ...record(seq), obj: 'x'.repeat(1.5 * 1024 * 1024) })
   recent.committed([large(1502), large(1503), large(1504)])
-  expect(recent.after(1501, 10)).toBeNull() // 1502 went with the records before it: 4.5 MiB were too many
+  expect(recent.after(1501, 10)).toBeNull() // 1502 went with the records before it: 4.5 MiB were too many, 3 are kept
   expect(seqs(recent.after(1502, 10))).toEqual([1503, 1504])
   // one record larger than that alone is not kept
   recent.committed([{ ...record(1505), obj: 'x'.repeat(5 * 1024 * 1024) }])
