@@ -114,7 +114,8 @@ export class Fanout {
     const members = [...topic.members]
     const contexts = members.map(([socket, sub]) => (sub.expiresAt <= now ? null : contextOf(socket)))
     // missing contexts are fetched together rather than one by one
-    if (contexts.some((c) => c instanceof Promise)) {
+    let awaited = contexts.some((c) => c instanceof Promise)
+    if (awaited) {
       const settled = await Promise.allSettled(contexts)
       settled.forEach((r, i) => {
         contexts[i] = r.status === 'fulfilled' ? r.value : null
@@ -131,6 +132,7 @@ export class Fanout {
       if (!ctx || !socket.open) continue
       let taken = admits(ctx, sub, out, true)
       if (taken instanceof Promise) {
+        awaited = true
         taken = await taken.catch((err) => {
           this.log.error('websocket push failed', { socket: socket.id, error: String(err) })
           return false
@@ -140,8 +142,8 @@ export class Fanout {
     }
     if (takers.length === 0) return
     const frame = out.frame(takers[0]![1])
-    // still members with the subscription that took it (a socket may have closed or renewed meanwhile)
-    const live = takers.filter(([s, sub]) => s.open && topic.members.get(s) === sub)
+    // still members with the subscription that took it (a socket may have closed or renewed while it waited)
+    const live = awaited ? takers.filter(([s, sub]) => s.open && topic.members.get(s) === sub) : takers
     if (live.length > 1 && live.length === topic.members.size) {
       live[0]![0].ws.publish(topic.name, frame) // every other member
       live[0]![0].send(frame)

@@ -50,6 +50,21 @@ const REST_MEMBERS: ReadonlySet<string> = new Set(['qid', 'operation', 'classpat
 const MAX_PATH_CHARS = 16 * 1024
 
 /** A correlation id: the client's string or number, echoed in the answer. */
+/** The payload of a frame that was refused before it was read (rate limit), to address the answer. */
+export function leniently(message: string | Buffer): Doc {
+  try {
+    return readFrame(message).payload
+  } catch {
+    return {}
+  }
+}
+
+/** The capability a frame names, read leniently to address the error frame. */
+export function readHead(message: string | Buffer): string | null {
+  const text = typeof message === 'string' ? message : message.toString('utf8')
+  return /^\s*\[\s*"(rest|subscribe)"/.exec(text)?.[1] ?? null
+}
+
 export type Qid = string | number | null
 
 export function qidOf(payload: Doc): Qid {

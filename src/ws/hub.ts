@@ -18,7 +18,7 @@ import { crossSiteRefusal, readCookie, SESSION_COOKIE } from '../http/cookies'
 import type { Session } from '../identity/sessions'
 import { channelCtx } from '../integration/tokens'
 import { Fanout, type Socket } from './fanout'
-import { errorBody, qidOf, readFrame, restCall } from './frames'
+import { errorBody, leniently, qidOf, readFrame, readHead, restCall } from './frames'
 import { subscribeFrame } from './subscribe'
 
 /** Close codes: the session ended, it moved to another domain, the domain refuses it (blocked). */
@@ -42,6 +42,9 @@ interface Caller {
   channel?: { token: string; domain: string }
   clientAddress: string
 }
+
+/** A socket's session as a push found it, with its live roles. */
+type SessionNow = { session: Session | null; roles: readonly string[] }
 
 export class WsHub {
   private readonly fanout: Fanout
@@ -294,8 +297,10 @@ export class WsHub {
     this.draining = true
     try {
       for (let event = this.queue.shift(); event; event = this.queue.shift()) {
+        // a session is looked up once for the event, however many of its sockets it reaches
+        const sessions = new Map<string, SessionNow | Promise<SessionNow>>()
         await this.fanout
-          .push(event, (s) => this.pushCtx(s), this.deps.clock.now())
+          .push(event, (s) => this.pushCtx(s, sessions), this.deps.clock.now())
           .catch((err) => this.deps.log.error('websocket push failed', { error: String(err) }))
       }
     } finally {
@@ -307,29 +312,42 @@ export class WsHub {
    * The subscriber as it is now (its live session and roles), or null when its session ended (the
    * socket closes). Synchronous while both are cached; the context is reused while they are the same.
    */
-  private pushCtx(socket: Socket): Ctx | null | Promise<Ctx | null> {
+  private pushCtx(
+    socket: Socket,
+    sessions: Map<string, SessionNow | Promise<SessionNow>>,
+  ): Ctx | null | Promise<Ctx | null> {
     if (socket.channelToken)
       return this.channelNow(socket).then((ctx) => {
         if (!ctx) socket.ws.close(CLOSE_SESSION_ENDED, 'the channel of this socket no longer exists')
         return ctx
       })
-    const session = this.deps.sessions.get(socket.sessionId)
-    if (session instanceof Promise) return session.then((s) => this.contextOf(socket, s))
-    return this.contextOf(socket, session)
+    let now = sessions.get(socket.sessionId)
+    if (!now) {
+      now = this.sessionNow(socket.sessionId)
+      sessions.set(socket.sessionId, now)
+    }
+    return now instanceof Promise ? now.then((n) => this.contextOf(socket, n)) : this.contextOf(socket, now)
   }
 
-  private contextOf(socket: Socket, session: Session | null): Ctx | null | Promise<Ctx | null> {
+  /** A session as it is now, with its live roles (null: it ended). */
+  private sessionNow(id: string): SessionNow | Promise<SessionNow> {
+    const withRoles = (session: Session | null): SessionNow | Promise<SessionNow> => {
+      if (!session) return { session: null, roles: [] }
+      const roles = this.deps.access.sessionRoles(session)
+      return roles instanceof Promise ? roles.then((r) => ({ session, roles: r })) : { session, roles }
+    }
+    const session = this.deps.sessions.get(id)
+    return session instanceof Promise ? session.then(withRoles) : withRoles(session)
+  }
+
+  private contextOf(socket: Socket, { session, roles }: SessionNow): Ctx | null {
     if (!session || session.domainId !== socket.domain) {
       void this.recheckSession(socket.sessionId).catch(() => {})
       return null
     }
-    const roles = this.deps.access.sessionRoles(session)
-    const make = (r: readonly string[]) => {
-      if (socket.ctx?.session !== session || socket.ctx.roles !== r)
-        socket.ctx = sessionCtx(this.deps, session, `ws-${socket.id}`, r)
-      return socket.ctx
-    }
-    return roles instanceof Promise ? roles.then(make) : make(roles)
+    if (socket.ctx?.session !== session || socket.ctx.roles !== roles)
+      socket.ctx = sessionCtx(this.deps, session, `ws-${socket.id}`, roles)
+    return socket.ctx
   }
 
   /** A session changed or ended somewhere: its sockets close if it ended or moved to another domain. */
@@ -356,21 +374,6 @@ export class WsHub {
       if (refused) this.end(socket, refused.status === 403 ? CLOSE_FORBIDDEN : CLOSE_SESSION_ENDED, refused.message)
     }
   }
-}
-
-/** The payload of a frame that was refused before it was read (rate limit), to address the answer. */
-function leniently(message: string | Buffer): Doc {
-  try {
-    return readFrame(message).payload
-  } catch {
-    return {}
-  }
-}
-
-/** The capability a frame names, read leniently to address the error frame. */
-function readHead(message: string | Buffer): string | null {
-  const text = typeof message === 'string' ? message : message.toString('utf8')
-  return /^\s*\[\s*"(rest|subscribe)"/.exec(text)?.[1] ?? null
 }
 
 function index(map: Map<string, Set<Socket>>, key: string, socket: Socket): void {

@@ -127,6 +127,27 @@ describe('pushes', () => {
     c.close()
   })
 
+  test("a push looks a session up once, however many of its sockets it reaches; each socket's subscription gets it", async () => {
+    const sockets = await Promise.all([1, 2, 3].map(() => openWs(`${wsUrl}?token=${token}`)))
+    for (const c of sockets) await subscribe(c, { id: 'many', expires: 60, events: ['modelevents.data_changed'] })
+    const created = (await http('POST', EXTOBJS, { type: 'to three sockets' })).body
+    const { sessions } = t.deps
+    const get = sessions.get.bind(sessions)
+    let lookups = 0
+    sessions.get = (id) => {
+      lookups++
+      return get(id)
+    }
+    try {
+      await pump()
+      for (const c of sockets) expect((await c.next(isEvent))[1].data).toMatchObject({ id: created.id })
+    } finally {
+      sessions.get = get
+    }
+    expect(lookups).toBe(1)
+    for (const c of sockets) c.close()
+  })
+
   test('bad subscribe frames get an error naming the field', async () => {
     const c = await openWs(`${wsUrl}?token=${token}`)
     for (const [payload, field] of [
