@@ -21,8 +21,9 @@ import type { JournalChangeText } from '~storage/journal'
 
 /**
  * The most records kept, and the most characters of their objects: past either, the oldest go
- * until a quarter of it is free, so the copy that drops them comes once every few hundred records
- * (dropping one a commit, it was 2.5 % of the process's time at 10,000 creates a second).
+ * until a quarter of each is free (the newest stays if it fits alone), so the copy that drops them
+ * comes once every few hundred records (dropping one a commit, it was 2.5 % of the process's time
+ * at 10,000 creates a second).
  */
 const MAX_RECORDS = 1000
 const MAX_CHARS = 4 * 1024 * 1024
@@ -116,7 +117,7 @@ export class RecentJournal {
     this.receivedFrom = Number.POSITIVE_INFINITY
   }
 
-  /** In seq order, each seq once; past the most kept, the oldest go (MAX_RECORDS). Says how many were new. */
+  /** In seq order, each seq once; past MAX_RECORDS or MAX_CHARS, the oldest go. Says how many were new. */
   private keep(records: readonly JournalChangeText[]): number {
     let added = 0
     for (const record of records) {
@@ -131,8 +132,9 @@ export class RecentJournal {
     if (this.records.length > MAX_RECORDS || this.chars > MAX_CHARS) {
       let drop = 0
       const [records, chars] = [MAX_RECORDS * KEPT_AFTER_DROP, MAX_CHARS * KEPT_AFTER_DROP]
-      while (drop < this.records.length && (this.records.length - drop > records || this.chars > chars))
+      while (drop < this.records.length - 1 && (this.records.length - drop > records || this.chars > chars))
         this.chars -= charsOf(this.records[drop++]!)
+      if (this.chars > MAX_CHARS) [drop, this.chars] = [this.records.length, 0] // the newest alone is too large
       this.records = this.records.slice(drop)
     }
     return added

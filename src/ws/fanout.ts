@@ -4,7 +4,8 @@
  * front's for the sockets it serves: a process's sockets are all of one kind); when every member of a
  * topic takes an event, one `publish` sends it to all of them, otherwise each taker gets its
  * own send. Members are exact (a closed socket leaves its topics once) and takers are re-checked
- * before a publish, so a publish never reaches a member that did not take the event. An event is
+ * before a publish when the offer waited (nothing can change otherwise), so a publish never reaches a
+ * member that did not take the event. An event is
  * offered topic by topic: its terms are matched once for all the topic's members.
  */
 import type { AppSocket } from './endpoint'
@@ -13,6 +14,7 @@ import type { Logger } from '../log'
 import type { PlatformEvent } from '../events/event'
 import { matches } from '../events/match'
 import { admits, Outgoing } from './push'
+import type { ContextOf } from './push-contexts'
 import type { Subscription } from './subscriptions'
 
 /** One open socket of this process. */
@@ -93,24 +95,21 @@ export class Fanout {
 
   /**
    * Offers the event to the subscriptions of its domain, topic by topic: a topic whose terms do not
-   * match is passed over whole, without a look at its members. `contextOf` gives a socket's
-   * subscriber as it is now, or null when it may no longer receive (its socket is being closed).
+   * match is passed over whole, without a look at its members. `contexts` makes, for each topic
+   * offered, what gives its sockets' subscribers as they are now (lookups it may share among the
+   * topic's members, not across topics: an offer may wait, and a session end or a role change between
+   * two topics is then seen by the second).
    */
-  async push(event: PlatformEvent, contextOf: (s: Socket) => Ctx | null | Promise<Ctx | null>, now: number) {
+  async push(event: PlatformEvent, contexts: () => ContextOf, now: number) {
     const out = new Outgoing(event)
     for (const topic of [...(this.byDomain.get(event.domain) ?? [])]) {
       // held events wait for a replay that would refuse them too: the match decides alone
       if (!matches(topic.terms, event)) continue
-      await this.offer(topic, out, contextOf, now)
+      await this.offer(topic, out, contexts(), now)
     }
   }
 
-  private async offer(
-    topic: Topic,
-    out: Outgoing,
-    contextOf: (s: Socket) => Ctx | null | Promise<Ctx | null>,
-    now: number,
-  ): Promise<void> {
+  private async offer(topic: Topic, out: Outgoing, contextOf: ContextOf, now: number): Promise<void> {
     const members = [...topic.members]
     const contexts = members.map(([socket, sub]) => (sub.expiresAt <= now ? null : contextOf(socket)))
     // missing contexts are fetched together rather than one by one

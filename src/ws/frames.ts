@@ -50,6 +50,13 @@ const REST_MEMBERS: ReadonlySet<string> = new Set(['qid', 'operation', 'classpat
 const MAX_PATH_CHARS = 16 * 1024
 
 /** A correlation id: the client's string or number, echoed in the answer. */
+export type Qid = string | number | null
+
+export function qidOf(payload: Doc): Qid {
+  const { qid } = payload
+  return typeof qid === 'string' || typeof qid === 'number' ? qid : null
+}
+
 /** The payload of a frame that was refused before it was read (rate limit), to address the answer. */
 export function leniently(message: string | Buffer): Doc {
   try {
@@ -63,13 +70,6 @@ export function leniently(message: string | Buffer): Doc {
 export function readHead(message: string | Buffer): string | null {
   const text = typeof message === 'string' ? message : message.toString('utf8')
   return /^\s*\[\s*"(rest|subscribe)"/.exec(text)?.[1] ?? null
-}
-
-export type Qid = string | number | null
-
-export function qidOf(payload: Doc): Qid {
-  const { qid } = payload
-  return typeof qid === 'string' || typeof qid === 'number' ? qid : null
 }
 
 /** The REST call a `rest` frame stands for. */

@@ -19,6 +19,7 @@ import type { Session } from '../identity/sessions'
 import { channelCtx } from '../integration/tokens'
 import { Fanout, type Socket } from './fanout'
 import { errorBody, leniently, qidOf, readFrame, readHead, restCall } from './frames'
+import { type ContextOf, sessionContexts } from './push-contexts'
 import { subscribeFrame } from './subscribe'
 
 /** Close codes: the session ended, it moved to another domain, the domain refuses it (blocked). */
@@ -42,9 +43,6 @@ interface Caller {
   channel?: { token: string; domain: string }
   clientAddress: string
 }
-
-/** A socket's session as a push found it, with its live roles. */
-type SessionNow = { session: Session | null; roles: readonly string[] }
 
 export class WsHub {
   private readonly fanout: Fanout
@@ -297,10 +295,8 @@ export class WsHub {
     this.draining = true
     try {
       for (let event = this.queue.shift(); event; event = this.queue.shift()) {
-        // a session is looked up once for the event, however many of its sockets it reaches
-        const sessions = new Map<string, SessionNow | Promise<SessionNow>>()
         await this.fanout
-          .push(event, (s) => this.pushCtx(s, sessions), this.deps.clock.now())
+          .push(event, () => this.pushContexts(), this.deps.clock.now())
           .catch((err) => this.deps.log.error('websocket push failed', { error: String(err) }))
       }
     } finally {
@@ -308,46 +304,14 @@ export class WsHub {
     }
   }
 
-  /**
-   * The subscriber as it is now (its live session and roles), or null when its session ended (the
-   * socket closes). Synchronous while both are cached; the context is reused while they are the same.
-   */
-  private pushCtx(
-    socket: Socket,
-    sessions: Map<string, SessionNow | Promise<SessionNow>>,
-  ): Ctx | null | Promise<Ctx | null> {
-    if (socket.channelToken)
-      return this.channelNow(socket).then((ctx) => {
+  /** The subscribers of one topic's offer (./push-contexts.ts); a channel socket whose channel is gone closes. */
+  private pushContexts(): ContextOf {
+    const channelNow = (socket: Socket) =>
+      this.channelNow(socket).then((ctx) => {
         if (!ctx) socket.ws.close(CLOSE_SESSION_ENDED, 'the channel of this socket no longer exists')
         return ctx
       })
-    let now = sessions.get(socket.sessionId)
-    if (!now) {
-      now = this.sessionNow(socket.sessionId)
-      sessions.set(socket.sessionId, now)
-    }
-    return now instanceof Promise ? now.then((n) => this.contextOf(socket, n)) : this.contextOf(socket, now)
-  }
-
-  /** A session as it is now, with its live roles (null: it ended). */
-  private sessionNow(id: string): SessionNow | Promise<SessionNow> {
-    const withRoles = (session: Session | null): SessionNow | Promise<SessionNow> => {
-      if (!session) return { session: null, roles: [] }
-      const roles = this.deps.access.sessionRoles(session)
-      return roles instanceof Promise ? roles.then((r) => ({ session, roles: r })) : { session, roles }
-    }
-    const session = this.deps.sessions.get(id)
-    return session instanceof Promise ? session.then(withRoles) : withRoles(session)
-  }
-
-  private contextOf(socket: Socket, { session, roles }: SessionNow): Ctx | null {
-    if (!session || session.domainId !== socket.domain) {
-      void this.recheckSession(socket.sessionId).catch(() => {})
-      return null
-    }
-    if (socket.ctx?.session !== session || socket.ctx.roles !== roles)
-      socket.ctx = sessionCtx(this.deps, session, `ws-${socket.id}`, roles)
-    return socket.ctx
+    return sessionContexts(this.deps, channelNow, (id) => void this.recheckSession(id).catch(() => {}))
   }
 
   /** A session changed or ended somewhere: its sockets close if it ended or moved to another domain. */

@@ -96,13 +96,22 @@ test('older records go first past the most kept, by count and by characters, unt
   expect(seqs(recent.after(251, 1))).toEqual([252]) // 1,000 kept: none dropped yet
   const large = (seq: number) => ({ ...record(seq), obj: 'x'.repeat(1.5 * 1024 * 1024) })
   recent.committed([large(1502), large(1503), large(1504)])
-  expect(recent.after(1501, 10)).toBeNull() // 1502 went with the records before it: 4.5 MiB were too many, 3 are kept
+  expect(recent.after(1501, 10)).toBeNull() // 1502 went with the records before it: 4.5 MiB were too many, 3 MiB kept
   expect(seqs(recent.after(1502, 10))).toEqual([1503, 1504])
-  // one record larger than that alone is not kept
-  recent.committed([{ ...record(1505), obj: 'x'.repeat(5 * 1024 * 1024) }])
-  expect(recent.after(1504, 10)).toBeNull()
-  recent.committed([record(1506)])
-  expect(seqs(recent.after(1505, 10))).toEqual([1506])
+  // five of 1 MiB: dropped down to 3 MiB, not just below the most (that would keep four)
+  const mib = (seq: number) => ({ ...record(seq), obj: 'x'.repeat(1024 * 1024) })
+  recent.committed([1600, 1601, 1602, 1603, 1604].map(mib))
+  expect(recent.after(1600, 10)).toBeNull()
+  expect(seqs(recent.after(1601, 10))).toEqual([1602, 1603, 1604])
+  // one of 3.5 MiB: within the most alone, it stays when the others go
+  recent.committed([{ ...record(1605), obj: 'x'.repeat(3.5 * 1024 * 1024) }])
+  expect(seqs(recent.after(1604, 10))).toEqual([1605])
+  // one record larger than the most alone is not kept, nor is anything before it
+  recent.committed([{ ...record(1606), obj: 'x'.repeat(5 * 1024 * 1024) }])
+  expect(recent.after(1605, 10)).toBeNull()
+  expect(recent.after(1604, 10)).toBeNull()
+  recent.committed([record(1607)])
+  expect(seqs(recent.after(1606, 10))).toEqual([1607])
 })
 
 test('a follower takes from memory once a read of the table since its last distrust was handled', () => {
