@@ -319,26 +319,6 @@ test('two Redis prefixes do not see each other', async () => {
   await b.cleanup()
 })
 
-test('node-redis traces a command only while someone listens on its tracing channel', async () => {
-  const { tracingChannel } = await import('node:diagnostics_channel')
-  const commands = tracingChannel('node-redis:command')
-  const r = await testRedisKv()
-  try {
-    expect(commands.hasSubscribers).toBe(false)
-    const traced: unknown[] = []
-    const listener = { start: (context: unknown) => void traced.push(context) }
-    commands.subscribe(listener as never)
-    expect(commands.hasSubscribers).toBe(true)
-    await r.kv.set('traced', '1')
-    commands.unsubscribe(listener as never)
-    expect(traced).toHaveLength(1)
-    await r.kv.set('traced', '2')
-    expect(traced).toHaveLength(1)
-  } finally {
-    await r.cleanup()
-  }
-})
-
 test('Redis answers that are errors stay errors; an unreachable or silent Redis is KvUnavailable within the timeout', async () => {
   const { kv, cleanup } = await testRedisKv()
   await kv.ping()
