@@ -14,8 +14,10 @@ import type { Logger } from '../log'
 import type { PlatformEvent } from '../events/event'
 import { matches } from '../events/match'
 import { admits, Outgoing } from './push'
-import type { ContextOf } from './push-contexts'
 import type { Subscription } from './subscriptions'
+
+/** A socket's subscriber as it is now, or null when it may no longer receive (its socket is being closed). */
+export type ContextOf = (socket: Socket) => Ctx | null | Promise<Ctx | null>
 
 /** One open socket of this process. */
 export interface Socket {

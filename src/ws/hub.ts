@@ -17,9 +17,9 @@ import { recordFailure } from '../identity/brute-force'
 import { crossSiteRefusal, readCookie, SESSION_COOKIE } from '../http/cookies'
 import type { Session } from '../identity/sessions'
 import { channelCtx } from '../integration/tokens'
-import { Fanout, type Socket } from './fanout'
+import { type ContextOf, Fanout, type Socket } from './fanout'
 import { errorBody, leniently, qidOf, readFrame, readHead, restCall } from './frames'
-import { type ContextOf, sessionContexts } from './push-contexts'
+import { sessionContexts } from './push-contexts'
 import { subscribeFrame } from './subscribe'
 
 /** Close codes: the session ended, it moved to another domain, the domain refuses it (blocked). */

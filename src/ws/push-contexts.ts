@@ -10,12 +10,10 @@
 import { type Ctx, sessionCtx } from '../context'
 import type { Deps } from '../deps'
 import type { Session } from '../identity/sessions'
-import type { Socket } from './fanout'
+import type { ContextOf, Socket } from './fanout'
 
 /** A socket's session as a push found it, with its live roles. */
 type SessionNow = { session: Session | null; roles: readonly string[]; rechecked?: boolean }
-
-export type ContextOf = (socket: Socket) => Ctx | null | Promise<Ctx | null>
 
 /**
  * What gives the subscribers of one topic's offer. `channelNow`: a channel socket's context (null:
