@@ -73,8 +73,7 @@ export class RecentJournal {
    */
   received(records: readonly JournalChangeText[] | null): number {
     if (!records) {
-      this.records = []
-      this.chars = 0
+      this.forgetKept()
       return 1
     }
     return this.keep(this.receivedFrom ? records.filter((r) => r.seq >= this.receivedFrom) : records)
@@ -111,10 +110,14 @@ export class RecentJournal {
 
   /** A transaction here deleted journal records: what is kept, and what is not passed on yet, may be gone. */
   clear(): void {
-    this.records = []
-    this.chars = 0
+    this.forgetKept()
     this.unrelayed = null
     this.receivedFrom = Number.POSITIVE_INFINITY
+  }
+
+  private forgetKept(): void {
+    this.records = []
+    this.chars = 0
   }
 
   /** In seq order, each seq once; past MAX_RECORDS or MAX_CHARS, the oldest go. Says how many were new. */
