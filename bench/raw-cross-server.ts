@@ -42,6 +42,7 @@ const server = Bun.serve({
   async fetch(request, s) {
     if (request.headers.get('upgrade'))
       return s.upgrade(request, { headers: requestId() }) ? undefined : new Response('no', { status: 400 })
+    if (request.method === 'GET') return new Response('ok', { headers: requestId() }) // which process took the connection
     const { value } = (await request.json()) as { value: { w: number } }
     const at = new Date().toISOString()
     await commit(value.w, at)

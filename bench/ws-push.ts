@@ -22,6 +22,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BenchService, percentile, rssKb, startBenchService } from './service-process'
+import { pinnedConnections } from './http-pinned'
 import { type BareSocket, connectBare } from './ws-client'
 
 const COUNTS = process.argv.slice(2).map(Number).filter(Boolean)
@@ -76,16 +77,24 @@ async function openSockets(wsUrl: string, count: number, onFrame: (p: Buffer) =>
   return sockets
 }
 
+const createPath = '/rest/v1/reference/extobjs'
+const createBody = (w: number) => JSON.stringify({ type: 'push', value: { w } })
+
 /** Creates a record carrying `w`; its commit time and the process that took it, from the answer. */
 async function create(base: string, token: string, w: number): Promise<{ commit: number; process: string }> {
-  const res = await fetch(`${base}/rest/v1/reference/extobjs`, {
+  const res = await fetch(`${base}${createPath}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ type: 'push', value: { w } }),
+    body: createBody(w),
   })
-  const body = (await res.json()) as { ext?: { lwt: string } }
-  if (!body.ext) throw new Error(`create ${w}: ${res.status} ${JSON.stringify(body)}`)
-  return { commit: Date.parse(body.ext.lwt), process: processOf(res.headers.get('x-request-id')) }
+  return created(w, res.status, await res.text(), res.headers.get('x-request-id'))
+}
+
+/** The create's commit time and the process that took it, from its answer. */
+function created(w: number, status: number, text: string, requestId: string | null | undefined) {
+  const body = JSON.parse(text) as { ext?: { lwt: string } }
+  if (!body.ext) throw new Error(`create ${w}: ${status} ${text}`)
+  return { commit: Date.parse(body.ext.lwt), process: processOf(requestId) }
 }
 
 /** User and system clock ticks (USER_HZ = 100) of a process and its children (APP_PROCESSES > 1), from /proc. */
@@ -236,7 +245,15 @@ async function crossProcess(target: 'raw' | 'on'): Promise<void> {
   const sockets: BareSocket[] = []
   let acks = 0
   let events = 0
+  let pool: Awaited<ReturnType<typeof pinnedConnections>> | undefined
   try {
+    // the creates go to each process in turn (MAX_IN_FLIGHT in all), on keep-alive connections of its own
+    const to = (pool = await pinnedConnections(base, 2, MAX_IN_FLIGHT / 2, '/healthz'))
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+    const createOn = async (n: number) => {
+      const answer = await to.post(n % 2, createPath, headers, createBody(n))
+      return created(n, answer.status, answer.body, /\r\nx-request-id: *(\S+)/i.exec(answer.head)?.[1])
+    }
     const wsUrl = `${base.replace('http', 'ws')}/ws?token=${token}`
     for (let i = 0; i < CROSS_SOCKETS; i++) {
       let socketProcess = '?'
@@ -256,7 +273,6 @@ async function crossProcess(target: 'raw' | 'on'): Promise<void> {
     let started = performance.now()
     let measuring = warm === 0
     const inFlight: Promise<void>[] = []
-    let running = 0
     for (let w = 0; w < total; ) {
       if (w === warm && !measuring) {
         measuring = true
@@ -265,14 +281,12 @@ async function crossProcess(target: 'raw' | 'on'): Promise<void> {
         ;[cpu0, started] = [await cpu(), performance.now() - (warm * 1000) / RATE]
       }
       const due = Math.min(total, Math.floor(((performance.now() - started) * RATE) / 1000))
-      // at most MAX_IN_FLIGHT creates at a time (connections of the fetch pool): a late write waits
-      for (; w < due && running < MAX_IN_FLIGHT; w++) {
+      // one create at a time on a connection: a late write waits for one of its process's to be free
+      for (; w < due && to.free(w % 2); w++) {
         const n = w
-        running++
         inFlight.push(
-          create(base, token, n).then((r) => {
+          createOn(n).then((r) => {
             writes[n] = r
-            running--
           }),
         )
       }
@@ -298,6 +312,7 @@ async function crossProcess(target: 'raw' | 'on'): Promise<void> {
     )
   } finally {
     for (const ws of sockets) ws.close()
+    pool?.close()
     await service.stop()
   }
 }

@@ -1,0 +1,116 @@
+/**
+ * Keep-alive HTTP/1.1 connections to a port that several processes share (SO_REUSEPORT), each
+ * known by the process that answers it (the prefix of its answers' x-request-id), so a bench can
+ * send its requests to each process in turn. fetch's pool reuses the connection that is free: at a
+ * steady rate most requests took one connection, and so one process, and which one was chance.
+ * One request at a time on a connection; answers carry a content-length (no chunked bodies).
+ */
+import type { Socket } from 'bun'
+
+export interface Answer {
+  status: number
+  head: string
+  body: string
+}
+
+interface Conn {
+  socket: Socket<State>
+  process: string
+  busy: boolean
+}
+
+interface State {
+  buf: Buffer
+  waiting: { resolve(answer: Answer): void; reject(err: Error): void } | null
+  closed: boolean
+}
+
+/** One answer from the front of `buf`, and the rest; null when it is not all there yet. */
+function answerOf(buf: Buffer): [Answer, Buffer] | null {
+  const end = buf.indexOf('\r\n\r\n')
+  if (end < 0) return null
+  const head = buf.toString('latin1', 0, end)
+  const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0)
+  if (buf.length < end + 4 + length) return null
+  const body = buf.toString('utf8', end + 4, end + 4 + length)
+  return [{ status: Number(head.slice(9, 12)), head, body }, buf.subarray(end + 4 + length)]
+}
+
+function connect(hostname: string, port: number): Promise<Socket<State>> {
+  return Bun.connect<State>({
+    hostname,
+    port,
+    data: { buf: Buffer.alloc(0), waiting: null, closed: false },
+    socket: {
+      close(s) {
+        s.data.closed = true
+        s.data.waiting?.reject(new Error('the server closed a keep-alive connection'))
+        s.data.waiting = null
+      },
+      data(s, chunk) {
+        const st = s.data
+        st.buf = st.buf.length ? Buffer.concat([st.buf, chunk]) : Buffer.from(chunk)
+        const got = answerOf(st.buf)
+        if (!got) return
+        st.buf = got[1]
+        const waiting = st.waiting
+        st.waiting = null
+        waiting?.resolve(got[0])
+      },
+    },
+  })
+}
+
+function send(socket: Socket<State>, request: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    if (socket.data.closed) return reject(new Error('the server closed a keep-alive connection'))
+    socket.data.waiting = { resolve, reject }
+    socket.write(request)
+  })
+}
+
+/**
+ * Opens connections until each of `processes` processes holds `perProcess` of them (connections
+ * past that are closed), asking `probePath` to learn which process took each.
+ */
+export async function pinnedConnections(base: string, processes: number, perProcess: number, probePath: string) {
+  const { hostname, port } = new URL(base)
+  const byProcess = new Map<string, Conn[]>()
+  const full = () => byProcess.size === processes && [...byProcess.values()].every((c) => c.length >= perProcess)
+  for (let tries = 0; !full(); tries++) {
+    if (tries > processes * perProcess * 50)
+      throw new Error(`no ${perProcess} connections to each of ${processes} processes`)
+    const socket = await connect(hostname, Number(port))
+    const answer = await send(socket, `GET ${probePath} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`)
+    const process = /\r\nx-request-id: *([^-\r]+)/i.exec(answer.head)?.[1] ?? '?'
+    const conns = byProcess.get(process) ?? []
+    if (conns.length >= perProcess) socket.end()
+    else byProcess.set(process, [...conns, { socket, process, busy: false }])
+  }
+  const names = [...byProcess.keys()]
+  const isFree = (c: Conn) => !c.busy && !c.socket.data.closed
+  return {
+    /** The processes, in the order `post` numbers them. */
+    names,
+    /** Whether the process numbered `i` has a connection free. */
+    free: (i: number) => byProcess.get(names[i]!)!.some(isFree),
+    /** POSTs on a free connection of the process numbered `i` (check `free` first). */
+    async post(i: number, path: string, headers: Record<string, string>, body: string): Promise<Answer> {
+      const conn = byProcess.get(names[i]!)!.find(isFree)
+      if (!conn) throw new Error(`no free connection to ${names[i]}`)
+      conn.busy = true
+      const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`)
+      try {
+        return await send(
+          conn.socket,
+          `POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\n${lines.join('')}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        )
+      } finally {
+        conn.busy = false
+      }
+    },
+    close: () => {
+      for (const conns of byProcess.values()) for (const c of conns) c.socket.end()
+    },
+  }
+}
