@@ -2,8 +2,8 @@
  * What a create costs the service at a steady rate below saturation, where the hot-path benches
  * (wrk at full speed) hide it: each create comes alone, so its background passes (journal pump,
  * webhook enqueueing) and wake-ups are not shared with others. Creates go through the public port
- * at each rate of `bun bench/steady-writes.ts [rates...]` (default 300 1000 3000), at most 32 in
- * flight, for BENCH_STEADY_SECONDS (default 5) after as long a warm-up; it prints the service's
+ * at each rate of `bun bench/steady-writes.ts [rates...]` (default 300 1000 3000), to each app
+ * process in turn over 32 keep-alive connections in all (./http-pinned.ts), for BENCH_STEADY_SECONDS (default 5) after as long a warm-up; it prints the service's
  * CPU per create (user + system, every thread of every process, from /proc) and the threads that
  * took the most. The cluster's configurations: one process on the machine's Redis (or
  * BENCH_REDIS_URL), two app processes on it, and one process without Redis; BENCH_STEADY_ONLY=<text>
@@ -11,7 +11,8 @@
  * process: they inherit the runtime's flags).
  */
 import { readdirSync } from 'node:fs'
-import { type BenchService, startBenchService } from './service-process'
+import { pinnedConnections } from './http-pinned'
+import { startBenchService } from './service-process'
 
 const RATES = process.argv.slice(2).map(Number).filter(Boolean)
 const SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 5)
@@ -20,11 +21,14 @@ const ONLY = process.env.BENCH_STEADY_ONLY
 const PROFILE = process.env.BENCH_CPU_PROF
 const profile = PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE}`] : []
 
-const CONFIGS: { name: string; env: Record<string, string> }[] = [
-  { name: 'one process, REDIS_URL', env: { REDIS_URL: REDIS } },
-  { name: 'APP_PROCESSES=2 on REDIS_URL', env: { REDIS_URL: REDIS, APP_PROCESSES: '2' } },
-  { name: 'one process, no Redis', env: {} },
+const CONFIGS: { name: string; processes: number; env: Record<string, string> }[] = [
+  { name: 'one process, REDIS_URL', processes: 1, env: { REDIS_URL: REDIS } },
+  { name: 'APP_PROCESSES=2 on REDIS_URL', processes: 2, env: { REDIS_URL: REDIS, APP_PROCESSES: '2' } },
+  { name: 'one process, no Redis', processes: 1, env: {} },
 ]
+const CONNECTIONS = 32
+
+type Pool = Awaited<ReturnType<typeof pinnedConnections>>
 
 /** Clock ticks (USER_HZ = 100, user + system) of each thread name of the service's processes. */
 async function threadTicks(pid: number): Promise<Map<string, number>> {
@@ -44,22 +48,21 @@ async function threadTicks(pid: number): Promise<Map<string, number>> {
   return ticks
 }
 
-/** Creates at `rate` a second for `seconds`, at most 32 in flight; how many were answered with an error. */
-async function load(service: BenchService, rate: number, seconds: number): Promise<number> {
+/**
+ * Creates at `rate` a second for `seconds`, to each process in turn, one at a time on a connection
+ * (a late create waits for one of its process's to be free); how many were answered with an error.
+ */
+async function load(pool: Pool, token: string, rate: number, seconds: number): Promise<number> {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+  const processes = pool.names.length
   const total = rate * seconds
   const started = performance.now()
   const answers: Promise<boolean>[] = []
-  let running = 0
   for (let w = 0; w < total; ) {
     const due = Math.min(total, Math.floor(((performance.now() - started) * rate) / 1000))
-    for (; w < due && running < 32; w++) {
-      running++
-      const res = fetch(`${service.url}/rest/v1/reference/extobjs`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ type: 'steady', value: { w } }),
-      })
-      answers.push(res.then(async (r) => (await r.arrayBuffer(), r.ok)).finally(() => running--))
+    for (; w < due && pool.free(w % processes); w++) {
+      const body = JSON.stringify({ type: 'steady', value: { w } })
+      answers.push(pool.post(w % processes, '/rest/v1/reference/extobjs', headers, body).then((a) => a.status < 300))
     }
     await Bun.sleep(1)
   }
@@ -73,11 +76,13 @@ for (const config of CONFIGS.filter((c) => !ONLY || c.name.includes(ONLY)))
   for (const rate of RATES.length ? RATES : [300, 1000, 3000]) {
     const env = { GATEWAY: 'on', KV_PREFIX: `bench:steady:${process.pid}:`, ...config.env }
     const service = await startBenchService(env, profile)
+    let pool: Pool | undefined
     try {
-      await load(service, rate, SECONDS)
+      pool = await pinnedConnections(service.url, config.processes, CONNECTIONS / config.processes, '/healthz')
+      await load(pool, service.token, rate, SECONDS)
       const before = await threadTicks(service.pid)
       const started = performance.now()
-      const failed = await load(service, rate, SECONDS)
+      const failed = await load(pool, service.token, rate, SECONDS)
       const seconds = (performance.now() - started) / 1000
       const after = await threadTicks(service.pid)
       const creates = rate * SECONDS
@@ -93,6 +98,7 @@ for (const config of CONFIGS.filter((c) => !ONLY || c.name.includes(ONLY)))
         `| ${config.name} | ${rate} | ${(creates / seconds).toFixed(0)}${failed ? ` (${failed} failed!)` : ''} | ${us(total).toFixed(0)} µs | ${busiest} |`,
       )
     } finally {
+      pool?.close()
       await service.stop()
     }
   }
