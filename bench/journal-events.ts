@@ -7,7 +7,7 @@
  * the machine's); `npm run bench` runs it after bench/ws-push.ts.
  */
 import { startBenchService } from './service-process'
-import { connectBare } from './ws-client'
+import { connectBare, startsWith } from './ws-client'
 
 const CREATES = Number(process.argv[2] ?? 20_000)
 const CONCURRENCY = 64
@@ -23,8 +23,8 @@ try {
   let events = 0
   let lastEventAt = 0
   const EVENT = Buffer.from('["event"')
-  const socket = await connectBare(`${base.replace('http', 'ws')}/ws?token=${token}`, (payload) => {
-    if (!payload.subarray(0, EVENT.length).equals(EVENT)) {
+  const socket = await connectBare(`${base.replace('http', 'ws')}/ws?token=${token}`, (buf, start, end) => {
+    if (!startsWith(buf, start, end, EVENT)) {
       acked = true
       return
     }

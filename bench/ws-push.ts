@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BenchService, percentile, rssKb, startBenchService } from './service-process'
 import { pinnedConnections } from './http-pinned'
-import { type BareSocket, connectBare } from './ws-client'
+import { type BareSocket, connectBare, type OnFrame, startsWith } from './ws-client'
 
 const COUNTS = process.argv.slice(2).map(Number).filter(Boolean)
 const WRITES = Number(process.env.BENCH_WS_WRITES ?? 20)
@@ -51,20 +51,36 @@ const wallNow = () => performance.timeOrigin + performance.now()
 /** The process a request or an upgrade reached: the prefix of its x-request-id. */
 const processOf = (requestId: string | null | undefined) => requestId?.split('-')[0] ?? '?'
 
-/** Counts acknowledgements and hands each event frame's write number `w` and arrival time over. */
-function frameReader(onEvent: (w: number, at: number) => void) {
-  const state = { acks: 0, events: 0 }
-  const onFrame = (payload: Buffer) => {
-    if (payload.subarray(0, ACK.length).equals(ACK)) return void state.acks++
-    if (!payload.subarray(0, EVENT.length).equals(EVENT)) return
-    state.events++
-    const at = payload.lastIndexOf('"w":')
-    if (at >= 0) onEvent(Number.parseInt(payload.toString('latin1', at + 4, at + 12), 10), wallNow())
-  }
-  return { state, onFrame }
+const W = Buffer.from('"w":')
+
+/** The digits after the last `"w":` of the payload `buf[start, end)`, read in place; -1 when there is none. */
+function writeNumber(buf: Buffer, start: number, end: number): number {
+  const at = buf.lastIndexOf(W, end - W.length)
+  if (at < start) return -1
+  let w = 0
+  for (let i = at + W.length; i < end && buf[i]! >= 0x30 && buf[i]! <= 0x39; i++) w = w * 10 + buf[i]! - 0x30
+  return w
 }
 
-async function openSockets(wsUrl: string, count: number, onFrame: (p: Buffer) => void, acks: () => number) {
+/**
+ * Counts acknowledgements and hands each event frame's write number `w`, arrival time and socket
+ * (the number given to `onFrameOf`) over, allocating nothing.
+ */
+function frameReader(onEvent: (w: number, at: number, socket: number) => void) {
+  const state = { acks: 0, events: 0 }
+  const onFrameOf =
+    (socket: number): OnFrame =>
+    (buf, start, end) => {
+      if (startsWith(buf, start, end, ACK)) return void state.acks++
+      if (!startsWith(buf, start, end, EVENT)) return
+      state.events++
+      const w = writeNumber(buf, start, end)
+      if (w >= 0) onEvent(w, wallNow(), socket)
+    }
+  return { state, onFrameOf }
+}
+
+async function openSockets(wsUrl: string, count: number, onFrame: OnFrame, acks: () => number) {
   const sockets: BareSocket[] = []
   for (let i = 0; i < count; i += 200) {
     const batch = await Promise.all(Array.from({ length: Math.min(200, count - i) }, () => connectBare(wsUrl, onFrame)))
@@ -158,7 +174,8 @@ async function fanout(count: number, target: 'on' | 'off' | 'raw' | 'listen'): P
         await startBenchService({ GATEWAY: target, GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '0' }, profile)
   const { url: base, token, pid } = service
   const arrivals: number[][] = Array.from({ length: WRITES }, () => [])
-  const { state, onFrame } = frameReader((w, at) => arrivals[w]?.push(at))
+  const { state, onFrameOf } = frameReader((w, at) => arrivals[w]?.push(at))
+  const onFrame = onFrameOf(0)
   let sockets: BareSocket[] = []
   try {
     const before = await rssKb(pid)
@@ -241,10 +258,20 @@ async function crossProcess(target: 'raw' | 'on'): Promise<void> {
   const warm = RATE * WARMUP
   const total = warm + RATE * SECONDS
   const writes: ({ commit: number; process: string } | undefined)[] = new Array(total)
-  const frames: { w: number; at: number; socket: string }[] = []
+  // each frame's write, arrival and socket, in arrays made before (the bench's collections were in its figures)
+  const capacity = total * CROSS_SOCKETS
+  const frameW = new Int32Array(capacity)
+  const frameAt = new Float64Array(capacity)
+  const frameSocket = new Uint8Array(capacity)
+  let frameCount = 0
+  const socketProcess: string[] = []
+  const { state, onFrameOf } = frameReader((w, at, socket) => {
+    if (frameCount === capacity) return
+    frameW[frameCount] = w
+    frameAt[frameCount] = at
+    frameSocket[frameCount++] = socket
+  })
   const sockets: BareSocket[] = []
-  let acks = 0
-  let events = 0
   let pool: Awaited<ReturnType<typeof pinnedConnections>> | undefined
   try {
     // the creates go to each process in turn (MAX_IN_FLIGHT in all), on keep-alive connections of its own
@@ -256,19 +283,12 @@ async function crossProcess(target: 'raw' | 'on'): Promise<void> {
     }
     const wsUrl = `${base.replace('http', 'ws')}/ws?token=${token}`
     for (let i = 0; i < CROSS_SOCKETS; i++) {
-      let socketProcess = '?'
-      const { state, onFrame } = frameReader((w, at) => frames.push({ w, at, socket: socketProcess }))
-      const socket = await connectBare(wsUrl, (p) => {
-        const [a, e] = [state.acks, state.events]
-        onFrame(p)
-        acks += state.acks - a
-        events += state.events - e
-      })
-      socketProcess = processOf(/x-request-id: (\S+)/i.exec(socket.head)?.[1])
+      const socket = await connectBare(wsUrl, onFrameOf(i))
+      socketProcess[i] = processOf(/x-request-id: (\S+)/i.exec(socket.head)?.[1])
       socket.send(SUBSCRIBE)
       sockets.push(socket)
     }
-    while (acks < CROSS_SOCKETS) await Bun.sleep(20)
+    while (state.acks < CROSS_SOCKETS) await Bun.sleep(20)
     let cpu0 = await cpu()
     let started = performance.now()
     let measuring = warm === 0
@@ -296,19 +316,20 @@ async function crossProcess(target: 'raw' | 'on'): Promise<void> {
     const seconds = (performance.now() - started) / 1000 - WARMUP
     const expected = total * CROSS_SOCKETS
     const until = Date.now() + 10_000
-    while (events < expected && Date.now() < until) await Bun.sleep(20)
-    const server = perFrame(await cpu(), cpu0, events - warm * CROSS_SOCKETS)
+    while (state.events < expected && Date.now() < until) await Bun.sleep(20)
+    const server = perFrame(await cpu(), cpu0, state.events - warm * CROSS_SOCKETS)
     const same: number[] = []
     const other: number[] = []
-    for (const f of frames) {
-      const write = writes[f.w]
-      if (write && f.w >= warm) (write.process === f.socket ? same : other).push(f.at - write.commit)
+    for (let f = 0; f < frameCount; f++) {
+      const write = writes[frameW[f]!]
+      if (write && frameW[f]! >= warm)
+        (write.process === socketProcess[frameSocket[f]!] ? same : other).push(frameAt[f]! - write.commit)
     }
     same.sort((a, b) => a - b)
     other.sort((a, b) => a - b)
-    const spread = new Set(sockets.map((s) => processOf(/x-request-id: (\S+)/i.exec(s.head)?.[1]))).size
+    const spread = new Set(socketProcess).size
     console.log(
-      `| ${target === 'raw' ? 'floor: 2 Bun.serve, SQLite, Redis' : 'APP_PROCESSES=2'}, ${CROSS_SOCKETS} sockets on ${spread} processes, ${((total - warm) / seconds).toFixed(0)} creates/s | ${ms(same, 0.5)} / ${ms(same, 0.99)} ms (${same.length}) | ${ms(other, 0.5)} / ${ms(other, 0.99)} ms (${other.length}) | ${events}/${expected} | ${server} |`,
+      `| ${target === 'raw' ? 'floor: 2 Bun.serve, SQLite, Redis' : 'APP_PROCESSES=2'}, ${CROSS_SOCKETS} sockets on ${spread} processes, ${((total - warm) / seconds).toFixed(0)} creates/s | ${ms(same, 0.5)} / ${ms(same, 0.99)} ms (${same.length}) | ${ms(other, 0.5)} / ${ms(other, 0.99)} ms (${other.length}) | ${state.events}/${expected} | ${server} |`,
     )
   } finally {
     for (const ws of sockets) ws.close()
