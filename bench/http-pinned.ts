@@ -3,7 +3,8 @@
  * known by the process that answers it (the prefix of its answers' x-request-id), so a bench can
  * send its requests to each process in turn. fetch's pool reuses the connection that is free: at a
  * steady rate most requests took one connection, and so one process, and which one was chance.
- * One request at a time on a connection; answers carry a content-length (no chunked bodies).
+ * One request at a time on a connection, a process's connections taken in turn (none sits idle
+ * long enough for the server to close it); answers carry a content-length (no chunked bodies).
  */
 import type { Socket } from 'bun'
 
@@ -21,19 +22,33 @@ interface Conn {
 
 interface State {
   buf: Buffer
-  waiting: { resolve(answer: Answer): void; reject(err: Error): void } | null
+  waiting: { resolve(answer: Answer): void; reject(err: Error): void; timer: Timer } | null
   closed: boolean
 }
+
+/** How long an answer may take before its request fails (and its connection is closed). */
+const ANSWER_MS = 30_000
 
 /** One answer from the front of `buf`, and the rest; null when it is not all there yet. */
 function answerOf(buf: Buffer): [Answer, Buffer] | null {
   const end = buf.indexOf('\r\n\r\n')
   if (end < 0) return null
   const head = buf.toString('latin1', 0, end)
+  if (/\r\ntransfer-encoding: *chunked/i.test(head))
+    throw new Error('a chunked answer: this client reads content-length only')
   const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0)
   if (buf.length < end + 4 + length) return null
   const body = buf.toString('utf8', end + 4, end + 4 + length)
   return [{ status: Number(head.slice(9, 12)), head, body }, buf.subarray(end + 4 + length)]
+}
+
+/** The request waiting on the socket fails with `err`. */
+function fail(s: Socket<State>, err: Error): void {
+  const waiting = s.data.waiting
+  s.data.waiting = null
+  if (!waiting) return
+  clearTimeout(waiting.timer)
+  waiting.reject(err)
 }
 
 function connect(hostname: string, port: number): Promise<Socket<State>> {
@@ -44,18 +59,27 @@ function connect(hostname: string, port: number): Promise<Socket<State>> {
     socket: {
       close(s) {
         s.data.closed = true
-        s.data.waiting?.reject(new Error('the server closed a keep-alive connection'))
-        s.data.waiting = null
+        fail(s, new Error('the server closed a keep-alive connection'))
       },
       data(s, chunk) {
         const st = s.data
         st.buf = st.buf.length ? Buffer.concat([st.buf, chunk]) : Buffer.from(chunk)
-        const got = answerOf(st.buf)
+        let got: ReturnType<typeof answerOf>
+        try {
+          got = answerOf(st.buf)
+        } catch (err) {
+          fail(s, err as Error)
+          return void s.end()
+        }
         if (!got) return
         st.buf = got[1]
+        // the server closes it after this answer: it takes no more requests
+        if (/\r\nconnection: *close/i.test(got[0].head)) st.closed = true
         const waiting = st.waiting
         st.waiting = null
-        waiting?.resolve(got[0])
+        if (!waiting) return
+        clearTimeout(waiting.timer)
+        waiting.resolve(got[0])
       },
     },
   })
@@ -64,7 +88,11 @@ function connect(hostname: string, port: number): Promise<Socket<State>> {
 function send(socket: Socket<State>, request: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     if (socket.data.closed) return reject(new Error('the server closed a keep-alive connection'))
-    socket.data.waiting = { resolve, reject }
+    const timer = setTimeout(() => {
+      fail(socket, new Error(`no answer in ${ANSWER_MS} ms`))
+      socket.end()
+    }, ANSWER_MS)
+    socket.data.waiting = { resolve, reject, timer }
     socket.write(request)
   })
 }
@@ -77,26 +105,55 @@ export async function pinnedConnections(base: string, processes: number, perProc
   const { hostname, port } = new URL(base)
   const byProcess = new Map<string, Conn[]>()
   const full = () => byProcess.size === processes && [...byProcess.values()].every((c) => c.length >= perProcess)
-  for (let tries = 0; !full(); tries++) {
-    if (tries > processes * perProcess * 50)
-      throw new Error(`no ${perProcess} connections to each of ${processes} processes`)
-    const socket = await connect(hostname, Number(port))
-    const answer = await send(socket, `GET ${probePath} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`)
-    const process = /\r\nx-request-id: *([^-\r]+)/i.exec(answer.head)?.[1] ?? '?'
-    const conns = byProcess.get(process) ?? []
-    if (conns.length >= perProcess) socket.end()
-    else byProcess.set(process, [...conns, { socket, process, busy: false }])
+  const closeAll = () => {
+    for (const conns of byProcess.values()) for (const c of conns) c.socket.end()
+  }
+  try {
+    for (let tries = 0; !full(); tries++) {
+      if (tries > processes * perProcess * 50)
+        throw new Error(`no ${perProcess} connections to each of ${processes} processes`)
+      const socket = await connect(hostname, Number(port))
+      const answer = await send(socket, `GET ${probePath} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`).catch((err) => {
+        socket.end()
+        throw err
+      })
+      const process = /\r\nx-request-id: *([^-\r]+)/i.exec(answer.head)?.[1] ?? '?'
+      const conns = byProcess.get(process) ?? []
+      if (conns.length >= perProcess || socket.data.closed) socket.end()
+      else byProcess.set(process, [...conns, { socket, process, busy: false }])
+    }
+  } catch (err) {
+    closeAll()
+    throw err
   }
   const names = [...byProcess.keys()]
+  const next = names.map(() => 0)
   const isFree = (c: Conn) => !c.busy && !c.socket.data.closed
+  /** The connections of the process numbered `i`; throws when the server closed them all. */
+  const connsOf = (i: number): Conn[] => {
+    const conns = byProcess.get(names[i]!)!
+    if (conns.every((c) => c.socket.data.closed)) throw new Error(`every connection to process ${names[i]} was closed`)
+    return conns
+  }
+  /** The process's next connection in turn that is free, if any. */
+  const take = (i: number): Conn | undefined => {
+    const conns = connsOf(i)
+    for (let k = 0; k < conns.length; k++) {
+      const c = conns[(next[i]! + k) % conns.length]!
+      if (!isFree(c)) continue
+      next[i] = (next[i]! + k + 1) % conns.length
+      return c
+    }
+    return undefined
+  }
   return {
     /** The processes, in the order `post` numbers them. */
     names,
-    /** Whether the process numbered `i` has a connection free. */
-    free: (i: number) => byProcess.get(names[i]!)!.some(isFree),
-    /** POSTs on a free connection of the process numbered `i` (check `free` first). */
+    /** Whether the process numbered `i` has a connection free (throws when all of its connections were closed). */
+    free: (i: number) => connsOf(i).some(isFree),
+    /** POSTs on the next free connection of the process numbered `i` (check `free` first). */
     async post(i: number, path: string, headers: Record<string, string>, body: string): Promise<Answer> {
-      const conn = byProcess.get(names[i]!)!.find(isFree)
+      const conn = take(i)
       if (!conn) throw new Error(`no free connection to ${names[i]}`)
       conn.busy = true
       const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`)
@@ -109,8 +166,6 @@ export async function pinnedConnections(base: string, processes: number, perProc
         conn.busy = false
       }
     },
-    close: () => {
-      for (const conns of byProcess.values()) for (const c of conns) c.socket.end()
-    },
+    close: closeAll,
   }
 }

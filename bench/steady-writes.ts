@@ -62,7 +62,13 @@ async function load(pool: Pool, token: string, rate: number, seconds: number): P
     const due = Math.min(total, Math.floor(((performance.now() - started) * rate) / 1000))
     for (; w < due && pool.free(w % processes); w++) {
       const body = JSON.stringify({ type: 'steady', value: { w } })
-      answers.push(pool.post(w % processes, '/rest/v1/reference/extobjs', headers, body).then((a) => a.status < 300))
+      // a request that failed (its connection closed, no answer) counts as a failed create
+      answers.push(
+        pool.post(w % processes, '/rest/v1/reference/extobjs', headers, body).then(
+          (a) => a.status < 300,
+          () => false,
+        ),
+      )
     }
     await Bun.sleep(1)
   }

@@ -117,6 +117,8 @@ export function connectBare(url: string, onFrame: OnFrame): Promise<BareSocket> 
           st.buf = rest === buf.length ? EMPTY : Buffer.from(buf.subarray(rest))
         },
         error: (s, err) => s.data.failed(err),
+        // closed before the 101: the promise fails rather than waits forever
+        close: (s) => void (s.data.handshaken || s.data.failed(new Error('closed before the upgrade was answered'))),
         connectError: (_s, err) => reject(err),
       },
     }).catch(reject)

@@ -1,11 +1,12 @@
 /**
  * Websocket pushes at scale: sockets subscribed to the extobjs collection while records are created
- * over HTTP. Latency runs from the commit (the record's `ext.lwt`, stamped by the server in the
- * transaction that commits it, read from the create's answer) to the frame read by the bench's bare
- * client (bench/ws-client.ts, in this process, on the same cores: its cost is in the figure). One
- * clock: same machine; `lwt` has millisecond precision and precedes the commit, so a figure is high
- * by up to a millisecond. The server's CPU per pushed frame is its /proc CPU time over the writes
- * divided by the frames delivered (the writes' own cost included).
+ * over HTTP. Latency runs from the commit (the record's `ext.lwt`, stamped by the server as the
+ * write begins, read from the create's answer) to the frame read by the bench's bare client
+ * (bench/ws-client.ts, in this process, on the same cores: its cost is in the figure). One clock:
+ * same machine; `lwt` has millisecond precision and precedes the commit by the transaction's wait
+ * and work, so a figure is high by up to a millisecond and that. The server's CPU per pushed frame
+ * is its /proc CPU time over the writes divided by the frames delivered (the writes' own cost
+ * included).
  *
  * `bun bench/ws-push.ts [N ...]` (default 1000 10000) runs N sockets on plain Bun.serve publishing to
  * one topic (bench/raw-ws-server.ts: the floor), then on one process's direct listener (GATEWAY=off), 5,000
@@ -58,8 +59,9 @@ function writeNumber(buf: Buffer, start: number, end: number): number {
   const at = buf.lastIndexOf(W, end - W.length)
   if (at < start) return -1
   let w = 0
-  for (let i = at + W.length; i < end && buf[i]! >= 0x30 && buf[i]! <= 0x39; i++) w = w * 10 + buf[i]! - 0x30
-  return w
+  let i = at + W.length
+  for (; i < end && buf[i]! >= 0x30 && buf[i]! <= 0x39; i++) w = w * 10 + buf[i]! - 0x30
+  return i === at + W.length ? -1 : w
 }
 
 /**
@@ -293,7 +295,9 @@ async function crossProcess(target: 'raw' | 'on'): Promise<void> {
     let started = performance.now()
     let measuring = warm === 0
     const inFlight: Promise<void>[] = []
-    for (let w = 0; w < total; ) {
+    // a failed create ends the run once the loop is out (handled at once, so none goes unhandled meanwhile)
+    let failure: unknown
+    for (let w = 0; w < total && failure === undefined; ) {
       if (w === warm && !measuring) {
         measuring = true
         // the warm-up's writes are done: the measured ones start here, with the CPU count
@@ -305,14 +309,16 @@ async function crossProcess(target: 'raw' | 'on'): Promise<void> {
       for (; w < due && to.free(w % 2); w++) {
         const n = w
         inFlight.push(
-          createOn(n).then((r) => {
-            writes[n] = r
-          }),
+          createOn(n).then(
+            (r) => void (writes[n] = r),
+            (err) => void (failure ??= err),
+          ),
         )
       }
       await Bun.sleep(1)
     }
     await Promise.all(inFlight)
+    if (failure !== undefined) throw failure
     const seconds = (performance.now() - started) / 1000 - WARMUP
     const expected = total * CROSS_SOCKETS
     const until = Date.now() + 10_000
