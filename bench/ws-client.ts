@@ -103,7 +103,10 @@ export function connectBare(url: string, onFrame: OnFrame): Promise<BareSocket> 
           let buf = st.buf.length ? Buffer.concat([st.buf, chunk]) : chunk
           if (!st.handshaken) {
             const end = buf.indexOf('\r\n\r\n')
-            if (end < 0) return void (st.buf = Buffer.from(buf))
+            if (end < 0) {
+              st.buf = Buffer.from(buf)
+              return
+            }
             if (!buf.subarray(0, 12).toString().startsWith('HTTP/1.1 101')) {
               st.failed(new Error(`upgrade refused: ${buf.subarray(0, end).toString()}`))
               return void s.end()
