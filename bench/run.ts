@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, truncateSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createClient } from 'redis'
+import { type Case, hotPathCases, type Target } from './run-cases'
 import { cpuSeconds } from './service-process'
 import { ensureWrk, luaScript, wrk, type WrkResult } from './wrk'
 
@@ -22,14 +23,6 @@ const MODEL_RECORDS = 100_000
 const root = join(import.meta.dir, '..')
 const work = mkdtempSync(join(tmpdir(), 'platform-bench-'))
 const children: ReturnType<typeof Bun.spawn>[] = []
-
-interface Target {
-  url: string
-  pid: number
-  /** Where its stdout goes. */
-  log: string
-  stop(): Promise<void>
-}
 
 /**
  * Starts a server with its stdout in a file of the work directory, and waits for `pattern` there.
@@ -109,18 +102,6 @@ async function seed(base: string) {
     ids.push(((await res.json()) as { id: string }).id)
   }
   return { headers, ids }
-}
-
-interface Case {
-  name: string
-  target: Target
-  paths: string[]
-  headers: Record<string, string>
-  /** BENCH_ONLY picks a case by its name or by this. */
-  group?: string
-  /** A body to POST to the paths instead of GETting them. */
-  post?: unknown
-  rounds: (WrkResult & { cpuUsPerReq: number })[]
 }
 
 /** A process and all it started, from /proc. */
@@ -223,121 +204,11 @@ try {
   const seededGateway = await seed(gateway.url)
   const seededWorkers2 = await seed(workers2.url)
   const seededRedis1 = await seed(redis1.url)
-  const clustered = [
-    { target: redis1, seeded: seededRedis1, where: 'through the gateway, REDIS_URL' },
-    { target: workers2, seeded: seededWorkers2, where: 'through the gateway, APP_PROCESSES=2 on REDIS_URL' },
-  ]
-  const point = (ids: string[]) => ids.map((id) => `/rest/v1/reference/extobjs/${id}`)
-  const filtered = Array.from(
-    { length: 20 },
-    (_, i) => `/rest/v1/reference/extobjs?filter=${encodeURIComponent(JSON.stringify({ type: `type${i}` }))}&limit=20`,
+  const all = hotPathCases(
+    { raw, front, direct, gateway, workers2, redis1 },
+    { direct: seededDirect, gateway: seededGateway, workers2: seededWorkers2, redis1: seededRedis1 },
+    MODEL_RECORDS,
   )
-  const kinds = Array.from({ length: 20 }, (_, i) => encodeURIComponent(JSON.stringify({ kind: `k${i}` })))
-  const modelFiltered = kinds.map((k) => `/rest/v1/model/bench/records?filter=${k}&limit=20`)
-  const modelOrdered = kinds.map(
-    (k) => `/rest/v1/model/bench/records?filter=${k}&order=${encodeURIComponent('["-n"]')}&limit=20`,
-  )
-
-  const all: Case[] = [
-    { name: 'raw Bun.serve JSON (baseline)', target: raw, paths: point(seededDirect.ids), headers: {}, rounds: [] },
-    // where a point read's time goes: the gateway's front with no app, then the app's least route
-    {
-      name: 'floor of the point read: the gateway front alone, constant answer',
-      group: 'by id',
-      target: front,
-      paths: point(seededDirect.ids),
-      headers: seededGateway.headers,
-      rounds: [],
-    },
-    {
-      name: 'floor of the point read: GET /healthz through the gateway',
-      group: 'by id',
-      target: gateway,
-      paths: ['/healthz'],
-      headers: seededGateway.headers,
-      rounds: [],
-    },
-    {
-      name: 'GET extobj by id, direct (GATEWAY=off)',
-      target: direct,
-      paths: point(seededDirect.ids),
-      headers: seededDirect.headers,
-      rounds: [],
-    },
-    {
-      name: 'GET extobj by id, through the gateway',
-      target: gateway,
-      paths: point(seededGateway.ids),
-      headers: seededGateway.headers,
-      rounds: [],
-    },
-    {
-      name: 'GET extobj by id, through the gateway, APP_PROCESSES=2',
-      target: workers2,
-      paths: point(seededWorkers2.ids),
-      headers: seededWorkers2.headers,
-      rounds: [],
-    },
-    {
-      name: 'GET extobj by id, through the gateway, REDIS_URL',
-      group: 'redis',
-      target: redis1,
-      paths: point(seededRedis1.ids),
-      headers: seededRedis1.headers,
-      rounds: [],
-    },
-    {
-      name: 'GET extobjs filtered by type, limit 20, direct',
-      target: direct,
-      paths: filtered,
-      headers: seededDirect.headers,
-      rounds: [],
-    },
-    {
-      name: 'GET extobjs filtered by type, limit 20, through the gateway',
-      target: gateway,
-      paths: filtered,
-      headers: seededGateway.headers,
-      rounds: [],
-    },
-    ...clustered.map(({ target, seeded, where }) => ({
-      name: `GET extobjs filtered by type, limit 20, ${where}`,
-      group: 'redis',
-      target,
-      paths: filtered,
-      headers: seeded.headers,
-      rounds: [],
-    })),
-    ...[direct, gateway].flatMap((target) => {
-      const where = target === direct ? 'direct' : 'through the gateway'
-      const headers = target === direct ? seededDirect.headers : seededGateway.headers
-      return [
-        { name: `model list of ${MODEL_RECORDS} records: filter kind, limit 20, ${where}`, paths: modelFiltered },
-        {
-          name: `model list of ${MODEL_RECORDS} records: filter kind, order -n, limit 20, ${where}`,
-          paths: modelOrdered,
-        },
-      ].map((c) => ({ ...c, target, headers, rounds: [] }))
-    }),
-    ...[direct, gateway].map((target) => ({
-      name: `POST extobj (create with its journal record), ${target === direct ? 'direct' : 'through the gateway'}`,
-      group: 'POST',
-      target,
-      paths: ['/rest/v1/reference/extobjs'],
-      headers: target === direct ? seededDirect.headers : seededGateway.headers,
-      post: { type: 'written', value: { n: 1, tags: ['a'] } },
-      rounds: [],
-    })),
-    ...clustered.map(({ target, seeded, where }) => ({
-      name: `POST extobj (create with its journal record), ${where}`,
-      group: 'redis',
-      target,
-      paths: ['/rest/v1/reference/extobjs'],
-      headers: seeded.headers,
-      post: { type: 'written', value: { n: 1, tags: ['a'] } },
-      rounds: [],
-    })),
-  ]
   // BENCH_ONLY=<text>: the baseline and the cases whose name holds the text
   const only = process.env.BENCH_ONLY
   const cases = only ? all.filter((c, i) => i === 0 || c.name.includes(only) || c.group?.includes(only)) : all
