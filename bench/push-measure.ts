@@ -101,9 +101,10 @@ export function perFrame(now: [number, number], then: [number, number], frames: 
 }
 
 /**
- * The floors: bench/raw-ws-server.ts (plain Bun.serve publishing to one topic), or
+ * A floor's server: bench/raw-ws-server.ts (plain Bun.serve publishing to one topic),
  * bench/raw-listen-ws-server.ts (a Bun.listen server writing each socket in a JS loop: what a front
- * serving its sockets itself could reach).
+ * serving its sockets itself could reach), or one process of the cross-process floor
+ * (bench/raw-cross-server.ts).
  */
 export async function startRawServer(file: string, env: Record<string, string> = {}): Promise<BenchService> {
   const proc = Bun.spawn([process.execPath, join(import.meta.dir, file)], {
@@ -114,7 +115,7 @@ export async function startRawServer(file: string, env: Record<string, string> =
   let out = ''
   while (!/listening (\d+)/.test(out)) {
     const { value, done } = await reader.read()
-    if (done) throw new Error(`the raw websocket server did not start: ${out}`)
+    if (done) throw new Error(`the floor's server did not start: ${out}`)
     out += new TextDecoder().decode(value)
   }
   const port = /listening (\d+)/.exec(out)![1]

@@ -2,8 +2,9 @@
 // app processes do. A POST (any path) takes the time, commits a row carrying the body's `value.w` to
 // a SQLite file both share (WAL, one statement, autocommit), publishes the event frame on Redis (the
 // writer itself: no journal, no pump, no order kept), and answers with that time as `ext.lwt`; each
-// process publishes what Redis brings to its own sockets' topic. Answers and 101s carry an
-// x-request-id `<INDEX>-<n>`, as the service's say which process took them.
+// process publishes what Redis brings to its own sockets' topic. A GET (any path) answers `ok`, so a
+// client learns which process took its connection: answers and 101s carry an x-request-id
+// `<INDEX>-<n>`, as the service's say which process took them.
 import { Database } from 'bun:sqlite'
 import { createClient } from 'redis'
 import { pushFrameText, SUBSCRIBED } from './push-frame'

@@ -1,5 +1,5 @@
 /**
- * The cases of `bun run bench` (./run.ts): each a target server, the paths wrk takes at random, the
+ * The cases of bench/run.ts (the first bench of `npm run bench`): each a target server, the paths wrk takes at random, the
  * headers of a signed-in session, a body to POST instead of a GET, and BENCH_ONLY's group.
  */
 import type { WrkResult } from './wrk'
@@ -89,6 +89,7 @@ export function hotPathCases(
     },
     {
       name: 'GET extobj by id, through the gateway, APP_PROCESSES=2',
+      group: 'redis',
       target: workers2,
       paths: point(seeded.workers2.ids),
       headers: seeded.workers2.headers,

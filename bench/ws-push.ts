@@ -4,7 +4,7 @@
  * write begins, read from the create's answer) to the frame read by the bench's bare client
  * (bench/ws-client.ts, in this process, on the same cores: its cost is in the figure). One clock:
  * same machine; `lwt` has millisecond precision and precedes the commit by the transaction's wait
- * and work, so a figure is high by up to a millisecond and that. The server's CPU per pushed frame
+ * and work, so a figure is high by up to a millisecond plus that wait and work. The server's CPU per pushed frame
  * is its /proc CPU time over the writes divided by the frames delivered (the writes' own cost
  * included).
  *
