@@ -4,15 +4,15 @@
  * send its requests to each process in turn. fetch's pool reuses the connection that is free: at a
  * steady rate most requests took one connection, and so one process, and which one was chance.
  * One request at a time on a connection, a process's connections taken in turn (none sits idle
- * long enough for the server to close it); answers carry a content-length (no chunked bodies).
+ * long enough for the server to close it); answers are read by the tests' raw HTTP parser.
  */
 import type { Socket } from 'bun'
+import { parseResponses, type RawResponse } from '../tests/helpers/raw-http'
 
-export interface Answer {
-  status: number
-  head: string
-  body: string
-}
+export type Answer = RawResponse
+
+/** The process a request or an upgrade reached: the prefix of its x-request-id. */
+export const processOf = (requestId: string | null | undefined) => requestId?.split('-')[0] ?? '?'
 
 interface Conn {
   socket: Socket<State>
@@ -28,19 +28,6 @@ interface State {
 
 /** How long an answer may take before its request fails (and its connection is closed). */
 const ANSWER_MS = 30_000
-
-/** One answer from the front of `buf`, and the rest; null when it is not all there yet. */
-function answerOf(buf: Buffer): [Answer, Buffer] | null {
-  const end = buf.indexOf('\r\n\r\n')
-  if (end < 0) return null
-  const head = buf.toString('latin1', 0, end)
-  if (/\r\ntransfer-encoding: *chunked/i.test(head))
-    throw new Error('a chunked answer: this client reads content-length only')
-  const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0)
-  if (buf.length < end + 4 + length) return null
-  const body = buf.toString('utf8', end + 4, end + 4 + length)
-  return [{ status: Number(head.slice(9, 12)), head, body }, buf.subarray(end + 4 + length)]
-}
 
 /** The request waiting on the socket fails with `err`. */
 function fail(s: Socket<State>, err: Error): void {
@@ -64,22 +51,17 @@ function connect(hostname: string, port: number): Promise<Socket<State>> {
       data(s, chunk) {
         const st = s.data
         st.buf = st.buf.length ? Buffer.concat([st.buf, chunk]) : Buffer.from(chunk)
-        let got: ReturnType<typeof answerOf>
-        try {
-          got = answerOf(st.buf)
-        } catch (err) {
-          fail(s, err as Error)
-          return void s.end()
-        }
-        if (!got) return
-        st.buf = got[1]
+        const { responses, rest } = parseResponses(st.buf)
+        const answer = responses[0]
+        if (!answer) return
+        st.buf = rest
         // the server closes it after this answer: it takes no more requests
-        if (/\r\nconnection: *close/i.test(got[0].head)) st.closed = true
+        if (answer.headers.connection === 'close') st.closed = true
         const waiting = st.waiting
         st.waiting = null
         if (!waiting) return
         clearTimeout(waiting.timer)
-        waiting.resolve(got[0])
+        waiting.resolve(answer)
       },
     },
   })
@@ -117,7 +99,7 @@ export async function pinnedConnections(base: string, processes: number, perProc
         socket.end()
         throw err
       })
-      const process = /\r\nx-request-id: *([^-\r]+)/i.exec(answer.head)?.[1] ?? '?'
+      const process = processOf(answer.headers['x-request-id'])
       const conns = byProcess.get(process) ?? []
       if (conns.length >= perProcess || socket.data.closed) socket.end()
       else byProcess.set(process, [...conns, { socket, process, busy: false }])

@@ -5,6 +5,7 @@
  * servers.
  */
 import { join } from 'node:path'
+import { processOf } from './http-pinned'
 import type { BenchService } from './service-process'
 import { type BareSocket, connectBare, type OnFrame, startsWith } from './ws-client'
 
@@ -16,8 +17,6 @@ const EVENT = Buffer.from('["event"')
 const ACK = Buffer.from('["subscribe"')
 /** Wall-clock milliseconds with sub-millisecond precision, comparable with the server's `lwt`. */
 const wallNow = () => performance.timeOrigin + performance.now()
-/** The process a request or an upgrade reached: the prefix of its x-request-id. */
-export const processOf = (requestId: string | null | undefined) => requestId?.split('-')[0] ?? '?'
 
 const W = Buffer.from('"w":')
 

@@ -22,7 +22,7 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pinnedConnections } from './http-pinned'
+import { pinnedConnections, processOf } from './http-pinned'
 import {
   create,
   createBody,
@@ -32,7 +32,6 @@ import {
   frameReader,
   openSockets,
   perFrame,
-  processOf,
   SUBSCRIBE,
   startRawServer,
 } from './push-measure'
@@ -178,7 +177,7 @@ async function crossProcess(target: 'raw' | 'on'): Promise<void> {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
     const createOn = async (n: number) => {
       const answer = await to.post(n % 2, createPath, headers, createBody(n))
-      return created(n, answer.status, answer.body, /\r\nx-request-id: *(\S+)/i.exec(answer.head)?.[1])
+      return created(n, answer.status, answer.body, answer.headers['x-request-id'])
     }
     const wsUrl = `${base.replace('http', 'ws')}/ws?token=${token}`
     for (let i = 0; i < CROSS_SOCKETS; i++) {

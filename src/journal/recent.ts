@@ -134,8 +134,8 @@ export class RecentJournal {
     }
     if (this.records.length > MAX_RECORDS || this.chars > MAX_CHARS) {
       let drop = 0
-      const [records, chars] = [MAX_RECORDS * KEPT_AFTER_DROP, MAX_CHARS * KEPT_AFTER_DROP]
-      while (drop < this.records.length - 1 && (this.records.length - drop > records || this.chars > chars))
+      const [keptRecords, keptChars] = [MAX_RECORDS * KEPT_AFTER_DROP, MAX_CHARS * KEPT_AFTER_DROP]
+      while (drop < this.records.length - 1 && (this.records.length - drop > keptRecords || this.chars > keptChars))
         this.chars -= charsOf(this.records[drop++]!)
       if (this.chars > MAX_CHARS) [drop, this.chars] = [this.records.length, 0] // the newest alone is too large
       this.records = this.records.slice(drop)
